@@ -1,0 +1,89 @@
+"""placeviz: see where a TensorFlow-style computation runs, and why.
+
+TensorFlow 1 code ports by renaming the module: ``import placeviz as pv`` in place of
+``import tensorflow as tf``. CuPy is imported only when a session uses a real GPU.
+"""
+
+from __future__ import annotations
+
+from placeviz import config, debugging, errors, nn
+from placeviz.devices.spec import DeviceSpec
+from placeviz.dtypes import DType, as_dtype, bool, float16, float32, float64, int32, int64
+from placeviz.graph.core import (
+    Graph,
+    Operation,
+    Tensor,
+    get_default_graph,
+    get_default_session,
+    reset_default_graph,
+)
+from placeviz.graph.ops.array_ops import (
+    cast,
+    concat,
+    expand_dims,
+    fill,
+    gather,
+    ones,
+    ones_like,
+    reshape,
+    slice,
+    split,
+    squeeze,
+    stack,
+    transpose,
+    unstack,
+    zeros,
+    zeros_like,
+)
+from placeviz.graph.ops.constant_op import constant, convert_to_tensor
+from placeviz.graph.ops.math_ops import (
+    abs,
+    add,
+    add_n,
+    divide,
+    exp,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    pow,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_sum,
+    relu,
+    sigmoid,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+)
+from placeviz.graph.ops.random_ops import random_normal, random_uniform, set_random_seed
+from placeviz.graph.ops.state_ops import assign, assign_add, group, identity, no_op, placeholder
+from placeviz.graph.scopes import (
+    colocate_with,
+    control_dependencies,
+    device,
+    get_name_scope,
+    name_scope,
+)
+from placeviz.graph.shapes import TensorShape
+from placeviz.graph.variables import (
+    Variable,
+    global_variables,
+    global_variables_initializer,
+    trainable_variables,
+    variables_initializer,
+)
+from placeviz.runtime.config import ConfigProto, GPUOptions
+from placeviz.runtime.session import Session
+
+InteractiveSession = Session
+div = divide
+truediv = divide
+sub = subtract
+mul = multiply
+
+__version__ = "0.1.0"

@@ -1,0 +1,336 @@
+"""The process-wide device context: which devices exist, which are visible, how they are split.
+
+This is TensorFlow 2's ``tf.config`` state. It starts unlocked; the first ``Session.run``
+initializes the runtime, after which visibility, memory growth and logical (virtual) devices can no
+longer change, with TensorFlow's error wording. placeviz's one extension is simulated GPUs, for
+machines without one: they are physical devices like real ones and are labelled wherever listed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from placeviz.devices import cuda
+from placeviz.devices.profiles import DEFAULT_PROFILE, PROFILES, GPUProfile, get_profile
+from placeviz.devices.spec import DeviceSpec
+
+_MIB = 1 << 20
+# What a process-wide CPU device accounts against: the host's memory is not modeled as a limit.
+_HOST_MEMORY_BYTES = 1 << 40
+
+
+@dataclass(frozen=True)
+class PhysicalDevice:
+    """A device of the machine, named as TensorFlow names it: ``/physical_device:GPU:0``."""
+
+    name: str
+    device_type: str
+    index: int = 0
+    memory_bytes: int = _HOST_MEMORY_BYTES
+    description: str = "host"
+    simulated: bool = False
+    profile: GPUProfile | None = field(default=None, compare=False)
+    cuda_ordinal: int | None = None
+    pci_bus_id: str = ""
+    compute_capability: str = ""
+
+    def __repr__(self) -> str:
+        extra = (
+            f", simulated={self.profile.name if self.profile else True!r}" if self.simulated else ""
+        )
+        return f"PhysicalDevice(name={self.name!r}, device_type={self.device_type!r}{extra})"
+
+
+@dataclass(frozen=True)
+class LogicalDevice:
+    """A device the runtime uses, named ``/device:GPU:0``; several may share one physical GPU."""
+
+    name: str
+    device_type: str
+
+    def __repr__(self) -> str:
+        return f"LogicalDevice(name={self.name!r}, device_type={self.device_type!r})"
+
+
+@dataclass(frozen=True)
+class LogicalDeviceConfiguration:
+    """One logical device carved from a physical one; ``memory_limit`` is in MiB."""
+
+    memory_limit: int | None = None
+    experimental_priority: int | None = None
+    experimental_device_ordinal: int | None = None
+
+
+VirtualDeviceConfiguration = LogicalDeviceConfiguration
+
+
+@dataclass(frozen=True)
+class Device:
+    """A runtime device of one session: full name, where it lives and what it may hold."""
+
+    spec: DeviceSpec
+    physical: PhysicalDevice
+    memory_limit: int
+    logical: bool  # carved from a physical device that has several logical devices
+
+    @property
+    def name(self) -> str:
+        return self.spec.to_string()
+
+    @property
+    def device_type(self) -> str:
+        return self.spec.device_type or ""
+
+    @property
+    def index(self) -> int:
+        return self.spec.device_index or 0
+
+    @property
+    def simulated(self) -> bool:
+        return self.physical.simulated
+
+    @property
+    def kind(self) -> str:
+        """'simulated', 'logical' or 'real' — how the inspector and the log label the device."""
+        if self.physical.simulated:
+            return "simulated"
+        return "logical" if self.logical else "real"
+
+    @property
+    def backend(self) -> str:
+        return "cupy" if self.physical.cuda_ordinal is not None else "numpy"
+
+    def with_spec(self, spec: DeviceSpec, memory_limit: int | None = None) -> Device:
+        limit = self.memory_limit if memory_limit is None else memory_limit
+        return Device(spec, self.physical, limit, self.logical)
+
+
+class DeviceContext:
+    """What ``pv.config`` reads and writes. One per process (``context()``)."""
+
+    def __init__(self) -> None:
+        self._simulation: tuple[int, str, int | None] | None = None
+        self._physical: list[PhysicalDevice] | None = None
+        self._visible: dict[str, list[PhysicalDevice]] = {}
+        self._logical: dict[str, list[LogicalDeviceConfiguration]] = {}
+        self._memory_growth: dict[str, bool] = {}
+        self._initialized = False
+        self.soft_placement = False
+        self.log_device_placement = False
+
+    # -- physical devices ----------------------------------------------------------------------
+    def simulate_gpus(
+        self, n: int, profile: str = DEFAULT_PROFILE, memory_limit_mb: int | None = None
+    ) -> None:
+        """Replace the machine's GPUs with ``n`` simulated ones of a datasheet profile."""
+        self._check_unlocked("Physical")
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"simulate_gpus needs a number of GPUs >= 0, got {n!r}")
+        get_profile(profile)
+        self._simulation = (n, profile, memory_limit_mb)
+        self._physical = None
+        self._visible.clear()
+        self._logical.clear()
+        self._memory_growth.clear()
+
+    def list_physical_devices(self, device_type: str | None = None) -> list[PhysicalDevice]:
+        return _of_type(self._discover(), device_type)
+
+    def _discover(self) -> list[PhysicalDevice]:
+        if self._physical is None:
+            cpu = PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")
+            self._physical = [cpu, *self._gpus()]
+        return self._physical
+
+    def _gpus(self) -> list[PhysicalDevice]:
+        simulation = self._simulation or _simulation_from_environment()
+        if simulation is not None:
+            n, profile_name, memory_limit_mb = simulation
+            profile = get_profile(profile_name)
+            memory = memory_limit_mb * _MIB if memory_limit_mb else profile.memory_bytes
+            return [
+                PhysicalDevice(
+                    name=f"/physical_device:GPU:{i}",
+                    device_type="GPU",
+                    index=i,
+                    memory_bytes=memory,
+                    description=f"{profile.full_name} (simulated)",
+                    simulated=True,
+                    profile=profile,
+                    pci_bus_id=f"simulated:{i}",
+                    compute_capability=profile.compute_capability,
+                )
+                for i in range(n)
+            ]
+        return [
+            PhysicalDevice(
+                name=f"/physical_device:GPU:{i}",
+                device_type="GPU",
+                index=i,
+                memory_bytes=info.memory_bytes,
+                description=info.name,
+                profile=_profile_for(info.name),
+                cuda_ordinal=info.ordinal,
+                pci_bus_id=info.pci_bus_id,
+                compute_capability=info.compute_capability,
+            )
+            for i, info in enumerate(cuda.discover())
+        ]
+
+    # -- visibility ----------------------------------------------------------------------------
+    def set_visible_devices(
+        self, devices: PhysicalDevice | Iterable[PhysicalDevice], device_type: str | None = None
+    ) -> None:
+        self._check_unlocked("Visible")
+        chosen = [devices] if isinstance(devices, PhysicalDevice) else list(devices)
+        known = self._discover()
+        for device in chosen:
+            if device not in known:
+                raise ValueError(f"Unrecognized device: {device!r}")
+        types = {device_type} if device_type else {d.device_type for d in chosen}
+        if "CPU" in types and not any(d.device_type == "CPU" for d in chosen):
+            raise ValueError("CPU must always be visible")
+        for kind in types:
+            self._visible[kind] = [d for d in chosen if d.device_type == kind]
+
+    def get_visible_devices(self, device_type: str | None = None) -> list[PhysicalDevice]:
+        visible = [
+            d
+            for d in self._discover()
+            if d.device_type not in self._visible or d in self._visible[d.device_type]
+        ]
+        return _of_type(visible, device_type)
+
+    # -- memory growth and logical devices -----------------------------------------------------
+    def set_memory_growth(self, device: PhysicalDevice, enable: bool) -> None:
+        self._check_unlocked("Physical")
+        self._require_known(device)
+        if device.device_type != "GPU":
+            raise ValueError(f"Cannot set memory growth on non-GPU devices: {device.name}")
+        if self._logical.get(device.name) and enable:
+            raise ValueError("Cannot set memory growth on device when virtual devices configured")
+        self._memory_growth[device.name] = bool(enable)
+
+    def get_memory_growth(self, device: PhysicalDevice) -> bool:
+        self._require_known(device)
+        if device.device_type != "GPU":
+            raise ValueError(f"Cannot get memory growth on non-GPU devices: {device.name}")
+        default = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
+        return self._memory_growth.get(device.name, default)
+
+    def set_logical_device_configuration(
+        self, device: PhysicalDevice, logical_devices: Sequence[LogicalDeviceConfiguration] | None
+    ) -> None:
+        self._check_unlocked("Virtual")
+        self._require_known(device)
+        configs = list(logical_devices or [])
+        if device.device_type == "GPU":
+            if configs and self._memory_growth.get(device.name):
+                raise ValueError(
+                    "Cannot set memory growth on device when virtual devices configured"
+                )
+            for config in configs:
+                if config.memory_limit is None or config.memory_limit <= 0:
+                    raise ValueError(
+                        "Setting memory limit is required for GPU virtual devices; got "
+                        f"{config.memory_limit!r} for {device.name}"
+                    )
+            total = sum((c.memory_limit or 0) * _MIB for c in configs)
+            if total > device.memory_bytes:
+                raise ValueError(
+                    f"Logical devices of {device.name} ask for {total // _MIB} MiB in all, more "
+                    f"than its {device.memory_bytes // _MIB} MiB"
+                )
+        self._logical[device.name] = configs
+
+    def get_logical_device_configuration(
+        self, device: PhysicalDevice
+    ) -> list[LogicalDeviceConfiguration] | None:
+        self._require_known(device)
+        return list(self._logical[device.name]) if self._logical.get(device.name) else None
+
+    def list_logical_devices(self, device_type: str | None = None) -> list[LogicalDevice]:
+        return [
+            LogicalDevice(name=d.spec.to_string(), device_type=d.device_type)
+            for d in self.devices(local_prefix=False)
+            if device_type is None or d.device_type == device_type.upper()
+        ]
+
+    def devices(self, local_prefix: bool = True) -> list[Device]:
+        """The runtime devices: each visible physical device, split as configured, numbered."""
+        base = DeviceSpec(job="localhost", replica=0, task=0) if local_prefix else DeviceSpec()
+        counters: dict[str, int] = {}
+        result = []
+        for physical in self.get_visible_devices():
+            configs = self._logical.get(physical.name) or [LogicalDeviceConfiguration()]
+            for config in configs:
+                index = counters.get(physical.device_type, 0)
+                counters[physical.device_type] = index + 1
+                spec = base.replace(device_type=physical.device_type, device_index=index)
+                limit = config.memory_limit * _MIB if config.memory_limit else physical.memory_bytes
+                result.append(Device(spec, physical, limit, logical=len(configs) > 1))
+        return result
+
+    # -- the initialized lock ------------------------------------------------------------------
+    @property
+    def initialized(self) -> bool:
+        return self._initialized
+
+    def initialize(self) -> None:
+        """Lock the configuration, as TensorFlow does when the runtime starts."""
+        if self._initialized:
+            return
+        growth = {self.get_memory_growth(d) for d in self.get_visible_devices("GPU")}
+        if len(growth) > 1:
+            raise ValueError("Memory growth cannot differ between GPU devices")
+        self._initialized = True
+
+    def _check_unlocked(self, what: str) -> None:
+        if self._initialized:
+            raise RuntimeError(f"{what} devices cannot be modified after being initialized")
+
+    def _require_known(self, device: PhysicalDevice) -> None:
+        if device not in self._discover():
+            raise ValueError(f"Unrecognized device: {device!r}")
+
+
+def _of_type(devices: list[PhysicalDevice], device_type: str | None) -> list[PhysicalDevice]:
+    if device_type is None:
+        return list(devices)
+    wanted = device_type.upper()
+    return [d for d in devices if d.device_type == wanted]
+
+
+def _simulation_from_environment() -> tuple[int, str, int | None] | None:
+    count = os.environ.get("PLACEVIZ_SIMULATED_GPUS", "").strip()
+    if not count:
+        return None
+    if not count.isdigit():
+        raise ValueError(f"PLACEVIZ_SIMULATED_GPUS must be a number of GPUs, got {count!r}")
+    profile = os.environ.get("PLACEVIZ_SIMULATED_PROFILE", DEFAULT_PROFILE)
+    get_profile(profile)
+    return int(count), profile, None
+
+
+def _profile_for(gpu_name: str) -> GPUProfile | None:
+    """The datasheet profile of a real GPU, used where placeviz models its speed."""
+    upper = gpu_name.upper()
+    for key in sorted(PROFILES, key=len, reverse=True):
+        if key in upper:
+            return PROFILES[key]
+    return None
+
+
+_CONTEXT = DeviceContext()
+
+
+def context() -> DeviceContext:
+    return _CONTEXT
+
+
+def reset() -> None:
+    """Forget the device configuration and the initialized lock (tests, notebooks' magics)."""
+    global _CONTEXT
+    _CONTEXT = DeviceContext()

@@ -1,0 +1,304 @@
+"""Device specifications: the one place placeviz parses and prints device names.
+
+Every other module takes a ``DeviceSpec`` (or a string passed through ``DeviceSpec.coerce``), so
+the accepted spellings, the canonical printout and the error for a malformed name are decided here
+and nowhere else. Semantics follow TensorFlow 2's ``DeviceSpecV2``; the differences are noted where
+they occur.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any
+
+_NAME_PATTERN = "[A-Za-z][A-Za-z0-9_]*"
+_NAME_RE = re.compile(_NAME_PATTERN)
+# The short form ``/<TYPE>:<index>`` takes CPU/GPU in any case or an upper-case type, so a typo
+# such as ``/tsk:0`` is reported instead of being read as a device of type "tsk".
+_SHORT_TYPE_RE = re.compile("(?i:cpu|gpu)|[A-Z][A-Z0-9_]*")
+_INDEX_RE = re.compile("[0-9]+")
+
+_FIELDS = ("job", "replica", "task", "device_type", "device_index")
+_NORMALIZED_TYPES = {"CPU": "CPU", "GPU": "GPU"}
+# Placement preference among device types; every other type ranks after these.
+_TYPE_RANK = {"GPU": 0, "CPU": 1}
+_OTHER_TYPE_RANK = len(_TYPE_RANK)
+
+
+class DeviceSpec:
+    """A possibly partial device name: every field may be unset (``None``).
+
+    Immutable and hashable, as TF2's ``DeviceSpecV2``, so specs can key dicts and be shared
+    between graph scopes without copying.
+    """
+
+    __slots__ = ("_device_index", "_device_type", "_job", "_replica", "_task")
+
+    _job: str | None
+    _replica: int | None
+    _task: int | None
+    _device_type: str | None
+    _device_index: int | None
+
+    def __init__(
+        self,
+        job: str | None = None,
+        replica: int | None = None,
+        task: int | None = None,
+        device_type: str | None = None,
+        device_index: int | None = None,
+    ) -> None:
+        if device_type is None and device_index is not None:
+            # TF would silently drop the index when printing; placeviz keeps names round-trippable.
+            raise ValueError(
+                f"DeviceSpec device_index={device_index!r} needs a device_type to index into"
+            )
+        object.__setattr__(self, "_job", _check_name("job", job))
+        object.__setattr__(self, "_replica", _check_index("replica", replica))
+        object.__setattr__(self, "_task", _check_index("task", task))
+        device_type = _check_name("device_type", device_type)
+        if device_type is not None:
+            device_type = _NORMALIZED_TYPES.get(device_type.upper(), device_type)
+        object.__setattr__(self, "_device_type", device_type)
+        object.__setattr__(self, "_device_index", _check_index("device_index", device_index))
+
+    @classmethod
+    def from_string(cls, spec: str) -> DeviceSpec:
+        """Parse a device name; raise ``ValueError`` quoting ``spec`` rather than guess."""
+        if not isinstance(spec, str):
+            raise TypeError(f"A device specification must be a str, got {type(spec).__name__}")
+        body = spec.removeprefix("/")
+        if not body:
+            return cls()
+        fields: dict[str, Any] = {}
+        try:
+            for component in body.split("/"):
+                for name, value in _parse_component(component).items():
+                    if name in fields:
+                        raise ValueError(f"{_field_label(name)} is given twice")
+                    fields[name] = value
+        except ValueError as err:
+            raise ValueError(f"Malformed device specification {spec!r}: {err}") from None
+        return cls(**fields)
+
+    @classmethod
+    def coerce(cls, value: DeviceSpec | str | None) -> DeviceSpec:
+        """Accept what users pass to ``device(...)``: a spec, a device string, or ``None`` (any)."""
+        if isinstance(value, DeviceSpec):
+            return value
+        if isinstance(value, str):
+            return cls.from_string(value)
+        if value is None:
+            return cls()
+        raise TypeError(
+            f"Expected a DeviceSpec, a device string or None, got {type(value).__name__}: {value!r}"
+        )
+
+    @property
+    def job(self) -> str | None:
+        return self._job
+
+    @property
+    def replica(self) -> int | None:
+        return self._replica
+
+    @property
+    def task(self) -> int | None:
+        return self._task
+
+    @property
+    def device_type(self) -> str | None:
+        return self._device_type
+
+    @property
+    def device_index(self) -> int | None:
+        return self._device_index
+
+    @property
+    def is_empty(self) -> bool:
+        return self._astuple() == (None,) * len(_FIELDS)
+
+    @property
+    def is_fully_specified(self) -> bool:
+        return None not in self._astuple()
+
+    def to_string(self) -> str:
+        """Canonical name: set fields in TF's order, device always as ``/device:<TYPE>:<index>``."""
+        parts = []
+        if self._job is not None:
+            parts.append(f"/job:{self._job}")
+        if self._replica is not None:
+            parts.append(f"/replica:{self._replica}")
+        if self._task is not None:
+            parts.append(f"/task:{self._task}")
+        if self._device_type is not None:
+            index = "*" if self._device_index is None else self._device_index
+            parts.append(f"/device:{self._device_type}:{index}")
+        return "".join(parts)
+
+    def merge_from(self, other: DeviceSpec | str | None) -> DeviceSpec:
+        """Nest ``other`` inside ``self``: its set fields win, unset ones are inherited.
+
+        Unlike TF1's ``merge_from``, which mutates, this returns a new spec (specs are immutable,
+        as in TF2). Fields merge one by one, so ``/device:GPU:1`` merged with ``/device:CPU``
+        gives ``/device:CPU:1``, as in TensorFlow.
+        """
+        theirs = DeviceSpec.coerce(other)
+        return DeviceSpec(
+            *(
+                mine if their_value is None else their_value
+                for mine, their_value in zip(self._astuple(), theirs._astuple(), strict=True)
+            )
+        )
+
+    def make_merged_spec(self, other: DeviceSpec | str | None) -> DeviceSpec:
+        """TF2's name for ``merge_from``."""
+        return self.merge_from(other)
+
+    def replace(self, **fields: Any) -> DeviceSpec:
+        """A copy with the named fields changed (``None`` unsets one); specs cannot be edited."""
+        unknown = sorted(fields.keys() - set(_FIELDS))
+        if unknown:
+            raise TypeError(
+                f"DeviceSpec.replace() got unknown field(s) {', '.join(unknown)}; "
+                f"fields are {', '.join(_FIELDS)}"
+            )
+        values = dict(zip(_FIELDS, self._astuple(), strict=True))
+        values.update(fields)
+        return DeviceSpec(**values)
+
+    def matches(self, device: DeviceSpec | str) -> bool:
+        """Whether ``device`` satisfies this (partial) request: every field set here is equal."""
+        other = DeviceSpec.coerce(device)
+        return all(
+            mine is None or mine == theirs
+            for mine, theirs in zip(self._astuple(), other._astuple(), strict=True)
+        )
+
+    def sort_key(self) -> tuple[str, int, int, int, str, int]:
+        """Key for placeviz's device order: job, replica, task, then GPU < CPU < others, then index.
+
+        Indices compare as numbers, so ``GPU:2`` precedes ``GPU:10``; TensorFlow compares names as
+        strings and puts ``GPU:10`` first, which placeviz deliberately does not copy. Unset fields
+        sort before set ones.
+        """
+        if self._device_type is None:
+            type_rank = -1
+        else:
+            type_rank = _TYPE_RANK.get(self._device_type, _OTHER_TYPE_RANK)
+        return (
+            self._job or "",
+            _or_minus_one(self._replica),
+            _or_minus_one(self._task),
+            type_rank,
+            self._device_type or "",
+            _or_minus_one(self._device_index),
+        )
+
+    def _astuple(self) -> tuple[Any, ...]:
+        return (self._job, self._replica, self._task, self._device_type, self._device_index)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"DeviceSpec is immutable; use replace() to change {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"DeviceSpec is immutable; cannot delete {name!r}")
+
+    def __reduce__(self) -> tuple[type[DeviceSpec], tuple[Any, ...]]:
+        # The default slot-based pickling would go through the blocked __setattr__.
+        return (DeviceSpec, self._astuple())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeviceSpec):
+            return NotImplemented
+        return self._astuple() == other._astuple()
+
+    def __hash__(self) -> int:
+        return hash(self._astuple())
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        if self.is_empty:
+            return "DeviceSpec()"
+        return f"DeviceSpec.from_string({self.to_string()!r})"
+
+
+def _check_name(field: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
+        raise ValueError(
+            f"DeviceSpec {field} must be None or a name matching {_NAME_PATTERN}, got {value!r}"
+        )
+    return value
+
+
+def _check_index(field: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"DeviceSpec {field} must be None or an int >= 0, got bool {value!r}")
+    try:
+        index = operator.index(value)
+    except TypeError:
+        raise ValueError(
+            f"DeviceSpec {field} must be None or an int >= 0, got {type(value).__name__} {value!r}"
+        ) from None
+    if index < 0:
+        raise ValueError(f"DeviceSpec {field} must be None or an int >= 0, got {index}")
+    return index
+
+
+def _field_label(name: str) -> str:
+    return "device" if name in ("device_type", "device_index") else name
+
+
+def _parse_component(component: str) -> dict[str, Any]:
+    """Fields named by one ``/``-separated component; ``ValueError`` says what is wrong with it."""
+    if not component:
+        raise ValueError("empty component (two '/' in a row or a trailing '/')")
+    key, *values = component.split(":")
+    if key in ("job", "replica", "task"):
+        if len(values) != 1:
+            raise ValueError(f"component {component!r} must be '{key}:<value>'")
+        if key == "job":
+            if not _NAME_RE.fullmatch(values[0]):
+                raise ValueError(f"job name {values[0]!r} does not match {_NAME_PATTERN}")
+            return {"job": values[0]}
+        return {key: _parse_index(key, values[0])}
+    if key == "device":
+        if len(values) not in (1, 2):
+            raise ValueError(
+                f"component {component!r} must be 'device:<TYPE>', 'device:<TYPE>:<index>' "
+                "or 'device:<TYPE>:*'"
+            )
+        return _parse_device(*values)
+    if len(values) == 1 and _SHORT_TYPE_RE.fullmatch(key):
+        return _parse_device(key, values[0])
+    raise ValueError(
+        f"unknown component {component!r}; expected job:<name>, replica:<int>, task:<int>, "
+        "device:<TYPE>[:<index>|:*] or <TYPE>:<index>|* (CPU, GPU or an upper-case type)"
+    )
+
+
+def _parse_device(device_type: str, index: str | None = None) -> dict[str, Any]:
+    if not _NAME_RE.fullmatch(device_type):
+        raise ValueError(f"device type {device_type!r} does not match {_NAME_PATTERN}")
+    if index is None or index == "*":
+        return {"device_type": device_type}
+    return {"device_type": device_type, "device_index": _parse_index("device index", index)}
+
+
+def _parse_index(what: str, text: str) -> int:
+    if _INDEX_RE.fullmatch(text):
+        return int(text)
+    if text.startswith("-") and _INDEX_RE.fullmatch(text[1:]):
+        raise ValueError(f"{what} {text!r} is negative")
+    raise ValueError(f"{what} {text!r} is not an integer")
+
+
+def _or_minus_one(value: int | None) -> int:
+    return -1 if value is None else value

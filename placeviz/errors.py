@@ -1,0 +1,71 @@
+"""TensorFlow's error types (``pv.errors``).
+
+Each error raised about an op carries ``.op`` (the Operation) and names the op, the file:line where
+the user created it and the devices involved, so a student can find the line to change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OpError(Exception):
+    """Base of placeviz's runtime errors, as ``tf.errors.OpError``."""
+
+    def __init__(self, message: str, op: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+    @property
+    def node_def(self) -> Any:
+        return self.op
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """Bad input: an unknown device, a shape or dtype mismatch, a missing feed.
+
+    Also a ValueError, so TensorFlow code that catches ValueError around graph construction works.
+    """
+
+
+class DTypeMismatchError(InvalidArgumentError, TypeError):
+    """An op got inputs of the wrong dtype; also a TypeError, as TensorFlow raises."""
+
+
+class NotFoundError(OpError):
+    """Something named does not exist (a kernel, a device)."""
+
+
+class ResourceExhaustedError(OpError):
+    """A device ran out of memory."""
+
+
+class FailedPreconditionError(OpError):
+    """The op's state is not ready, e.g. reading a variable before initializing it."""
+
+
+class InternalError(OpError):
+    """A bug in placeviz, not in the user's program."""
+
+
+class CancelledError(OpError):
+    """The run was cancelled."""
+
+
+def describe_op(op: Any) -> str:
+    """``'MatMul' (MatMul) created at cell.py:3`` — the op as an error message names it."""
+    where = f" created at {op.source}" if getattr(op, "source", None) else ""
+    return f"'{op.name}' ({op.type}){where}"
+
+
+__all__ = [
+    "CancelledError",
+    "DTypeMismatchError",
+    "FailedPreconditionError",
+    "InternalError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "OpError",
+    "ResourceExhaustedError",
+]

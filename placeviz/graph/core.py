@@ -1,0 +1,508 @@
+"""The dataflow graph: ``Graph``, ``Operation`` and ``Tensor``, named as TensorFlow 1 names them.
+
+A graph only records what to compute and where the user asked for it (``op.device`` is the
+*requested* spec). Where each op actually runs is decided later, per session, by the placer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from placeviz.devices.spec import DeviceSpec
+from placeviz.dtypes import DType
+from placeviz.errors import DTypeMismatchError, InvalidArgumentError, describe_op
+from placeviz.graph import registry
+from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
+from placeviz.graph.source import format_location, user_location
+
+Location = tuple[str, int]
+
+
+class Tensor:
+    """One output of an operation; its value exists only inside a ``Session.run``."""
+
+    __slots__ = ("__weakref__", "_dtype", "_shape", "op", "value_index")
+
+    def __init__(self, op: Operation, value_index: int, shape: TensorShape, dtype: DType) -> None:
+        self.op = op
+        self.value_index = value_index
+        self._shape = shape
+        self._dtype = dtype
+
+    @property
+    def name(self) -> str:
+        return f"{self.op.name}:{self.value_index}"
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape: Any) -> None:
+        """Refine the static shape (e.g. of a placeholder); it must stay compatible."""
+        try:
+            self._shape = self._shape.merge_with(as_shape(shape))
+        except ShapeError as exc:
+            raise ValueError(f"Cannot set the shape of {self.name}: {exc}") from None
+
+    @property
+    def device(self) -> str:
+        return self.op.device
+
+    @property
+    def graph(self) -> Graph:
+        return self.op.graph
+
+    def consumers(self) -> list[Operation]:
+        return [op for op in self.op.graph._ops if any(t is self for t in op.inputs)]
+
+    def eval(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> Any:
+        return _session_for(self, session).run(self, feed_dict=feed_dict)
+
+    def __repr__(self) -> str:
+        return f"<pv.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"Using a pv.Tensor ('{self.name}') as a Python bool is not allowed: its value exists "
+            "only when a Session runs it."
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        raise TypeError(f"pv.Tensor '{self.name}' is not iterable; use pv.split or pv.unstack.")
+
+    __hash__ = object.__hash__
+    # Arithmetic operators (+ - * / @ and unary -) are attached by placeviz.graph.ops.math_ops.
+
+
+class Operation:
+    """A node of the graph: its type, inputs, outputs, requested device and where it was made."""
+
+    __slots__ = (
+        "__weakref__",
+        "_colocation",
+        "_device_scopes",
+        "_id",
+        "_requested",
+        "attrs",
+        "control_inputs",
+        "graph",
+        "inputs",
+        "location",
+        "name",
+        "op_def",
+        "outputs",
+        "type",
+    )
+
+    def __init__(
+        self,
+        graph: Graph,
+        name: str,
+        op_def: registry.OpDef,
+        inputs: Sequence[Tensor],
+        attrs: dict[str, Any],
+        location: Location,
+    ) -> None:
+        self.graph = graph
+        self.name = name
+        self.type = op_def.type
+        self.op_def = op_def
+        self.inputs: tuple[Tensor, ...] = tuple(inputs)
+        self.outputs: tuple[Tensor, ...] = ()
+        self.control_inputs: list[Operation] = []
+        self.attrs = attrs
+        self.location = location
+        self._id = len(graph._ops)
+        self._requested = DeviceSpec()
+        # The device scopes that decided the request, innermost first: (display text, location).
+        self._device_scopes: tuple[tuple[str, Location], ...] = ()
+        self._colocation: tuple[str, ...] = ()
+
+    @property
+    def device(self) -> str:
+        """The requested device, in canonical form ('' when unconstrained)."""
+        return self._requested.to_string()
+
+    @property
+    def requested_device(self) -> DeviceSpec:
+        return self._requested
+
+    @property
+    def source(self) -> str:
+        return format_location(self.location)
+
+    @property
+    def dtype(self) -> DType | None:
+        """The dtype that selects the op's kernel: its first output's, else its first input's."""
+        if self.outputs:
+            return self.outputs[0].dtype
+        if self.inputs:
+            return self.inputs[0].dtype
+        return None
+
+    def colocation_groups(self) -> list[str]:
+        return list(self._colocation) if self._colocation else [f"loc:@{self.name}"]
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self.name}' has no attr named '{name}'.") from None
+
+    def values(self) -> tuple[Tensor, ...]:
+        return self.outputs
+
+    def _set_device(self, device: Any) -> None:
+        self._requested = DeviceSpec.coerce(device)
+        self._device_scopes = (("op._set_device", user_location()),)
+
+    def run(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> None:
+        _session_for(self, session).run(self, feed_dict=feed_dict)
+
+    def __repr__(self) -> str:
+        return f"<pv.Operation '{self.name}' type={self.type}>"
+
+
+class _DeviceScope:
+    __slots__ = ("display", "location", "spec_or_fn")
+
+    def __init__(self, spec_or_fn: Any, location: Location) -> None:
+        self.location = location
+        if spec_or_fn is None or callable(spec_or_fn):
+            self.spec_or_fn = spec_or_fn
+            self.display = getattr(spec_or_fn, "__name__", repr(spec_or_fn))
+        else:
+            self.spec_or_fn = DeviceSpec.coerce(spec_or_fn)
+            raw = spec_or_fn if isinstance(spec_or_fn, str) else self.spec_or_fn.to_string()
+            self.display = f"'{raw}'"
+
+
+class _ControlDependencies:
+    __slots__ = ("created", "deps")
+
+    def __init__(self, deps: list[Operation]) -> None:
+        self.deps = deps
+        self.created: set[int] = set()
+
+
+class Graph:
+    """A TensorFlow-1-style graph with name, device, colocation and control-dependency scopes."""
+
+    def __init__(self) -> None:
+        self._ops: list[Operation] = []
+        self._ops_by_name: dict[str, Operation] = {}
+        self._names_in_use: dict[str, int] = {}
+        self._name_stack = ""
+        self._device_stack: list[_DeviceScope] = []
+        self._colocation_stack: list[Operation] = []
+        self._control_stack: list[_ControlDependencies | None] = []
+        self._collections: dict[str, list[Any]] = {}
+        self._finalized = False
+        self.seed: int | None = None
+
+    # -- lookup ------------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Grows with every op added; sessions use it to notice unplaced ops."""
+        return len(self._ops)
+
+    def get_operations(self) -> list[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        op_name, sep, index = name.rpartition(":")
+        if not sep or not index.isdigit():
+            raise ValueError(f"The name '{name}' looks like an Operation name, not a Tensor name.")
+        op = self.get_operation_by_name(op_name)
+        if int(index) >= len(op.outputs):
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist.")
+        return op.outputs[int(index)]
+
+    def as_graph_element(self, obj: Any) -> Tensor | Operation:
+        if isinstance(obj, str):
+            return self.get_tensor_by_name(obj) if ":" in obj else self.get_operation_by_name(obj)
+        element = as_graph_element(obj)
+        if element.graph is not self:
+            raise ValueError(f"{element!r} is not an element of this graph.")
+        return element
+
+    # -- collections -------------------------------------------------------------------------
+    def add_to_collection(self, key: str, value: Any) -> None:
+        self._collections.setdefault(key, []).append(value)
+
+    def get_collection(self, key: str) -> list[Any]:
+        return list(self._collections.get(key, ()))
+
+    # -- names -------------------------------------------------------------------------------
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        """TensorFlow's rule: ``MatMul``, ``MatMul_1``, … under the current name scope."""
+        if self._name_stack:
+            name = f"{self._name_stack}/{name}"
+        key = name.lower()
+        count = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = count + 1
+        if count > 0:
+            base = key
+            while key in self._names_in_use:
+                key = f"{base}_{count}"
+                count += 1
+            if mark_as_used:
+                self._names_in_use[key] = 1
+            name = f"{name}_{count - 1}"
+        return name
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str | None) -> Iterator[str]:
+        """Prefix op names; a name ending in '/' re-enters that scope exactly, None or '' resets."""
+        old = self._name_stack
+        if not name:
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            new = self.unique_name(name)
+        self._name_stack = new
+        try:
+            yield f"{new}/" if new else ""
+        finally:
+            self._name_stack = old
+
+    def get_name_scope(self) -> str:
+        return self._name_stack
+
+    # -- device, colocation and control scopes -----------------------------------------------
+    @contextlib.contextmanager
+    def device(self, device_name_or_function: Any) -> Iterator[None]:
+        """Request a device for ops created inside (a spec, a DeviceSpec, a function, or None)."""
+        self._device_stack.append(_DeviceScope(device_name_or_function, user_location()))
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    @contextlib.contextmanager
+    def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
+        """Place ops created inside together with ``op``; device scopes outside are ignored."""
+        saved_devices = self._device_stack
+        saved_colocation = self._colocation_stack
+        if op is None:
+            self._colocation_stack = []
+        else:
+            target = as_graph_element(op)
+            target = target.op if isinstance(target, Tensor) else target
+            self._device_stack = []
+            self._colocation_stack = ([] if ignore_existing else list(saved_colocation)) + [target]
+        try:
+            yield
+        finally:
+            self._device_stack = saved_devices
+            self._colocation_stack = saved_colocation
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
+        """Ops created inside run after ``control_inputs``; None clears outer dependencies."""
+        if control_inputs is None:
+            self._control_stack.append(None)
+        else:
+            deps: list[Operation] = []
+            for item in control_inputs:
+                element = as_graph_element(item)
+                op = element.op if isinstance(element, Tensor) else element
+                if op.graph is not self:
+                    raise ValueError(f"Control input {op.name!r} is from a different graph.")
+                if op not in deps:
+                    deps.append(op)
+            self._control_stack.append(_ControlDependencies(deps))
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[Graph]:
+        _graph_stack().append(self)
+        try:
+            yield self
+        finally:
+            _graph_stack().pop()
+
+    def finalize(self) -> None:
+        self._finalized = True
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    # -- building ----------------------------------------------------------------------------
+    def create_op(
+        self,
+        op_type: str,
+        inputs: Sequence[Tensor],
+        name: str | None = None,
+        attrs: dict[str, Any] | None = None,
+    ) -> Operation:
+        """Add an op after checking its inputs against its shape/dtype rule."""
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        op_def = registry.get(op_type)
+        attrs = attrs or {}
+        for tensor in inputs:
+            if tensor.graph is not self:
+                raise ValueError(
+                    f"Tensor '{tensor.name}' must be from the same graph as the {op_type} op "
+                    f"being created; it belongs to another graph."
+                )
+        location = user_location()
+        # A name ending in '/' comes from name_scope, which already made it unique.
+        op_name = name[:-1] if name and name.endswith("/") else self.unique_name(name or op_type)
+        op = Operation(self, op_name, op_def, inputs, attrs, location)
+        try:
+            specs = op_def.infer(inputs, attrs)
+        except (ShapeError, TypeError, ValueError) as exc:
+            shapes = ", ".join(
+                "<unknown>" if t.shape.dims is None else format_dims(t.shape.dims) for t in inputs
+            )
+            error = DTypeMismatchError if isinstance(exc, TypeError) else InvalidArgumentError
+            raise error(
+                f"{exc} for {describe_op(op)} with input shapes: {shapes or 'none'}", op=op
+            ) from None
+        op.outputs = tuple(Tensor(op, i, shape, dtype) for i, (shape, dtype) in enumerate(specs))
+        self._add_control_inputs(op)
+        self._apply_colocation(op)
+        if not op._colocation:
+            self._apply_device_scopes(op)
+        self._ops.append(op)
+        self._ops_by_name[op.name] = op
+        for controller in self._control_stack:
+            if controller is not None:
+                controller.created.add(op._id)
+        return op
+
+    def _add_control_inputs(self, op: Operation) -> None:
+        input_ids = {t.op._id for t in op.inputs}
+        for controller in reversed(self._control_stack):
+            if controller is None:
+                break
+            if input_ids & controller.created:
+                continue  # an input already waits for this block's dependencies
+            for dep in controller.deps:
+                if dep._id not in input_ids and dep not in op.control_inputs:
+                    op.control_inputs.append(dep)
+
+    def _apply_colocation(self, op: Operation) -> None:
+        if not self._colocation_stack:
+            return
+        groups: set[str] = set()
+        for target in reversed(self._colocation_stack):
+            groups.update(target.colocation_groups())
+            if not op._requested.to_string() and target._requested.to_string():
+                op._requested = target._requested
+                op._device_scopes = (
+                    (f"colocate_with('{target.name}')", user_location()),
+                    *target._device_scopes,
+                )
+        op._colocation = tuple(sorted(groups))
+        # Device scopes opened inside colocate_with still apply, as in TensorFlow.
+        self._apply_device_scopes(op)
+
+    def _apply_device_scopes(self, op: Operation) -> None:
+        """TensorFlow's order: innermost scope first; the op's own fields win over outer scopes."""
+        current = op._requested
+        sources = list(op._device_scopes)
+        for scope in reversed(self._device_stack):
+            if scope.spec_or_fn is None:
+                break
+            if isinstance(scope.spec_or_fn, DeviceSpec):
+                if scope.spec_or_fn.is_empty:
+                    continue
+                merged = scope.spec_or_fn.merge_from(current)
+            else:
+                merged = DeviceSpec.coerce(scope.spec_or_fn(op))
+            if merged != current:
+                sources.append((scope.display, scope.location))
+                current = merged
+                op._requested = current
+        op._device_scopes = tuple(sources)
+
+
+# -- the default graph and the default session ----------------------------------------------
+_state = threading.local()
+_global_default_graph: Graph | None = None
+
+
+def _graph_stack() -> list[Graph]:
+    stack = getattr(_state, "graphs", None)
+    if stack is None:
+        stack = _state.graphs = []
+    return stack
+
+
+def get_default_graph() -> Graph:
+    stack = _graph_stack()
+    if stack:
+        return stack[-1]
+    global _global_default_graph
+    if _global_default_graph is None:
+        _global_default_graph = Graph()
+    return _global_default_graph
+
+
+def reset_default_graph() -> None:
+    """Start a fresh global default graph (not allowed inside a ``with g.as_default()``)."""
+    if _graph_stack():
+        raise AssertionError(
+            "Do not use reset_default_graph() inside a `with graph.as_default()` block or while "
+            "a default session is open."
+        )
+    global _global_default_graph
+    _global_default_graph = Graph()
+
+
+def session_stack() -> list[Any]:
+    """Sessions entered with ``with sess.as_default()`` (or ``with Session() as sess``)."""
+    stack = getattr(_state, "sessions", None)
+    if stack is None:
+        stack = _state.sessions = []
+    return stack
+
+
+def get_default_session() -> Any:
+    stack = session_stack()
+    return stack[-1] if stack else None
+
+
+def _session_for(element: Tensor | Operation, session: Any) -> Any:
+    session = session if session is not None else get_default_session()
+    if session is None:
+        raise ValueError(
+            f"Cannot evaluate '{element.name}': no default session is registered. Use "
+            "`with pv.Session():` or pass session= explicitly."
+        )
+    return session
+
+
+def as_graph_element(obj: Any) -> Tensor | Operation:
+    """The Tensor or Operation behind ``obj`` (a Tensor, an Operation or a Variable)."""
+    if isinstance(obj, Tensor | Operation):
+        return obj
+    to_element: Callable[[], Any] | None = getattr(obj, "_as_graph_element", None)
+    if to_element is not None:
+        return to_element()
+    raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")

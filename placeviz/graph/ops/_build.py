@@ -1,0 +1,60 @@
+"""Small helpers every op family uses to declare ops and to build them into the default graph."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placeviz import dtypes
+from placeviz.dtypes import DType
+from placeviz.graph.core import Operation, Tensor, get_default_graph
+from placeviz.graph.shapes import TensorShape
+
+
+def make_op(
+    op_type: str,
+    inputs: Sequence[Tensor],
+    name: str | None,
+    attrs: dict[str, Any] | None = None,
+) -> Operation:
+    """Create an op in the graph its inputs live in (the default graph when it has none)."""
+    graph = inputs[0].graph if inputs else get_default_graph()
+    return graph.create_op(op_type, inputs, name=name, attrs=attrs)
+
+
+def same_dtype(op_type: str, inputs: Sequence[Tensor], names: Sequence[str] = ("x", "y")) -> DType:
+    """TensorFlow's rule for ops with one type attr T: every input has the same dtype."""
+    first = inputs[0].dtype
+    for arg, tensor in zip(names[1:], inputs[1:]):
+        if tensor.dtype is not first:
+            raise TypeError(
+                f"Input '{arg}' of '{op_type}' Op has type {tensor.dtype.name} that does not match "
+                f"type {first.name} of argument '{names[0]}'"
+            )
+    return first
+
+
+def require_dtype(op_type: str, dtype: DType, allowed: Sequence[DType]) -> None:
+    if dtype not in allowed:
+        names = ", ".join(d.name for d in allowed)
+        raise TypeError(f"{op_type} does not support {dtype.name}; allowed dtypes: {names}")
+
+
+def single(shape: TensorShape, dtype: DType) -> list[tuple[TensorShape, DType]]:
+    return [(shape, dtype)]
+
+
+def constant_kernel(value: Any) -> Any:
+    """A kernel builder that returns the same array on every run, made once on the device."""
+
+    def build(xp: Any, op: Operation, state: Any) -> Any:
+        array = xp.asarray(value)
+        return lambda: array
+
+    return build
+
+
+FLOAT_KERNELS: Mapping[str, frozenset[DType]] = {
+    "CPU": frozenset(dtypes.ALL),
+    "GPU": frozenset(dtypes.ALL),
+}

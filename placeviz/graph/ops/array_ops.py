@@ -1,0 +1,669 @@
+"""Fills, reshapes, joins, splits, slices, gathers and casts: TensorFlow's array_ops.
+
+Shapes, axes, permutations and sizes are attrs (static Python ints), not input tensors: placeviz
+has no shape tensors, so every shape rule can see them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+import numbers
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError, describe_op
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops import constant_op, state_ops
+from placeviz.graph.ops._build import make_op, same_dtype, single
+from placeviz.graph.ops.constant_op import convert_to_tensor
+from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_cost
+from placeviz.graph.shapes import Dim, ShapeError, TensorShape, normalize_axis
+
+Shapes = Sequence[tuple[int, ...]]
+_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+
+
+# -- shared helpers ----------------------------------------------------------------------------
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
+
+
+def _has_tensor(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_has_tensor(v) for v in value)
+    return _is_tensor(value)
+
+
+def _ints(value: Any, what: str) -> tuple[int, ...]:
+    """Attrs must be static: Python ints, a NumPy vector or a fully known TensorShape."""
+    if isinstance(value, TensorShape):
+        if not value.is_fully_defined:
+            raise ValueError(f"{what} must be fully defined, got {value}")
+        return tuple(value.as_list())  # type: ignore[arg-type]
+    if _is_tensor(value):
+        raise TypeError(f"{what} must be Python ints, not a tensor ({value!r})")
+    items = value if isinstance(value, list | tuple | np.ndarray) else [value]
+    try:
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a list of ints, got {value!r}") from None
+
+
+def static_dims(shape: Any, what: str = "shape") -> tuple[int, ...]:
+    """A fully known shape, as ops that create values from nothing (fills, RNGs) need."""
+    dims = _ints(shape, what)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{what} dimensions must be non-negative, got {list(dims)}")
+    return dims
+
+
+def _output_rank(op: Operation) -> int | None:
+    return op.outputs[0].shape.ndims
+
+
+def _input_rank(op: Operation) -> int | None:
+    return op.inputs[0].shape.ndims
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+def write_only_cost(
+    op: Operation, in_shapes: Shapes, out_shapes: Shapes, flops_per_element: float = 0.0
+) -> Cost:
+    """Ops that make values from a shape (fills, RNGs) read no input data, they only write."""
+    out = sum(_count(s) for s in out_shapes)
+    return Cost(flops_per_element * out, float(out * registry.itemsize(op)))
+
+
+def _copy_out_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost:
+    """Slices and gathers read only the elements they copy out (plus any indices)."""
+    out = sum(_count(s) for s in out_shapes)
+    index_bytes = sum(
+        _count(s) * t.dtype.size for s, t in zip(in_shapes[1:], op.inputs[1:], strict=True)
+    )
+    return Cost(0.0, float(2 * out * registry.itemsize(op) + index_bytes))
+
+
+def _convert_all(values: Sequence[Any], what: str) -> list[Tensor]:
+    """Python values next to tensors take the first tensor's dtype and graph, as in TF."""
+    if not values:
+        raise ValueError(f"{what} needs at least one value")
+    first = next((v for v in values if _is_tensor(v)), None)
+    if first is None:
+        return [convert_to_tensor(v) for v in values]
+    first_tensor = convert_to_tensor(first)
+    with first_tensor.graph.as_default():
+        return [
+            convert_to_tensor(v) if _is_tensor(v) else convert_to_tensor(v, first_tensor.dtype)
+            for v in values
+        ]
+
+
+# -- zeros, ones, Fill, ZerosLike, OnesLike ----------------------------------------------------
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """A static shape makes zeros a constant in TF, not an op that computes."""
+    return constant_op.constant(0, dtypes.as_dtype(dtype), static_dims(shape), name or "zeros")
+
+
+def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    return constant_op.constant(1, dtypes.as_dtype(dtype), static_dims(shape), name or "ones")
+
+
+def _infer_fill(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    value = inputs[0]
+    if value.shape.ndims not in (None, 0):
+        raise ShapeError(f"value must be a scalar, but has shape {value.shape}")
+    return single(TensorShape(attrs["dims"]), value.dtype)
+
+
+def _fill_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dims = op.attrs["dims"]
+    dtype = op.outputs[0].dtype.np
+    return lambda value: xp.full(dims, value, dtype=dtype)
+
+
+registry.register(OpDef(type="Fill", infer=_infer_fill, kernel=_fill_kernel, cost=write_only_cost))
+
+
+def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
+    """``value`` (a Python scalar or a scalar tensor) is an input; it gives the dtype."""
+    attrs = {"dims": static_dims(dims, "dims")}
+    return make_op("Fill", [convert_to_tensor(value)], name or "Fill", attrs).outputs[0]
+
+
+def _infer_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return single(inputs[0].shape, attrs["dtype"])
+
+
+def _like_kernel(fn: str) -> Any:
+    def build(xp: Any, op: Operation, state: Any) -> Any:
+        make = getattr(xp, fn)
+        dtype = op.outputs[0].dtype.np
+        return lambda x: make(x.shape, dtype=dtype)
+
+    return build
+
+
+for _type, _fn in (("ZerosLike", "zeros"), ("OnesLike", "ones")):
+    registry.register(
+        OpDef(type=_type, infer=_infer_like, kernel=_like_kernel(_fn), cost=write_only_cost)
+    )
+
+
+def _like(op_type: str, x: Any, dtype: Any, name: str) -> Tensor:
+    tensor = convert_to_tensor(x)
+    attrs = {"dtype": tensor.dtype if dtype is None else dtypes.as_dtype(dtype)}
+    return make_op(op_type, [tensor], name, attrs).outputs[0]
+
+
+def zeros_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Takes ``x``'s shape at run time, so it works when that shape is only partly known."""
+    return _like("ZerosLike", x, dtype, name or "zeros_like")
+
+
+def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    return _like("OnesLike", x, dtype, name or "ones_like")
+
+
+# -- Reshape -----------------------------------------------------------------------------------
+def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    shape: tuple[int, ...] = attrs["shape"]
+    inferred = [i for i, d in enumerate(shape) if d == -1]
+    if len(inferred) > 1:
+        raise ShapeError(f"Only one input size may be -1, not both {inferred[0]} and {inferred[1]}")
+    for i, d in enumerate(shape):
+        if d < -1:
+            raise ShapeError(f"Size {i} must be non-negative, not {d}")
+    known = math.prod(d for d in shape if d != -1)
+    total = x.shape.num_elements()
+    out: list[Dim] = list(shape)
+    if inferred:
+        if total is None:
+            out[inferred[0]] = None
+        elif known == 0:
+            raise ShapeError(
+                "Reshape cannot infer the missing input size for an empty tensor unless all "
+                "specified input sizes are non-zero"
+            )
+        elif total % known:
+            raise ShapeError(
+                f"Input to reshape is a tensor with {total} values, but the requested shape "
+                f"requires a multiple of {known}"
+            )
+        else:
+            out[inferred[0]] = total // known
+    elif total is not None and total != known:
+        raise ShapeError(
+            f"Input to reshape is a tensor with {total} values, but the requested shape "
+            f"{list(shape)} has {known}"
+        )
+    return single(TensorShape(out), x.dtype)
+
+
+def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    shape = op.attrs["shape"]
+    return lambda x: xp.reshape(x, shape)
+
+
+registry.register(
+    OpDef(type="Reshape", infer=_infer_reshape, kernel=_reshape_kernel, cost=free_cost)
+)
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+    """One dimension of ``shape`` may be -1: it takes whatever size keeps the element count."""
+    attrs = {"shape": _ints(shape, "shape")}
+    return make_op("Reshape", [convert_to_tensor(tensor)], name or "Reshape", attrs).outputs[0]
+
+
+# -- Transpose ---------------------------------------------------------------------------------
+def _infer_transpose(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    perm: tuple[int, ...] | None = attrs["perm"]
+    dims = x.shape.dims
+    if perm is None:
+        return single(TensorShape(None if dims is None else dims[::-1]), x.dtype)
+    if sorted(perm) != list(range(len(perm))):
+        raise ShapeError(f"perm {list(perm)} is not a permutation of 0..{len(perm) - 1}")
+    if dims is None:
+        return single(TensorShape([None] * len(perm)), x.dtype)
+    if len(perm) != len(dims):
+        raise ShapeError(f"perm has {len(perm)} entries, but the input has rank {len(dims)}")
+    return single(TensorShape([dims[p] for p in perm]), x.dtype)
+
+
+def _transpose_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    perm = op.attrs["perm"]
+    return lambda x: xp.transpose(x, perm)
+
+
+registry.register(
+    OpDef(type="Transpose", infer=_infer_transpose, kernel=_transpose_kernel, cost=memory_cost)
+)
+
+
+def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Tensor:
+    """Without ``perm`` the dimensions are reversed (a matrix transpose for rank 2)."""
+    attrs = {"perm": None if perm is None else _ints(perm, "perm")}
+    return make_op("Transpose", [convert_to_tensor(a)], name, attrs).outputs[0]
+
+
+# -- Squeeze, ExpandDims -----------------------------------------------------------------------
+def _infer_squeeze(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    dims = x.shape.dims
+    if dims is None:
+        return single(TensorShape(None), x.dtype)
+    if attrs["axis"] is None:
+        # An unknown dimension may or may not be 1, so even the rank is unknown (as in TF).
+        if None in dims:
+            return single(TensorShape(None), x.dtype)
+        return single(TensorShape([d for d in dims if d != 1]), x.dtype)
+    axes = {normalize_axis(a, len(dims)) for a in attrs["axis"]}
+    for a in sorted(axes):
+        if dims[a] not in (None, 1):
+            raise ShapeError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {dims[a]}")
+    return single(TensorShape([d for i, d in enumerate(dims) if i not in axes]), x.dtype)
+
+
+def _squeeze_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = op.attrs["axis"]
+    if axis is not None:
+        axis = tuple(normalize_axis(a, _input_rank(op)) for a in axis)
+    return lambda x: xp.squeeze(x, axis=axis)
+
+
+registry.register(
+    OpDef(type="Squeeze", infer=_infer_squeeze, kernel=_squeeze_kernel, cost=free_cost)
+)
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:
+    """Drops the named size-1 dimensions, or every size-1 dimension when ``axis`` is None."""
+    attrs = {"axis": None if axis is None else _ints(axis, "axis")}
+    return make_op("Squeeze", [convert_to_tensor(input)], name or "Squeeze", attrs).outputs[0]
+
+
+def _infer_expand_dims(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    dims = x.shape.dims
+    if dims is None:
+        return single(TensorShape(None), x.dtype)
+    axis = normalize_axis(attrs["axis"], len(dims) + 1)
+    return single(TensorShape([*dims[:axis], 1, *dims[axis:]]), x.dtype)
+
+
+def _expand_dims_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
+    return lambda x: xp.expand_dims(x, axis)
+
+
+registry.register(
+    OpDef(type="ExpandDims", infer=_infer_expand_dims, kernel=_expand_dims_kernel, cost=free_cost)
+)
+
+
+def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:
+    """``axis`` may be -rank-1..rank: the new size-1 dimension can go after the last one."""
+    attrs = {"axis": operator.index(axis)}
+    return make_op("ExpandDims", [convert_to_tensor(input)], name or "ExpandDims", attrs).outputs[0]
+
+
+# -- Pack (stack), Unpack (unstack) ------------------------------------------------------------
+def _value_names(inputs: Sequence[Tensor]) -> list[str]:
+    return [f"values[{i}]" for i in range(len(inputs))]
+
+
+def _infer_pack(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    dtype = same_dtype("Pack", inputs, _value_names(inputs))
+    shape = inputs[0].shape
+    for i, tensor in enumerate(inputs[1:], start=1):
+        if not shape.is_compatible_with(tensor.shape):
+            raise ShapeError(
+                f"Shapes of all inputs must match: values[0].shape = {inputs[0].shape} != "
+                f"values[{i}].shape = {tensor.shape}"
+            )
+        shape = shape.merge_with(tensor.shape)
+    if shape.dims is None:
+        return single(TensorShape(None), dtype)
+    axis = normalize_axis(attrs["axis"], len(shape.dims) + 1)
+    dims = shape.dims
+    return single(TensorShape([*dims[:axis], len(inputs), *dims[axis:]]), dtype)
+
+
+def _pack_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
+    return lambda *values: xp.stack(values, axis=axis)
+
+
+registry.register(OpDef(type="Pack", infer=_infer_pack, kernel=_pack_kernel, cost=memory_cost))
+
+
+def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
+    """Joins same-shaped values along a new axis; constants alone fold into one Const, as in TF."""
+    if not isinstance(values, list | tuple):
+        raise TypeError(f"stack takes a list or tuple of values, got {values!r}")
+    if axis == 0 and values and not _has_tensor(values):
+        return constant_op.constant(values, name=name)
+    tensors = _convert_all(values, "stack")
+    return make_op("Pack", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+
+
+def _infer_unpack(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    num = attrs["num"]
+    dims = x.shape.dims
+    if dims is None:
+        return [(TensorShape(None), x.dtype)] * num
+    axis = normalize_axis(attrs["axis"], len(dims))
+    if dims[axis] is not None and dims[axis] != num:
+        raise ShapeError(f"Dimension {axis} has size {dims[axis]}, but num={num}")
+    return [(TensorShape([d for i, d in enumerate(dims) if i != axis]), x.dtype)] * num
+
+
+def _unpack_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
+    num = op.attrs["num"]
+    whole = builtins.slice(None)
+    # An Ellipsis in every index keeps 0-d pieces as arrays rather than NumPy scalars.
+    if axis >= 0:
+        keys = [(*[whole] * axis, i, Ellipsis) for i in range(num)]
+    else:
+        keys = [(Ellipsis, i, *[whole] * (-1 - axis)) for i in range(num)]
+    return lambda x: tuple(x[key] for key in keys)
+
+
+registry.register(
+    OpDef(type="Unpack", infer=_infer_unpack, kernel=_unpack_kernel, cost=memory_cost)
+)
+
+
+def unstack(
+    value: Any, num: int | None = None, axis: int = 0, name: str = "unstack"
+) -> list[Tensor]:
+    """``num`` defaults to the static size of ``axis``, which must then be known."""
+    tensor = convert_to_tensor(value)
+    axis = operator.index(axis)
+    if num is None:
+        dims = tensor.shape.dims
+        if dims is None:
+            raise ValueError(f"Cannot infer num from shape {tensor.shape}")
+        if not -len(dims) <= axis < len(dims):
+            raise ValueError(f"axis = {axis} not in [{-len(dims)}, {len(dims)})")
+        num = dims[axis]
+        if num is None:
+            raise ValueError(f"Cannot infer num from shape {tensor.shape}")
+    attrs = {"num": operator.index(num), "axis": axis}
+    return list(make_op("Unpack", [tensor], name, attrs).outputs)
+
+
+# -- ConcatV2 ----------------------------------------------------------------------------------
+def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    dtype = same_dtype("ConcatV2", inputs, _value_names(inputs))
+    known = [t for t in inputs if t.shape.dims is not None]
+    if not known:
+        return single(TensorShape(None), dtype)
+    ranks = sorted({len(t.shape) for t in known})
+    if len(ranks) > 1:
+        raise ShapeError(f"Inputs to concat must all have the same rank, got ranks {ranks}")
+    rank = ranks[0]
+    if rank == 0:
+        raise ShapeError("Can't concatenate scalars (use stack instead)")
+    axis = normalize_axis(attrs["axis"], rank)
+    out: list[Dim] = [None] * rank
+    for tensor in known:
+        for i, d in enumerate(tensor.shape.dims or ()):
+            if i == axis or d is None:
+                continue
+            if out[i] is not None and out[i] != d:
+                raise ShapeError(
+                    f"Dimension {i} in all inputs must be equal, but are {out[i]} and {d} "
+                    f"('{tensor.name}' has shape {tensor.shape})"
+                )
+            out[i] = d
+    sizes = [t.shape[axis] for t in inputs]
+    out[axis] = None if None in sizes else sum(sizes)
+    return single(TensorShape(out), dtype)
+
+
+def _concat_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
+    return lambda *values: xp.concatenate(values, axis=axis)
+
+
+registry.register(
+    OpDef(type="ConcatV2", infer=_infer_concat, kernel=_concat_kernel, cost=memory_cost)
+)
+
+
+def concat(values: Any, axis: int, name: str = "concat") -> Tensor:
+    """One value needs no ConcatV2: TF returns an Identity of it instead."""
+    tensors = _convert_all(values if isinstance(values, list | tuple) else [values], "concat")
+    if len(tensors) == 1:
+        return state_ops.identity(tensors[0], name=name)
+    return make_op("ConcatV2", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+
+
+# -- Split, SplitV -----------------------------------------------------------------------------
+def _infer_split(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    num = attrs["num_split"]
+    if num < 1:
+        raise ShapeError(f"num_split must be at least 1, got {num}")
+    dims = x.shape.dims
+    if dims is None:
+        return [(TensorShape(None), x.dtype)] * num
+    axis = normalize_axis(attrs["axis"], len(dims))
+    size = dims[axis]
+    if size is not None and size % num:
+        raise ShapeError(f"Dimension size must be evenly divisible by {num} but is {size}")
+    piece = [*dims[:axis], None if size is None else size // num, *dims[axis + 1 :]]
+    return [(TensorShape(piece), x.dtype)] * num
+
+
+def _split_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    num = op.attrs["num_split"]
+    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
+    return lambda x: tuple(xp.split(x, num, axis=axis))
+
+
+registry.register(OpDef(type="Split", infer=_infer_split, kernel=_split_kernel, cost=memory_cost))
+
+
+def _resolve_sizes(sizes: Sequence[int], dim: int) -> list[int]:
+    """SplitV's sizes for a dimension of size ``dim``: a -1 takes whatever the others leave."""
+    known = sum(s for s in sizes if s != -1)
+    resolved = [dim - known if s == -1 else s for s in sizes]
+    if sum(resolved) != dim or min(resolved) < 0:
+        raise ShapeError(
+            f"size_splits {list(sizes)} do not add up to the size {dim} of the split dimension"
+        )
+    return resolved
+
+
+def _infer_split_v(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    sizes: tuple[int, ...] = attrs["size_splits"]
+    if not sizes:
+        raise ShapeError("size_splits must name at least one size")
+    if sizes.count(-1) > 1 or min(sizes) < -1:
+        raise ShapeError(
+            f"size_splits {list(sizes)} must be non-negative sizes, at most one of them -1"
+        )
+    dims = x.shape.dims
+    if dims is None:
+        return [(TensorShape(None), x.dtype)] * len(sizes)
+    axis = normalize_axis(attrs["axis"], len(dims))
+    dim = dims[axis]
+    pieces: Sequence[Dim] = (
+        [None if s == -1 else s for s in sizes] if dim is None else _resolve_sizes(sizes, dim)
+    )
+    return [(TensorShape([*dims[:axis], p, *dims[axis + 1 :]]), x.dtype) for p in pieces]
+
+
+def _split_points(sizes: Sequence[int], dim: int) -> list[int]:
+    return list(itertools.accumulate(_resolve_sizes(sizes, dim)))[:-1]
+
+
+def _split_v_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    sizes = op.attrs["size_splits"]
+    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
+    static = op.inputs[0].shape[axis] if _input_rank(op) is not None else None
+    if static is not None:
+        points = _split_points(sizes, static)
+        return lambda x: tuple(xp.split(x, points, axis=axis))
+
+    def split_unknown(x: Any) -> tuple[Any, ...]:
+        # The size was unknown when the graph was built: check it now, or xp.split would
+        # silently return a different number of pieces.
+        try:
+            points = _split_points(sizes, x.shape[axis])
+        except ShapeError as exc:
+            raise InvalidArgumentError(f"{exc} for {describe_op(op)}", op=op) from None
+        return tuple(xp.split(x, points, axis=axis))
+
+    return split_unknown
+
+
+registry.register(
+    OpDef(type="SplitV", infer=_infer_split_v, kernel=_split_v_kernel, cost=memory_cost)
+)
+
+
+def split(
+    value: Any,
+    num_or_size_splits: Any,
+    axis: int = 0,
+    num: int | None = None,
+    name: str = "split",
+) -> list[Tensor]:
+    """An int makes that many equal pieces (Split); a list of sizes makes pieces that size
+    (SplitV), one of which may be -1."""
+    tensor = convert_to_tensor(value)
+    axis = operator.index(axis)
+    if isinstance(num_or_size_splits, numbers.Integral):
+        attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
+        return list(make_op("Split", [tensor], name, attrs).outputs)
+    sizes = _ints(num_or_size_splits, "num_or_size_splits")
+    if num is not None and num != len(sizes):
+        raise ValueError(f"num={num} does not match the {len(sizes)} sizes in {list(sizes)}")
+    attrs = {"size_splits": sizes, "axis": axis}
+    return list(make_op("SplitV", [tensor], name, attrs).outputs)
+
+
+# -- Slice -------------------------------------------------------------------------------------
+def _infer_slice(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x = inputs[0]
+    begin: tuple[int, ...] = attrs["begin"]
+    size: tuple[int, ...] = attrs["size"]
+    dims = x.shape.dims
+    if len(begin) != len(size) or (dims is not None and len(dims) != len(begin)):
+        rank = "?" if dims is None else len(dims)
+        raise ShapeError(
+            f"Expected begin and size to have {rank} entries (the input's rank), but got "
+            f"{len(begin)} and {len(size)}"
+        )
+    out: list[Dim] = []
+    for i, (b, s) in enumerate(zip(begin, size, strict=True)):
+        d = None if dims is None else dims[i]
+        if b < 0 or (d is not None and b > d):
+            raise ShapeError(f"Expected begin[{i}] in [0, {'?' if d is None else d}], but got {b}")
+        if s < -1 or (d is not None and s != -1 and b + s > d):
+            limit = "?" if d is None else d - b
+            raise ShapeError(f"Expected size[{i}] in [0, {limit}], but got {s}")
+        out.append(s if s != -1 else (None if d is None else d - b))
+    return single(TensorShape(out), x.dtype)
+
+
+def _slice_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    bounds = zip(op.attrs["begin"], op.attrs["size"], strict=True)
+    # The trailing Ellipsis keeps a 0-d result an array.
+    key = (*(builtins.slice(b, None if s == -1 else b + s) for b, s in bounds), Ellipsis)
+    return lambda x: x[key]
+
+
+registry.register(
+    OpDef(type="Slice", infer=_infer_slice, kernel=_slice_kernel, cost=_copy_out_cost)
+)
+
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
+    """``size[i] == -1`` takes everything from ``begin[i]`` to the end of dimension i."""
+    attrs = {"begin": _ints(begin, "begin"), "size": _ints(size, "size")}
+    return make_op("Slice", [convert_to_tensor(input_)], name or "Slice", attrs).outputs[0]
+
+
+# -- GatherV2 ----------------------------------------------------------------------------------
+def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    params, indices = inputs
+    if indices.dtype not in _INDEX_DTYPES:
+        raise TypeError(
+            f"Input 'indices' of 'GatherV2' Op has type {indices.dtype.name} that is not in the "
+            "list of allowed values: int32, int64"
+        )
+    dims = params.shape.dims
+    if dims is not None and not dims:
+        raise ShapeError("params must be at least 1 dimensional")
+    if dims is None or indices.shape.dims is None:
+        return single(TensorShape(None), params.dtype)
+    axis = normalize_axis(attrs["axis"], len(dims))
+    return single(TensorShape([*dims[:axis], *indices.shape.dims, *dims[axis + 1 :]]), params.dtype)
+
+
+def _gather_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
+    return lambda params, indices: xp.take(params, indices, axis=axis)
+
+
+registry.register(
+    OpDef(type="GatherV2", infer=_infer_gather, kernel=_gather_kernel, cost=_copy_out_cost)
+)
+
+
+def gather(params: Any, indices: Any, axis: int = 0, name: str | None = None) -> Tensor:
+    """Picks slices of ``params`` along ``axis``; a list of Python ints becomes int32 indices."""
+    params_tensor = convert_to_tensor(params)
+    with params_tensor.graph.as_default():
+        indices_tensor = convert_to_tensor(indices)
+    attrs = {"axis": operator.index(axis)}
+    return make_op("GatherV2", [params_tensor, indices_tensor], name or "GatherV2", attrs).outputs[
+        0
+    ]
+
+
+# -- Cast --------------------------------------------------------------------------------------
+def _infer_cast(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return single(inputs[0].shape, attrs["dtype"])
+
+
+def _cast_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+    return lambda x: x.astype(dtype)
+
+
+def _cast_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost:
+    """Reads elements of the source dtype and writes elements of the target dtype."""
+    n = _count(out_shapes[0])
+    return Cost(float(n), float(n * (op.inputs[0].dtype.size + op.outputs[0].dtype.size)))
+
+
+registry.register(OpDef(type="Cast", infer=_infer_cast, kernel=_cast_kernel, cost=_cast_cost))
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """A tensor that already has ``dtype`` is returned as it is, with no Cast op (as in TF)."""
+    target = dtypes.as_dtype(dtype)
+    tensor = convert_to_tensor(x)
+    if tensor.dtype is target:
+        return tensor
+    return make_op("Cast", [tensor], name or "Cast", {"dtype": target}).outputs[0]

@@ -1,0 +1,121 @@
+"""Constants and the conversion of Python and NumPy values into tensors."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz import dtypes
+from placeviz.dtypes import DType
+from placeviz.graph import registry
+from placeviz.graph.core import Tensor, as_graph_element, get_default_graph
+from placeviz.graph.ops._build import constant_kernel, make_op, single
+from placeviz.graph.shapes import TensorShape
+
+
+def _infer_const(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    value: np.ndarray = attrs["value"]
+    return single(TensorShape(value.shape), dtypes.as_dtype(value.dtype))
+
+
+def _const_kernel(xp: Any, op: Any, state: Any) -> Any:
+    return constant_kernel(op.attrs["value"])(xp, op, state)
+
+
+registry.register(
+    registry.OpDef(
+        type="Const",
+        infer=_infer_const,
+        kernel=_const_kernel,
+        cost=registry.free_cost,
+    )
+)
+
+
+def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
+    target = dtype if dtype is not None else dtypes.infer_dtype(value)
+    array = np.asarray(value)
+    if array.dtype == object:
+        raise TypeError(f"Cannot convert {value!r} to a tensor: ragged or non-numeric value")
+    if target.is_integer and array.dtype.kind == "f" and not np.all(np.equal(np.mod(array, 1), 0)):
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+    if target.is_integer or target.is_bool:
+        if array.dtype.kind in "fc" and target.is_bool:
+            raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+        info = np.iinfo(target.np) if target.is_integer else None
+        if info is not None and array.size and (array.min() < info.min or array.max() > info.max):
+            raise TypeError(f"Cannot convert {value!r} to {target.name}: out of range")
+    return np.array(array, dtype=target.np)
+
+
+def constant(
+    value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    name: str = "Const",
+) -> Tensor:
+    """A tensor with a fixed value; ``shape`` reshapes a flat list or fills from a scalar."""
+    target = dtypes.as_dtype(dtype) if dtype is not None else None
+    array = _to_array(value, target)
+    if shape is not None:
+        dims = tuple(int(d) for d in (shape if isinstance(shape, list | tuple) else [shape]))
+        count = int(np.prod(dims, dtype=np.int64))
+        if array.size == 1:
+            array = np.full(dims, array.reshape(()), dtype=array.dtype)
+        elif array.size == count:
+            array = array.reshape(dims)
+        else:
+            raise TypeError(
+                f"Expected a value with {count} elements for shape {list(dims)}, "
+                f"got {array.size} elements"
+            )
+    array.flags.writeable = False
+    return make_op("Const", [], name, {"value": array}).outputs[0]
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A Tensor for ``value``: tensors and variables pass through, anything else becomes a Const."""
+    target = dtypes.as_dtype(dtype) if dtype is not None else None
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        element = as_graph_element(value)
+        if not isinstance(element, Tensor):
+            raise TypeError(f"Cannot convert Operation '{element.name}' to a Tensor.")
+        if target is not None and element.dtype is not target:
+            raise TypeError(
+                f"Tensor conversion requested dtype {target.name} for Tensor "
+                f"'{element.name}' with dtype {element.dtype.name}"
+            )
+        return element
+    if isinstance(value, list | tuple) and any(
+        isinstance(v, Tensor) or hasattr(v, "_as_graph_element") for v in value
+    ):
+        from placeviz.graph.ops.array_ops import stack
+
+        return stack([convert_to_tensor(v, dtype) for v in value], name=name or "packed")
+    return constant(value, dtype=target, name=name or "Const")
+
+
+def convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
+    """Convert two operands; a Python number takes the dtype of the tensor it meets, as in TF."""
+    x_is_tensor = isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
+    y_is_tensor = isinstance(y, Tensor) or hasattr(y, "_as_graph_element")
+    if x_is_tensor:
+        tx = convert_to_tensor(x)
+        with _graph_of(tx):
+            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype)
+    if y_is_tensor:
+        ty = convert_to_tensor(y)
+        with _graph_of(ty):
+            return convert_to_tensor(x, dtype=ty.dtype), ty
+    return convert_to_tensor(x), convert_to_tensor(y)
+
+
+def _graph_of(tensor: Tensor) -> Any:
+    """Build constants in the operand's graph, even when it is not the default one."""
+    graph = tensor.graph
+    if graph is get_default_graph():
+        return contextlib.nullcontext()
+    return graph.as_default()

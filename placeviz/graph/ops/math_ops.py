@@ -1,0 +1,368 @@
+"""Arithmetic, matmul, reductions and the Tensor operators (+ - * / @ ** and unary -)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placeviz import dtypes
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
+from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
+from placeviz.graph.registry import Cost, OpDef, elementwise_cost
+from placeviz.graph.shapes import ShapeError, TensorShape, broadcast, normalize_axis
+
+# -- elementwise binary ------------------------------------------------------------------------
+_BINARY = {
+    # op type: (array-module function, dtypes allowed)
+    "AddV2": ("add", dtypes.NUMBERS),
+    "Sub": ("subtract", dtypes.NUMBERS),
+    "Mul": ("multiply", dtypes.NUMBERS),
+    "RealDiv": ("true_divide", dtypes.NUMBERS),
+    "Pow": ("power", dtypes.NUMBERS),
+    "Maximum": ("maximum", dtypes.NUMBERS),
+    "Minimum": ("minimum", dtypes.NUMBERS),
+}
+
+
+def _infer_binary(op_type: str) -> Any:
+    allowed = _BINARY[op_type][1]
+
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        dtype = same_dtype(op_type, inputs)
+        require_dtype(op_type, dtype, allowed)
+        out_dtype = dtypes.float64 if op_type == "RealDiv" and dtype.is_integer else dtype
+        return single(broadcast(inputs[0].shape, inputs[1].shape), out_dtype)
+
+    return infer
+
+
+def _xp_function(name: str) -> Any:
+    return lambda xp, op, state: getattr(xp, name)
+
+
+for _type, (_fn, _allowed) in _BINARY.items():
+    registry.register(OpDef(type=_type, infer=_infer_binary(_type), kernel=_xp_function(_fn)))
+
+
+def _binary(op_type: str, x: Any, y: Any, name: str | None) -> Tensor:
+    tx, ty = convert_pair(x, y)
+    return make_op(op_type, [tx, ty], name).outputs[0]
+
+
+def add(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("AddV2", x, y, name or "Add")
+
+
+def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Sub", x, y, name or "Sub")
+
+
+def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Mul", x, y, name or "Mul")
+
+
+def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("RealDiv", x, y, name or "truediv")
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Pow", x, y, name or "Pow")
+
+
+def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Maximum", x, y, name or "Maximum")
+
+
+def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Minimum", x, y, name or "Minimum")
+
+
+# -- elementwise unary -------------------------------------------------------------------------
+def _sigmoid(xp: Any, op: Operation, state: Any) -> Any:
+    one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
+    return lambda x: one / (one + xp.exp(-x))
+
+
+def _relu(xp: Any, op: Operation, state: Any) -> Any:
+    zero = xp.asarray(0, dtype=op.outputs[0].dtype.np)
+    return lambda x: xp.maximum(x, zero)
+
+
+_UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
+    # op type: (kernel builder, dtypes allowed, FLOPs per element)
+    "Neg": (_xp_function("negative"), dtypes.NUMBERS, 1.0),
+    "Abs": (_xp_function("abs"), dtypes.NUMBERS, 1.0),
+    "Square": (_xp_function("square"), dtypes.NUMBERS, 1.0),
+    "Sqrt": (_xp_function("sqrt"), dtypes.FLOATS, 4.0),
+    "Exp": (_xp_function("exp"), dtypes.FLOATS, 8.0),
+    "Log": (_xp_function("log"), dtypes.FLOATS, 8.0),
+    "Tanh": (_xp_function("tanh"), dtypes.FLOATS, 8.0),
+    "Sigmoid": (_sigmoid, dtypes.FLOATS, 10.0),
+    "Relu": (_relu, dtypes.NUMBERS, 1.0),
+}
+
+
+def _infer_unary(op_type: str, allowed: Sequence[dtypes.DType]) -> Any:
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        require_dtype(op_type, inputs[0].dtype, allowed)
+        return single(inputs[0].shape, inputs[0].dtype)
+
+    return infer
+
+
+def _unary_cost(flops: float) -> Any:
+    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
+
+
+for _type, (_kernel, _allowed, _flops) in _UNARY.items():
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=_infer_unary(_type, _allowed),
+            kernel=_kernel,
+            cost=_unary_cost(_flops),
+        )
+    )
+
+
+def _unary(op_type: str, x: Any, name: str | None) -> Tensor:
+    return make_op(op_type, [convert_to_tensor(x)], name or op_type).outputs[0]
+
+
+def negative(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Neg", x, name)
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Abs", x, name)
+
+
+def square(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Square", x, name)
+
+
+def sqrt(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Sqrt", x, name)
+
+
+def exp(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Exp", x, name)
+
+
+def log(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Log", x, name)
+
+
+def tanh(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Tanh", x, name)
+
+
+def sigmoid(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Sigmoid", x, name)
+
+
+def relu(features: Any, name: str | None = None) -> Tensor:
+    return _unary("Relu", features, name)
+
+
+# -- matmul ------------------------------------------------------------------------------------
+def _infer_matmul(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    a, b = inputs
+    dtype = same_dtype("MatMul", inputs, ("a", "b"))
+    require_dtype("MatMul", dtype, dtypes.NUMBERS)
+    for arg, tensor in (("a", a), ("b", b)):
+        if tensor.shape.ndims is not None and tensor.shape.ndims != 2:
+            raise ShapeError(f"Shape must be rank 2 but is rank {tensor.shape.ndims} for '{arg}'")
+    a_dims = a.shape.dims or (None, None)
+    b_dims = b.shape.dims or (None, None)
+    m, k = (a_dims[1], a_dims[0]) if attrs["transpose_a"] else a_dims
+    k2, n = (b_dims[1], b_dims[0]) if attrs["transpose_b"] else b_dims
+    if k is not None and k2 is not None and k != k2:
+        raise ShapeError(f"Dimensions must be equal, but are {k} and {k2}")
+    return single(TensorShape([m, n]), dtype)
+
+
+def _matmul_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    if not ta and not tb:
+        return xp.matmul
+    return lambda a, b: xp.matmul(a.T if ta else a, b.T if tb else b)
+
+
+def _matmul_cost(op: Operation, ins: Sequence[tuple[int, ...]], outs: Sequence[tuple[int, ...]]):
+    m, n = outs[0]
+    a = ins[0]
+    k = a[0] if op.attrs["transpose_a"] else a[1]
+    size = op.outputs[0].dtype.size
+    return Cost(2.0 * m * n * k, float((m * k + k * n + m * n) * size))
+
+
+registry.register(
+    OpDef(type="MatMul", infer=_infer_matmul, kernel=_matmul_kernel, cost=_matmul_cost)
+)
+
+
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    ta, tb = convert_pair(a, b)
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
+    return make_op("MatMul", [ta, tb], name or "MatMul", attrs).outputs[0]
+
+
+# -- add_n -------------------------------------------------------------------------------------
+def _infer_add_n(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    if not inputs:
+        raise ShapeError("AddN needs at least one input")
+    dtype = same_dtype("AddN", inputs, [f"inputs[{i}]" for i in range(len(inputs))])
+    require_dtype("AddN", dtype, dtypes.NUMBERS)
+    shape = inputs[0].shape
+    for tensor in inputs[1:]:
+        if not shape.is_compatible_with(tensor.shape):
+            raise ShapeError(f"Shapes must be equal, but are {shape} and {tensor.shape}")
+        shape = shape.merge_with(tensor.shape)
+    return single(shape, dtype)
+
+
+def _add_n_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    if len(op.inputs) == 1:
+        return lambda x: x
+    if len(op.inputs) == 2:
+        return xp.add
+
+    def add_all(*values: Any) -> Any:
+        total = xp.add(values[0], values[1])
+        for value in values[2:]:
+            xp.add(total, value, out=total)
+        return total
+
+    return add_all
+
+
+registry.register(OpDef(type="AddN", infer=_infer_add_n, kernel=_add_n_kernel))
+
+
+def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
+    if not inputs:
+        raise ValueError("inputs must be a non-empty list of tensors")
+    tensors = [convert_to_tensor(x) for x in inputs]
+    return make_op("AddN", tensors, name or "AddN").outputs[0]
+
+
+# -- reductions --------------------------------------------------------------------------------
+_REDUCTIONS = {"Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min"}
+
+
+def _axes(attrs: Mapping[str, Any], rank: int | None) -> tuple[int, ...] | None:
+    axis = attrs["axis"]
+    if axis is None:
+        return None
+    return tuple(sorted({normalize_axis(a, rank) for a in axis}))
+
+
+def _infer_reduction(op_type: str) -> Any:
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        x = inputs[0]
+        allowed = dtypes.NUMBERS
+        require_dtype(op_type, x.dtype, allowed)
+        rank = x.shape.ndims
+        if rank is None:
+            return single(TensorShape(None), x.dtype)
+        axes = _axes(attrs, rank)
+        axes = tuple(range(rank)) if axes is None else axes
+        dims = x.shape.dims or ()
+        if attrs["keepdims"]:
+            out = [1 if i in axes else d for i, d in enumerate(dims)]
+        else:
+            out = [d for i, d in enumerate(dims) if i not in axes]
+        return single(TensorShape(out), x.dtype)
+
+    return infer
+
+
+def _reduction_kernel(fn: str) -> Any:
+    def build(xp: Any, op: Operation, state: Any) -> Any:
+        reduce = getattr(xp, fn)
+        axes = _axes(op.attrs, op.inputs[0].shape.ndims)
+        keepdims = op.attrs["keepdims"]
+        out_dtype = op.outputs[0].dtype.np
+        if fn == "mean" and op.outputs[0].dtype.is_integer:
+            # TensorFlow's integer mean truncates toward zero and stays integer.
+            return lambda x: xp.asarray(
+                xp.trunc(xp.mean(x, axis=axes, keepdims=keepdims)), dtype=out_dtype
+            )
+        return lambda x: xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+
+    return build
+
+
+for _type, _fn in _REDUCTIONS.items():
+    registry.register(
+        OpDef(type=_type, infer=_infer_reduction(_type), kernel=_reduction_kernel(_fn))
+    )
+
+
+def _reduce(
+    op_type: str, x: Any, axis: Any, keepdims: bool | None, name: str | None, keep_dims: Any
+) -> Tensor:
+    if keep_dims is not None:
+        keepdims = keep_dims
+    if axis is not None:
+        axis = [int(axis)] if not isinstance(axis, list | tuple) else [int(a) for a in axis]
+    attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
+    return make_op(op_type, [convert_to_tensor(x)], name or op_type, attrs).outputs[0]
+
+
+def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+               keep_dims: Any = None) -> Tensor:  # fmt: skip
+    return _reduce("Sum", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+                keep_dims: Any = None) -> Tensor:  # fmt: skip
+    return _reduce("Mean", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+               keep_dims: Any = None) -> Tensor:  # fmt: skip
+    return _reduce("Max", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+               keep_dims: Any = None) -> Tensor:  # fmt: skip
+    return _reduce("Min", x, axis, keepdims, name, keep_dims)
+
+
+# -- operators on Tensor -----------------------------------------------------------------------
+def _install_operators() -> None:
+    """Attach Python operators to Tensor with TensorFlow's default op names."""
+    pairs = {
+        "add": ("AddV2", "add"),
+        "sub": ("Sub", "sub"),
+        "mul": ("Mul", "mul"),
+        "truediv": ("RealDiv", "truediv"),
+        "pow": ("Pow", "pow"),
+    }
+    for method, (op_type, default_name) in pairs.items():
+
+        def forward(self: Tensor, other: Any, _t: str = op_type, _n: str = default_name) -> Tensor:
+            return _binary(_t, self, other, _n)
+
+        def reverse(self: Tensor, other: Any, _t: str = op_type, _n: str = default_name) -> Tensor:
+            return _binary(_t, other, self, _n)
+
+        setattr(Tensor, f"__{method}__", forward)
+        setattr(Tensor, f"__r{method}__", reverse)
+    Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[attr-defined]
+    Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
+    Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
+    Tensor.__abs__ = lambda self: abs(self)  # type: ignore[attr-defined]
+
+
+_install_operators()

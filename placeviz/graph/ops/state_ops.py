@@ -1,0 +1,222 @@
+"""Placeholders, variables' ops (Variable, Assign, AssignAdd), Identity, NoOp and group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError, describe_op
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor, as_graph_element, get_default_graph
+from placeviz.graph.ops._build import make_op, same_dtype, single
+from placeviz.graph.ops.constant_op import convert_to_tensor
+from placeviz.graph.registry import OpDef, free_cost, memory_cost
+from placeviz.graph.shapes import ShapeError, as_shape
+
+# TensorFlow registers no GPU kernel for int32 variables (they live in host memory); the seeds
+# rely on it: `with device('/gpu:0'): Variable(3)` cannot be placed.
+VARIABLE_KERNELS = {
+    "CPU": frozenset(dtypes.ALL),
+    "GPU": registry.except_dtypes(dtypes.int32),
+}
+
+
+# -- Placeholder -------------------------------------------------------------------------------
+def _infer_placeholder(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    return single(attrs["shape"], attrs["dtype"])
+
+
+def _placeholder_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def unfed() -> Any:
+        raise InvalidArgumentError(missing_feed_message(op), op=op)
+
+    return unfed
+
+
+def missing_feed_message(op: Operation) -> str:
+    shape = op.attrs["shape"]
+    dims = "<unknown>" if shape.dims is None else shape
+    return (
+        f"You must feed a value for placeholder tensor '{op.name}' with dtype "
+        f"{op.attrs['dtype'].name} and shape {dims} ({describe_op(op)})"
+    )
+
+
+registry.register(
+    OpDef(type="Placeholder", infer=_infer_placeholder, kernel=_placeholder_kernel, cost=free_cost)
+)
+
+
+def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tensor:
+    """A value fed at run time; ``shape`` may leave dimensions (or the rank) unknown."""
+    attrs = {"dtype": dtypes.as_dtype(dtype), "shape": as_shape(shape)}
+    return make_op("Placeholder", [], name or "Placeholder", attrs).outputs[0]
+
+
+# -- Variable ----------------------------------------------------------------------------------
+def _infer_variable(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    return single(attrs["shape"], attrs["dtype"])
+
+
+def _variable_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    slot = state.variable_slot(op)
+    return lambda: slot
+
+
+registry.register(
+    OpDef(
+        type="Variable",
+        infer=_infer_variable,
+        kernel=_variable_kernel,
+        cost=free_cost,
+        supported=VARIABLE_KERNELS,
+        ref_output=True,
+        stateful=True,
+    )
+)
+
+
+def variable_op(shape: Any, dtype: Any, name: str | None = None) -> Operation:
+    attrs = {"shape": as_shape(shape), "dtype": dtypes.as_dtype(dtype)}
+    return make_op("Variable", [], name or "Variable", attrs)
+
+
+# -- Assign, AssignAdd -------------------------------------------------------------------------
+def _infer_assign(op_type: str) -> Any:
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        ref, value = inputs
+        if not ref.op.op_def.ref_output:
+            raise TypeError(f"{op_type} needs a variable as its first input, got '{ref.name}'")
+        same_dtype(op_type, inputs, ("ref", "value"))
+        if attrs.get("validate_shape", True) and not ref.shape.is_compatible_with(value.shape):
+            raise ShapeError(
+                f"Shapes must be equal, but the variable has shape {ref.shape} and the value "
+                f"{value.shape}"
+            )
+        shape = value.shape if op_type == "Assign" else ref.shape
+        return single(shape, ref.dtype)
+
+    return infer
+
+
+def _assign_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda slot, value: slot.assign(value)
+
+
+def _assign_add_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda slot, value: slot.assign(xp.add(slot.read(), value))
+
+
+for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_kernel)):
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=_infer_assign(_type),
+            kernel=_kernel,
+            cost=memory_cost,
+            supported=VARIABLE_KERNELS,
+            ref_inputs=frozenset({0}),
+            stateful=True,
+        )
+    )
+
+
+def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None = None) -> Tensor:
+    ref_tensor = _ref_tensor(ref)
+    with _colocated(ref_tensor.op):
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype)
+        op = make_op(
+            "Assign", [ref_tensor, tensor], name or "Assign", {"validate_shape": validate_shape}
+        )
+    return op.outputs[0]
+
+
+def assign_add(ref: Any, value: Any, name: str | None = None) -> Tensor:
+    ref_tensor = _ref_tensor(ref)
+    with _colocated(ref_tensor.op):
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype)
+        op = make_op("AssignAdd", [ref_tensor, tensor], name or "AssignAdd")
+    return op.outputs[0]
+
+
+def _ref_tensor(ref: Any) -> Tensor:
+    variable_ref = getattr(ref, "_ref", None)
+    if variable_ref is not None:
+        return variable_ref
+    tensor = as_graph_element(ref)
+    if not isinstance(tensor, Tensor) or not tensor.op.op_def.ref_output:
+        raise TypeError(f"Expected a variable, got {ref!r}")
+    return tensor
+
+
+def _colocated(op: Operation) -> Any:
+    return op.graph.colocate_with(op)
+
+
+# -- Identity ----------------------------------------------------------------------------------
+def _infer_identity(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    return single(inputs[0].shape, inputs[0].dtype)
+
+
+def _identity_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    if op.inputs[0].op.op_def.ref_output:
+        return lambda slot: slot.read()
+    return lambda x: x
+
+
+registry.register(
+    OpDef(type="Identity", infer=_infer_identity, kernel=_identity_kernel, cost=free_cost)
+)
+
+
+def identity(input: Any, name: str | None = None) -> Tensor:
+    tensor = _value_or_ref(input)
+    return make_op("Identity", [tensor], name or "Identity").outputs[0]
+
+
+def _value_or_ref(value: Any) -> Tensor:
+    """Identity of a variable reads it (``var/read``); of anything else passes it through."""
+    variable_ref = getattr(value, "_ref", None)
+    return variable_ref if variable_ref is not None else convert_to_tensor(value)
+
+
+# -- NoOp and group ----------------------------------------------------------------------------
+def _infer_no_op(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    return []
+
+
+registry.register(
+    OpDef(type="NoOp", infer=_infer_no_op, kernel=lambda xp, op, state: _nothing, cost=free_cost)
+)
+
+
+def _nothing() -> None:
+    return None
+
+
+def no_op(name: str | None = None) -> Operation:
+    return make_op("NoOp", [], name or "NoOp")
+
+
+def group(*inputs: Any, name: str | None = None) -> Operation:
+    """One op that runs after all ``inputs`` (tensors or ops): a NoOp with control inputs."""
+    deps = [_as_op(x) for x in _flatten(inputs)]
+    graph = deps[0].graph if deps else get_default_graph()
+    with graph.as_default(), graph.control_dependencies(deps):
+        return no_op(name=name or "group_deps")
+
+
+def _as_op(value: Any) -> Operation:
+    element = as_graph_element(value)
+    return element.op if isinstance(element, Tensor) else element
+
+
+def _flatten(values: Sequence[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            flat.extend(_flatten(value))
+        else:
+            flat.append(value)
+    return flat

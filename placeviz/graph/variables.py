@@ -1,0 +1,161 @@
+"""TensorFlow 1's ``Variable``: a Variable op holding state, with its Assign and read ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
+from placeviz.graph.ops import state_ops
+from placeviz.graph.ops.constant_op import convert_to_tensor
+
+GLOBAL_VARIABLES = "variables"
+TRAINABLE_VARIABLES = "trainable_variables"
+
+
+class Variable:
+    """``Variable(initial_value)`` creates the ops TensorFlow 1 creates for it.
+
+    For ``Variable(3.0, name="a")``: ``a/initial_value`` (Const), ``a`` (Variable), ``a/Assign``
+    (its initializer) and ``a/read`` (Identity, what ``a * b`` actually consumes). The Variable op
+    and its Assign and read ops are colocated, so the placer keeps them on one device.
+    """
+
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+        collections: Sequence[str] | None = None,
+        validate_shape: bool = True,
+    ) -> None:
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        graph = get_default_graph()
+        with graph.name_scope(name or "Variable") as scope:
+            if callable(initial_value):
+                with graph.name_scope("Initializer"), graph.device(None):
+                    initial_value = initial_value()
+            self._initial_value = convert_to_tensor(
+                initial_value, dtype=dtype, name="initial_value"
+            )
+            shape = self._initial_value.shape if validate_shape else None
+            self._variable_op = state_ops.variable_op(shape, self._initial_value.dtype, name=scope)
+            self._ref = self._variable_op.outputs[0]
+            with graph.colocate_with(self._variable_op):
+                self._initializer = state_ops.assign(
+                    self._ref, self._initial_value, validate_shape=validate_shape, name="Assign"
+                ).op
+                self._snapshot = state_ops.identity(self, name="read")
+        self._graph = graph
+        self.trainable = trainable
+        for key in collections or [GLOBAL_VARIABLES]:
+            graph.add_to_collection(key, self)
+        if trainable and TRAINABLE_VARIABLES not in (collections or ()):
+            graph.add_to_collection(TRAINABLE_VARIABLES, self)
+
+    # -- what TensorFlow exposes ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._ref.name
+
+    @property
+    def op(self) -> Operation:
+        return self._variable_op
+
+    @property
+    def dtype(self) -> Any:
+        return self._ref.dtype
+
+    @property
+    def shape(self) -> Any:
+        return self._ref.shape
+
+    def get_shape(self) -> Any:
+        return self._ref.shape
+
+    @property
+    def device(self) -> str:
+        return self._variable_op.device
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def initializer(self) -> Operation:
+        return self._initializer
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    def value(self) -> Tensor:
+        return self._snapshot
+
+    def read_value(self) -> Tensor:
+        with self._graph.name_scope(self._variable_op.name + "/"):
+            return state_ops.identity(self, name="read")
+
+    def assign(self, value: Any, name: str | None = None) -> Tensor:
+        return state_ops.assign(self._ref, value, name=name)
+
+    def assign_add(self, delta: Any, name: str | None = None) -> Tensor:
+        return state_ops.assign_add(self._ref, delta, name=name)
+
+    def eval(self, session: Any = None) -> Any:
+        return self._snapshot.eval(session=session)
+
+    def _as_graph_element(self) -> Tensor:
+        return self._snapshot
+
+    def __repr__(self) -> str:
+        return f"<pv.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    __hash__ = object.__hash__
+
+
+def _delegate(method: str) -> Any:
+    def call(self: Variable, *args: Any) -> Any:
+        return getattr(self._snapshot, method)(*args)
+
+    call.__name__ = method
+    return call
+
+
+for _method in [
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__pow__",
+    "__rpow__",
+    "__matmul__",
+    "__rmatmul__",
+    "__neg__",
+    "__abs__",
+]:
+    setattr(Variable, _method, _delegate(_method))
+
+
+def global_variables(graph: Graph | None = None) -> list[Variable]:
+    return (graph or get_default_graph()).get_collection(GLOBAL_VARIABLES)
+
+
+def trainable_variables(graph: Graph | None = None) -> list[Variable]:
+    return (graph or get_default_graph()).get_collection(TRAINABLE_VARIABLES)
+
+
+def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> Operation:
+    if not var_list:
+        return state_ops.no_op(name=name)
+    return state_ops.group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer() -> Operation:
+    return variables_initializer(global_variables(), name="init")

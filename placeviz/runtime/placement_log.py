@@ -1,0 +1,43 @@
+"""The placement log: a ``Device mapping:`` block, then each op once, at its first placement.
+
+TensorFlow prints every op again on every step, and its users complain; placeviz prints an op only
+when it is first placed, with the device it was assigned.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+
+from placeviz.devices.context import Device
+from placeviz.graph.core import Operation
+
+
+def device_mapping(devices: Sequence[Device]) -> str:
+    lines = ["Device mapping:"]
+    for device in devices:
+        if device.device_type == "CPU":
+            continue
+        physical = device.physical
+        text = (
+            f"{device.name} -> device: {physical.index}, name: {physical.description}, "
+            f"pci bus id: {physical.pci_bus_id}"
+        )
+        if physical.compute_capability:
+            text += f", compute capability: {physical.compute_capability}"
+        if device.logical:
+            text += f", logical device with {device.memory_limit >> 20} MiB"
+        lines.append(text)
+    if len(lines) == 1:
+        lines.append("no known devices.")
+    return "\n".join(lines)
+
+
+def placement_lines(decisions: Iterable[tuple[Operation, Device]]) -> list[str]:
+    return [f"{op.name}: ({op.type}): {device.name}" for op, device in decisions]
+
+
+def write(text: str) -> None:
+    """Log to stderr, as TensorFlow does (looked up per call so redirection works)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()

@@ -1,0 +1,82 @@
+"""What one ``Session.run`` executes: the ops its fetches need, in order, with transfers.
+
+Pruning walks back from the fetches and stops at fed tensors. Ops are appended to a graph only
+after their inputs and control inputs exist, so creation order is already a topological order.
+Every edge between ops on different devices gets an explicit transfer to the consumer's device,
+made once per (tensor, device) and shared by every consumer there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from placeviz.devices.context import Device
+from placeviz.errors import InvalidArgumentError
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops.state_ops import missing_feed_message
+from placeviz.placement.placer import Placement, PlacementFailure
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """A copy of ``tensor`` from the device that made it to the device of its consumers."""
+
+    tensor: Tensor
+    src: Device
+    dst: Device
+
+
+@dataclass
+class Plan:
+    ops: list[Operation]  # to execute, in order (fed placeholders are not among them)
+    devices: dict[int, Device]  # op id -> where it runs
+    feeds: list[Tensor]  # fed tensors, in the order the compiled function takes them
+    fetches: list[Tensor | Operation]
+    # before op id: the transfers its inputs need first
+    transfers: dict[int, list[Transfer]] = field(default_factory=dict)
+
+    def all_transfers(self) -> list[Transfer]:
+        return [t for ts in self.transfers.values() for t in ts]
+
+
+def build_plan(
+    fetches: Sequence[Tensor | Operation],
+    feeds: Sequence[Tensor],
+    placement: Placement,
+    failures: Mapping[int, PlacementFailure],
+) -> Plan:
+    fed = {id(t) for t in feeds}
+    needed: dict[int, Operation] = {}
+    stack = [f.op if isinstance(f, Tensor) else f for f in fetches if id(f) not in fed]
+    while stack:
+        op = stack.pop()
+        if op._id in needed:
+            continue
+        needed[op._id] = op
+        for tensor in op.inputs:
+            if id(tensor) not in fed and tensor.op._id not in needed:
+                stack.append(tensor.op)
+        stack.extend(c for c in op.control_inputs if c._id not in needed)
+    ops = [needed[i] for i in sorted(needed)]
+    for op in ops:
+        failure = failures.get(op._id)
+        if failure is not None:
+            raise failure.error
+        if op.type == "Placeholder":
+            raise InvalidArgumentError(missing_feed_message(op), op=op)
+    devices = {op._id: placement.device(op.name) for op in ops}
+    for tensor in feeds:
+        devices.setdefault(tensor.op._id, placement.device(tensor.op.name))
+    plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches))
+    made: set[tuple[int, str]] = set()
+    for op in ops:
+        dst = devices[op._id]
+        for tensor in op.inputs:
+            src = devices[tensor.op._id]
+            key = (id(tensor), dst.name)
+            if src is dst or src.name == dst.name or key in made:
+                continue
+            made.add(key)
+            plan.transfers.setdefault(op._id, []).append(Transfer(tensor, src, dst))
+    return plan

@@ -1,0 +1,279 @@
+"""``Session``: places the graph on this session's devices, compiles plans and runs them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from placeviz.devices import context as device_context
+from placeviz.devices.context import Device
+from placeviz.errors import InvalidArgumentError
+from placeviz.graph.core import (
+    Graph,
+    Operation,
+    Tensor,
+    get_default_graph,
+    session_stack,
+)
+from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
+from placeviz.runtime import placement_log
+from placeviz.runtime.config import ConfigProto
+from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.plan import build_plan
+from placeviz.runtime.state import SessionState
+
+_MAX_CACHED_PLANS = 128
+
+
+class Session:
+    """A TensorFlow 1 session: ``with pv.Session(config=...) as sess: sess.run(fetches)``.
+
+    Placements stick: each op is placed the first time a run happens after it was created (the
+    whole graph at once, as TensorFlow's placer does) and keeps its device for the session's life.
+    """
+
+    def __init__(
+        self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None
+    ) -> None:
+        if target not in ("", "local"):
+            raise ValueError(
+                f"Session target {target!r} names a server; placeviz runs sessions in this "
+                "process only (clusters are not supported yet). Use pv.Session()."
+            )
+        self.graph = graph if graph is not None else get_default_graph()
+        self.config = config or ConfigProto()
+        ctx = device_context.context()
+        self._devices = _session_devices(ctx.devices(), self.config)
+        self._soft = self.config.allow_soft_placement or ctx.soft_placement
+        self._log = self.config.log_device_placement or ctx.log_device_placement
+        self._placer = SimplePlacer(self._devices, soft=self._soft)
+        self._placement = Placement()
+        self._failures: dict[int, PlacementFailure] = {}
+        self._placed_version = -1
+        self._state = SessionState()
+        self._plans: dict[Any, CompiledPlan] = {}
+        self._closed = False
+        self._default_contexts: list[Any] = []
+        if self._log:
+            placement_log.write(placement_log.device_mapping(self._devices))
+
+    # -- what the session knows ----------------------------------------------------------------
+    @property
+    def placement(self) -> Placement:
+        """Op name -> assigned device; ``sess.placement.explain(name)`` says why."""
+        return self._placement
+
+    @property
+    def devices(self) -> list[Device]:
+        return list(self._devices)
+
+    def list_devices(self) -> list[Device]:
+        return list(self._devices)
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self, fetches: Any, feed_dict: Mapping[Any, Any] | None = None) -> Any:
+        """Compute ``fetches`` (a tensor, op, name, or a list/tuple/dict nesting of them)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if not feed_dict and type(fetches) is Tensor and self._placed_version == self.graph.version:
+            compiled = self._plans.get(fetches)
+            if compiled is not None:
+                return compiled.run(())[0]
+        elements, rebuild = _flatten_fetches(fetches, self.graph)
+        unique = list(dict.fromkeys(elements))
+        feeds, values = self._feeds(feed_dict or {})
+        key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
+        if self._placed_version != self.graph.version:
+            self._place()
+        compiled = self._plans.get(key)
+        if compiled is None:
+            compiled = self._compile(unique, feeds, key)
+        results = compiled.run(values)
+        by_element = dict(zip(unique, results))
+        return rebuild([by_element[e] for e in elements])
+
+    def _compile(self, fetches: list[Any], feeds: list[Tensor], key: Any) -> CompiledPlan:
+        plan = build_plan(fetches, feeds, self._placement, self._failures)
+        compiled = CompiledPlan(plan, self._state)
+        if len(self._plans) >= _MAX_CACHED_PLANS:
+            self._plans.pop(next(iter(self._plans)))
+        self._plans[key] = compiled
+        return compiled
+
+    def _place(self) -> None:
+        device_context.context().initialize()
+        decisions, self._failures = self._placer.place(self.graph._ops, self._placement)
+        for op, device, reason in decisions:
+            self._placement._entries[op.name] = (device, reason)
+        self._placed_version = self.graph.version
+        if self._log and decisions:
+            lines = placement_log.placement_lines((op, device) for op, device, _ in decisions)
+            placement_log.write("\n".join(lines))
+
+    def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
+        pairs = []
+        for key, value in feed_dict.items():
+            tensor = _resolve(key, self.graph, "feed")
+            if not isinstance(tensor, Tensor):
+                raise TypeError(f"Cannot feed Operation '{tensor.name}'; feed one of its tensors.")
+            pairs.append((tensor, _feed_value(tensor, value)))
+        pairs.sort(key=lambda p: id(p[0]))
+        return [t for t, _ in pairs], [v for _, v in pairs]
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._closed = True
+        self._plans.clear()
+
+    def as_default(self) -> _DefaultSession:
+        return _DefaultSession(self)
+
+    def __enter__(self) -> Session:
+        context = self.as_default()
+        context.__enter__()
+        self._default_contexts.append(context)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._default_contexts.pop().__exit__(*exc)
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<pv.Session devices={[d.name for d in self._devices]}>"
+
+
+class _DefaultSession:
+    """``with sess.as_default():`` makes ``sess`` and its graph the defaults."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._graph_context: Any = None
+
+    def __enter__(self) -> Session:
+        session_stack().append(self._session)
+        self._graph_context = self._session.graph.as_default()
+        self._graph_context.__enter__()
+        return self._session
+
+    def __exit__(self, *exc: object) -> None:
+        self._graph_context.__exit__(*exc)
+        session_stack().pop()
+
+
+def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]:
+    """Apply ``device_count``, ``visible_device_list`` and the GPU memory fraction."""
+    options = config.gpu_options
+    gpus = [d for d in devices if d.device_type == "GPU"]
+    others = [d for d in devices if d.device_type != "GPU"]
+    if options.visible_device_list:
+        order = []
+        for item in options.visible_device_list.split(","):
+            item = item.strip()
+            if not item.isdigit():
+                raise ValueError(f"Invalid visible_device_list entry {item!r}")
+            order.append(int(item))
+        physical = list(dict.fromkeys(d.physical.index for d in gpus))
+        for index in order:
+            if index >= len(physical):
+                raise ValueError(
+                    f"visible_device_list names GPU {index}, but this process sees "
+                    f"{len(physical)} GPU(s)"
+                )
+        gpus = [d for index in order for d in gpus if d.physical.index == physical[index]]
+    renumbered = []
+    for i, device in enumerate(gpus):
+        limit = device.memory_limit
+        if options.per_process_gpu_memory_fraction and not device.logical:
+            limit = int(device.physical.memory_bytes * options.per_process_gpu_memory_fraction)
+        renumbered.append(device.with_spec(device.spec.replace(device_index=i), limit))
+    result = others + renumbered
+    for device_type, count in config.device_count.items():
+        kind = device_type.upper()
+        if kind == "CPU":
+            count = max(count, 1)
+        kept = [d for d in result if d.device_type == kind][: max(count, 0)]
+        result = [d for d in result if d.device_type != kind or d in kept]
+    return result
+
+
+def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
+    if isinstance(item, str):
+        try:
+            element = graph.as_graph_element(item)
+        except (KeyError, ValueError) as exc:
+            raise InvalidArgumentError(f"Cannot interpret {what} {item!r}: {exc}") from None
+        return element
+    if isinstance(item, Tensor | Operation):
+        element = item
+    elif hasattr(item, "_as_graph_element"):
+        element = item._as_graph_element()
+    else:
+        raise TypeError(
+            f"{what.capitalize()} argument {item!r} has invalid type {type(item).__name__}; "
+            "it must be a Tensor, an Operation, a Variable or a name"
+        )
+    if element.graph is not graph:
+        op = element.op if isinstance(element, Tensor) else element
+        raise InvalidArgumentError(
+            f"{what.capitalize()} {element.name!r} (created at {op.source}) is not an element of "
+            "this session's graph: it belongs to another graph. Build it inside "
+            "`with sess.graph.as_default():` or create the session with graph=.",
+            op=op,
+        )
+    return element
+
+
+def _feed_value(tensor: Tensor, value: Any) -> Any:
+    try:
+        array = np.array(value, dtype=tensor.dtype.np)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(
+            f"Cannot feed {value!r} to Tensor '{tensor.name}' of dtype {tensor.dtype.name}: {exc}",
+            op=tensor.op,
+        ) from None
+    if not tensor.shape.is_compatible_with(array.shape):
+        raise InvalidArgumentError(
+            f"Cannot feed value of shape {array.shape} for Tensor '{tensor.name}' (created at "
+            f"{tensor.op.source}), which has shape {tensor.shape}",
+            op=tensor.op,
+        )
+    return array
+
+
+def _flatten_fetches(fetches: Any, graph: Graph) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """Flatten a nested fetch structure; return the elements and how to rebuild the values."""
+    if fetches is None:
+        raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+    if isinstance(fetches, list | tuple):
+        parts = [_flatten_fetches(f, graph) for f in fetches]
+        elements = [e for part, _ in parts for e in part]
+        sizes = [len(part) for part, _ in parts]
+        is_namedtuple = isinstance(fetches, tuple) and hasattr(fetches, "_fields")
+        kind = type(fetches)
+
+        def rebuild(values: list[Any]) -> Any:
+            out, start = [], 0
+            for (_, sub), size in zip(parts, sizes):
+                out.append(sub(values[start : start + size]))
+                start += size
+            if is_namedtuple:
+                return kind(*out)
+            return out if kind is list else tuple(out)
+
+        return elements, rebuild
+    if isinstance(fetches, Mapping):
+        keys = list(fetches)
+        inner = _flatten_fetches([fetches[k] for k in keys], graph)
+
+        def rebuild_dict(values: list[Any]) -> Any:
+            return dict(zip(keys, inner[1](values)))
+
+        return inner[0], rebuild_dict
+    element = _resolve(fetches, graph, "fetch")
+    return [element], _first
+
+
+def _first(values: list[Any]) -> Any:
+    return values[0]
