@@ -189,7 +189,7 @@ class DeviceContext:
         for device in chosen:
             if device not in known:
                 raise ValueError(f"Unrecognized device: {device!r}")
-        types = {device_type} if device_type else {d.device_type for d in chosen}
+        types = {device_type.upper()} if device_type else {d.device_type for d in chosen}
         if "CPU" in types and not any(d.device_type == "CPU" for d in chosen):
             raise ValueError("CPU must always be visible")
         for kind in types:

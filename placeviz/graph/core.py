@@ -385,9 +385,8 @@ class Graph:
             ) from None
         op.outputs = tuple(Tensor(op, i, shape, dtype) for i, (shape, dtype) in enumerate(specs))
         self._add_control_inputs(op)
+        self._apply_device_scopes(op)
         self._apply_colocation(op)
-        if not op._colocation:
-            self._apply_device_scopes(op)
         self._ops.append(op)
         self._ops_by_name[op.name] = op
         for controller in self._control_stack:
@@ -407,20 +406,21 @@ class Graph:
                     op.control_inputs.append(dep)
 
     def _apply_colocation(self, op: Operation) -> None:
+        """As TensorFlow: the colocation target's device, when it has one, replaces the op's."""
         if not self._colocation_stack:
             return
         groups: set[str] = set()
+        device_set = False
         for target in reversed(self._colocation_stack):
             groups.update(target.colocation_groups())
-            if not op._requested.to_string() and target._requested.to_string():
+            if not device_set and not target._requested.is_empty:
                 op._requested = target._requested
                 op._device_scopes = (
                     (f"colocate_with('{target.name}')", user_location()),
                     *target._device_scopes,
                 )
+                device_set = True
         op._colocation = tuple(sorted(groups))
-        # Device scopes opened inside colocate_with still apply, as in TensorFlow.
-        self._apply_device_scopes(op)
 
     def _apply_device_scopes(self, op: Operation) -> None:
         """TensorFlow's order: innermost scope first; the op's own fields win over outer scopes."""

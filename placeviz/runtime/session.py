@@ -173,6 +173,11 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
             item = item.strip()
             if not item.isdigit():
                 raise ValueError(f"Invalid visible_device_list entry {item!r}")
+            if int(item) in order:
+                raise ValueError(
+                    f"visible_device_list contained a duplicate entry: "
+                    f"{options.visible_device_list}"
+                )
             order.append(int(item))
         physical = list(dict.fromkeys(d.physical.index for d in gpus))
         for index in order:
@@ -185,7 +190,12 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
     renumbered = []
     for i, device in enumerate(gpus):
         limit = device.memory_limit
-        if options.per_process_gpu_memory_fraction and not device.logical:
+        # As in TensorFlow, a memory limit set by a logical device configuration wins over the
+        # fraction; only devices without one (limit = the whole card) take the fraction.
+        if (
+            options.per_process_gpu_memory_fraction
+            and device.memory_limit == device.physical.memory_bytes
+        ):
             limit = int(device.physical.memory_bytes * options.per_process_gpu_memory_fraction)
         renumbered.append(device.with_spec(device.spec.replace(device_index=i), limit))
     result = others + renumbered

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from placeviz import dtypes
-from placeviz.errors import InvalidArgumentError, describe_op
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops import constant_op, state_ops
@@ -350,7 +349,8 @@ registry.register(OpDef(type="Pack", infer=_infer_pack, kernel=_pack_kernel, cos
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
-    """Joins same-shaped values along a new axis; constants alone fold into one Const, as in TF."""
+    """Joins same-shaped values along a new axis; plain constants on axis 0 fold into one Const,
+    as in TF."""
     if not isinstance(values, list | tuple):
         raise TypeError(f"stack takes a list or tuple of values, got {values!r}")
     if axis == 0 and values and not _has_tensor(values):
@@ -524,13 +524,9 @@ def _split_v_kernel(xp: Any, op: Operation, state: Any) -> Any:
         return lambda x: tuple(xp.split(x, points, axis=axis))
 
     def split_unknown(x: Any) -> tuple[Any, ...]:
-        # The size was unknown when the graph was built: check it now, or xp.split would
-        # silently return a different number of pieces.
-        try:
-            points = _split_points(sizes, x.shape[axis])
-        except ShapeError as exc:
-            raise InvalidArgumentError(f"{exc} for {describe_op(op)}", op=op) from None
-        return tuple(xp.split(x, points, axis=axis))
+        # The size was unknown when the graph was built: _split_points checks it now, or
+        # xp.split would silently return a different number of pieces.
+        return tuple(xp.split(x, _split_points(sizes, x.shape[axis]), axis=axis))
 
     return split_unknown
 

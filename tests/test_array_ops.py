@@ -1,0 +1,563 @@
+"""array_ops: op types and TF's default names, static shapes with unknown dims, and kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from placeviz import dtypes
+from placeviz import errors as pv_errors
+from placeviz.graph.core import Graph, Tensor
+from placeviz.graph.ops import array_ops, constant_op, math_ops, state_ops
+from placeviz.graph.shapes import TensorShape
+from placeviz.runtime.session import Session
+
+
+class _State:
+    def rng(self, op: Any) -> np.random.Generator:
+        return np.random.default_rng(0)
+
+
+def run_kernel(tensor: Tensor, *inputs: Any) -> Any:
+    op = tensor.op
+    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs)
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph() -> Iterator[Graph]:
+    with Graph().as_default() as graph:
+        yield graph
+
+
+def placeholder(shape: Any, dtype: Any = dtypes.float32) -> Tensor:
+    return state_ops.placeholder(dtype, shape)
+
+
+def shapes(max_rank: int = 4) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(1, 4), min_size=0, max_size=max_rank)
+
+
+# -- zeros, ones, fill, *_like -----------------------------------------------------------------
+def test_zeros_and_ones_are_named_constants() -> None:
+    z = array_ops.zeros([2, 3])
+    z1 = array_ops.zeros((4,), dtype=dtypes.int32)
+    o = array_ops.ones(TensorShape([2]), dtype="bool")
+    assert (z.op.type, z.op.name, z1.op.name, o.op.name) == ("Const", "zeros", "zeros_1", "ones")
+    assert z.shape == [2, 3]
+    assert z.dtype is dtypes.float32
+    np.testing.assert_array_equal(run_kernel(z1), np.zeros(4, np.int32))
+    np.testing.assert_array_equal(run_kernel(o), np.ones(2, bool))
+    assert array_ops.zeros([]).shape == []
+
+
+def test_zeros_needs_a_static_shape() -> None:
+    with pytest.raises(ValueError, match="fully defined"):
+        array_ops.zeros(TensorShape([None, 2]))
+    with pytest.raises(ValueError, match="non-negative"):
+        array_ops.ones([2, -1])
+    with pytest.raises(TypeError, match="not a tensor"):
+        array_ops.zeros(placeholder([2], dtypes.int32))
+
+
+def test_fill_takes_its_dtype_from_the_value() -> None:
+    f = array_ops.fill([2, 3], 7)
+    assert (f.op.type, f.op.name) == ("Fill", "Fill")
+    assert f.op.inputs[0].op.type == "Const"
+    assert f.shape == [2, 3]
+    assert f.dtype is dtypes.int32
+    value = run_kernel(f, np.array(7, np.int32))
+    np.testing.assert_array_equal(value, np.full((2, 3), 7, np.int32))
+    assert value.dtype == np.int32
+    scalar = placeholder([], dtypes.float64)
+    g = array_ops.fill((4,), scalar, name="filled")
+    assert (g.op.name, g.dtype, g.shape) == ("filled", dtypes.float64, TensorShape([4]))
+
+
+def test_fill_rejects_a_non_scalar_value() -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match=r"'Fill'.*test_array_ops\.py"):
+        array_ops.fill([2], [1.0, 2.0])
+
+
+def test_zeros_like_and_ones_like_keep_unknown_dims() -> None:
+    x = placeholder([None, 3])
+    z = array_ops.zeros_like(x)
+    o = array_ops.ones_like(x, dtype=dtypes.int64)
+    assert (z.op.type, z.op.name, o.op.type, o.op.name) == (
+        "ZerosLike",
+        "zeros_like",
+        "OnesLike",
+        "ones_like",
+    )
+    assert z.shape == TensorShape([None, 3])
+    assert (z.dtype, o.dtype) == (dtypes.float32, dtypes.int64)
+    value = run_kernel(o, np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(value, np.ones((2, 3), np.int64))
+    assert value.dtype == np.int64
+    np.testing.assert_array_equal(run_kernel(z, np.ones((5, 3), np.float32)), np.zeros((5, 3)))
+
+
+# -- reshape -----------------------------------------------------------------------------------
+def test_reshape_names_and_inferred_dimension() -> None:
+    x = constant_op.constant(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    r = array_ops.reshape(x, [2, -1])
+    r1 = array_ops.reshape(x, [12])
+    assert (r.op.type, r.op.name, r1.op.name) == ("Reshape", "Reshape", "Reshape_1")
+    assert r.shape == [2, 6]
+    assert r.op.inputs == (x,)
+    np.testing.assert_array_equal(
+        run_kernel(r, np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(2, 6)
+    )
+
+
+def test_reshape_with_unknown_dims() -> None:
+    x = placeholder([None, 3])
+    assert array_ops.reshape(x, [-1]).shape == TensorShape([None])
+    assert array_ops.reshape(x, [-1, 3, 1]).shape == TensorShape([None, 3, 1])
+    assert array_ops.reshape(x, [2, 3]).shape == [2, 3]
+    unknown_rank = placeholder(None)
+    assert array_ops.reshape(unknown_rank, [4, -1]).shape == TensorShape([4, None])
+
+
+@pytest.mark.parametrize(
+    ("shape", "message"),
+    [
+        ([5], "tensor with 6 values, but the requested shape \\[5\\] has 5"),
+        ([4, -1], "requires a multiple of 4"),
+        ([-1, -1], "Only one input size may be -1"),
+        ([0, -1], "empty tensor"),
+        ([-2, 3], "must be non-negative"),
+    ],
+)
+def test_reshape_errors_name_the_op(shape: list[int], message: str) -> None:
+    x = constant_op.constant(np.zeros((2, 3), np.float32))
+    with pytest.raises(pv_errors.InvalidArgumentError, match=message) as info:
+        array_ops.reshape(x, shape, name="bad")
+    assert "'bad' (Reshape)" in str(info.value)
+    assert "test_array_ops.py" in str(info.value)
+
+
+def test_reshape_rejects_a_tensor_shape() -> None:
+    with pytest.raises(TypeError, match="not a tensor"):
+        array_ops.reshape(constant_op.constant([1, 2]), constant_op.constant([2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_reshape_matches_numpy(data: st.DataObject) -> None:
+    shape = data.draw(shapes())
+    size = int(np.prod(shape))
+    factors = [f for f in range(1, size + 1) if size % f == 0]
+    first = data.draw(st.sampled_from(factors))
+    target = [first, size // first]
+    if data.draw(st.booleans()):
+        target[data.draw(st.integers(0, 1))] = -1
+    array = np.arange(size, dtype=np.float32).reshape(shape)
+    with Graph().as_default():
+        r = array_ops.reshape(constant_op.constant(array), target)
+        expected = array.reshape(target)
+        assert r.shape == list(expected.shape)
+        np.testing.assert_array_equal(run_kernel(r, array), expected)
+
+
+# -- transpose ---------------------------------------------------------------------------------
+def test_transpose_defaults_to_reversing_dimensions() -> None:
+    x = placeholder([None, 2, 3])
+    t = array_ops.transpose(x)
+    t1 = array_ops.transpose(x, perm=[1, 0, 2])
+    assert (t.op.type, t.op.name, t1.op.name) == ("Transpose", "transpose", "transpose_1")
+    assert t.shape == TensorShape([3, 2, None])
+    assert t1.shape == TensorShape([2, None, 3])
+    assert array_ops.transpose(placeholder(None)).shape == TensorShape(None)
+    assert array_ops.transpose(placeholder(None), [1, 0]).shape == TensorShape([None, None])
+    array = np.arange(24).reshape(4, 2, 3)
+    np.testing.assert_array_equal(run_kernel(t, array), array.T)
+
+
+@pytest.mark.parametrize(
+    ("perm", "message"), [([0, 0], "not a permutation"), ([1, 0, 2], "rank 2")]
+)
+def test_transpose_rejects_bad_perms(perm: list[int], message: str) -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match=message) as info:
+        array_ops.transpose(placeholder([2, 3]), perm)
+    assert "'transpose' (Transpose)" in str(info.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_transpose_matches_numpy(data: st.DataObject) -> None:
+    shape = data.draw(shapes())
+    perm = data.draw(st.permutations(range(len(shape))))
+    array = np.arange(int(np.prod(shape))).reshape(shape)
+    with Graph().as_default():
+        t = array_ops.transpose(constant_op.constant(array, dtype=dtypes.int64), perm)
+        expected = np.transpose(array, perm)
+        assert t.shape == list(expected.shape)
+        np.testing.assert_array_equal(run_kernel(t, array), expected)
+
+
+# -- squeeze, expand_dims ----------------------------------------------------------------------
+def test_squeeze_all_and_named_axes() -> None:
+    x = placeholder([1, 2, 1, 3])
+    s = array_ops.squeeze(x)
+    s1 = array_ops.squeeze(x, axis=[-2])
+    assert (s.op.type, s.op.name, s1.op.name) == ("Squeeze", "Squeeze", "Squeeze_1")
+    assert s.shape == [2, 3]
+    assert s1.shape == [1, 2, 3]
+    array = np.zeros((1, 2, 1, 3))
+    assert run_kernel(s, array).shape == (2, 3)
+    assert run_kernel(s1, array).shape == (1, 2, 3)
+
+
+def test_squeeze_with_unknown_dims() -> None:
+    x = placeholder([None, 1, 3])
+    assert array_ops.squeeze(x).shape == TensorShape(None)  # the ? might be 1 too
+    assert array_ops.squeeze(x, 0).shape == TensorShape([1, 3])  # assumed 1, as in TF
+    assert array_ops.squeeze(placeholder(None), [1]).shape == TensorShape(None)
+
+
+def test_squeeze_rejects_a_dimension_that_is_not_one() -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match=r"Can not squeeze dim\[1\]") as info:
+        array_ops.squeeze(placeholder([1, 3]), axis=1)
+    assert "'Squeeze' (Squeeze)" in str(info.value)
+    with pytest.raises(pv_errors.InvalidArgumentError, match="out of range"):
+        array_ops.squeeze(placeholder([1, 3]), axis=2)
+
+
+@pytest.mark.parametrize(
+    ("axis", "expected"),
+    [(0, [1, None, 3]), (2, [None, 3, 1]), (-1, [None, 3, 1]), (-3, [1, None, 3])],
+)
+def test_expand_dims_positions(axis: int, expected: list[Any]) -> None:
+    e = array_ops.expand_dims(placeholder([None, 3]), axis)
+    assert (e.op.type, e.op.name) == ("ExpandDims", "ExpandDims")
+    assert e.shape == TensorShape(expected)
+    array = np.zeros((2, 3))
+    assert run_kernel(e, array).shape == np.expand_dims(array, axis).shape
+
+
+def test_expand_dims_range() -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match="'ExpandDims'"):
+        array_ops.expand_dims(placeholder([2, 3]), 3)
+    assert array_ops.expand_dims(placeholder(None), 0).shape == TensorShape(None)
+
+
+# -- stack, unstack ----------------------------------------------------------------------------
+def test_stack_is_pack() -> None:
+    a, b = placeholder([None, 3]), placeholder([2, None])
+    s = array_ops.stack([a, b])
+    s1 = array_ops.stack([a, b], axis=-1)
+    assert (s.op.type, s.op.name, s1.op.name) == ("Pack", "stack", "stack_1")
+    assert s.shape == TensorShape([2, 2, 3])
+    assert s1.shape == TensorShape([2, 3, 2])
+    x, y = np.ones((2, 3)), np.zeros((2, 3))
+    np.testing.assert_array_equal(run_kernel(s1, x, y), np.stack([x, y], axis=-1))
+
+
+def test_stack_of_constants_folds_into_one_const() -> None:
+    s = array_ops.stack([[1, 2], [3, 4]])
+    assert (s.op.type, s.op.name, s.shape) == ("Const", "stack", TensorShape([2, 2]))
+
+
+def test_stack_converts_python_values_to_the_tensor_dtype() -> None:
+    x = placeholder([], dtypes.float64)
+    s = array_ops.stack([1, x, 2.5])
+    assert s.op.type == "Pack"
+    assert [t.dtype for t in s.op.inputs] == [dtypes.float64] * 3
+    packed = constant_op.convert_to_tensor([x, x])
+    assert (packed.op.type, packed.op.name, packed.shape) == ("Pack", "packed", TensorShape([2]))
+
+
+def test_stack_errors() -> None:
+    with pytest.raises(pv_errors.DTypeMismatchError, match="'stack' \\(Pack\\)"):
+        array_ops.stack([placeholder([2]), placeholder([2], dtypes.int32)])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="Shapes of all inputs must match"):
+        array_ops.stack([placeholder([2]), placeholder([3])])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="out of range"):
+        array_ops.stack([placeholder([2]), placeholder([2])], axis=2)
+    with pytest.raises(ValueError, match="at least one"):
+        array_ops.stack([], axis=1)
+
+
+def test_unstack_is_multi_output_unpack() -> None:
+    x = placeholder([3, None])
+    parts = array_ops.unstack(x)
+    assert len(parts) == 3
+    assert [p.name for p in parts] == ["unstack:0", "unstack:1", "unstack:2"]
+    assert parts[0].op.type == "Unpack"
+    assert all(p.shape == TensorShape([None]) for p in parts)
+    cols = array_ops.unstack(placeholder([2, 4]), axis=-1)
+    assert (cols[0].op.name, len(cols), cols[0].shape) == ("unstack_1", 4, TensorShape([2]))
+    array = np.arange(8).reshape(2, 4)
+    values = run_kernel(cols[0], array)
+    assert isinstance(values, tuple)
+    for got, want in zip(values, np.moveaxis(array, -1, 0), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unstack_of_a_vector_gives_0d_arrays() -> None:
+    parts = array_ops.unstack(constant_op.constant([1.0, 2.0]))
+    values = run_kernel(parts[0], np.array([1.0, 2.0]))
+    assert all(isinstance(v, np.ndarray) and v.shape == () for v in values)
+
+
+def test_unstack_needs_a_known_num() -> None:
+    with pytest.raises(ValueError, match="Cannot infer num"):
+        array_ops.unstack(placeholder([None, 2]))
+    with pytest.raises(ValueError, match="not in"):
+        array_ops.unstack(placeholder([2]), axis=1)
+    parts = array_ops.unstack(placeholder(None), num=2, axis=-1)
+    assert [p.shape for p in parts] == [TensorShape(None)] * 2
+    with pytest.raises(pv_errors.InvalidArgumentError, match="num=3"):
+        array_ops.unstack(placeholder([2]), num=3)
+
+
+# -- concat ------------------------------------------------------------------------------------
+def test_concat_is_concat_v2() -> None:
+    a, b = placeholder([None, 3]), placeholder([2, 3])
+    c = array_ops.concat([a, b], 0)
+    c1 = array_ops.concat([b, b], axis=-1)
+    assert (c.op.type, c.op.name, c1.op.name) == ("ConcatV2", "concat", "concat_1")
+    assert c.shape == TensorShape([None, 3])
+    assert c1.shape == [2, 6]
+    assert array_ops.concat([placeholder(None), b], 1).shape == TensorShape([2, None])
+
+
+def test_concat_of_one_value_is_an_identity() -> None:
+    x = placeholder([2])
+    c = array_ops.concat([x], 0)
+    assert (c.op.type, c.op.name, c.shape) == ("Identity", "concat", TensorShape([2]))
+
+
+def test_concat_errors() -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match=r"Dimension 1 in all inputs") as info:
+        array_ops.concat([placeholder([2, 3]), placeholder([2, 4])], 0)
+    assert "'concat' (ConcatV2)" in str(info.value)
+    with pytest.raises(pv_errors.InvalidArgumentError, match="same rank"):
+        array_ops.concat([placeholder([2, 3]), placeholder([2])], 0)
+    with pytest.raises(pv_errors.InvalidArgumentError, match="scalars"):
+        array_ops.concat([placeholder([]), placeholder([])], 0)
+    with pytest.raises(pv_errors.DTypeMismatchError, match="'concat"):
+        array_ops.concat([placeholder([2]), placeholder([2], dtypes.int32)], 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_concat_matches_numpy(data: st.DataObject) -> None:
+    base = data.draw(shapes().filter(bool))
+    axis = data.draw(st.integers(-len(base), len(base) - 1))
+    sizes = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+    arrays = []
+    for i, size in enumerate(sizes):
+        shape = list(base)
+        shape[axis] = size
+        arrays.append(np.full(shape, i, np.float32))
+    with Graph().as_default():
+        c = array_ops.concat([constant_op.constant(a) for a in arrays], axis)
+        expected = np.concatenate(arrays, axis=axis)
+        assert c.shape == list(expected.shape)
+        if c.op.type == "ConcatV2":
+            np.testing.assert_array_equal(run_kernel(c, *arrays), expected)
+
+
+# -- split -------------------------------------------------------------------------------------
+def test_split_into_equal_pieces() -> None:
+    x = placeholder([None, 6])
+    parts = array_ops.split(x, 3, axis=1)
+    assert isinstance(parts, list)
+    assert [p.name for p in parts] == ["split:0", "split:1", "split:2"]
+    assert parts[0].op.type == "Split"
+    assert all(p.shape == TensorShape([None, 2]) for p in parts)
+    rows = array_ops.split(x, 2)
+    assert (rows[0].op.name, rows[0].shape) == ("split_1", TensorShape([None, 6]))
+    array = np.arange(12).reshape(2, 6)
+    values = run_kernel(parts[0], array)
+    assert isinstance(values, tuple)
+    for got, want in zip(values, np.split(array, 3, axis=1), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_split_must_divide_evenly() -> None:
+    with pytest.raises(
+        pv_errors.InvalidArgumentError, match="evenly divisible by 3 but is 10"
+    ) as info:
+        array_ops.split(placeholder([10]), 3)
+    assert "'split' (Split)" in str(info.value)
+    with pytest.raises(pv_errors.InvalidArgumentError, match="at least 1"):
+        array_ops.split(placeholder([10]), 0)
+
+
+def test_split_by_sizes_is_split_v() -> None:
+    x = placeholder([7, None])
+    parts = array_ops.split(x, [2, -1, 1])
+    assert parts[0].op.type == "SplitV"
+    assert [p.shape for p in parts] == [TensorShape([n, None]) for n in (2, 4, 1)]
+    array = np.arange(14).reshape(7, 2)
+    values = run_kernel(parts[0], array)
+    for got, want in zip(values, np.split(array, [2, 6]), strict=True):
+        np.testing.assert_array_equal(got, want)
+    cols = array_ops.split(x, [1, 1], axis=1, num=2)
+    assert [c.shape for c in cols] == [TensorShape([7, 1])] * 2
+
+
+@pytest.mark.parametrize("sizes", [[2, 2], [5, -1, 1], [-1, -1], [3, -2]])
+def test_split_v_sizes_must_fit(sizes: list[int]) -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match="'split' \\(SplitV\\)"):
+        array_ops.split(placeholder([5]), sizes)
+
+
+def test_split_v_checks_unknown_sizes_at_run_time() -> None:
+    parts = array_ops.split(placeholder([None]), [2, 3])
+    assert [p.shape for p in parts] == [TensorShape([2]), TensorShape([3])]
+    kernel = parts[0].op.op_def.kernel_for("numpy")(np, parts[0].op, _State())
+    assert [v.tolist() for v in kernel(np.arange(5))] == [[0, 1], [2, 3, 4]]
+    with pytest.raises(ValueError, match="do not add up to the size 6"):
+        kernel(np.arange(6))
+    rest = array_ops.split(placeholder([None]), [2, -1])
+    assert [p.shape for p in rest] == [TensorShape([2]), TensorShape([None])]
+    assert [v.tolist() for v in run_kernel(rest[0], np.arange(4))] == [[0, 1], [2, 3]]
+
+
+def test_split_num_must_match_sizes() -> None:
+    with pytest.raises(ValueError, match="num=3"):
+        array_ops.split(placeholder([4]), [2, 2], num=3)
+
+
+# -- slice, gather -----------------------------------------------------------------------------
+def test_slice_with_size_minus_one() -> None:
+    x = placeholder([None, 5])
+    s = array_ops.slice(x, [1, 2], [-1, 2])
+    assert (s.op.type, s.op.name) == ("Slice", "Slice")
+    assert s.shape == TensorShape([None, 2])
+    s1 = array_ops.slice(placeholder([4, 5]), [1, 0], [2, -1])
+    assert (s1.op.name, s1.shape) == ("Slice_1", TensorShape([2, 5]))
+    array = np.arange(20).reshape(4, 5)
+    np.testing.assert_array_equal(run_kernel(s, array), array[1:, 2:4])
+    np.testing.assert_array_equal(run_kernel(s1, array), array[1:3, :])
+    scalar = array_ops.slice(placeholder([]), [], [])
+    assert isinstance(run_kernel(scalar, np.array(3.0)), np.ndarray)
+
+
+@pytest.mark.parametrize(
+    ("begin", "size", "message"),
+    [
+        ([0], [1], "to have 2 entries"),
+        ([3, 0], [1, 1], r"begin\[0\] in \[0, 2\]"),
+        ([1, 0], [2, 1], r"size\[0\] in \[0, 1\]"),
+        ([0, 0], [1, -2], r"size\[1\]"),
+    ],
+)
+def test_slice_errors(begin: list[int], size: list[int], message: str) -> None:
+    with pytest.raises(pv_errors.InvalidArgumentError, match=message) as info:
+        array_ops.slice(placeholder([2, 3]), begin, size)
+    assert "'Slice' (Slice)" in str(info.value)
+
+
+def test_gather_shapes_and_values() -> None:
+    params = placeholder([5, None, 3])
+    g = array_ops.gather(params, [[0, 4], [1, 1]])
+    assert (g.op.type, g.op.name) == ("GatherV2", "GatherV2")
+    assert g.op.inputs[1].dtype is dtypes.int32
+    assert g.shape == TensorShape([2, 2, None, 3])
+    indices = placeholder([None], dtypes.int64)
+    g1 = array_ops.gather(params, indices, axis=-1)
+    assert (g1.op.name, g1.shape) == ("GatherV2_1", TensorShape([5, None, None]))
+    array = np.arange(30).reshape(5, 2, 3)
+    np.testing.assert_array_equal(
+        run_kernel(g, array, np.array([[0, 4], [1, 1]])), array[[[0, 4], [1, 1]]]
+    )
+    np.testing.assert_array_equal(run_kernel(g1, array, np.array([2, 0])), array[..., [2, 0]])
+
+
+def test_gather_errors() -> None:
+    with pytest.raises(pv_errors.DTypeMismatchError, match="'indices'") as info:
+        array_ops.gather(placeholder([3]), [0.5])
+    assert "'GatherV2' (GatherV2)" in str(info.value)
+    with pytest.raises(pv_errors.InvalidArgumentError, match="at least 1 dimensional"):
+        array_ops.gather(placeholder([]), [0])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="out of range"):
+        array_ops.gather(placeholder([3]), [0], axis=1)
+
+
+# -- cast --------------------------------------------------------------------------------------
+def test_cast() -> None:
+    x = placeholder([None, 2])
+    c = array_ops.cast(x, dtypes.int32)
+    assert (c.op.type, c.op.name, c.dtype, c.shape) == (
+        "Cast",
+        "Cast",
+        dtypes.int32,
+        TensorShape([None, 2]),
+    )
+    assert array_ops.cast(x, "float32") is x
+    value = run_kernel(c, np.array([[1.7, -1.7]], np.float32))
+    np.testing.assert_array_equal(value, [[1, -1]])
+    assert value.dtype == np.int32
+    b = array_ops.cast(constant_op.constant([0.0, 2.0]), dtypes.bool, name="nonzero")
+    assert b.op.name == "nonzero"
+    np.testing.assert_array_equal(run_kernel(b, np.array([0.0, 2.0])), [False, True])
+
+
+def test_cast_has_kernels_for_every_dtype_on_gpu() -> None:
+    c = array_ops.cast(placeholder([2]), dtypes.int32)
+    assert all(c.op.op_def.supports("GPU", d) for d in dtypes.ALL)
+
+
+# -- costs -------------------------------------------------------------------------------------
+def test_costs() -> None:
+    x = placeholder([4, 5])
+    s = array_ops.slice(x, [0, 0], [2, -1])
+    assert s.op.op_def.cost(s.op, [(4, 5)], [(2, 5)]) == (0.0, 2 * 10 * 4)
+    c = array_ops.cast(x, dtypes.float64)
+    assert c.op.op_def.cost(c.op, [(4, 5)], [(4, 5)]) == (20.0, 20 * (4 + 8))
+    r = array_ops.reshape(x, [-1])
+    assert r.op.op_def.cost(r.op, [(4, 5)], [(20,)]) == (0.0, 0.0)
+    f = array_ops.fill([3], 1.0)
+    assert f.op.op_def.cost(f.op, [()], [(3,)]) == (0.0, 12.0)
+
+
+def test_ops_work_with_math_ops_results() -> None:
+    x = placeholder([None, 4])
+    y = array_ops.reshape(math_ops.add(x, 1.0), [-1, 2])
+    assert y.shape == TensorShape([None, 2])
+
+
+# -- end to end through a Session --------------------------------------------------------------
+def test_session_runs_array_ops(fresh_graph: Graph) -> None:
+    x = placeholder([None, 4])
+    flat = array_ops.reshape(array_ops.transpose(x), [-1])
+    halves = array_ops.split(x, [1, -1], axis=1)
+    joined = array_ops.concat([halves[1], halves[0]], axis=1)
+    picked = array_ops.gather(joined, [1, 0])
+    rows = array_ops.unstack(array_ops.cast(picked, dtypes.int32))
+    middle = array_ops.slice(x, [0, 1], [-1, 2])
+    zeros = array_ops.slice(array_ops.zeros_like(x), [0, 0], [-1, 2])
+    stacked = array_ops.stack([middle, zeros], axis=1)
+    array = np.arange(8, dtype=np.float32).reshape(2, 4) + 0.5
+    got = Session(graph=fresh_graph).run([flat, joined, picked, rows, stacked], {x: array})
+    expected_joined = np.concatenate([array[:, 1:], array[:, :1]], axis=1)
+    np.testing.assert_array_equal(got[0], array.T.reshape(-1))
+    np.testing.assert_array_equal(got[1], expected_joined)
+    np.testing.assert_array_equal(got[2], expected_joined[[1, 0]])
+    for row, want in zip(got[3], expected_joined[[1, 0]].astype(np.int32), strict=True):
+        np.testing.assert_array_equal(row, want)
+    np.testing.assert_array_equal(got[4], np.stack([array[:, 1:3], np.zeros((2, 2))], axis=1))
+
+
+def test_session_runs_fills_and_squeezes(fresh_graph: Graph) -> None:
+    filled = array_ops.fill([2, 1, 3], 2.5)
+    squeezed = array_ops.squeeze(array_ops.expand_dims(filled, 0))
+    total = math_ops.add(squeezed, array_ops.ones([2, 3]))
+    value = Session(graph=fresh_graph).run(total)
+    np.testing.assert_array_equal(value, np.full((2, 3), 3.5, np.float32))
+
+
+def test_session_reports_a_split_that_does_not_fit(fresh_graph: Graph) -> None:
+    x = placeholder([None])
+    parts = array_ops.split(x, [2, 2])
+    with pytest.raises(pv_errors.InvalidArgumentError, match=r"(?s)size 5.*'split' \(SplitV\)"):
+        Session(graph=fresh_graph).run(parts, {x: np.arange(5, dtype=np.float32)})

@@ -1,0 +1,435 @@
+"""The seed documents' code examples that need only the core engine, with the module renamed.
+
+Each test keeps the seed's code as written (``tf`` -> ``pv``) and asserts the values, placements
+and log lines the seed shows. The seeds ran on real GPUs; here four simulated H100s stand in.
+Examples that need training, variable scopes, replica_device_setter, clusters or eager execution
+belong to later issues.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import placeviz as tf  # the seeds' code, unchanged but for the module
+
+pytestmark = pytest.mark.usefixtures("gpus4")
+
+LOCAL = "/job:localhost/replica:0/task:0/device:"
+
+
+def logged_placements(stderr: str) -> dict[str, str]:
+    """``name: (Type): device`` lines of the placement log, as a name -> device mapping."""
+    found: dict[str, str] = {}
+    for line in stderr.splitlines():
+        match = re.fullmatch(r"(\S+): \((\w+)\): (/job:\S+)", line)
+        if match:
+            assert match.group(1) not in found, f"{match.group(1)} logged twice"
+            found[match.group(1)] = match.group(3)
+    return found
+
+
+# -- seed 001: TensorFlow's GPU guide (TF1) ----------------------------------------------------
+def test_001_log_device_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    # Creates a graph.
+    a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
+    b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2], name="b")
+    c = tf.matmul(a, b)
+    # Creates a session with log_device_placement set to True.
+    sess = tf.Session(config=tf.ConfigProto(log_device_placement=True))
+    # Runs the op.
+    print(sess.run(c))
+    out, err = capsys.readouterr()
+    assert out.split() == ["[[22.", "28.]", "[49.", "64.]]"]
+    assert "Device mapping:" in err
+    assert f"{LOCAL}GPU:0 -> device: 0, name: NVIDIA H100" in err
+    assert logged_placements(err) == {
+        "a": f"{LOCAL}GPU:0",
+        "b": f"{LOCAL}GPU:0",
+        "MatMul": f"{LOCAL}GPU:0",
+    }
+    assert "MatMul: (MatMul): /job:localhost/replica:0/task:0/device:GPU:0" in err.splitlines()
+
+
+def test_001_manual_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    # Creates a graph.
+    with tf.device("/cpu:0"):
+        a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
+        b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2], name="b")
+    c = tf.matmul(a, b)
+    # Creates a session with log_device_placement set to True.
+    sess = tf.Session(config=tf.ConfigProto(log_device_placement=True))
+    # Runs the op.
+    print(sess.run(c))
+    out, err = capsys.readouterr()
+    assert out.split() == ["[[22.", "28.]", "[49.", "64.]]"]
+    assert logged_placements(err) == {
+        "b": f"{LOCAL}CPU:0",
+        "a": f"{LOCAL}CPU:0",
+        "MatMul": f"{LOCAL}GPU:0",
+    }
+    assert sess.placement.explain("MatMul").kind == "default"
+    assert sess.placement.explain("a").kind == "pinned"
+
+
+def test_001_allow_growth() -> None:
+    config = tf.ConfigProto()
+    config.gpu_options.allow_growth = True
+    session = tf.Session(config=config)
+    assert session.run(tf.constant(2.0) * 3.0) == 6.0
+
+
+def test_001_unknown_device_is_an_invalid_argument() -> None:
+    tf.config.reset_devices()
+    tf.config.simulate_gpus(2)  # "a machine with fewer GPUs"
+    # Creates a graph.
+    with tf.device("/device:GPU:2"):
+        a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
+        b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2], name="b")
+        c = tf.matmul(a, b)
+    # Creates a session with log_device_placement set to True.
+    sess = tf.Session(config=tf.ConfigProto(log_device_placement=True))
+    # Runs the op.
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        print(sess.run(c))
+    message = str(info.value)
+    assert "Cannot assign a device for operation 'a'" in message
+    assert "Could not satisfy explicit device specification '/device:GPU:2'" in message
+    assert "no devices matching that specification are registered in this process" in message
+    assert f"{LOCAL}GPU:1" in message and f"{LOCAL}CPU:0" in message
+    assert "test_seeds.py" in message
+    assert info.value.op is a.op
+
+
+def test_001_soft_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    tf.config.reset_devices()
+    tf.config.simulate_gpus(2)
+    # Creates a graph.
+    with tf.device("/device:GPU:2"):
+        a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
+        b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2], name="b")
+        c = tf.matmul(a, b)
+    # Creates a session with allow_soft_placement and log_device_placement set
+    # to True.
+    sess = tf.Session(config=tf.ConfigProto(allow_soft_placement=True, log_device_placement=True))
+    # Runs the op.
+    print(sess.run(c))
+    out, err = capsys.readouterr()
+    assert out.split() == ["[[22.", "28.]", "[49.", "64.]]"]
+    assert set(logged_placements(err).values()) == {f"{LOCAL}GPU:0"}
+    reason = sess.placement.explain("MatMul")
+    assert reason.kind == "soft"
+    assert reason.text == (
+        "soft placement: /device:GPU:2 does not exist, so GPU:0, the first GPU with a kernel "
+        "for MatMul(float32)"
+    )
+
+
+def test_001_towers(capsys: pytest.CaptureFixture[str]) -> None:
+    # Creates a graph.
+    c = []
+    for d in ["/device:GPU:2", "/device:GPU:3"]:
+        with tf.device(d):
+            a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
+            b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2])
+            c.append(tf.matmul(a, b))
+    with tf.device("/cpu:0"):
+        sum = tf.add_n(c)
+    # Creates a session with log_device_placement set to True.
+    sess = tf.Session(config=tf.ConfigProto(log_device_placement=True))
+    # Runs the op.
+    print(sess.run(sum))
+    out, err = capsys.readouterr()
+    assert out.split() == ["[[", "44.", "56.]", "[", "98.", "128.]]"]
+    assert logged_placements(err) == {
+        "Const_3": f"{LOCAL}GPU:3",
+        "Const_2": f"{LOCAL}GPU:3",
+        "MatMul_1": f"{LOCAL}GPU:3",
+        "Const_1": f"{LOCAL}GPU:2",
+        "Const": f"{LOCAL}GPU:2",
+        "MatMul": f"{LOCAL}GPU:2",
+        "AddN": f"{LOCAL}CPU:0",
+    }
+    for name in [f"{LOCAL}GPU:{i}" for i in range(4)]:
+        assert f"{name} -> device: {name[-1]}" in err
+
+
+# -- seed 002: Hands-On Machine Learning, chapter 12 -------------------------------------------
+def test_002_simple_placement_and_log(capsys: pytest.CaptureFixture[str]) -> None:
+    with tf.device("/cpu:0"):
+        a = tf.Variable(3.0)
+        b = tf.constant(4.0)
+
+    c = a * b
+    config = tf.ConfigProto()
+    config.log_device_placement = True
+    sess = tf.Session(config=config)
+    a.initializer.run(session=sess)
+    _, err = capsys.readouterr()
+    # The book's log, with TensorFlow's default names for its unnamed ops (its 'a' is
+    # 'Variable' and its 'b' is 'Const').
+    cpu, gpu = f"{LOCAL}CPU:0", f"{LOCAL}GPU:0"
+    assert logged_placements(err) == {
+        "Variable": cpu,
+        "Variable/read": cpu,
+        "mul": gpu,
+        "Variable/Assign": cpu,
+        "Const": cpu,
+        "Variable/initial_value": cpu,
+    }
+    assert sess.run(c) == 12
+    # The second run places nothing, so logs nothing.
+    assert logged_placements(capsys.readouterr().err) == {}
+    assert sess.placement.explain("Variable/read").kind == "colocated"
+
+
+def test_002_dynamic_placement_function() -> None:
+    def variables_on_cpu(op):
+        if op.type == "Variable":
+            return "/cpu:0"
+        else:
+            return "/gpu:0"
+
+    with tf.device(variables_on_cpu):
+        a = tf.Variable(3.0)
+        b = tf.constant(4.0)
+        c = a * b
+
+    sess = tf.Session()
+    sess.run(a.initializer)
+    assert sess.run(c) == 12.0
+    assert sess.placement[a.op.name] == f"{LOCAL}CPU:0"
+    assert sess.placement[b.op.name] == f"{LOCAL}GPU:0"
+    assert sess.placement[c.op.name] == f"{LOCAL}GPU:0"
+    assert sess.placement["Variable/Assign"] == f"{LOCAL}CPU:0"
+    reason = sess.placement.explain(a.op.name)
+    assert reason.kind == "pinned"
+    assert "variables_on_cpu" in reason.text and "'/device:CPU:0'" in reason.text
+
+
+def test_002_no_gpu_kernel_for_int32_variable() -> None:
+    with tf.device("/gpu:0"):
+        i = tf.Variable(3)
+    sess = tf.Session()
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        sess.run(i.initializer)
+    message = str(info.value)
+    assert message.startswith("Cannot assign a device for operation 'Variable'")
+    assert "Could not satisfy explicit device specification '/device:GPU:0'" in message
+    assert "because no supported kernel for GPU devices is available" in message
+    assert "Variable(int32)" in message
+    # A float variable is fine, as the book says.
+    with tf.device("/gpu:0"):
+        f = tf.Variable(3.0)
+    sess = tf.Session()
+    sess.run(f.initializer)
+    assert sess.run(f) == 3.0
+
+
+def test_002_soft_placement_falls_back_to_cpu() -> None:
+    with tf.device("/gpu:0"):
+        i = tf.Variable(3)
+
+    config = tf.ConfigProto()
+    config.allow_soft_placement = True
+    sess = tf.Session(config=config)
+    sess.run(i.initializer)  # the placer runs and falls back to /cpu:0
+    assert sess.placement["Variable"] == f"{LOCAL}CPU:0"
+    reason = sess.placement.explain("Variable")
+    assert reason.kind == "soft"
+    assert "no GPU kernel for Variable(int32)" in reason.text
+    assert sess.run(i) == 3
+
+
+def test_002_control_dependencies() -> None:
+    a = tf.constant(1.0)
+    b = a + 2.0
+
+    with tf.control_dependencies([a, b]):
+        x = tf.constant(3.0)
+        y = tf.constant(4.0)
+
+    z = x + y
+    assert x.op.control_inputs == [a.op, b.op]
+    assert y.op.control_inputs == [a.op, b.op]
+    assert z.op.control_inputs == []
+    assert tf.Session().run(z) == 7.0
+
+
+def test_002_pinning_ops_to_tasks_without_a_cluster_says_so() -> None:
+    with tf.device("/job:ps/task:0/cpu:0"):
+        a = tf.constant(1.0)
+
+    with tf.device("/job:worker/task:0/gpu:1"):
+        b = a + 2
+
+    c = a + b
+    assert a.op.device == "/job:ps/task:0/device:CPU:0"
+    assert b.op.device == "/job:worker/task:0/device:GPU:1"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not run on a cluster yet"):
+        tf.Session().run(c)
+
+
+# -- seed 003: Effective TensorFlow, chapter 10 -----------------------------------------------
+def test_003_add_on_cpu_and_gpu() -> None:
+    with tf.device(tf.DeviceSpec(device_type="CPU", device_index=0)):
+        a = tf.random_uniform([1000, 100])
+        b = tf.random_uniform([1000, 100])
+        c = a + b
+    result = tf.Session().run(c)
+    assert result.shape == (1000, 100) and result.dtype == np.float32
+    assert result.min() >= 0.0 and result.max() < 2.0
+
+    with tf.device(tf.DeviceSpec(device_type="GPU", device_index=0)):
+        a = tf.random_uniform([1000, 100])
+        b = tf.random_uniform([1000, 100])
+        c = a + b
+    sess = tf.Session()
+    a_val, b_val, c_val = sess.run([a, b, c])
+    np.testing.assert_allclose(c_val, a_val + b_val, rtol=1e-6)
+    assert sess.placement[c.op.name] == f"{LOCAL}GPU:0"
+
+
+def test_003_split_over_two_gpus() -> None:
+    a = tf.random_uniform([1000, 100])
+    b = tf.random_uniform([1000, 100])
+    split_a = tf.split(a, 2)
+    split_b = tf.split(b, 2)
+    split_c = []
+    for i in range(2):
+        with tf.device(tf.DeviceSpec(device_type="GPU", device_index=i)):
+            split_c.append(split_a[i] + split_b[i])
+    c = tf.concat(split_c, axis=0)
+    sess = tf.Session()
+    a_val, b_val, c_val = sess.run([a, b, c])
+    np.testing.assert_allclose(c_val, a_val + b_val, rtol=1e-6)
+    assert sess.placement[split_c[0].op.name] == f"{LOCAL}GPU:0"
+    assert sess.placement[split_c[1].op.name] == f"{LOCAL}GPU:1"
+
+
+# -- seed 004: linear model pinned to the CPU (the graph; training is a later issue) ----------
+def test_004_linear_model_on_cpu() -> None:
+    tf.reset_default_graph()
+    with tf.device("/device:cpu:0"):
+        # create w and b init 0.0
+        w = tf.Variable(0.0, name="weight")
+        b = tf.Variable(0.0, name="bias")
+
+        # create input and out
+        x = tf.placeholder(dtype=tf.float32, shape=[None])
+        out = tf.placeholder(dtype=tf.float32, shape=[None])
+
+        # create loss and opt
+        y = w * x + b
+
+    loss = tf.reduce_mean(tf.square(y - out))
+    config = tf.ConfigProto()
+    config.log_device_placement = True
+    with tf.Session(config=config) as sess:
+        tf.global_variables_initializer().run(session=sess)
+        feed = {x: [1, 23, 4, 5, 7, 5, 7], out: [3, 5, 7, 9, 11, 13, 15]}
+        loss_val, w_val, b_val = sess.run([loss, w, b], feed_dict=feed)
+    assert (w_val, b_val) == (0.0, 0.0)
+    expected = np.mean(np.square(np.array([3, 5, 7, 9, 11, 13, 15], dtype=np.float32)))
+    assert loss_val == pytest.approx(expected)
+    for name in ("weight", "bias", "weight/read", "add", "mul", "Placeholder"):
+        assert sess.placement[name] == f"{LOCAL}CPU:0", name
+    assert sess.placement["Mean"] == f"{LOCAL}GPU:0"
+
+
+# -- seed 000: TensorFlow 2's GPU guide (device configuration) ---------------------------------
+def test_000_num_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    print("Num GPUs Available: ", len(tf.config.list_physical_devices("GPU")))
+    assert capsys.readouterr().out == "Num GPUs Available:  4\n"
+
+
+def test_000_restrict_to_first_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        # Restrict TensorFlow to only use the first GPU
+        try:
+            tf.config.set_visible_devices(gpus[0], "GPU")
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPU")
+        except RuntimeError as e:
+            # Visible devices must be set before GPUs have been initialized
+            print(e)
+    assert capsys.readouterr().out == "4 Physical GPUs, 1 Logical GPU\n"
+    tf.Session().run(tf.constant(1.0))  # the runtime starts
+    try:
+        tf.config.set_visible_devices(gpus[0], "GPU")
+    except RuntimeError as e:
+        print(e)
+    assert capsys.readouterr().out == "Visible devices cannot be modified after being initialized\n"
+
+
+def test_000_memory_growth(capsys: pytest.CaptureFixture[str]) -> None:
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        try:
+            # Currently, memory growth needs to be the same across GPUs
+            for gpu in gpus:
+                tf.config.experimental.set_memory_growth(gpu, True)
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPUs")
+        except RuntimeError as e:
+            # Memory growth must be set before GPUs have been initialized
+            print(e)
+    assert capsys.readouterr().out == "4 Physical GPUs, 4 Logical GPUs\n"
+    assert all(tf.config.experimental.get_memory_growth(g) for g in gpus)
+
+
+def test_000_limit_memory_of_first_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        # Restrict TensorFlow to only allocate 1GB of memory on the first GPU
+        try:
+            tf.config.set_logical_device_configuration(
+                gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=1024)]
+            )
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPUs")
+        except RuntimeError as e:
+            # Virtual devices must be set before GPUs have been initialized
+            print(e)
+    assert capsys.readouterr().out == "4 Physical GPUs, 4 Logical GPUs\n"
+    assert tf.Session().devices[1].memory_limit == 1024 << 20
+
+
+def test_000_two_virtual_gpus_on_one(capsys: pytest.CaptureFixture[str]) -> None:
+    tf.config.reset_devices()
+    tf.config.simulate_gpus(1)
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        # Create 2 virtual GPUs with 1GB memory each
+        try:
+            tf.config.set_logical_device_configuration(
+                gpus[0],
+                [
+                    tf.config.LogicalDeviceConfiguration(memory_limit=1024),
+                    tf.config.LogicalDeviceConfiguration(memory_limit=1024),
+                ],
+            )
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            print(len(gpus), "Physical GPU,", len(logical_gpus), "Logical GPUs")
+        except RuntimeError as e:
+            # Virtual devices must be set before GPUs have been initialized
+            print(e)
+    assert capsys.readouterr().out == "1 Physical GPU, 2 Logical GPUs\n"
+    names = [d.name for d in tf.config.list_logical_devices("GPU")]
+    assert names == ["/device:GPU:0", "/device:GPU:1"]
+    # Multi-GPU code runs on the two logical GPUs carved from one card.
+    c = []
+    for gpu in tf.config.list_logical_devices("GPU"):
+        with tf.device(gpu.name):
+            a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+            b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+            c.append(tf.matmul(a, b))
+    with tf.device("/CPU:0"):
+        matmul_sum = tf.add_n(c)
+    sess = tf.Session()
+    np.testing.assert_array_equal(sess.run(matmul_sum), [[44, 56], [98, 128]])
+    assert sess.placement["MatMul_1"] == f"{LOCAL}GPU:1"
+    assert sess.placement.device("MatMul_1").physical.index == 0
