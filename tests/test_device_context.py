@@ -97,7 +97,7 @@ def test_simulate_gpus_with_a_profile_and_a_memory_limit() -> None:
 
 
 def test_simulate_gpus_rejects_bad_arguments() -> None:
-    with pytest.raises(ValueError, match="known profiles: .*H100"):
+    with pytest.raises(ValueError, match=r"known profiles: .*H100"):
         pv.config.simulate_gpus(1, profile="GTX9000")
     with pytest.raises(ValueError):
         pv.config.simulate_gpus(-1)

@@ -1,0 +1,3 @@
+from placeviz.cli import main
+
+raise SystemExit(main())

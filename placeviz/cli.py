@@ -1,0 +1,60 @@
+"""The ``placeviz`` command. ``placeviz demo`` runs the seeds' tower example and explains it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import placeviz as pv
+from placeviz.devices import cuda
+from placeviz.devices.profiles import DEFAULT_PROFILE
+from placeviz.examples.towers import build_towers
+
+
+def _setup_devices(gpus: int, profile: str, simulate: bool) -> str:
+    """Real GPUs when there are enough, logical ones carved from fewer, simulated ones otherwise."""
+    real = [] if simulate else cuda.discover()
+    if not real:
+        pv.config.simulate_gpus(gpus, profile=profile)
+        return f"{gpus} simulated {profile} GPU(s) (no real GPU in use)"
+    physical = pv.config.list_physical_devices("GPU")
+    if len(physical) >= gpus:
+        return f"{len(physical)} real GPU(s)"
+    share = physical[0].memory_bytes // gpus >> 20
+    configs = [pv.config.LogicalDeviceConfiguration(memory_limit=share) for _ in range(gpus)]
+    pv.config.set_logical_device_configuration(physical[0], configs)
+    return f"{gpus} logical GPUs carved from 1 real GPU"
+
+
+def demo(gpus: int, profile: str, simulate: bool) -> int:
+    """Run the seeds' tower example with the placement log, then explain every placement."""
+    if gpus < 4:
+        print("the tower example pins ops to GPU:2 and GPU:3, so it needs --gpus 4 or more")
+        return 2
+    print(f"devices: {_setup_devices(gpus, profile, simulate)}\n", flush=True)
+    total = build_towers()
+    sess = pv.Session(config=pv.ConfigProto(log_device_placement=True))
+    result = sess.run(total)
+    sys.stderr.flush()
+    print(f"\nresult:\n{result}\n\nwhy each op went where it did:")
+    width = max(len(name) for name in sess.placement)
+    for name in sess.placement:
+        reason = sess.placement.explain(name)
+        print(f"  {name:<{width}}  [{reason.kind}] {reason.text}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="placeviz", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_demo = commands.add_parser("demo", help="run the seeds' tower example and explain it")
+    run_demo.add_argument("--gpus", type=int, default=4, help="GPUs to use or simulate")
+    run_demo.add_argument("--profile", default=DEFAULT_PROFILE, help="simulated GPU profile")
+    run_demo.add_argument("--simulate", action="store_true", help="simulate even with real GPUs")
+    args = parser.parse_args(argv)
+    return demo(args.gpus, args.profile, args.simulate)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
