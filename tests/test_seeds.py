@@ -357,12 +357,22 @@ def test_000_restrict_to_first_gpu(capsys: pytest.CaptureFixture[str]) -> None:
             # Visible devices must be set before GPUs have been initialized
             print(e)
     assert capsys.readouterr().out == "4 Physical GPUs, 1 Logical GPU\n"
-    tf.Session().run(tf.constant(1.0))  # the runtime starts
-    try:
-        tf.config.set_visible_devices(gpus[0], "GPU")
-    except RuntimeError as e:
-        print(e)
+
+
+def test_000_restrict_after_the_runtime_started(capsys: pytest.CaptureFixture[str]) -> None:
+    tf.Session().run(tf.constant(1.0))  # an earlier cell ran with all four GPUs visible
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        # Restrict TensorFlow to only use the first GPU
+        try:
+            tf.config.set_visible_devices(gpus[0], "GPU")
+            logical_gpus = tf.config.list_logical_devices("GPU")
+            print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPU")
+        except RuntimeError as e:
+            # Visible devices must be set before GPUs have been initialized
+            print(e)
     assert capsys.readouterr().out == "Visible devices cannot be modified after being initialized\n"
+    tf.config.set_visible_devices(gpus, "GPU")  # unchanged, so allowed, as in TensorFlow
 
 
 def test_000_memory_growth(capsys: pytest.CaptureFixture[str]) -> None:

@@ -183,7 +183,6 @@ class DeviceContext:
     def set_visible_devices(
         self, devices: PhysicalDevice | Iterable[PhysicalDevice], device_type: str | None = None
     ) -> None:
-        self._check_unlocked("Visible")
         chosen = [devices] if isinstance(devices, PhysicalDevice) else list(devices)
         known = self._discover()
         for device in chosen:
@@ -192,8 +191,11 @@ class DeviceContext:
         types = {device_type.upper()} if device_type else {d.device_type for d in chosen}
         if "CPU" in types and not any(d.device_type == "CPU" for d in chosen):
             raise ValueError("CPU must always be visible")
-        for kind in types:
-            self._visible[kind] = [d for d in chosen if d.device_type == kind]
+        wanted = {kind: [d for d in chosen if d.device_type == kind] for kind in types}
+        if all(self.get_visible_devices(kind) == devs for kind, devs in wanted.items()):
+            return  # TensorFlow accepts a call that changes nothing, even after initialization
+        self._check_unlocked("Visible")
+        self._visible.update(wanted)
 
     def get_visible_devices(self, device_type: str | None = None) -> list[PhysicalDevice]:
         visible = [
@@ -205,8 +207,10 @@ class DeviceContext:
 
     # -- memory growth and logical devices -----------------------------------------------------
     def set_memory_growth(self, device: PhysicalDevice, enable: bool) -> None:
-        self._check_unlocked("Physical")
         self._require_known(device)
+        if device.device_type == "GPU" and self.get_memory_growth(device) == bool(enable):
+            return  # unchanged: allowed even after initialization, as in TensorFlow
+        self._check_unlocked("Physical")
         if device.device_type != "GPU":
             raise ValueError(f"Cannot set memory growth on non-GPU devices: {device.name}")
         if self._logical.get(device.name) and enable:
@@ -223,9 +227,11 @@ class DeviceContext:
     def set_logical_device_configuration(
         self, device: PhysicalDevice, logical_devices: Sequence[LogicalDeviceConfiguration] | None
     ) -> None:
-        self._check_unlocked("Virtual")
         self._require_known(device)
         configs = list(logical_devices or [])
+        if configs == (self._logical.get(device.name) or []):
+            return  # unchanged: allowed even after initialization, as in TensorFlow
+        self._check_unlocked("Virtual")
         if device.device_type == "GPU":
             if configs and self._memory_growth.get(device.name):
                 raise ValueError(

@@ -57,13 +57,14 @@ class SessionState:
         gen = self._generators.get(key)
         if gen is None:
             graph_seed, op_seed = op.graph.seed, op.attrs.get("seed")
-            if graph_seed is None and op_seed is None:
-                seed = None
-            else:
-                seed = [
+            seed = None
+            if graph_seed is not None or op_seed is not None:
+                pair = [
                     DEFAULT_GRAPH_SEED if graph_seed is None else int(graph_seed),
                     op._id if op_seed is None else int(op_seed),
                 ]
+                # One integer, which both NumPy's and CuPy's default_rng accept.
+                seed = int(np.random.SeedSequence(pair).generate_state(1)[0])
             gen = self._generators[key] = xp.random.default_rng(seed)
         return gen
 
