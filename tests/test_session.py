@@ -177,3 +177,34 @@ def test_real_gpu_values_come_back_as_numpy() -> None:
     value = pv.Session().run(c)
     assert isinstance(value, np.ndarray)
     np.testing.assert_allclose(value, np.array([[7.0, 10.0], [15.0, 22.0]]) + 1.0)
+
+
+def test_simulated_gpu_memory_is_accounted_against_its_size() -> None:
+    pv.config.simulate_gpus(1, memory_limit_mb=8)
+    with pv.device("/gpu:0"):
+        small = pv.ones([512, 1024]) * 2.0  # 2 MiB each: fits
+        big = pv.ones([1024, 1024], name="big") + pv.ones([1024, 1024])  # 3 x 4 MiB: does not
+    sess = pv.Session()
+    assert sess.run(small).shape == (512, 1024)
+    with pytest.raises(pv.errors.ResourceExhaustedError) as info:
+        sess.run(big)
+    message = str(info.value)
+    assert "OOM when allocating tensor" in message
+    assert "/job:localhost/replica:0/task:0/device:GPU:0" in message
+    assert "4194304 bytes" in message and "limit 8388608 bytes (8 MiB)" in message
+    assert "test_session.py" in message and "Largest live tensors: big:0" in message
+    assert sess.run(small).sum() == 512 * 1024 * 2  # the session is still usable
+
+
+def test_logical_gpu_limits_apply_per_logical_device() -> None:
+    pv.config.simulate_gpus(1)
+    gpu = pv.config.list_physical_devices("GPU")[0]
+    half = pv.config.LogicalDeviceConfiguration(memory_limit=4)
+    pv.config.set_logical_device_configuration(gpu, [half, half])
+    with pv.device("/gpu:1"):
+        fits = pv.ones([1024, 512])  # 2 MiB of 4
+        too_big = pv.zeros([1024, 1024]) + 1.0  # 4 MiB + 4 MiB
+    sess = pv.Session()
+    assert sess.run(fits).shape == (1024, 512)
+    with pytest.raises(pv.errors.ResourceExhaustedError, match=r"device:GPU:1.*4 MiB"):
+        sess.run(too_big)

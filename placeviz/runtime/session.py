@@ -21,6 +21,7 @@ from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto
 from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.memory import Resident, peak_memory, tensor_bytes
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.state import SessionState
 
@@ -96,11 +97,22 @@ class Session:
 
     def _compile(self, fetches: list[Any], feeds: list[Tensor], key: Any) -> CompiledPlan:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
+        peak_memory(plan, self._variables_resident())
         compiled = CompiledPlan(plan, self._state)
         if len(self._plans) >= _MAX_CACHED_PLANS:
             self._plans.pop(next(iter(self._plans)))
         self._plans[key] = compiled
         return compiled
+
+    def _variables_resident(self) -> list[Resident]:
+        """Every placed variable holds its value on its device for the session's life."""
+        resident = []
+        for op in self.graph._ops:
+            if op.op_def.ref_output and op.name in self._placement:
+                size = tensor_bytes(op.outputs[0])
+                if size:
+                    resident.append(Resident(self._placement.device(op.name), size, op))
+        return resident
 
     def _place(self) -> None:
         device_context.context().initialize()
