@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_helpers import run_kernel
 
 from placeviz import dtypes
 from placeviz import errors as pv_errors
@@ -16,16 +17,6 @@ from placeviz.graph.core import Graph, Tensor
 from placeviz.graph.ops import array_ops, constant_op, math_ops, state_ops
 from placeviz.graph.shapes import TensorShape
 from placeviz.runtime.session import Session
-
-
-class _State:
-    def rng(self, op: Any) -> np.random.Generator:
-        return np.random.default_rng(0)
-
-
-def run_kernel(tensor: Tensor, *inputs: Any) -> Any:
-    op = tensor.op
-    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs)
 
 
 @pytest.fixture(autouse=True)
@@ -413,10 +404,9 @@ def test_split_v_sizes_must_fit(sizes: list[int]) -> None:
 def test_split_v_checks_unknown_sizes_at_run_time() -> None:
     parts = array_ops.split(placeholder([None]), [2, 3])
     assert [p.shape for p in parts] == [TensorShape([2]), TensorShape([3])]
-    kernel = parts[0].op.op_def.kernel_for("numpy")(np, parts[0].op, _State())
-    assert [v.tolist() for v in kernel(np.arange(5))] == [[0, 1], [2, 3, 4]]
+    assert [v.tolist() for v in run_kernel(parts[0], np.arange(5))] == [[0, 1], [2, 3, 4]]
     with pytest.raises(ValueError, match="do not add up to the size 6"):
-        kernel(np.arange(6))
+        run_kernel(parts[0], np.arange(6))
     rest = array_ops.split(placeholder([None]), [2, -1])
     assert [p.shape for p in rest] == [TensorShape([2]), TensorShape([None])]
     assert [v.tolist() for v in run_kernel(rest[0], np.arange(4))] == [[0, 1], [2, 3]]

@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from kernel_helpers import run_kernel
 
 from placeviz import dtypes
 from placeviz import errors as pv_errors
-from placeviz.graph.core import Graph, Tensor
+from placeviz.graph.core import Graph
 from placeviz.graph.ops import constant_op, math_ops, nn_ops, state_ops
 from placeviz.graph.shapes import TensorShape
 from placeviz.runtime.session import Session
-
-
-class _State:
-    def rng(self, op: Any) -> np.random.Generator:
-        return np.random.default_rng(0)
-
-
-def run_kernel(tensor: Tensor, *inputs: Any) -> Any:
-    op = tensor.op
-    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs)
 
 
 def reference_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -105,7 +105,7 @@ class CompiledPlan:
                 text = f"{', '.join(outputs)} = {call}"
             lines.append(_Line(text, inputs, outputs, op, device))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
-        kept = {name for _, name in results if name}
+        kept = {name for _, name in results if name} | set(args)  # the caller owns the feeds
         body = self._with_frees(self._with_device_switches(lines), kept)
         result_text = ", ".join(expr for expr, _ in results)
         source = [f"def _run({', '.join(args)}):"]
@@ -159,7 +159,7 @@ class CompiledPlan:
             dead = [
                 n
                 for n in dict.fromkeys((*line.uses, *line.defs))
-                if last_use.get(n) == index and n not in kept and not n.startswith("f")
+                if last_use.get(n) == index and n not in kept
             ]
             if dead:
                 result.append(_Line(f"del {', '.join(dead)}", [], [], None, None))
