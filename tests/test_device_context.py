@@ -610,3 +610,13 @@ def test_turning_the_log_off_again() -> None:
     pv.debugging.set_log_device_placement(True)
     pv.debugging.set_log_device_placement(False)
     assert pv.debugging.get_log_device_placement() is False
+
+
+def test_logical_devices_of_simulated_gpus_are_labelled() -> None:
+    pv.config.simulate_gpus(1)
+    (gpu,) = pv.config.list_logical_devices("GPU")
+    assert gpu.simulated and "simulated=True" in repr(gpu)
+    (cpu,) = pv.config.list_logical_devices("CPU")
+    assert (
+        not cpu.simulated and repr(cpu) == "LogicalDevice(name='/device:CPU:0', device_type='CPU')"
+    )

@@ -49,9 +49,11 @@ class LogicalDevice:
 
     name: str
     device_type: str
+    simulated: bool = field(default=False, compare=False)
 
     def __repr__(self) -> str:
-        return f"LogicalDevice(name={self.name!r}, device_type={self.device_type!r})"
+        extra = ", simulated=True" if self.simulated else ""
+        return f"LogicalDevice(name={self.name!r}, device_type={self.device_type!r}{extra})"
 
 
 @dataclass(frozen=True)
@@ -259,7 +261,7 @@ class DeviceContext:
 
     def list_logical_devices(self, device_type: str | None = None) -> list[LogicalDevice]:
         return [
-            LogicalDevice(name=d.spec.to_string(), device_type=d.device_type)
+            LogicalDevice(name=d.spec.to_string(), device_type=d.device_type, simulated=d.simulated)
             for d in self.devices(local_prefix=False)
             if device_type is None or d.device_type == device_type.upper()
         ]

@@ -91,7 +91,8 @@ class CompiledPlan:
             if context is None:
                 context = contexts[xp.__name__] = KernelContext(state, xp)
             kernel = op.op_def.kernel_for("cupy" if device.backend == "cupy" else "numpy")
-            fn = self._bind("k", kernel(xp, op, context))
+            with backends.device_scope(device):
+                fn = self._bind("k", kernel(xp, op, context))
             inputs = [slots[(id(t), device.name)] for t in op.inputs]
             outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
             for tensor, name in zip(op.outputs, outputs):

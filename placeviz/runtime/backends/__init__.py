@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,15 @@ def array_module(device: Device) -> Any:
     import numpy
 
     return numpy
+
+
+def device_scope(device: Device) -> contextlib.AbstractContextManager[Any]:
+    """Make ``device`` current while its kernels are built (their constants live there)."""
+    if device.backend == "cupy":
+        from placeviz.runtime.backends import cupy_backend
+
+        return cupy_backend.cupy().cuda.Device(device.physical.cuda_ordinal or 0)
+    return contextlib.nullcontext()
 
 
 def to_host(device: Device) -> Callable[[Any], Any] | None:
