@@ -9,6 +9,7 @@ from __future__ import annotations
 from placeviz import config, debugging, errors, nn
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType, as_dtype, bool, float16, float32, float64, int32, int64
+from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,
     Operation,
@@ -77,7 +78,7 @@ from placeviz.graph.variables import (
     trainable_variables,
     variables_initializer,
 )
-from placeviz.runtime.config import ConfigProto, GPUOptions
+from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from placeviz.runtime.session import Session
 
 InteractiveSession = Session

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -32,3 +33,26 @@ class ConfigProto:
     inter_op_parallelism_threads: int = 0
     intra_op_parallelism_threads: int = 0
     use_per_session_threads: bool = False
+
+
+@dataclass
+class RunOptions:
+    """``pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)``: also record bytes and memory.
+
+    Every run records placements and per-op timings; FULL_TRACE adds each output's size, so
+    allocations, frees and transferred bytes are exact.
+    """
+
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+
+    trace_level: int = NO_TRACE
+
+
+@dataclass
+class RunMetadata:
+    """Filled by ``Session.run(..., run_metadata=md)``: ``md.trace`` is that run's Trace."""
+
+    trace: Any = None

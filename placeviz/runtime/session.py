@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,6 +12,9 @@ import numpy as np
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
+from placeviz.events.kinds import EventKind
+from placeviz.events.recorder import Recorder
+from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,
     Operation,
@@ -19,13 +24,16 @@ from placeviz.graph.core import (
 )
 from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
-from placeviz.runtime.config import ConfigProto
-from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
+from placeviz.runtime.executor import CompiledPlan, RunFailure
 from placeviz.runtime.memory import Resident, peak_memory, tensor_bytes
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.state import SessionState
+from placeviz.runtime.tracing import PlanColumns, device_record, record_run
 
 _MAX_CACHED_PLANS = 128
+_MAX_RUNS_KEPT = 100_000
+_clock = time.perf_counter_ns
 
 
 class Session:
@@ -54,7 +62,10 @@ class Session:
         self._failures: dict[int, PlacementFailure] = {}
         self._placed_version = -1
         self._state = SessionState()
-        self._plans: dict[Any, CompiledPlan] = {}
+        self._plans: dict[Any, tuple[CompiledPlan, PlanColumns]] = {}
+        self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
+        self._recorder = Recorder()
+        self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
         self._closed = False
         self._default_contexts: list[Any] = []
         if self._log:
@@ -74,35 +85,166 @@ class Session:
         return list(self._devices)
 
     # -- running -------------------------------------------------------------------------------
-    def run(self, fetches: Any, feed_dict: Mapping[Any, Any] | None = None) -> Any:
-        """Compute ``fetches`` (a tensor, op, name, or a list/tuple/dict nesting of them)."""
+    @property
+    def recorder(self) -> Recorder:
+        """Every event of this session's runs (subscribe to stream them)."""
+        return self._recorder
+
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: Mapping[Any, Any] | None = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
+    ) -> Any:
+        """Compute ``fetches`` (a tensor, op, name, or a list/tuple/dict nesting of them).
+
+        With ``options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)`` and ``run_metadata``,
+        ``run_metadata.trace`` receives the run's Trace (any run's can be had from ``trace()``).
+        """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        if not feed_dict and type(fetches) is Tensor and self._placed_version == self.graph.version:
-            compiled = self._plans.get(fetches)
-            if compiled is not None:
-                return compiled.run(())[0]
+        full = options is not None and options.trace_level >= RunOptions.FULL_TRACE
+        if (
+            not feed_dict
+            and not full
+            and type(fetches) is Tensor
+            and self._placed_version == self.graph.version
+        ):
+            prepared = self._plans.get(fetches)
+            if prepared is not None:
+                return self._execute(prepared, (), [fetches], run_metadata)[0]
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         feeds, values = self._feeds(feed_dict or {})
         key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
+        if full:
+            key = ("full trace", key)
         if self._placed_version != self.graph.version:
             self._place()
-        compiled = self._plans.get(key)
-        if compiled is None:
-            compiled = self._compile(unique, feeds, key)
-        results = compiled.run(values)
+        prepared = self._plans.get(key)
+        if prepared is None:
+            prepared = self._compile(unique, feeds, key, full)
+        results = self._execute(prepared, values, unique, run_metadata)
         by_element = dict(zip(unique, results))
         return rebuild([by_element[e] for e in elements])
 
-    def _compile(self, fetches: list[Any], feeds: list[Tensor], key: Any) -> CompiledPlan:
+    def _execute(
+        self,
+        prepared: tuple[CompiledPlan, PlanColumns],
+        values: Any,
+        fetched: list[Any],
+        run_metadata: RunMetadata | None,
+    ) -> tuple[Any, ...]:
+        """Run a compiled plan and record it, also when it fails (traces are always complete)."""
+        compiled, columns = prepared
+        run_id = len(self._runs)
+        since = self._recorder.total
+        error: Exception | None = None
+        failed_step = None
+        t_start = _clock()
+        try:
+            results = compiled.run(values)
+        except RunFailure as failure:
+            error, failed_step = failure.error, failure.failed_step
+        t_end = _clock()
+        record_run(self._recorder, compiled, columns, run_id, t_start, t_end, failed_step)
+        self._runs.append(
+            {
+                "id": run_id,
+                "t0": t_start,
+                "t1": t_end,
+                "status": "ok" if error is None else "error",
+                "error": None if error is None else str(error),
+                "fetches": [element.name for element in fetched],
+            }
+        )
+        self._recorder.publish(since)
+        if run_metadata is not None:
+            run_metadata.trace = self.trace(runs=1)
+        if error is not None:
+            raise error from error.__cause__
+        return results
+
+    def _compile(
+        self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
+    ) -> tuple[CompiledPlan, PlanColumns]:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
         peak_memory(plan, self._variables_resident())
-        compiled = CompiledPlan(plan, self._state)
+        compiled = CompiledPlan(plan, self._state, full_trace=full)
+        prepared = (compiled, PlanColumns(compiled, self._device_ids))
         if len(self._plans) >= _MAX_CACHED_PLANS:
             self._plans.pop(next(iter(self._plans)))
-        self._plans[key] = compiled
-        return compiled
+        self._plans[key] = prepared
+        return prepared
+
+    def trace(self, runs: int | None = 1) -> Trace:
+        """A Trace of the last ``runs`` runs (None: every event still recorded)."""
+        kept = list(self._runs)[-runs:] if runs else list(self._runs)
+        columns = self._recorder.batch().columns
+        if kept and runs:
+            first = kept[0]["id"]
+            keep = (columns["run"] >= first) | (columns["kind"] == int(EventKind.PLACEMENT))
+            columns = {name: column[keep] for name, column in columns.items()}
+        return Trace(
+            devices=[device_record(d, i) for i, d in enumerate(self._devices)],
+            nodes=self._node_records(),
+            edges=self._edge_records(),
+            runs=kept,
+            events=columns,
+        )
+
+    def _node_records(self) -> list[dict[str, Any]]:
+        records = []
+        entries = self._placement._entries
+        for op in self.graph._ops:
+            entry = entries.get(op.name)
+            reason = None
+            if entry is not None:
+                r = entry[1]
+                reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
+            sizes = [tensor_bytes(t) for t in op.outputs]
+            records.append(
+                {
+                    "id": op._id,
+                    "name": op.name,
+                    "type": op.type,
+                    "scope": op.name.rpartition("/")[0],
+                    "requested": op.device,
+                    "device": self._device_ids[entry[0].name] if entry is not None else None,
+                    "reason": reason,
+                    "shapes": [
+                        None if t.shape.dims is None else list(t.shape.dims) for t in op.outputs
+                    ],
+                    "dtype": op.dtype.name if op.dtype is not None else None,
+                    "bytes_out": None if None in sizes else sum(s or 0 for s in sizes),
+                    "source": op.source,
+                }
+            )
+        return records
+
+    def _edge_records(self) -> list[dict[str, Any]]:
+        entries = self._placement._entries
+        edges = []
+        for op in self.graph._ops:
+            mine = entries.get(op.name)
+            for tensor in op.inputs:
+                theirs = entries.get(tensor.op.name)
+                crosses = mine is not None and theirs is not None and mine[0].name != theirs[0].name
+                edges.append(
+                    {
+                        "src": tensor.op._id,
+                        "dst": op._id,
+                        "kind": "data",
+                        "bytes": tensor_bytes(tensor),
+                        "crosses": crosses,
+                    }
+                )
+            edges.extend(
+                {"src": c._id, "dst": op._id, "kind": "control", "bytes": None, "crosses": False}
+                for c in op.control_inputs
+            )
+        return edges
 
     def _variables_resident(self) -> list[Resident]:
         """Every placed variable holds its value on its device for the session's life."""
@@ -117,8 +259,13 @@ class Session:
     def _place(self) -> None:
         device_context.context().initialize()
         decisions, self._failures = self._placer.place(self.graph._ops, self._placement)
+        now = _clock()
+        since = self._recorder.total
         for op, device, reason in decisions:
             self._placement._entries[op.name] = (device, reason)
+            device_id = self._device_ids[device.name]
+            self._recorder.append(int(EventKind.PLACEMENT), now, now, op._id, device_id, -1)
+        self._recorder.publish(since)
         self._placed_version = self.graph.version
         if self._log and decisions:
             lines = placement_log.placement_lines((op, device) for op, device, _ in decisions)

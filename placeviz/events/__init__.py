@@ -1,0 +1,1 @@
+"""What happened: event kinds, the columnar recorder, traces and their exports."""

@@ -1,0 +1,161 @@
+"""A Trace: what one or more runs did, as tables of devices and nodes plus event columns.
+
+It answers the profiler's questions (``summary``, ``memory_timeline``) and exports to Chrome's
+Trace Event format (Perfetto, chrome://tracing) and to the placement document the browser renders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placeviz.events.kinds import KIND_NAMES, SOURCE_NAMES, EventKind
+
+SCHEMA = "placeviz/1"
+
+
+@dataclass(frozen=True)
+class DeviceSummary:
+    name: str
+    ops: int
+    busy_s: float
+    utilisation: float  # busy time over the traced span
+    peak_memory: int  # bytes, from allocation events (0 when the run was not fully traced)
+    bytes_in: int  # bytes transferred to this device
+    bytes_out: int  # bytes transferred from this device
+
+
+class Trace:
+    """Events of a session's runs with the tables needed to read them."""
+
+    def __init__(
+        self,
+        devices: Sequence[Mapping[str, Any]],
+        nodes: Sequence[Mapping[str, Any]],
+        edges: Sequence[Mapping[str, Any]],
+        runs: Sequence[Mapping[str, Any]],
+        events: Mapping[str, np.ndarray],
+    ) -> None:
+        self.devices = [dict(d) for d in devices]
+        self.nodes = [dict(n) for n in nodes]
+        self.edges = [dict(e) for e in edges]
+        self.runs = [dict(r) for r in runs]
+        self.events = dict(events)
+        t0 = self.events["t0"]
+        self.origin_ns = int(t0.min()) if len(t0) else 0
+        self._node_names = {n["id"]: n["name"] for n in self.nodes}
+        self._node_types = {n["id"]: n["type"] for n in self.nodes}
+
+    def __len__(self) -> int:
+        return len(self.events["kind"])
+
+    def __repr__(self) -> str:
+        return (
+            f"<pv.Trace {len(self.runs)} run(s), {len(self)} events, {len(self.devices)} devices>"
+        )
+
+    # -- questions -----------------------------------------------------------------------------
+    def _of_kind(self, kind: EventKind) -> np.ndarray:
+        return self.events["kind"] == int(kind)
+
+    @property
+    def span_s(self) -> float:
+        runs = self._of_kind(EventKind.RUN)
+        if not runs.any():
+            return 0.0
+        ops = self._of_kind(EventKind.OP) | self._of_kind(EventKind.TRANSFER)
+        t0 = self.events["t0"][runs | ops].min()
+        t1 = self.events["t1"][runs | ops].max()
+        return float(t1 - t0) / 1e9
+
+    def summary(self) -> dict[str, DeviceSummary]:
+        """Per device: ops run, busy time, utilisation, peak memory, bytes moved in and out."""
+        ev = self.events
+        span = self.span_s or 1e-12
+        ops = self._of_kind(EventKind.OP)
+        transfers = self._of_kind(EventKind.TRANSFER)
+        result = {}
+        for device in self.devices:
+            mine = ev["device"] == device["id"]
+            busy = float((ev["t1"][ops & mine] - ev["t0"][ops & mine]).sum()) / 1e9
+            _, in_use = self.memory_timeline(device["name"])
+            result[device["name"]] = DeviceSummary(
+                name=device["name"],
+                ops=int((ops & mine).sum()),
+                busy_s=busy,
+                utilisation=min(busy / span, 1.0),
+                peak_memory=int(in_use.max()) if len(in_use) else 0,
+                bytes_in=int(ev["bytes"][transfers & mine].sum()),
+                bytes_out=int(ev["bytes"][transfers & (ev["peer"] == device["id"])].sum()),
+            )
+        return result
+
+    def memory_timeline(self, device: str | int) -> tuple[np.ndarray, np.ndarray]:
+        """(seconds since the trace began, bytes in use after each allocation or free)."""
+        device_id = self._device_id(device)
+        ev = self.events
+        alloc = self._of_kind(EventKind.ALLOC)
+        free = self._of_kind(EventKind.FREE)
+        mine = (alloc | free) & (ev["device"] == device_id)
+        order = np.argsort(ev["t0"][mine], kind="stable")
+        delta = np.where(alloc[mine], ev["bytes"][mine], -ev["bytes"][mine])[order]
+        times = (ev["t0"][mine][order] - self.origin_ns) / 1e9
+        return times, np.cumsum(delta)
+
+    def _device_id(self, device: str | int) -> int:
+        if isinstance(device, int):
+            return device
+        for record in self.devices:
+            if device in (record["name"], record["name"].rsplit("device:", 1)[-1]):
+                return int(record["id"])
+        names = ", ".join(d["name"] for d in self.devices)
+        raise KeyError(f"No device {device!r} in this trace; its devices: {names}")
+
+    # -- exports -------------------------------------------------------------------------------
+    def to_document(self) -> dict[str, Any]:
+        """The placement document (schema ``placeviz/1``): what the browser renders."""
+        ev = self.events
+        return {
+            "schema": SCHEMA,
+            "origin_ns": self.origin_ns,
+            "devices": self.devices,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "runs": self.runs,
+            "event_kinds": KIND_NAMES,
+            "timing_sources": SOURCE_NAMES,
+            "events": {
+                "kind": ev["kind"].tolist(),
+                "t0": (ev["t0"] - self.origin_ns).tolist(),
+                "t1": np.maximum(ev["t1"] - self.origin_ns, 0).tolist(),
+                "node": ev["node"].tolist(),
+                "device": ev["device"].tolist(),
+                "stream": ev["stream"].tolist(),
+                "bytes": ev["bytes"].tolist(),
+                "source": ev["source"].tolist(),
+                "run": ev["run"].tolist(),
+                "peer": ev["peer"].tolist(),
+            },
+        }
+
+    def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Chrome Trace Event JSON: a process per device, a thread per stream, memory counters and
+        transfer flow arrows. Written to ``path`` when given; returned either way."""
+        from placeviz.events.chrome import chrome_trace
+
+        document = chrome_trace(self)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(document, handle)
+        return document
+
+    def node_name(self, node_id: int) -> str:
+        return self._node_names.get(node_id, f"#{node_id}")
+
+    def node_type(self, node_id: int) -> str:
+        return self._node_types.get(node_id, "?")

@@ -1,0 +1,195 @@
+"""Events, traces and their exports: what every run records and what FULL_TRACE adds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+from placeviz.events.document import DocumentError, validate
+from placeviz.events.kinds import EventKind, TimingSource
+
+FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
+
+
+def _kinds(trace: pv.Trace, kind: EventKind) -> np.ndarray:
+    return trace.events["kind"] == int(kind)
+
+
+def _towers(gpus: int = 2) -> pv.Tensor:
+    with pv.device("/cpu:0"):
+        x = pv.constant(np.ones((64, 64), dtype=np.float32), name="x")
+    outs = []
+    for i in range(gpus):
+        with pv.device(f"/gpu:{i}"), pv.name_scope(f"tower_{i}"):
+            outs.append(pv.matmul(x, x) * 2.0)
+    with pv.device("/cpu:0"):
+        return pv.add_n(outs, name="total")
+
+
+def test_every_run_records_placements_and_op_timings() -> None:
+    a = pv.constant([1.0, 2.0], name="a")
+    b = pv.square(a, name="b")
+    sess = pv.Session()
+    sess.run(b)
+    sess.run(b)
+    trace = sess.trace()
+    assert len(trace.runs) == 1 and trace.runs[0]["id"] == 1
+    ops = _kinds(trace, EventKind.OP)
+    assert sorted(trace.node_name(n) for n in trace.events["node"][ops]) == ["a", "b"]
+    assert (trace.events["t1"][ops] >= trace.events["t0"][ops]).all()
+    assert set(trace.events["source"][ops]) == {int(TimingSource.CLOCK)}
+    placed = trace.events["node"][_kinds(trace, EventKind.PLACEMENT)]
+    assert sorted(trace.node_name(n) for n in placed) == ["a", "b"]
+    assert len(sess.trace(runs=None).runs) == 2
+
+
+def test_full_trace_fills_run_metadata_with_memory_and_transfers() -> None:
+    pv.config.simulate_gpus(2)
+    total = _towers()
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    value = sess.run(total, options=FULL, run_metadata=metadata)
+    np.testing.assert_array_equal(value, np.full((64, 64), 256.0))
+    trace = metadata.trace
+    transfers = _kinds(trace, EventKind.TRANSFER)
+    assert transfers.sum() == 4  # x to each GPU, each tower back to the CPU
+    assert set(trace.events["bytes"][transfers]) == {64 * 64 * 4}
+    summary = trace.summary()
+    cpu, gpu0 = summary[f"{LOCAL}CPU:0"], summary[f"{LOCAL}GPU:0"]
+    assert gpu0.ops == 3 and gpu0.bytes_in == 16384 and gpu0.bytes_out == 16384
+    assert cpu.bytes_out == 2 * 16384 and cpu.bytes_in == 2 * 16384
+    assert 0.0 < gpu0.utilisation <= 1.0
+    for device in ("CPU:0", "GPU:0", "GPU:1"):
+        times, in_use = trace.memory_timeline(device)
+        assert len(times) > 0 and in_use[-1] == 0 and (in_use >= 0).all()
+        assert (np.diff(times) >= 0).all()
+    # While `mul` runs on GPU:1: the product of the matmul, the constant 2.0 and mul's output
+    # (x was freed when the matmul ended).
+    assert summary[f"{LOCAL}GPU:1"].peak_memory == 2 * 16384 + 4
+
+
+LOCAL = "/job:localhost/replica:0/task:0/device:"
+
+
+def test_simulated_gpu_steps_are_modeled_and_cpu_steps_clocked() -> None:
+    pv.config.simulate_gpus(2)
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    sess.run(_towers(), options=FULL, run_metadata=metadata)
+    trace = metadata.trace
+    ev = trace.events
+    ops = _kinds(trace, EventKind.OP)
+    on_gpu = ops & (ev["device"] >= 1)
+    assert set(ev["source"][on_gpu]) == {int(TimingSource.MODELED)}
+    assert set(ev["source"][ops & (ev["device"] == 0)]) == {int(TimingSource.CLOCK)}
+    # A step starts no earlier than the steps it depends on end: the towers' matmuls start
+    # after x has arrived on their GPU.
+    for gpu in (1, 2):
+        arrive = ev["t1"][_kinds(trace, EventKind.TRANSFER) & (ev["device"] == gpu)].min()
+        assert ev["t0"][ops & (ev["device"] == gpu)].min() >= arrive
+
+
+def test_two_towers_overlap_on_two_simulated_gpus() -> None:
+    def makespan(gpus: tuple[int, int]) -> int:
+        pv.config.reset_devices()
+        pv.config.simulate_gpus(2)
+        graph = pv.Graph()
+        with graph.as_default():
+            outs = []
+            for gpu in gpus:
+                with pv.device(f"/gpu:{gpu}"):
+                    h = pv.ones([512, 512])
+                    for _ in range(10):
+                        h = pv.matmul(h, h) * 0.001
+                    outs.append(h)
+            with pv.device(f"/gpu:{gpus[0]}"):
+                total = pv.add_n(outs)
+        metadata = pv.RunMetadata()
+        pv.Session(graph=graph).run(total, options=FULL, run_metadata=metadata)
+        ev = metadata.trace.events
+        steps = (ev["kind"] == int(EventKind.OP)) | (ev["kind"] == int(EventKind.TRANSFER))
+        return int(ev["t1"][steps].max() - ev["t0"][steps].min())
+
+    ratio = makespan((0, 1)) / makespan((0, 0))
+    assert 0.45 < ratio < 0.65
+
+
+def test_a_failed_run_still_has_a_complete_trace() -> None:
+    a = pv.placeholder(pv.float32, shape=[None], name="a")
+    b = pv.placeholder(pv.float32, shape=[None], name="b")
+    first = pv.square(a, name="first")
+    bad = pv.add(first, b, name="bad")
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    with pytest.raises(pv.errors.InvalidArgumentError, match="'bad'"):
+        feed = {a: [1.0, 2.0], b: [1.0, 2.0, 3.0]}
+        sess.run(bad, feed_dict=feed, options=FULL, run_metadata=metadata)
+    trace = metadata.trace
+    assert trace.runs[0]["status"] == "error" and "'bad'" in trace.runs[0]["error"]
+    ran = [trace.node_name(n) for n in trace.events["node"][_kinds(trace, EventKind.OP)]]
+    assert ran == ["first", "bad"]  # the failing op is there, up to the moment it failed
+    validate(trace.to_document())
+
+
+def test_document_validates_and_cross_references_are_checked() -> None:
+    pv.config.simulate_gpus(2)
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    sess.run(_towers(), options=FULL, run_metadata=metadata)
+    document = metadata.trace.to_document()
+    validate(document)
+    json.dumps(document)  # plain JSON
+    nodes = {n["name"]: n for n in document["nodes"]}
+    assert nodes["total"]["reason"]["kind"] == "pinned"
+    assert nodes["tower_0/MatMul"]["scope"] == "tower_0"
+    assert nodes["tower_0/MatMul"]["shapes"] == [[64, 64]]
+    assert any(e["crosses"] for e in document["edges"])
+    assert {d["kind"] for d in document["devices"]} == {"real", "simulated"}
+    broken = json.loads(json.dumps(document))
+    broken["events"]["node"].append(10_000)
+    with pytest.raises(DocumentError):
+        validate(broken)
+    broken = json.loads(json.dumps(document))
+    broken["nodes"][0]["reason"] = {"kind": "guessed", "text": "?"}
+    with pytest.raises(DocumentError, match="nodes/0/reason"):
+        validate(broken)
+
+
+def test_chrome_trace_has_processes_threads_ops_counters_and_flows(tmp_path: Path) -> None:
+    pv.config.simulate_gpus(2)
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    sess.run(_towers(), options=FULL, run_metadata=metadata)
+    path = tmp_path / "trace.json"
+    metadata.trace.to_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert f"{LOCAL}CPU:0" in names and f"{LOCAL}GPU:1 (simulated)" in names
+    ops = [e for e in events if e["ph"] == "X" and e["cat"] == "op"]
+    matmuls = [e for e in ops if e["name"] == "MatMul"]
+    assert {e["args"]["name"] for e in matmuls} == {"tower_0/MatMul", "tower_1/MatMul"}
+    assert all(e["dur"] >= 0 and "ts" in e for e in ops)
+    assert any(e["ph"] == "C" and e["name"] == "memory" for e in events)
+    starts = {e["id"] for e in events if e["ph"] == "s"}
+    finishes = {e["id"] for e in events if e["ph"] == "f"}
+    assert starts == finishes and len(starts) == 4
+
+
+def test_subscribers_receive_each_run_and_old_events_roll_over() -> None:
+    sess = pv.Session()
+    sess.recorder.max_events = 50
+    batches = []
+    unsubscribe = sess.recorder.subscribe(batches.append)
+    c = pv.constant(1.0)
+    for _ in range(30):
+        sess.run(c + 1.0)
+    assert len(batches) == 60  # each run places its new ops, then runs
+    assert sum(len(b) for b in batches) == sess.recorder.total
+    assert len(sess.recorder) <= 50
+    unsubscribe()
+    sess.run(c)
+    assert len(batches) == 60
