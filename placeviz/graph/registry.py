@@ -92,6 +92,8 @@ class OpDef:
     # the op's output is a reference to mutable state (a variable) rather than a value.
     ref_output: bool = False
     stateful: bool = False
+    # the kernel returns a tuple of outputs (split, unstack), even when there is only one.
+    multi_output: bool = False
 
     def kernel_for(self, backend: str) -> KernelBuilder:
         if backend not in BACKENDS:

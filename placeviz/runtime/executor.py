@@ -10,8 +10,12 @@ use, so memory is freed as soon as TensorFlow would.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
+import threading
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +28,7 @@ from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
+from placeviz.runtime.workers import StreamWorkers
 
 _plan_ids = itertools.count()
 
@@ -39,6 +44,61 @@ class Step:
     peer: Device | None = None
     moves_data: bool = True  # False: both devices hold host memory, so nothing is copied
     deps: tuple[int, ...] = ()  # steps that must finish first (data, control, transfers)
+
+
+class _Cancelled(Exception):
+    """Raised inside a stream when another stream failed or the run was interrupted."""
+
+
+_CHECK = "if CX[0]: raise _Cancelled"
+
+
+class _Outcome:
+    """How a parallel run is going: the first failure, and when every stream is done."""
+
+    def __init__(self, streams: int, events: list[Any], cancel: list[bool]) -> None:
+        self.remaining = streams
+        self.error: BaseException | None = None
+        self.finished = threading.Event()  # all streams done, or the first one failed
+        self.all_done = threading.Event()
+        self._events = events
+        self._cancel = cancel
+        self._lock = threading.Lock()
+
+    def run(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except _Cancelled:
+            pass
+        except BaseException as exc:  # a kernel's error, or an interrupt inside a worker
+            with self._lock:
+                if self.error is None:
+                    self.error = exc
+            self.cancel()
+        finally:
+            with self._lock:
+                self.remaining -= 1
+                last = self.remaining == 0
+            if last:
+                self.all_done.set()
+                self.finished.set()
+
+    def cancel(self) -> None:
+        """Stop every stream at its next step and wake the ones waiting on another."""
+        self._cancel[0] = True
+        for event in self._events:
+            if event is not None:
+                event.set()
+        self.finished.set()
+
+
+def _tuple(items: Any) -> str:
+    items = list(items)
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _substitute(expression: str, name: str, replacement: str) -> str:
+    return re.sub(rf"\b{re.escape(name)}\b", replacement, expression)
 
 
 class RunFailure(Exception):
@@ -67,19 +127,40 @@ class CompiledPlan:
     ``full_trace`` ``out_bytes[i]`` the bytes of each output it produced.
     """
 
-    def __init__(self, plan: Plan, state: SessionState, full_trace: bool = False) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        state: SessionState,
+        full_trace: bool = False,
+        workers: StreamWorkers | None = None,
+    ) -> None:
         self.plan = plan
         self.full_trace = full_trace
         self.steps: list[Step] = []
-        self._namespace: dict[str, Any] = {"_host": host_copy}
+        self._namespace: dict[str, Any] = {"_host": host_copy, "_Cancelled": _Cancelled}
         self._line_steps: dict[int, int] = {}
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
         self._feed_converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
-        self.source = self._generate(plan, state)
+        lines, results, args = self._generate(plan, state)
+        stepped = [self.steps[line.step] for line in lines if line.step is not None]
+        streams = list(dict.fromkeys(step.device.name for step in stepped))
+        self.parallel = workers is not None and len(streams) > 1
+        self._workers = workers
+        if self.parallel:
+            self.source = self._parallel_source(lines, results, args, streams)
+        else:
+            self.source = self._sequential_source(lines, results, args)
+        self.starts: list[int] | None = None  # per-step start clocks, parallel runs only
+        self.interrupted_step: int | None = None  # where a KeyboardInterrupt stopped the run
         self.ends: list[int] = [0] * len(self.steps)
         self.out_bytes: list[tuple[int, ...]] = [()] * len(self.steps)
         exec(compile(self.source, self._filename, "exec"), self._namespace)
-        self._fn = self._namespace["_run"]
+        if self.parallel:
+            functions = [self._namespace[f"_stream_{i}"] for i in range(len(streams))]
+            self._streams = list(zip(streams, functions))
+            self._collect = self._namespace["_collect"]
+        else:
+            self._fn = self._namespace["_run"]
 
     # -- code generation -----------------------------------------------------------------------
     def _bind(self, prefix: str, value: Any) -> str:
@@ -108,18 +189,20 @@ class CompiledPlan:
                 dst_key = (id(transfer.tensor), transfer.dst.name)
                 copy = backends.transfer(transfer.src, transfer.dst)
                 deps = (ready[src_key],) if src_key in ready else ()
-                index = self._add_step(
-                    Step(EventKind.TRANSFER, op, device, transfer.tensor, transfer.src,
-                         moves_data=copy is not None, deps=deps)
-                )  # fmt: skip
+                moved = copy is not None
+                step = Step(
+                    EventKind.TRANSFER, op, device, transfer.tensor, transfer.src, moved, deps
+                )
+                index = self._add_step(step)
                 ready[dst_key] = index
                 if copy is None:
                     slots[dst_key] = slots[src_key]
                     continue
                 dst_slot = f"x{index}"
                 fn = self._bind("copy", copy)
-                lines.append(_Line(f"{dst_slot} = {fn}({slots[src_key]})", [slots[src_key]],
-                                   [dst_slot], index))  # fmt: skip
+                source_slot = slots[src_key]
+                text = f"{dst_slot} = {fn}({source_slot})"
+                lines.append(_Line(text, [source_slot], [dst_slot], index))
                 slots[dst_key] = dst_slot
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
@@ -142,9 +225,15 @@ class CompiledPlan:
                 slots[(id(tensor), device.name)] = name
                 ready[(id(tensor), device.name)] = index
             call = f"{fn}({', '.join(inputs)})"
-            text = f"{', '.join(outputs)} = {call}" if outputs else call
+            unpack = "," if op.op_def.multi_output and len(outputs) == 1 else ""
+            text = f"{', '.join(outputs)}{unpack} = {call}" if outputs else call
             lines.append(_Line(text, inputs, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
+        return lines, results, args
+
+    def _sequential_source(
+        self, lines: list[_Line], results: list[tuple[str, str | None]], args: list[str]
+    ) -> str:
         kept = {name for _, name in results if name} | set(args)  # the caller owns the feeds
         body = self._with_frees(self._with_device_switches(lines), kept)
         source = [f"def _run({''.join(a + ', ' for a in args)}T=T, B=B, clk=clk):"]
@@ -154,12 +243,114 @@ class CompiledPlan:
             if line.step is not None:
                 self._line_steps[len(source)] = line.step
                 source.append(f"    T[{line.step}] = clk()")
-                if self.full_trace and line.defs and not self.steps[line.step].op.op_def.ref_output:
-                    sizes = "".join(f"{name}.nbytes, " for name in line.defs)
-                    source.append(f"    B[{line.step}] = ({sizes})")
-        result_text = ", ".join(expr for expr, _ in results)
-        source.append(f"    return ({result_text}{',' if len(results) == 1 else ''})")
+                source.extend(f"    {text}" for text in self._bytes_lines(line))
+        source.append(f"    return {_tuple(expr for expr, _ in results)}")
         return "\n".join(source) + "\n"
+
+    def _bytes_lines(self, line: _Line) -> list[str]:
+        if not self.full_trace or not line.defs or self.steps[line.step].op.op_def.ref_output:  # type: ignore[index]
+            return []
+        sizes = "".join(f"{name}.nbytes, " for name in line.defs)
+        return [f"B[{line.step}] = ({sizes})"]
+
+    def _parallel_source(
+        self,
+        lines: list[_Line],
+        results: list[tuple[str, str | None]],
+        args: list[str],
+        streams: list[str],
+    ) -> str:
+        """One function per device stream; values cross streams through ``V`` after a wait.
+
+        A stream waits on ``E[step]`` before its first use of anything ``step`` (on another
+        stream) made or ordered; waiting on a later step of the same stream covers earlier ones,
+        since a stream runs its steps in order. Every wait and every step checks ``CX[0]``, so
+        a failure anywhere stops the other streams at their next step.
+        """
+        stream_of = [step.device.name for step in self.steps]
+        defined: dict[str, tuple[str, int | None]] = {a: ("", None) for a in args}
+        for line in lines:
+            for name in line.defs:
+                defined[name] = (stream_of[line.step], line.step)  # type: ignore[index]
+        fetched = {name for _, name in results if name}
+        slots: dict[str, int] = {}
+
+        def slot(name: str) -> int:
+            return slots.setdefault(name, len(slots))
+
+        for name in (*args, *sorted(fetched)):
+            slot(name)
+        plans: dict[str, list[tuple[list[int], list[str], _Line]]] = {s: [] for s in streams}
+        waited_on: set[int] = set()
+        exported: set[str] = set(fetched) - set(args)
+        for stream in streams:
+            waited: dict[str, int] = {}
+            imported: set[str] = set()
+            for line in lines:
+                if line.step is None or stream_of[line.step] != stream:
+                    continue
+                producers = set(self._real_deps(line.step))
+                producers.update(
+                    defined[u][1]
+                    for u in line.uses
+                    if defined[u][0] != stream  # type: ignore[misc]
+                )
+                waits = []
+                for dep in sorted(p for p in producers if p is not None):
+                    other = stream_of[dep]
+                    if other == stream or waited.get(other, -1) >= dep:
+                        continue
+                    waited[other] = dep
+                    waits.append(dep)
+                    waited_on.add(dep)
+                foreign = [u for u in dict.fromkeys(line.uses) if defined[u][0] != stream]
+                loads = [u for u in foreign if u not in imported]
+                imported.update(loads)
+                exported.update(u for u in loads if defined[u][1] is not None)
+                plans[stream].append((waits, loads, line))
+        source: list[str] = []
+        self._namespace.update(clk=time.perf_counter_ns)
+        for index, stream in enumerate(streams):
+            body: list[_Line] = []
+            for waits, loads, line in plans[stream]:
+                for dep in waits:
+                    body.append(_Line(f"E[{dep}].wait()", [], [], None))
+                    body.append(_Line(_CHECK, [], [], None))
+                body.extend(_Line(f"{u} = V[{slot(u)}]", [], [u], None) for u in loads)
+                body.append(_Line(_CHECK, [], [], None))
+                body.append(_Line(f"S[{line.step}] = clk()", [], [], None))
+                body.append(line)
+                body.append(_Line(f"T[{line.step}] = clk()", [], [], None))
+                body.extend(_Line(text, [], [], None) for text in self._bytes_lines(line))
+                shared = [d for d in line.defs if d in exported]
+                body.extend(_Line(f"V[{slot(d)}] = {d}", [d], [], None) for d in shared)
+                if line.step in waited_on:
+                    body.append(_Line(f"E[{line.step}].set()", [], [], None))
+            body = self._with_frees(self._with_device_switches(body), set())
+            source.append(f"def _stream_{index}(V, E, CX, S, T, B, clk=clk):")
+            for line in body:
+                source.append(f"    {line.text}")
+                if line.step is not None:
+                    self._line_steps[len(source)] = line.step
+            source.append("    return None")
+        texts = [
+            _substitute(expr, name, f"V[{slots[name]}]") if name else expr for expr, name in results
+        ]
+        source.append(f"def _collect(V):\n    return {_tuple(texts)}")
+        self._feed_slots = [slots[a] for a in args]
+        self._value_slots = len(slots)
+        self._event_steps = sorted(waited_on)
+        return "\n".join(source) + "\n"
+
+    def _real_deps(self, index: int) -> list[int]:
+        """The step's dependencies, looking through transfers that run no code."""
+        result: list[int] = []
+        for dep in self.steps[index].deps:
+            if self.steps[dep].kind is EventKind.TRANSFER and not self.steps[dep].moves_data:
+                result.extend(self._real_deps(dep))
+            else:
+                result.append(dep)
+        return result
 
     def _fetch_expression(
         self, fetch: Tensor | Operation, plan: Plan, slots: dict[tuple[int, str], str]
@@ -216,13 +407,59 @@ class CompiledPlan:
         converters = self._feed_converters
         if any(converters):
             feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
+        self.interrupted_step = None
         try:
+            if self.parallel:
+                return self._run_parallel(feed_values)
             return self._fn(*feed_values, T=self.ends, B=self.out_bytes)
+        except KeyboardInterrupt as exc:
+            self.interrupted_step = self._failed_step(exc)
+            traceback.clear_frames(exc.__traceback__)
+            raise
+        except RunFailure:
+            raise
         except Exception as exc:
-            step = self._failed_step(exc)
-            raise RunFailure(self._error_for(exc, step), step) from exc
+            raise self._failure(exc) from exc
 
-    def _failed_step(self, exc: Exception) -> int | None:
+    def _run_parallel(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
+        assert self._workers is not None
+        values: list[Any] = [None] * self._value_slots
+        for index, value in zip(self._feed_slots, feed_values):
+            values[index] = value
+        events: list[Any] = [None] * len(self.steps)
+        for index in self._event_steps:
+            events[index] = threading.Event()
+        cancel = [False]
+        count = len(self.steps)
+        starts, ends = [0] * count, [0] * count
+        self.starts, self.ends = starts, ends
+        outcome = _Outcome(len(self._streams), events, cancel)
+        for name, fn in self._streams:
+            self._workers.submit(
+                name,
+                functools.partial(
+                    outcome.run, fn, values, events, cancel, starts, ends, self.out_bytes
+                ),
+            )
+        try:
+            while not outcome.finished.wait(0.05):
+                pass
+        except KeyboardInterrupt:
+            outcome.cancel()
+            outcome.all_done.wait(10.0)  # each worker stops at its next step
+            raise
+        if outcome.error is not None:
+            raise self._failure(outcome.error) from outcome.error
+        return self._collect(values)
+
+    def _failure(self, exc: BaseException) -> RunFailure:
+        """The error to raise, with the run's frames cleared so no tensor outlives the run."""
+        step = self._failed_step(exc)
+        failure = RunFailure(self._error_for(exc, step), step)
+        traceback.clear_frames(exc.__traceback__)
+        return failure
+
+    def _failed_step(self, exc: BaseException) -> int | None:
         tb = exc.__traceback__
         found = None
         while tb is not None:
@@ -231,7 +468,7 @@ class CompiledPlan:
             tb = tb.tb_next
         return found
 
-    def _error_for(self, exc: Exception, step_index: int | None) -> Exception:
+    def _error_for(self, exc: BaseException, step_index: int | None) -> Exception:
         """Name the op whose line raised: its type, source line and device."""
         if step_index is None:
             return InternalError(f"placeviz failed to run a plan: {exc!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from placeviz.runtime.memory import Resident, peak_memory, tensor_bytes
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.state import SessionState
 from placeviz.runtime.tracing import PlanColumns, device_record, record_run
+from placeviz.runtime.workers import StreamWorkers
 
 _MAX_CACHED_PLANS = 128
 _MAX_RUNS_KEPT = 100_000
@@ -62,10 +63,14 @@ class Session:
         self._failures: dict[int, PlacementFailure] = {}
         self._placed_version = -1
         self._state = SessionState()
+        # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
+        parallel = self.config.inter_op_parallelism_threads != 1
+        self._workers = StreamWorkers() if parallel else None
         self._plans: dict[Any, tuple[CompiledPlan, PlanColumns]] = {}
         self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
         self._recorder = Recorder()
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
+        self._run_count = 0
         self._closed = False
         self._default_contexts: list[Any] = []
         if self._log:
@@ -137,41 +142,52 @@ class Session:
         run_metadata: RunMetadata | None,
     ) -> tuple[Any, ...]:
         """Run a compiled plan and record it, also when it fails (traces are always complete)."""
-        compiled, columns = prepared
-        run_id = len(self._runs)
-        since = self._recorder.total
-        error: Exception | None = None
-        failed_step = None
-        t_start = _clock()
+        compiled = prepared[0]
+        run = _RunStart(self._run_count, self._recorder.total, _clock(), fetched)
+        self._run_count += 1
         try:
             results = compiled.run(values)
         except RunFailure as failure:
-            error, failed_step = failure.error, failure.failed_step
-        t_end = _clock()
-        record_run(self._recorder, compiled, columns, run_id, t_start, t_end, failed_step)
-        self._runs.append(
-            {
-                "id": run_id,
-                "t0": t_start,
-                "t1": t_end,
-                "status": "ok" if error is None else "error",
-                "error": None if error is None else str(error),
-                "fetches": [element.name for element in fetched],
-            }
-        )
-        self._recorder.publish(since)
+            self._finish_run(prepared, run, failure.failed_step, str(failure.error))
+            if run_metadata is not None:
+                run_metadata.trace = self.trace(runs=1)
+            raise failure.error from failure.__cause__
+        except KeyboardInterrupt:
+            self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
+            raise
+        self._finish_run(prepared, run, None, None)
         if run_metadata is not None:
             run_metadata.trace = self.trace(runs=1)
-        if error is not None:
-            raise error from error.__cause__
         return results
+
+    def _finish_run(
+        self,
+        prepared: tuple[CompiledPlan, PlanColumns],
+        run: _RunStart,
+        failed_step: int | None,
+        error: str | None,
+    ) -> None:
+        t_end = _clock()
+        compiled, columns = prepared
+        record_run(self._recorder, compiled, columns, run.id, run.t0, t_end, failed_step)
+        self._runs.append(
+            {
+                "id": run.id,
+                "t0": run.t0,
+                "t1": t_end,
+                "status": "ok" if error is None else "error",
+                "error": error,
+                "fetches": [element.name for element in run.fetched],
+            }
+        )
+        self._recorder.publish(run.since)
 
     def _compile(
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
     ) -> tuple[CompiledPlan, PlanColumns]:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
         peak_memory(plan, self._variables_resident())
-        compiled = CompiledPlan(plan, self._state, full_trace=full)
+        compiled = CompiledPlan(plan, self._state, full_trace=full, workers=self._workers)
         prepared = (compiled, PlanColumns(compiled, self._device_ids))
         if len(self._plans) >= _MAX_CACHED_PLANS:
             self._plans.pop(next(iter(self._plans)))
@@ -285,6 +301,8 @@ class Session:
     def close(self) -> None:
         self._closed = True
         self._plans.clear()
+        if self._workers is not None:
+            self._workers.close()
 
     def as_default(self) -> _DefaultSession:
         return _DefaultSession(self)
@@ -301,6 +319,13 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<pv.Session devices={[d.name for d in self._devices]}>"
+
+
+class _RunStart(NamedTuple):
+    id: int
+    since: int  # the recorder's cursor when the run began
+    t0: int
+    fetched: list[Any]
 
 
 class _DefaultSession:

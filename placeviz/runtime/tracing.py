@@ -123,6 +123,46 @@ def _measured_bytes(
     return sizes[index] if index < len(sizes) else 0
 
 
+def _sequential_times(
+    compiled: CompiledPlan,
+    columns: PlanColumns,
+    t_start: int,
+    t_end: int,
+    count: int,
+    failed_step: int | None,
+) -> tuple[list[int], list[int]]:
+    """One stream: each step starts when the previous one ended."""
+    if columns.has_virtual or failed_step is not None:
+        ends_array = np.asarray(compiled.ends[:count], dtype=np.int64)
+        if failed_step is not None:
+            ends_array[-1] = t_end
+        # steps that run no code end when the previous step did
+        ends_array[columns.virtual[:count]] = t_start
+        ends = np.maximum.accumulate(np.maximum(ends_array, t_start)).tolist()
+    else:
+        ends = compiled.ends[:count]
+    return [t_start, *ends[:-1]], ends
+
+
+def _parallel_times(
+    compiled: CompiledPlan, columns: PlanColumns, t_start: int, t_end: int
+) -> tuple[list[int], list[int], list[int]]:
+    """Streams stamp each step's start and end; a step that started but did not end failed
+    (or was cancelled) at the end of the run; steps that run no code take no time."""
+    starts, ends = list(compiled.starts or ()), list(compiled.ends)
+    ran = []
+    for i, step in enumerate(compiled.steps):
+        if columns.virtual[i]:
+            deps = [ends[d] for d in step.deps if ends[d]]
+            if len(deps) == len(step.deps):
+                starts[i] = ends[i] = max(deps, default=t_start)
+                ran.append(i)
+        elif starts[i]:
+            ends[i] = ends[i] or t_end
+            ran.append(i)
+    return ran, starts, ends
+
+
 def record_run(
     recorder: Recorder,
     compiled: CompiledPlan,
@@ -133,74 +173,73 @@ def record_run(
     failed_step: int | None,
 ) -> None:
     """Add one run's events: the run, its steps and, when fully traced, its allocations."""
-    count = columns.count if failed_step is None else failed_step + 1
-    if count == 0:
-        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id)
-        return
-    if columns.has_virtual or failed_step is not None:
-        ends_array = np.asarray(compiled.ends[:count], dtype=np.int64)
-        if failed_step is not None:
-            ends_array[-1] = t_end
-        # steps that run no code end when the previous step did
-        ends_array[columns.virtual[:count]] = t_start
-        ends = np.maximum.accumulate(np.maximum(ends_array, t_start)).tolist()
+    if compiled.starts is not None:
+        ran, starts, ends = _parallel_times(compiled, columns, t_start, t_end)
     else:
-        ends = compiled.ends[:count]
-    starts = [t_start, *ends[:-1]]
+        count = columns.count if failed_step is None else failed_step + 1
+        ran = range(count)
+        starts, ends = _sequential_times(compiled, columns, t_start, t_end, count, failed_step)
+    count = len(ran)
+    if count == 0:
+        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
+        return
     if columns.modeled:
         measured = [end - start for start, end in zip(starts, ends)]
-        model_starts, model_ends, sources = columns.model.lay_out(measured, count)
-        t0 = [t_start + t for t in model_starts]
-        t1 = [t_start + t for t in model_ends]
+        model_starts, model_ends, model_sources = columns.model.lay_out(measured, len(starts))
+        t0 = [t_start + model_starts[i] for i in ran]
+        t1 = [t_start + model_ends[i] for i in ran]
+        sources = [model_sources[i] for i in ran]
         # The run lasts as long as its modeled timeline, on which its steps are laid out.
         recorder.append(int(EventKind.RUN), t_start, max(t1), run=run_id, source=_MODELED)
     else:
-        t0, t1 = starts, ends
+        t0, t1 = [starts[i] for i in ran], [ends[i] for i in ran]
         sources = columns.clock_sources[:count]
         recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
+    picked = list(ran)
     out_bytes = compiled.out_bytes if compiled.full_trace else None
-    step_bytes: Sequence[int] = columns.static_bytes[:count]
     if out_bytes is not None:
         step_bytes = [
-            _measured_bytes(out_bytes, source, index, count)
-            for source, index in columns.byte_sources[:count]
+            _measured_bytes(out_bytes, *columns.byte_sources[i], len(starts)) for i in picked
         ]
+    else:
+        step_bytes = [columns.static_bytes[i] for i in picked]
     recorder.extend(
         {
-            "kind": columns.kinds[:count],
+            "kind": [columns.kinds[i] for i in picked],
             "t0": t0,
             "t1": t1,
-            "node": columns.nodes[:count],
-            "device": columns.devices[:count],
-            "stream": columns.devices[:count],
+            "node": [columns.nodes[i] for i in picked],
+            "device": [columns.devices[i] for i in picked],
+            "stream": [columns.devices[i] for i in picked],
             "bytes": step_bytes,
             "source": sources,
             "run": itertools.repeat(run_id, count),
-            "peer": columns.peers[:count],
+            "peer": [columns.peers[i] for i in picked],
         }
     )
     if out_bytes is not None:
-        _record_memory(recorder, columns, out_bytes, t0, t1, t_end, run_id, count)
+        full_t0 = dict(zip(picked, t0))
+        full_t1 = dict(zip(picked, t1))
+        _record_memory(recorder, columns, out_bytes, full_t0, full_t1, t_end, run_id)
 
 
 def _record_memory(
     recorder: Recorder,
     columns: PlanColumns,
     out_bytes: Sequence[tuple[int, ...]],
-    t0: Sequence[int],
-    t1: Sequence[int],
+    t0: dict[int, int],
+    t1: dict[int, int],
     t_end: int,
     run_id: int,
-    count: int,
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends."""
     events = []
     for alloc, free, device, node, bytes_step, index in columns.memory:
-        if alloc >= count or bytes_step >= count or index >= len(out_bytes[bytes_step]):
+        if alloc not in t0 or bytes_step not in t1 or index >= len(out_bytes[bytes_step]):
             continue
         size = out_bytes[bytes_step][index]
         events.append((t0[alloc], int(EventKind.ALLOC), device, node, size))
-        end = t_end if free < 0 or free >= count else t1[free]
+        end = t1.get(free, t_end) if free >= 0 else t_end
         events.append((end, int(EventKind.FREE), device, node, size))
     events.sort(key=lambda e: (e[0], e[1] == int(EventKind.ALLOC)))
     recorder.extend(

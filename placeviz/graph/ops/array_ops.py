@@ -384,7 +384,13 @@ def _unpack_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="Unpack", infer=_infer_unpack, kernel=_unpack_kernel, cost=memory_cost)
+    OpDef(
+        type="Unpack",
+        multi_output=True,
+        infer=_infer_unpack,
+        kernel=_unpack_kernel,
+        cost=memory_cost,
+    )
 )
 
 
@@ -477,7 +483,11 @@ def _split_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return lambda x: tuple(xp.split(x, num, axis=axis))
 
 
-registry.register(OpDef(type="Split", infer=_infer_split, kernel=_split_kernel, cost=memory_cost))
+registry.register(
+    OpDef(
+        type="Split", multi_output=True, infer=_infer_split, kernel=_split_kernel, cost=memory_cost
+    )
+)
 
 
 def _resolve_sizes(sizes: Sequence[int], dim: int) -> list[int]:
@@ -532,7 +542,13 @@ def _split_v_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="SplitV", infer=_infer_split_v, kernel=_split_v_kernel, cost=memory_cost)
+    OpDef(
+        type="SplitV",
+        multi_output=True,
+        infer=_infer_split_v,
+        kernel=_split_v_kernel,
+        cost=memory_cost,
+    )
 )
 
 

@@ -1,0 +1,236 @@
+"""The parallel runtime: one stream per device, cancellation, interrupts, no leaks."""
+
+from __future__ import annotations
+
+import _thread
+import gc
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+from placeviz.events.kinds import EventKind
+from placeviz.graph import registry
+from placeviz.graph.ops._build import make_op, single
+
+# -- test-only ops: a kernel that sleeps (releasing the GIL, like a long GPU kernel) and one that
+# -- fails after a delay. Registered once for this module.
+
+
+def _infer_same(inputs, attrs):  # type: ignore[no-untyped-def]
+    return single(inputs[0].shape, inputs[0].dtype)
+
+
+def _sleep_kernel(xp, op, state):  # type: ignore[no-untyped-def]
+    seconds = op.attrs["seconds"]
+
+    def sleep(x):  # type: ignore[no-untyped-def]
+        time.sleep(seconds)
+        return x
+
+    return sleep
+
+
+def _explode_kernel(xp, op, state):  # type: ignore[no-untyped-def]
+    seconds = op.attrs["seconds"]
+
+    def explode(x):  # type: ignore[no-untyped-def]
+        time.sleep(seconds)
+        raise RuntimeError("the kernel exploded")
+
+    return explode
+
+
+registry.register(registry.OpDef(type="TestSleep", infer=_infer_same, kernel=_sleep_kernel))
+registry.register(registry.OpDef(type="TestExplode", infer=_infer_same, kernel=_explode_kernel))
+
+
+def sleep(x: pv.Tensor, seconds: float, name: str = "Sleep") -> pv.Tensor:
+    return make_op("TestSleep", [x], name, {"seconds": seconds}).outputs[0]
+
+
+def explode(x: pv.Tensor, seconds: float, name: str = "Explode") -> pv.Tensor:
+    return make_op("TestExplode", [x], name, {"seconds": seconds}).outputs[0]
+
+
+@pytest.fixture(autouse=True)
+def two_gpus() -> Iterator[None]:
+    pv.config.simulate_gpus(2)
+    yield
+
+
+def _two_sleepy_towers(seconds: float) -> pv.Tensor:
+    with pv.device("/cpu:0"):
+        x = pv.constant([1.0, 2.0], name="x")
+    outs = []
+    for gpu in range(2):
+        with pv.device(f"/gpu:{gpu}"):
+            outs.append(sleep(x * 2.0, seconds, name=f"sleep_{gpu}"))
+    with pv.device("/cpu:0"):
+        return pv.add_n(outs, name="total")
+
+
+def _wall(sess: pv.Session, fetch: pv.Tensor) -> float:
+    start = time.perf_counter()
+    sess.run(fetch)
+    return time.perf_counter() - start
+
+
+def test_devices_run_in_parallel() -> None:
+    total = _two_sleepy_towers(0.3)
+    parallel = pv.Session()
+    np.testing.assert_array_equal(parallel.run(total), [4.0, 8.0])
+    assert _wall(parallel, total) < 0.5
+    serial = pv.Session(config=pv.ConfigProto(inter_op_parallelism_threads=1))
+    np.testing.assert_array_equal(serial.run(total), [4.0, 8.0])
+    assert _wall(serial, total) >= 0.6
+    parallel.close()
+    serial.close()
+
+
+def test_parallel_run_trace_shows_the_overlap() -> None:
+    total = _two_sleepy_towers(0.2)
+    sess = pv.Session()
+    sess.run(total)
+    trace = sess.trace()
+    ev = trace.events
+    sleeps = [
+        (int(ev["t0"][i]), int(ev["t1"][i]))
+        for i in range(len(trace))
+        if ev["kind"][i] == int(EventKind.OP) and trace.node_type(int(ev["node"][i])) == "TestSleep"
+    ]
+    assert len(sleeps) == 2
+    (a0, a1), (b0, b1) = sleeps
+    assert a0 < b1 and b0 < a1  # the two sleeps overlapped
+    sess.close()
+
+
+def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> None:
+    with pv.device("/cpu:0"):
+        x = pv.constant([1.0, 2.0], name="x")
+    with pv.device("/gpu:0"):
+        slow = x
+        for i in range(40):
+            slow = sleep(slow, 0.05, name=f"slow_{i}")  # two seconds in all
+    with pv.device("/gpu:1"):
+        boom = explode(x + 1.0, 0.05, name="boom")
+    with pv.device("/cpu:0"):
+        both = pv.add(slow, boom, name="both")
+    sess = pv.Session()
+    sess.run([slow, boom.op.inputs[0]])  # start the session's workers
+    threads_before = threading.active_count()
+    start = time.perf_counter()
+    with pytest.raises(pv.errors.InvalidArgumentError) as info:
+        sess.run(both)
+    assert time.perf_counter() - start < 1.0
+    message = str(info.value)
+    assert "RuntimeError: the kernel exploded" in message and "'boom' (TestExplode)" in message
+    assert "device:GPU:1" in message
+    assert info.value.op is boom.op
+    time.sleep(0.2)  # the stream on GPU:0 stops at its next step
+    assert threading.active_count() == threads_before
+    np.testing.assert_array_equal(sess.run(x + 1.0), [2.0, 3.0])  # still usable
+    trace = sess.trace(runs=2)
+    failed = [r for r in trace.runs if r["status"] == "error"]
+    assert len(failed) == 1 and "exploded" in failed[0]["error"]
+    sess.close()
+
+
+def test_failing_runs_do_not_leak_memory() -> None:
+    big = np.ones((1024, 1024), dtype=np.float32)  # 4 MiB per tensor
+    with pv.device("/gpu:0"):
+        a = pv.constant(big) * 2.0
+    with pv.device("/gpu:1"):
+        b = explode(pv.constant(big) + 1.0, 0.0)
+    with pv.device("/cpu:0"):
+        c = a + b
+    sess = pv.Session()
+    with pytest.raises(pv.errors.InvalidArgumentError):
+        sess.run(c)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(5):
+        with pytest.raises(pv.errors.InvalidArgumentError):
+            sess.run(c)
+    time.sleep(0.1)
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 2 << 20, f"{grown} bytes still held after 5 failed runs"
+    sess.close()
+
+
+def test_keyboard_interrupt_stops_every_worker() -> None:
+    with pv.device("/cpu:0"):
+        x = pv.constant([1.0], name="x")
+    chains = []
+    for gpu in range(2):
+        with pv.device(f"/gpu:{gpu}"):
+            h = x
+            for i in range(100):
+                h = sleep(h, 0.02, name=f"chain{gpu}_{i}")  # two seconds each
+            chains.append(h)
+    with pv.device("/cpu:0"):
+        total = pv.add_n(chains)
+    threads_before = threading.active_count()
+    sess = pv.Session()
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        sess.run(total)
+    assert time.perf_counter() - start < 1.0
+    timer.join()
+    np.testing.assert_array_equal(sess.run(x * 2.0), [2.0])  # still usable
+    sess.close()
+    assert threading.active_count() == threads_before
+
+
+def test_control_dependencies_across_devices_are_honoured() -> None:
+    with pv.device("/gpu:0"):
+        first = sleep(pv.constant([1.0]), 0.1, name="first")
+    with pv.device("/gpu:1"), pv.control_dependencies([first]):
+        second = pv.constant([2.0], name="second") * 1.0
+    sess = pv.Session()
+    sess.run([second, first])
+    trace = sess.trace()
+    ev = trace.events
+    times = {
+        trace.node_name(int(ev["node"][i])): (int(ev["t0"][i]), int(ev["t1"][i]))
+        for i in range(len(trace))
+        if ev["kind"][i] == int(EventKind.OP)
+    }
+    assert times["second"][0] >= times["first"][1]
+    sess.close()
+
+
+def test_closing_the_session_stops_its_workers() -> None:
+    before = threading.active_count()
+    sess = pv.Session()
+    sess.run(_two_sleepy_towers(0.0))
+    assert threading.active_count() > before
+    sess.close()
+    assert threading.active_count() == before
+
+
+def test_an_interrupted_run_is_still_in_the_trace() -> None:
+    with pv.device("/cpu:0"):
+        h = pv.constant([1.0], name="x")
+        for i in range(50):
+            h = sleep(h, 0.02, name=f"step_{i}")
+    sess = pv.Session(config=pv.ConfigProto(inter_op_parallelism_threads=1))
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sess.run(h)
+    timer.join()
+    trace = sess.trace()
+    assert trace.runs[0]["status"] == "error" and trace.runs[0]["error"] == "KeyboardInterrupt"
+    ran = (trace.events["kind"] == int(EventKind.OP)).sum()
+    assert 3 <= ran < 50  # the steps that ran before the interrupt, and the interrupted one
+    sess.close()
