@@ -1,21 +1,23 @@
-"""The event recorder: one list per column, appended in bulk after each run.
+"""The event recorder: columnar, appended a run at a time, materialized only when read.
 
-During a run the executor writes op timestamps into per-plan lists and nothing else; afterwards a
-whole run's events are added with one ``extend`` per column, so recording costs a few list
-operations per event. Subscribers are called with each new batch (the inspector streams from
-them). Past ``max_events`` the oldest events roll over, so a training loop cannot fill memory.
+A run's events arrive as one chunk of columns: plan-invariant columns (which op each step runs,
+on which device) are shared with the plan rather than copied, and a column that is one value for
+the whole chunk (the run id) is stored as that value. Recording a run therefore costs a few
+pointer stores whatever its size; reading (``batch``) concatenates chunks into NumPy columns.
+Subscribers are called with each new batch (the inspector streams from them). Past
+``max_events`` the oldest chunks roll over, so a training loop cannot fill memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 COLUMNS = ("kind", "t0", "t1", "node", "device", "stream", "bytes", "source", "run", "peer")
-_DTYPES = {
+DTYPES = {
     "kind": np.int8,
     "t0": np.int64,
     "t1": np.int64,
@@ -27,11 +29,12 @@ _DTYPES = {
     "run": np.int32,
     "peer": np.int16,
 }
+Column = Sequence[int] | np.ndarray | int  # an int: the same value for every event of the chunk
 
 
 @dataclass(frozen=True)
 class EventBatch:
-    """Events start..stop of the recorder, as NumPy columns."""
+    """Events from cursor ``start`` on (see ``Recorder.total``), as NumPy columns."""
 
     start: int
     columns: dict[str, np.ndarray]
@@ -40,22 +43,38 @@ class EventBatch:
         return len(self.columns["kind"])
 
 
+class _Chunk:
+    __slots__ = ("columns", "size", "start")
+
+    def __init__(self, start: int, size: int, columns: dict[str, Column]) -> None:
+        self.start = start  # cursor of its first event
+        self.size = size
+        self.columns = columns
+
+    def column(self, name: str, lo: int, hi: int) -> np.ndarray:
+        value = self.columns[name]
+        if isinstance(value, int):
+            return np.full(hi - lo, value, dtype=DTYPES[name])
+        return np.asarray(value[lo:hi], dtype=DTYPES[name])
+
+
 class Recorder:
     """Columnar, append-only (with rollover) store of one session's events."""
 
     def __init__(self, max_events: int = 2_000_000) -> None:
         self.max_events = max_events
-        self._columns: dict[str, list[int]] = {name: [] for name in COLUMNS}
-        self._dropped = 0  # events rolled over since the session began
+        self._chunks: deque[_Chunk] = deque()
+        self._size = 0  # events held
+        self._total = 0  # events ever recorded: the cursor subscribers use
+        self._pending: list[tuple[int, ...]] = []  # single events, rows until the next chunk
         self._subscribers: list[Callable[[EventBatch], None]] = []
 
     def __len__(self) -> int:
-        return len(self._columns["kind"])
+        return self._size + len(self._pending)
 
     @property
     def total(self) -> int:
-        """Events ever recorded, including rolled-over ones: a cursor for subscribers."""
-        return self._dropped + len(self)
+        return self._total + len(self._pending)
 
     def append(
         self,
@@ -70,51 +89,56 @@ class Recorder:
         run: int = -1,
         peer: int = -1,
     ) -> None:
-        """One event; for the rare kinds (placement, run). Runs of ops go through ``extend``."""
-        c = self._columns
-        c["kind"].append(kind)
-        c["t0"].append(t0)
-        c["t1"].append(t1)
-        c["node"].append(node)
-        c["device"].append(device)
-        c["stream"].append(stream)
-        c["bytes"].append(nbytes)
-        c["source"].append(source)
-        c["run"].append(run)
-        c["peer"].append(peer)
+        """One event, for the rare kinds (placement, run); runs' steps arrive through ``extend``."""
+        self._pending.append((kind, t0, t1, node, device, stream, nbytes, source, run, peer))
 
-    def extend(self, columns: dict[str, Iterable[int]]) -> None:
-        """Many events at once: every column's iterable must have the same length."""
-        for name in COLUMNS:
-            self._columns[name].extend(columns[name])
+    def extend(self, size: int, columns: dict[str, Column]) -> None:
+        """``size`` events as columns; the recorder keeps the sequences, so do not mutate them."""
+        self._flush()
+        if size:
+            self._add(_Chunk(self._total, size, columns))
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if pending:
+            self._pending = []
+            columns = dict(zip(COLUMNS, (list(c) for c in zip(*pending))))
+            self._add(_Chunk(self._total, len(pending), columns))
+
+    def _add(self, chunk: _Chunk) -> None:
+        self._chunks.append(chunk)
+        self._size += chunk.size
+        self._total += chunk.size
 
     def publish(self, since_total: int) -> None:
         """Hand the events recorded since ``since_total`` to subscribers, then roll over."""
-        if self._subscribers and self.total > since_total:
+        self._flush()
+        if self._subscribers and self._total > since_total:
             batch = self.batch(since_total)
             for subscriber in list(self._subscribers):
                 subscriber(batch)
-        overflow = len(self) - self.max_events
-        if overflow > 0:
-            for column in self._columns.values():
-                del column[:overflow]
-            self._dropped += overflow
+        while self._size > self.max_events and len(self._chunks) > 1:
+            self._size -= self._chunks.popleft().size
 
     def subscribe(self, callback: Callable[[EventBatch], None]) -> Callable[[], None]:
         """Call ``callback`` with each new batch; returns the function that unsubscribes."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
-    def batch(self, since_total: int = 0, until_total: int | None = None) -> EventBatch:
-        start = max(since_total - self._dropped, 0)
-        stop = len(self) if until_total is None else max(until_total - self._dropped, start)
-        return EventBatch(
-            start=start + self._dropped,
-            columns={
-                name: np.asarray(self._columns[name][start:stop], dtype=_DTYPES[name])
-                for name in COLUMNS
-            },
-        )
-
-    def column_dtypes(self) -> dict[str, Any]:
-        return dict(_DTYPES)
+    def batch(self, since_total: int = 0) -> EventBatch:
+        """Every event still held from cursor ``since_total`` on."""
+        self._flush()
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
+        first = None
+        for chunk in self._chunks:
+            if chunk.start + chunk.size <= since_total:
+                continue
+            lo = max(since_total - chunk.start, 0)
+            first = chunk.start + lo if first is None else first
+            for name in COLUMNS:
+                parts[name].append(chunk.column(name, lo, chunk.size))
+        columns = {
+            name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=DTYPES[name])
+            for name, arrays in parts.items()
+        }
+        return EventBatch(start=self._total if first is None else first, columns=columns)

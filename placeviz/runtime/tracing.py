@@ -41,7 +41,6 @@ class PlanColumns:
         self.peers = [device_ids[s.peer.name] if s.peer is not None else -1 for s in steps]
         self.virtual = np.array([not s.moves_data for s in steps], dtype=bool)
         self.has_virtual = bool(self.virtual.any())
-        self.clock_sources = [_CLOCK] * self.count
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
         # and the bytes known from static shapes, used when the run is not fully traced.
         producer: dict[int, int] = {}
@@ -59,9 +58,22 @@ class PlanColumns:
                 self.byte_sources.append((i, -1))
                 refs = step.op.op_def.ref_output
                 self.static_bytes.append(0 if refs else _static_bytes(step.op.outputs))
+        self.arrays = {
+            "kinds": np.asarray(self.kinds, dtype=np.int64),
+            "nodes": np.asarray(self.nodes, dtype=np.int64),
+            "devices": np.asarray(self.devices, dtype=np.int64),
+            "peers": np.asarray(self.peers, dtype=np.int64),
+            "static_bytes": np.asarray(self.static_bytes, dtype=np.int64),
+            "byte_step": np.asarray([b[0] for b in self.byte_sources], dtype=np.int64),
+            "byte_index": np.asarray([b[1] for b in self.byte_sources], dtype=np.int64),
+        }
         self.model = TimelineModel(steps)
         self.modeled = self.model.any_modeled
-        self.memory = _memory_plan(compiled, device_ids) if compiled.full_trace else []
+        self.memory_arrays: dict[str, np.ndarray] | None = None
+        if compiled.full_trace:
+            plan = np.asarray(_memory_plan(compiled, device_ids), dtype=np.int64).reshape(-1, 6)
+            names = ("alloc", "free", "device", "node", "bytes_step", "index")
+            self.memory_arrays = {name: plan[:, i] for i, name in enumerate(names)}
 
 
 def _memory_plan(compiled: CompiledPlan, device_ids: dict[str, int]) -> list[tuple[int, ...]]:
@@ -104,23 +116,40 @@ def _memory_plan(compiled: CompiledPlan, device_ids: dict[str, int]) -> list[tup
     return plan
 
 
+class _OutputBytes:
+    """The sizes a fully traced run measured, as one flat array indexed by (step, output)."""
+
+    def __init__(self, out_bytes: Sequence[tuple[int, ...]]) -> None:
+        lengths = np.fromiter(map(len, out_bytes), dtype=np.int64, count=len(out_bytes))
+        self.offsets = np.concatenate(([0], np.cumsum(lengths)))
+        self.lengths = lengths
+        self.flat = np.fromiter(
+            itertools.chain.from_iterable(out_bytes), dtype=np.int64, count=int(self.offsets[-1])
+        )
+        self.sums = np.concatenate(([0], np.cumsum(self.flat)))
+
+    def of_steps(self, steps: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+        """Bytes of output ``outputs[i]`` of step ``steps[i]`` (-1: all its outputs; 0 if none)."""
+        valid = steps >= 0
+        step = np.where(valid, steps, 0)
+        start, length = self.offsets[step], self.lengths[step]
+        whole = self.sums[start + length] - self.sums[start]
+        one = np.where(
+            (outputs >= 0) & (outputs < length),
+            self.flat[np.minimum(start + np.maximum(outputs, 0), max(len(self.flat) - 1, 0))]
+            if len(self.flat)
+            else 0,
+            0,
+        )
+        return np.where(valid, np.where(outputs < 0, whole, one), 0)
+
+
 def _static_bytes(tensors: Sequence[Tensor]) -> int:
     total = 0
     for tensor in tensors:
         count = tensor.shape.num_elements()
         total += 0 if count is None else count * tensor.dtype.size
     return total
-
-
-def _measured_bytes(
-    out_bytes: Sequence[tuple[int, ...]], source: int, index: int, count: int
-) -> int:
-    if source < 0 or source >= count:
-        return 0
-    sizes = out_bytes[source]
-    if index < 0:
-        return sum(sizes)
-    return sizes[index] if index < len(sizes) else 0
 
 
 def _sequential_times(
@@ -183,6 +212,7 @@ def record_run(
     if count == 0:
         recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
         return
+    prefix = isinstance(ran, range)
     if columns.modeled:
         measured = [end - start for start, end in zip(starts, ends)]
         model_starts, model_ends, model_sources = columns.model.lay_out(measured, len(starts))
@@ -191,70 +221,97 @@ def record_run(
         sources = [model_sources[i] for i in ran]
         # The run lasts as long as its modeled timeline, on which its steps are laid out.
         recorder.append(int(EventKind.RUN), t_start, max(t1), run=run_id, source=_MODELED)
+    elif prefix:
+        t0, t1 = starts, ends
+        sources = _CLOCK
+        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
     else:
         t0, t1 = [starts[i] for i in ran], [ends[i] for i in ran]
-        sources = columns.clock_sources[:count]
+        sources = _CLOCK
         recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
-    picked = list(ran)
-    out_bytes = compiled.out_bytes if compiled.full_trace else None
-    if out_bytes is not None:
-        step_bytes = [
-            _measured_bytes(out_bytes, *columns.byte_sources[i], len(starts)) for i in picked
-        ]
+    index = None if prefix else np.asarray(ran, dtype=np.int64)
+
+    def take(values: list[int], array: np.ndarray) -> Sequence[int]:
+        if index is None:
+            return values if count == len(values) else values[:count]
+        return array[index].tolist()
+
+    measured = _OutputBytes(compiled.out_bytes) if compiled.full_trace else None
+    if measured is not None:
+        step_index = np.arange(count) if index is None else index
+        step_bytes: Sequence[int] | np.ndarray = measured.of_steps(
+            columns.arrays["byte_step"][step_index], columns.arrays["byte_index"][step_index]
+        )
     else:
-        step_bytes = [columns.static_bytes[i] for i in picked]
+        step_bytes = take(columns.static_bytes, columns.arrays["static_bytes"])
+    devices = take(columns.devices, columns.arrays["devices"])
     recorder.extend(
+        count,
         {
-            "kind": [columns.kinds[i] for i in picked],
+            "kind": take(columns.kinds, columns.arrays["kinds"]),
             "t0": t0,
             "t1": t1,
-            "node": [columns.nodes[i] for i in picked],
-            "device": [columns.devices[i] for i in picked],
-            "stream": [columns.devices[i] for i in picked],
+            "node": take(columns.nodes, columns.arrays["nodes"]),
+            "device": devices,
+            "stream": devices,
             "bytes": step_bytes,
             "source": sources,
-            "run": itertools.repeat(run_id, count),
-            "peer": [columns.peers[i] for i in picked],
-        }
+            "run": run_id,
+            "peer": take(columns.peers, columns.arrays["peers"]),
+        },
     )
-    if out_bytes is not None:
-        full_t0 = dict(zip(picked, t0))
-        full_t1 = dict(zip(picked, t1))
-        _record_memory(recorder, columns, out_bytes, full_t0, full_t1, t_end, run_id)
+    if measured is not None:
+        steps = np.arange(count) if index is None else index
+        _record_memory(recorder, columns, measured, steps, t0, t1, t_end, run_id)
 
 
 def _record_memory(
     recorder: Recorder,
     columns: PlanColumns,
-    out_bytes: Sequence[tuple[int, ...]],
-    t0: dict[int, int],
-    t1: dict[int, int],
+    measured: _OutputBytes,
+    steps: np.ndarray,
+    t0: Sequence[int],
+    t1: Sequence[int],
     t_end: int,
     run_id: int,
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends."""
-    events = []
-    for alloc, free, device, node, bytes_step, index in columns.memory:
-        if alloc not in t0 or bytes_step not in t1 or index >= len(out_bytes[bytes_step]):
-            continue
-        size = out_bytes[bytes_step][index]
-        events.append((t0[alloc], int(EventKind.ALLOC), device, node, size))
-        end = t1.get(free, t_end) if free >= 0 else t_end
-        events.append((end, int(EventKind.FREE), device, node, size))
-    events.sort(key=lambda e: (e[0], e[1] == int(EventKind.ALLOC)))
+    memory = columns.memory_arrays
+    if memory is None or not len(memory["alloc"]):
+        return
+    start_of = np.full(columns.count + 1, -1, dtype=np.int64)
+    end_of = np.full(columns.count + 1, -1, dtype=np.int64)
+    start_of[steps] = t0
+    end_of[steps] = t1
+    alloc_at = start_of[memory["alloc"]]
+    made = (alloc_at >= 0) & (end_of[memory["bytes_step"]] >= 0)
+    if not made.any():
+        return
+    free_at = np.where(memory["free"] >= 0, end_of[memory["free"]], -1)
+    free_at = np.where(free_at >= 0, free_at, t_end)[made]
+    alloc_at = alloc_at[made]
+    sizes = measured.of_steps(memory["bytes_step"][made], memory["index"][made])
+    n = len(sizes)
+    times = np.concatenate((alloc_at, free_at))
+    is_alloc = np.concatenate((np.ones(n, dtype=bool), np.zeros(n, dtype=bool)))
+    order = np.lexsort((is_alloc, times))  # by time; at one instant, frees first
+    kinds = np.where(is_alloc, int(EventKind.ALLOC), int(EventKind.FREE))[order]
+    devices = np.concatenate((memory["device"][made],) * 2)[order]
+    times = times[order]
     recorder.extend(
+        2 * n,
         {
-            "kind": [e[1] for e in events],
-            "t0": [e[0] for e in events],
-            "t1": [e[0] for e in events],
-            "node": [e[3] for e in events],
-            "device": [e[2] for e in events],
-            "stream": [e[2] for e in events],
-            "bytes": [e[4] for e in events],
-            "source": itertools.repeat(int(TimingSource.NONE), len(events)),
-            "run": itertools.repeat(run_id, len(events)),
-            "peer": itertools.repeat(-1, len(events)),
-        }
+            "kind": kinds,
+            "t0": times,
+            "t1": times,
+            "node": np.concatenate((memory["node"][made],) * 2)[order],
+            "device": devices,
+            "stream": devices,
+            "bytes": np.concatenate((sizes, sizes))[order],
+            "source": int(TimingSource.NONE),
+            "run": run_id,
+            "peer": -1,
+        },
     )
 
 
