@@ -193,3 +193,24 @@ def test_subscribers_receive_each_run_and_old_events_roll_over() -> None:
     unsubscribe()
     sess.run(c)
     assert len(batches) == 60
+
+
+def test_reserved_memory_follows_the_gpu_options() -> None:
+    pv.config.simulate_gpus(1, memory_limit_mb=1024)
+    with pv.device("/gpu:0"):
+        y = pv.ones([1024, 1024]) * 2.0  # 4 MiB + 4 MiB + the scalar
+
+    def reserved(config: pv.ConfigProto) -> tuple[int, int]:
+        sess = pv.Session(config=config)
+        sess.run(y)
+        gpu = sess.trace().summary()[f"{LOCAL}GPU:0"]
+        return gpu.reserved, sess.devices[1].memory_limit
+
+    everything, limit = reserved(pv.ConfigProto())
+    assert everything == limit == 1024 << 20  # TF's default: map (nearly) all of it
+    grown, _ = reserved(pv.ConfigProto(gpu_options=pv.GPUOptions(allow_growth=True)))
+    assert grown == 10 << 20  # 8 MiB and 4 bytes, in 2 MiB chunks
+    share, limit = reserved(
+        pv.ConfigProto(gpu_options=pv.GPUOptions(per_process_gpu_memory_fraction=0.25))
+    )
+    assert share == limit == 256 << 20

@@ -26,6 +26,7 @@ class DeviceSummary:
     busy_s: float
     utilisation: float  # busy time over the traced span
     peak_memory: int  # bytes, from allocation events (0 when the run was not fully traced)
+    reserved: int  # bytes the runtime holds on the device (see Session.reserved_bytes)
     bytes_in: int  # bytes transferred to this device
     bytes_out: int  # bytes transferred from this device
 
@@ -90,6 +91,7 @@ class Trace:
                 busy_s=busy,
                 utilisation=min(busy / span, 1.0),
                 peak_memory=int(in_use.max()) if len(in_use) else 0,
+                reserved=int(device.get("reserved", 0)),
                 bytes_in=int(ev["bytes"][transfers & mine].sum()),
                 bytes_out=int(ev["bytes"][transfers & (ev["peer"] == device["id"])].sum()),
             )

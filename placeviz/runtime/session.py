@@ -34,6 +34,7 @@ from placeviz.runtime.workers import StreamWorkers
 
 _MAX_CACHED_PLANS = 128
 _MAX_RUNS_KEPT = 100_000
+_GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this size
 _clock = time.perf_counter_ns
 
 
@@ -71,6 +72,7 @@ class Session:
         self._recorder = Recorder()
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
         self._run_count = 0
+        self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._closed = False
         self._default_contexts: list[Any] = []
         if self._log:
@@ -186,7 +188,8 @@ class Session:
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
     ) -> tuple[CompiledPlan, PlanColumns]:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
-        peak_memory(plan, self._variables_resident())
+        for device, peak in peak_memory(plan, self._variables_resident()).items():
+            self._peak_bytes[device] = max(self._peak_bytes.get(device, 0), peak)
         compiled = CompiledPlan(plan, self._state, full_trace=full, workers=self._workers)
         prepared = (compiled, PlanColumns(compiled, self._device_ids))
         if len(self._plans) >= _MAX_CACHED_PLANS:
@@ -203,12 +206,33 @@ class Session:
             keep = (columns["run"] >= first) | (columns["kind"] == int(EventKind.PLACEMENT))
             columns = {name: column[keep] for name, column in columns.items()}
         return Trace(
-            devices=[device_record(d, i) for i, d in enumerate(self._devices)],
+            devices=[
+                {**device_record(d, i), "reserved": self.reserved_bytes(d)}
+                for i, d in enumerate(self._devices)
+            ],
             nodes=self._node_records(),
             edges=self._edge_records(),
             runs=kept,
             events=columns,
         )
+
+    def reserved_bytes(self, device: Device) -> int:
+        """Memory the runtime holds on ``device``, as TensorFlow's allocator would.
+
+        By default nearly all of a GPU is mapped up front (its limit: the card, its logical
+        share, or ``per_process_gpu_memory_fraction`` of it). With ``allow_growth`` (or
+        ``set_memory_growth``) it grows to the largest peak so far in 2 MiB chunks and is
+        never given back. The host's memory is not reserved.
+        """
+        if device.device_type != "GPU":
+            return self._peak_bytes.get(device.name, 0)
+        growth = self.config.gpu_options.allow_growth or (
+            not device.logical and device_context.context().get_memory_growth_of(device.physical)
+        )
+        if not growth:
+            return device.memory_limit
+        peak = self._peak_bytes.get(device.name, 0)
+        return min(-(-peak // _GROWTH_CHUNK) * _GROWTH_CHUNK, device.memory_limit)
 
     def _node_records(self) -> list[dict[str, Any]]:
         records = []
