@@ -142,10 +142,11 @@ def test_random_ops_draw_anew_each_run_and_follow_seeds() -> None:
 def test_control_dependencies_run_first() -> None:
     v = pv.Variable(1.0)
     with pv.control_dependencies([v.assign(5.0)]):
-        read = pv.identity(v)
+        read = v.read_value()  # a new read op, made inside the block, so it waits for the assign
     sess = pv.Session()
     sess.run(v.initializer)
     assert sess.run(read) == 5.0
+    assert read.op.name == "Variable/read_1"
 
 
 def test_cross_device_edges_get_transfers() -> None:

@@ -47,7 +47,7 @@ class Variable:
                 self._initializer = state_ops.assign(
                     self._ref, self._initial_value, validate_shape=validate_shape, name="Assign"
                 ).op
-                self._snapshot = state_ops.identity(self, name="read")
+                self._snapshot = state_ops.read_variable(self._ref)
         self._graph = graph
         self.trainable = trainable
         for key in collections or [GLOBAL_VARIABLES]:
@@ -96,7 +96,7 @@ class Variable:
 
     def read_value(self) -> Tensor:
         with self._graph.name_scope(self._variable_op.name + "/"):
-            return state_ops.identity(self, name="read")
+            return state_ops.read_variable(self._ref)
 
     def assign(self, value: Any, name: str | None = None) -> Tensor:
         return state_ops.assign(self._ref, value, name=name)

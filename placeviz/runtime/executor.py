@@ -177,6 +177,7 @@ class CompiledPlan:
         ready: dict[tuple[int, str], int] = {}  # (tensor id, device name) -> step that made it
         op_steps: dict[int, tuple[int, ...]] = {}  # op id -> steps a control edge waits for
         args = []
+        fed = {id(t) for t in plan.feeds}
         for i, tensor in enumerate(plan.feeds):
             args.append(f"f{i}")
             slots[(id(tensor), plan.devices[tensor.op._id].name)] = f"f{i}"
@@ -222,6 +223,8 @@ class CompiledPlan:
             inputs = [slots[(id(t), device.name)] for t in op.inputs]
             outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
             for tensor, name in zip(op.outputs, outputs):
+                if id(tensor) in fed:
+                    continue  # consumers see the fed value, not the one computed here
                 slots[(id(tensor), device.name)] = name
                 ready[(id(tensor), device.name)] = index
             call = f"{fn}({', '.join(inputs)})"

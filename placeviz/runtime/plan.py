@@ -1,9 +1,10 @@
 """What one ``Session.run`` executes: the ops its fetches need, in order, with transfers.
 
-Pruning walks back from the fetches and stops at fed tensors. Ops are appended to a graph only
-after their inputs and control inputs exist, so creation order is already a topological order.
-Every edge between ops on different devices gets an explicit transfer to the consumer's device,
-made once per (tensor, device) and shared by every consumer there.
+Pruning walks back from the fetches and stops at fed tensors; an op whose outputs are all fed
+does not run (a control edge on it waits for nothing, as in TensorFlow). Ops are appended to a
+graph only after their inputs and control inputs exist, so creation order is already a
+topological order. Every edge between ops on different devices gets an explicit transfer to the
+consumer's device, made once per (tensor, device) and shared by every consumer there.
 """
 
 from __future__ import annotations
@@ -47,11 +48,16 @@ def build_plan(
     failures: Mapping[int, PlacementFailure],
 ) -> Plan:
     fed = {id(t) for t in feeds}
+
+    def replaced_by_feeds(op: Operation) -> bool:
+        """TensorFlow replaces an op whose every output is fed: it does not run at all."""
+        return bool(op.outputs) and all(id(t) in fed for t in op.outputs)
+
     needed: dict[int, Operation] = {}
     stack = [f.op if isinstance(f, Tensor) else f for f in fetches if id(f) not in fed]
     while stack:
         op = stack.pop()
-        if op._id in needed:
+        if op._id in needed or replaced_by_feeds(op):
             continue
         needed[op._id] = op
         for tensor in op.inputs:

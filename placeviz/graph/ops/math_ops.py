@@ -238,8 +238,12 @@ def _add_n_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
     def add_all(*values: Any) -> Any:
         total = xp.add(values[0], values[1])
+        if getattr(total, "ndim", 0) == 0:  # 0-d: NumPy returns a scalar, which has no out=
+            for value in values[2:]:
+                total = xp.add(total, value)
+            return total
         for value in values[2:]:
-            xp.add(total, value, out=total)
+            xp.add(total, value, out=total)  # one allocation for the whole sum
         return total
 
     return add_all
@@ -289,14 +293,20 @@ def _infer_reduction(op_type: str) -> Any:
 def _reduction_kernel(fn: str) -> Any:
     def build(xp: Any, op: Operation, state: Any) -> Any:
         reduce = getattr(xp, fn)
-        axes = _axes(op.attrs, op.inputs[0].shape.ndims)
-        keepdims = op.attrs["keepdims"]
-        out_dtype = op.outputs[0].dtype.np
         if fn == "mean" and op.outputs[0].dtype.is_integer:
             # TensorFlow's integer mean truncates toward zero and stays integer.
+            def reduce(x: Any, axis: Any, keepdims: bool) -> Any:
+                return xp.trunc(xp.mean(x, axis=axis, keepdims=keepdims))
+
+        keepdims = op.attrs["keepdims"]
+        out_dtype = op.outputs[0].dtype.np
+        rank = op.inputs[0].shape.ndims
+        if rank is None and op.attrs["axis"] is not None:
+            # Axes like [1, -1] may name one dimension twice; only the value's rank tells.
             return lambda x: xp.asarray(
-                xp.trunc(xp.mean(x, axis=axes, keepdims=keepdims)), dtype=out_dtype
+                reduce(x, axis=_axes(op.attrs, x.ndim), keepdims=keepdims), dtype=out_dtype
             )
+        axes = _axes(op.attrs, rank)
         return lambda x: xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
 
     return build

@@ -171,14 +171,14 @@ registry.register(
 
 
 def identity(input: Any, name: str | None = None) -> Tensor:
-    tensor = _value_or_ref(input)
+    """A copy of ``input``; of a variable, a copy of its current value (``variable/read``)."""
+    tensor = convert_to_tensor(input)
     return make_op("Identity", [tensor], name or "Identity").outputs[0]
 
 
-def _value_or_ref(value: Any) -> Tensor:
-    """Identity of a variable reads it (``var/read``); of anything else passes it through."""
-    variable_ref = getattr(value, "_ref", None)
-    return variable_ref if variable_ref is not None else convert_to_tensor(value)
+def read_variable(ref: Tensor, name: str = "read") -> Tensor:
+    """An Identity of a variable's reference: reads the value at run time, colocated with it."""
+    return make_op("Identity", [ref], name).outputs[0]
 
 
 # -- NoOp and group ----------------------------------------------------------------------------
