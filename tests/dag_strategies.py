@@ -26,11 +26,6 @@ MAX_NODES = 30
 SHAPES = [(), (3,), (4,), (2, 3), (3, 4), (4, 3), (3, 3), (2, 3, 4)]
 SCALARS = [0.5, 2.0, -1.5, 3.0, 1, -2]  # Python scalars for operators (ints too: TF converts)
 
-# Control dependencies on placeholders are left out of the generated programs: placeviz wrongly
-# asks for a feed of a fed placeholder that is a control input (see
-# test_differential.py::test_control_dependency_on_fed_placeholder); flip this when fixed.
-CONTROL_DEPS_ON_PLACEHOLDERS = False
-
 LEAVES = ("const", "placeholder", "variable")
 UNARY = (
     "negative",
@@ -285,23 +280,21 @@ class _Builder:
             if n.dtype == node.dtype and (not shape or n.shape == node.shape)
         ]
 
-    def add(self) -> None:
+    def add(self, placed: int) -> None:
+        """Append a node; ``placed`` nodes were already placed by a run (the graph grows)."""
         draw = self.draw
-        if not self.nodes or draw(st.integers(0, 4)) == 0:
+        if placed and draw(st.integers(0, 2)) == 0:
+            node = self.op(COLOCATED, targets=placed)  # joins a placed group: sticky
+        elif not self.nodes or draw(st.integers(0, 4)) == 0:
             node = self.leaf()
         else:
             node = self.op(draw(st.sampled_from(OP_KINDS)))
         controls: tuple[int, ...] = ()
         if node.kind != "variable" and self.nodes and draw(st.integers(0, 7)) == 0:
-            allowed = [
-                i
-                for i, n in enumerate(self.nodes)
-                if CONTROL_DEPS_ON_PLACEHOLDERS or n.kind != "placeholder"
-            ]
-            if allowed:
-                controls = tuple(
-                    sorted({self.pick(allowed) for _ in range(draw(st.integers(1, 2)))})
-                )
+            everything = list(range(len(self.nodes)))
+            controls = tuple(
+                sorted({self.pick(everything) for _ in range(draw(st.integers(1, 2)))})
+            )
         ancestors = [self.nodes[i] for i in node.inputs]
         bound = max(node.bound, VALUE_LIMIT)
         node = replace(
@@ -332,7 +325,7 @@ class _Builder:
         return Node(kind, (), {}, shape, dtype, value=draw(arrays(dtype, shape)))
 
     # -- ops -----------------------------------------------------------------------------------
-    def op(self, kind: str) -> Node:
+    def op(self, kind: str, targets: int = 0) -> Node:
         xi = self.pick(list(range(len(self.nodes))))
         x = self.nodes[xi]
         if kind in UNARY:
@@ -342,7 +335,7 @@ class _Builder:
         elif kind in NARY:
             node = self.nary(kind, xi, x)
         else:
-            target = self.pick(list(range(len(self.nodes))))
+            target = self.pick(list(range(targets or len(self.nodes))))
             node = Node(kind, (xi,), {"target": target}, x.shape, x.dtype, x.bound)
         if node.bound > BOUND_LIMIT:
             node = Node("tanh", (xi,), {}, x.shape, x.dtype, 1.0)
@@ -391,7 +384,8 @@ class _Builder:
                 if draw(st.booleans()):
                     axis = draw(axes)
                 else:
-                    axis = draw(st.lists(axes, min_size=1, max_size=rank, unique=True))
+                    # may name a dimension twice ([1, -1], [0, 0]): TF accepts that
+                    axis = draw(st.lists(axes, min_size=1, max_size=rank))
             reduced = (
                 set(range(rank))
                 if axis is None
@@ -410,11 +404,12 @@ class _Builder:
             return Node(kind, (xi,), attrs, shape, x.dtype, bound)
         if kind == "split":
             if not rank:
-                return Node("identity", (xi,), {}, bound=b, **same)
+                return self.unary("identity", xi, x)
             axis = draw(st.integers(-rank, rank - 1))
             size = x.shape[axis]
             if draw(st.booleans()):
-                num = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0]))
+                divisors = [d for d in range(1, size + 1) if size % d == 0] or [1, 2]
+                num = draw(st.sampled_from(divisors))
                 sizes: Any = num
                 widths = [size // num] * num
             else:
@@ -516,7 +511,7 @@ def fetch_structures(draw: st.DrawFn, nodes: tuple[Node, ...], upto: int) -> Any
         index = draw(st.integers(0, upto - 1))
         how = draw(st.sampled_from(["tensor", "tensor", "tensor", "tensor", "name", "op"]))
         if how == "op" and nodes[index].kind == "placeholder":
-            how = "tensor"  # running a Placeholder op fails even when its tensor is fed
+            how = "tensor"  # TF: running a Placeholder op as a target fails, fed or not
         return Fetch(index, how)
 
     shape = draw(st.sampled_from(["single", "list", "list", "tuple", "dict", "nested"]))
@@ -539,8 +534,8 @@ def cases(draw: st.DrawFn) -> Case:
     n_nodes = draw(st.integers(1, MAX_NODES))
     grows = n_nodes > 1 and draw(st.integers(0, 3)) == 0
     n_first = draw(st.integers(1, n_nodes - 1)) if grows else n_nodes
-    for _ in range(n_nodes):
-        builder.add()
+    for i in range(n_nodes):
+        builder.add(placed=n_first if i >= n_first else 0)
     nodes = tuple(builder.nodes)
     feeds = {}
     for i, node in enumerate(nodes):

@@ -21,12 +21,10 @@ import os
 from typing import Any
 
 import numpy as np
-import pytest
 from dag_strategies import Case, DeviceSetup, Fetch, Node, cases, fetch_leaves, map_fetches
 from hypothesis import HealthCheck, given, note, settings
 
 import placeviz as pv
-from placeviz.errors import InvalidArgumentError
 from placeviz.placement.reason import KINDS
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
@@ -254,11 +252,12 @@ def session_program(setup: DeviceSetup) -> str:
 def render(case: Case) -> str:
     """The whole case as a placeviz program (what hypothesis prints for a failing example)."""
 
-    def names(indices: Any) -> str:
-        return "{" + ", ".join(f"n{i}: {_array(case.feeds[i])}" for i in indices) + "}"
+    def feeds(indices: Any) -> str:
+        keys = {i: f"n{i}.name" if i in case.feed_by_name else f"n{i}" for i in indices}
+        return "{" + ", ".join(f"{keys[i]}: {_array(case.feeds[i])}" for i in indices) + "}"
 
     def fetch_text(structure: Any) -> str:
-        return repr(map_fetches(_FetchText, structure))
+        return repr(map_fetches(lambda f: _FetchText(f, case.nodes[f.index]), structure))
 
     lines = [setup_program(case.setup)]
     lines += [statement(i, n) for i, n in enumerate(case.nodes[: case.n_first])]
@@ -266,21 +265,28 @@ def render(case: Case) -> str:
     lines.append(session_program(case.setup))
     lines.append("sess.run(init)")
     first = [i for i in case.feeds if i < case.n_first]
-    lines.append(f"sess.run({fetch_text(case.fetches)}, {names(first)})")
+    lines.append(f"sess.run({fetch_text(case.fetches)}, {feeds(first)})")
     if case.fetches_after is not None:
         lines += [statement(i, n) for i, n in enumerate(case.nodes) if i >= case.n_first]
         lines.append("sess.run(pv.global_variables_initializer())")
-        lines.append(f"sess.run({fetch_text(case.fetches_after)}, {names(case.feeds)})")
+        lines.append(f"sess.run({fetch_text(case.fetches_after)}, {feeds(case.feeds)})")
     return "\n".join(lines)
 
 
 class _FetchText:
-    def __init__(self, fetch: Fetch) -> None:
+    """A fetch as the source that names it (its repr), for ``render``."""
+
+    def __init__(self, fetch: Fetch, node: Node) -> None:
         self.fetch = fetch
+        self.node = node
 
     def __repr__(self) -> str:
         name = f"n{self.fetch.index}"
-        return {"tensor": name, "name": f"{name}.name", "op": f"{name}.op"}[self.fetch.how]
+        if self.fetch.how == "name":
+            return f"{name}.name"
+        if self.fetch.how == "op":
+            return f"{name}.value().op" if self.node.kind == "variable" else f"{name}.op"
+        return name
 
 
 # -- building and checking ---------------------------------------------------------------------
@@ -315,11 +321,11 @@ class Built:
         return value
 
     def feed_dict(self, case: Case, indices: list[int], sign: float = 1.0) -> dict[Any, Any]:
-        return {
-            (self.tensor(i).name if i in case.feed_by_name else self.tensor(i)): sign
-            * case.feeds[i]
-            for i in indices
-        }
+        feeds: dict[Any, Any] = {}
+        for i in indices:
+            key = self.tensor(i).name if i in case.feed_by_name else self.tensor(i)
+            feeds[key] = sign * case.feeds[i]
+        return feeds
 
 
 def expected_placement(case: Case, i: int) -> tuple[str, str]:
@@ -482,15 +488,61 @@ def test_random_programs_match_numpy(case: Case) -> None:
     run_case(case)
 
 
-# -- bugs the property found, minimised --------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    raises=InvalidArgumentError,
-    reason="a control dependency on a fed placeholder still asks for its feed; TensorFlow's "
-    "FeedInputs (core/graph/subgraph.cc) moves a fed Placeholder's control edges to the feed",
-)
+# -- what the property found, minimised (regression tests) -----------------------------------
 def test_control_dependency_on_fed_placeholder() -> None:
+    """TF's FeedInputs (core/graph/subgraph.cc) moves a fed Placeholder's control edges to the
+    feed: the placeholder does not need a value of its own."""
     p = pv.placeholder(pv.float32, [2])
     with pv.control_dependencies([p]):
         y = pv.identity(pv.constant([1.0, 2.0]))
     np.testing.assert_array_equal(pv.Session().run(y, {p: [3.0, 4.0]}), [1.0, 2.0])
+
+
+def test_identity_of_variable_reads_its_value() -> None:
+    """TF1 converts a Variable argument to its value (variable/read): the Identity is not
+    colocated with the variable, so pins that differ are no conflict."""
+    pv.config.simulate_gpus(1)
+    with pv.device("/gpu:0"):
+        v = pv.Variable([1.0, 2.0])
+    with pv.device("/cpu:0"):
+        y = pv.identity(v)
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    np.testing.assert_array_equal(sess.run(y), [1.0, 2.0])
+    assert sess.placement[v.op.name] == LOCAL + "GPU:0"
+    assert sess.placement[y.op.name] == LOCAL + "CPU:0"
+    assert sess.placement.explain(y.op.name).kind == "pinned"
+
+
+def test_fed_tensor_whose_op_is_a_control_input() -> None:
+    """Consumers of a fed tensor see the fed value, whatever else the tensor's op is for."""
+    c = pv.constant(1.0)
+    with pv.control_dependencies([c]):
+        d = pv.constant(2.0)
+    y = pv.negative(c)
+    assert pv.Session().run([d, y], {c: 5.0}) == [2.0, -5.0]
+
+
+def test_fed_tensor_whose_op_is_fetched() -> None:
+    c = pv.constant(1.0)
+    y = pv.negative(c)
+    assert pv.Session().run([c.op, c, y], {c: 5.0}) == [None, 5.0, -5.0]
+
+
+def test_add_n_of_three_scalars() -> None:
+    total = pv.add_n([pv.constant(1.0), pv.constant(2.0), pv.constant(3.0)])
+    assert pv.Session().run(total) == 6.0
+
+
+def test_reduce_over_aliased_axes_of_unknown_rank() -> None:
+    """Axes naming one dimension twice ([1, -1]) reduce it once, static rank or not (as TF)."""
+    known = pv.placeholder(pv.float32, [2, 3])
+    unknown = pv.placeholder(pv.float32, None)
+    value = np.ones((2, 3), np.float32)
+    sess = pv.Session()
+    np.testing.assert_array_equal(
+        sess.run(pv.reduce_sum(known, axis=[1, -1]), {known: value}), [3.0, 3.0]
+    )
+    np.testing.assert_array_equal(
+        sess.run(pv.reduce_sum(unknown, axis=[1, -1]), {unknown: value}), [3.0, 3.0]
+    )
