@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -147,19 +148,25 @@ class Session:
         compiled = prepared[0]
         run = _RunStart(self._run_count, self._recorder.total, _clock(), fetched)
         self._run_count += 1
+        failure: RunFailure | None = None
         try:
             results = compiled.run(values)
-        except RunFailure as failure:
-            self._finish_run(prepared, run, failure.failed_step, str(failure.error))
-            if run_metadata is not None:
-                run_metadata.trace = self.trace(runs=1)
-            raise failure.error from failure.__cause__
+        except RunFailure as caught:
+            failure = caught
         except KeyboardInterrupt:
             self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
             raise
-        self._finish_run(prepared, run, None, None)
+        if failure is None:
+            self._finish_run(prepared, run, None, None)
+        else:
+            self._finish_run(prepared, run, failure.failed_step, str(failure.error))
         if run_metadata is not None:
             run_metadata.trace = self.trace(runs=1)
+        if failure is not None:
+            # Raised outside the handler, so the error keeps no frame of the run (and no
+            # tensor) alive through its __context__.
+            traceback.clear_frames(failure.__traceback__)
+            raise failure.error from failure.__cause__
         return results
 
     def _finish_run(

@@ -26,6 +26,7 @@ class _Worker:
             if job is _STOP:
                 return
             job()  # type: ignore[operator]
+            del job  # drop the run's values now, not when the next job arrives
 
 
 class StreamWorkers:
