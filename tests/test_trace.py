@@ -214,3 +214,30 @@ def test_reserved_memory_follows_the_gpu_options() -> None:
         pv.ConfigProto(gpu_options=pv.GPUOptions(per_process_gpu_memory_fraction=0.25))
     )
     assert share == limit == 256 << 20
+
+
+def test_plan_order_memory_events_match_the_general_path() -> None:
+    with pv.device("/cpu:0"):
+        x = pv.placeholder(pv.float32, shape=[None, 4], name="x")
+        parts = pv.split(x * 2.0, 2, axis=1)
+        y = pv.concat([parts[1], parts[0]], axis=1) + 1.0
+        z = pv.reduce_sum(y * y, axis=0)
+    feed = {x: np.arange(12, dtype=np.float32).reshape(3, 4)}
+    sess = pv.Session()
+    first = pv.RunMetadata()
+    sess.run([y, z], feed_dict=feed, options=FULL, run_metadata=first)
+    (_, columns) = next(v for k, v in sess._plans.items() if k[0] == "full trace")
+    assert columns.sequential_clock  # one clocked stream: the plan-order path ran
+    columns.sequential_clock = False
+    second = pv.RunMetadata()
+    sess.run([y, z], feed_dict=feed, options=FULL, run_metadata=second)
+
+    def memory(trace: pv.Trace) -> list[tuple[int, ...]]:
+        ev = trace.events
+        rows = (ev["kind"] == int(EventKind.ALLOC)) | (ev["kind"] == int(EventKind.FREE))
+        return list(zip(*(ev[c][rows].tolist() for c in ("kind", "node", "device", "bytes"))))
+
+    assert memory(first.trace) == memory(second.trace)
+    times, in_use = first.trace.memory_timeline("CPU:0")
+    assert (np.diff(times) >= 0).all() and in_use[-1] == 0
+    assert max(in_use) >= 3 * 4 * 4 * 2  # x * 2.0 and its two halves were live together

@@ -142,6 +142,10 @@ class CompiledPlan:
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
         self._feed_converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
         lines, results, args = self._generate(plan, state)
+        self.byte_offsets = [-1] * len(self.steps)  # FULL_TRACE: where each step's sizes go
+        self.byte_counts = [0] * len(self.steps)
+        self.byte_slots = 0
+        self._static_sizes: dict[int, int] = {}
         stepped = [self.steps[line.step] for line in lines if line.step is not None]
         streams = list(dict.fromkeys(step.device.name for step in stepped))
         self.parallel = workers is not None and len(streams) > 1
@@ -153,7 +157,9 @@ class CompiledPlan:
         self.starts: list[int] | None = None  # per-step start clocks, parallel runs only
         self.interrupted_step: int | None = None  # where a KeyboardInterrupt stopped the run
         self.ends: list[int] = [0] * len(self.steps)
-        self.out_bytes: list[tuple[int, ...]] = [()] * len(self.steps)
+        self.out_bytes: list[int] = [0] * self.byte_slots
+        for slot, size in self._static_sizes.items():
+            self.out_bytes[slot] = size
         exec(compile(self.source, self._filename, "exec"), self._namespace)
         if self.parallel:
             functions = [self._namespace[f"_stream_{i}"] for i in range(len(streams))]
@@ -251,10 +257,30 @@ class CompiledPlan:
         return "\n".join(source) + "\n"
 
     def _bytes_lines(self, line: _Line) -> list[str]:
-        if not self.full_trace or not line.defs or self.steps[line.step].op.op_def.ref_output:  # type: ignore[index]
+        """FULL_TRACE: each output's size at the step's slots of the flat list ``B``.
+
+        Sizes that static shapes give are written once, here; only outputs whose shapes are
+        unknown until run time are measured, by one ``.nbytes`` each.
+        """
+        step_index = line.step
+        if not self.full_trace or step_index is None or not line.defs:
             return []
-        sizes = "".join(f"{name}.nbytes, " for name in line.defs)
-        return [f"B[{line.step}] = ({sizes})"]
+        step = self.steps[step_index]
+        if step.op.op_def.ref_output:
+            return []
+        tensors = [step.tensor] if step.kind is EventKind.TRANSFER else list(step.op.outputs)
+        offset = self.byte_slots
+        self.byte_offsets[step_index] = offset
+        self.byte_counts[step_index] = len(line.defs)
+        self.byte_slots += len(line.defs)
+        measured = []
+        for k, (name, tensor) in enumerate(zip(line.defs, tensors)):
+            count = tensor.shape.num_elements() if tensor is not None else None
+            if count is None:
+                measured.append(f"B[{offset + k}] = {name}.nbytes")
+            else:
+                self._static_sizes[offset + k] = count * tensor.dtype.size  # type: ignore[union-attr]
+        return measured
 
     def _parallel_source(
         self,

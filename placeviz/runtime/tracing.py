@@ -7,7 +7,6 @@ with one ``extend`` per column.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,11 +68,33 @@ class PlanColumns:
         }
         self.model = TimelineModel(steps)
         self.modeled = self.model.any_modeled
+        # Steps of a sequential, clocked plan follow each other in plan order.
+        self.sequential_clock = not compiled.parallel and not self.modeled
+        self.memory_sorted: dict[str, np.ndarray] = {}
+        self._memory_order: np.ndarray | None = None
         self.memory_arrays: dict[str, np.ndarray] | None = None
         if compiled.full_trace:
             plan = np.asarray(_memory_plan(compiled, device_ids), dtype=np.int64).reshape(-1, 6)
             names = ("alloc", "free", "device", "node", "bytes_step", "index")
             self.memory_arrays = {name: plan[:, i] for i, name in enumerate(names)}
+
+    def memory_order(self) -> np.ndarray:
+        """The plan-order permutation of this plan's memory events (computed once)."""
+        if self._memory_order is None:
+            memory = self.memory_arrays
+            assert memory is not None
+            order = _memory_order(memory, self.count)
+            n = len(memory["alloc"])
+            kinds = np.concatenate(
+                (np.full(n, int(EventKind.ALLOC)), np.full(n, int(EventKind.FREE)))
+            )
+            self.memory_sorted = {
+                "kind": kinds[order],
+                "node": np.concatenate((memory["node"], memory["node"]))[order],
+                "device": np.concatenate((memory["device"], memory["device"]))[order],
+            }
+            self._memory_order = order
+        return self._memory_order
 
 
 def _memory_plan(compiled: CompiledPlan, device_ids: dict[str, int]) -> list[tuple[int, ...]]:
@@ -116,31 +137,39 @@ def _memory_plan(compiled: CompiledPlan, device_ids: dict[str, int]) -> list[tup
     return plan
 
 
-class _OutputBytes:
-    """The sizes a fully traced run measured, as one flat array indexed by (step, output)."""
+def _memory_order(memory: dict[str, np.ndarray], count: int) -> np.ndarray:
+    """Allocations and frees in time order for a run whose steps follow one another.
 
-    def __init__(self, out_bytes: Sequence[tuple[int, ...]]) -> None:
-        lengths = np.fromiter(map(len, out_bytes), dtype=np.int64, count=len(out_bytes))
-        self.offsets = np.concatenate(([0], np.cumsum(lengths)))
-        self.lengths = lengths
-        self.flat = np.fromiter(
-            itertools.chain.from_iterable(out_bytes), dtype=np.int64, count=int(self.offsets[-1])
-        )
+    Step ``a`` allocates as it starts (key 2a+1); a free after step ``f`` happens when ``f``
+    ends, which is when ``f + 1`` starts, and frees come first at one instant (key 2f+2);
+    frees at the run's end come last.
+    """
+    alloc_keys = 2 * memory["alloc"] + 1
+    free_keys = np.where(memory["free"] >= 0, 2 * memory["free"] + 2, 2 * count + 2)
+    return np.argsort(np.concatenate((alloc_keys, free_keys)), kind="stable")
+
+
+class _OutputBytes:
+    """The sizes a fully traced run measured, indexed by (step, output)."""
+
+    def __init__(self, compiled: CompiledPlan) -> None:
+        self.flat = np.asarray(compiled.out_bytes, dtype=np.int64)
+        self.offsets = np.asarray(compiled.byte_offsets, dtype=np.int64)
+        self.lengths = np.asarray(compiled.byte_counts, dtype=np.int64)
         self.sums = np.concatenate(([0], np.cumsum(self.flat)))
 
     def of_steps(self, steps: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         """Bytes of output ``outputs[i]`` of step ``steps[i]`` (-1: all its outputs; 0 if none)."""
         valid = steps >= 0
         step = np.where(valid, steps, 0)
-        start, length = self.offsets[step], self.lengths[step]
+        start = np.maximum(self.offsets[step], 0)
+        length = self.lengths[step]
         whole = self.sums[start + length] - self.sums[start]
-        one = np.where(
-            (outputs >= 0) & (outputs < length),
-            self.flat[np.minimum(start + np.maximum(outputs, 0), max(len(self.flat) - 1, 0))]
-            if len(self.flat)
-            else 0,
-            0,
-        )
+        if len(self.flat):
+            picked = self.flat[np.minimum(start + np.maximum(outputs, 0), len(self.flat) - 1)]
+        else:
+            picked = np.zeros(len(steps), dtype=np.int64)
+        one = np.where((outputs >= 0) & (outputs < length), picked, 0)
         return np.where(valid, np.where(outputs < 0, whole, one), 0)
 
 
@@ -236,7 +265,7 @@ def record_run(
             return values if count == len(values) else values[:count]
         return array[index].tolist()
 
-    measured = _OutputBytes(compiled.out_bytes) if compiled.full_trace else None
+    measured = _OutputBytes(compiled) if compiled.full_trace else None
     if measured is not None:
         step_index = np.arange(count) if index is None else index
         step_bytes: Sequence[int] | np.ndarray = measured.of_steps(
@@ -279,6 +308,9 @@ def _record_memory(
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
+    if len(steps) == columns.count and columns.sequential_clock:
+        _record_memory_in_plan_order(recorder, columns, measured, t0, t1, t_end, run_id)
+        return
     start_of = np.full(columns.count + 1, -1, dtype=np.int64)
     end_of = np.full(columns.count + 1, -1, dtype=np.int64)
     start_of[steps] = t0
@@ -305,6 +337,42 @@ def _record_memory(
             "t0": times,
             "t1": times,
             "node": np.concatenate((memory["node"][made],) * 2)[order],
+            "device": devices,
+            "stream": devices,
+            "bytes": np.concatenate((sizes, sizes))[order],
+            "source": int(TimingSource.NONE),
+            "run": run_id,
+            "peer": -1,
+        },
+    )
+
+
+def _record_memory_in_plan_order(
+    recorder: Recorder,
+    columns: PlanColumns,
+    measured: _OutputBytes,
+    t0: Sequence[int],
+    t1: Sequence[int],
+    t_end: int,
+    run_id: int,
+) -> None:
+    """A whole run on one clocked stream: steps follow each other, so the order of its memory
+    events is the plan's and only their times and measured sizes change between runs."""
+    memory = columns.memory_arrays
+    assert memory is not None
+    order = columns.memory_order()
+    starts = np.asarray(t0, dtype=np.int64)
+    ends = np.append(np.asarray(t1, dtype=np.int64), t_end)  # index -1: freed when the run ends
+    times = np.concatenate((starts[memory["alloc"]], ends[memory["free"]]))[order]
+    sizes = measured.of_steps(memory["bytes_step"], memory["index"])
+    devices = columns.memory_sorted["device"]
+    recorder.extend(
+        len(order),
+        {
+            "kind": columns.memory_sorted["kind"],
+            "t0": times,
+            "t1": times,
+            "node": columns.memory_sorted["node"],
             "device": devices,
             "stream": devices,
             "bytes": np.concatenate((sizes, sizes))[order],
