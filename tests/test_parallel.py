@@ -234,3 +234,35 @@ def test_an_interrupted_run_is_still_in_the_trace() -> None:
     ran = (trace.events["kind"] == int(EventKind.OP)).sum()
     assert 3 <= ran < 50  # the steps that ran before the interrupt, and the interrupted one
     sess.close()
+
+
+def _infer_blas_threads(inputs, attrs):  # type: ignore[no-untyped-def]
+    return single(inputs[0].shape, pv.int32)
+
+
+def _blas_threads_kernel(xp, op, state):  # type: ignore[no-untyped-def]
+    from threadpoolctl import threadpool_info
+
+    def threads(x):  # type: ignore[no-untyped-def]
+        blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        return np.full(x.shape, max(blas, default=-1), dtype=np.int32)
+
+    return threads
+
+
+registry.register(
+    registry.OpDef(type="TestBlasThreads", infer=_infer_blas_threads, kernel=_blas_threads_kernel)
+)
+
+
+def test_intra_op_parallelism_threads_limits_blas_threads_during_runs() -> None:
+    from threadpoolctl import threadpool_info
+
+    before = max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+    with pv.device("/cpu:0"):
+        seen = make_op("TestBlasThreads", [pv.constant([0.0])], "threads").outputs[0]
+    limited = pv.Session(config=pv.ConfigProto(intra_op_parallelism_threads=1))
+    assert limited.run(seen)[0] == 1
+    after = max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+    assert after == before  # restored after the run
+    assert pv.Session().run(seen)[0] == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections import deque
@@ -74,6 +75,7 @@ class Session:
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
         self._run_count = 0
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
+        self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
         self._default_contexts: list[Any] = []
         if self._log:
@@ -150,7 +152,8 @@ class Session:
         self._run_count += 1
         failure: RunFailure | None = None
         try:
-            results = compiled.run(values)
+            with self._intra_op_limit():
+                results = compiled.run(values)
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
@@ -168,6 +171,17 @@ class Session:
             traceback.clear_frames(failure.__traceback__)
             raise failure.error from failure.__cause__
         return results
+
+    def _intra_op_limit(self) -> contextlib.AbstractContextManager[Any]:
+        """``intra_op_parallelism_threads``: the threads a multi-threaded kernel (BLAS) may use."""
+        threads = self.config.intra_op_parallelism_threads
+        if threads <= 0:
+            return contextlib.nullcontext()
+        if self._threadpools is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._threadpools = ThreadpoolController()
+        return self._threadpools.limit(limits=threads)
 
     def _finish_run(
         self,
