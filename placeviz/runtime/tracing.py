@@ -327,23 +327,14 @@ def _record_memory(
     times = np.concatenate((alloc_at, free_at))
     is_alloc = np.concatenate((np.ones(n, dtype=bool), np.zeros(n, dtype=bool)))
     order = np.lexsort((is_alloc, times))  # by time; at one instant, frees first
-    kinds = np.where(is_alloc, int(EventKind.ALLOC), int(EventKind.FREE))[order]
-    devices = np.concatenate((memory["device"][made],) * 2)[order]
-    times = times[order]
-    recorder.extend(
-        2 * n,
-        {
-            "kind": kinds,
-            "t0": times,
-            "t1": times,
-            "node": np.concatenate((memory["node"][made],) * 2)[order],
-            "device": devices,
-            "stream": devices,
-            "bytes": np.concatenate((sizes, sizes))[order],
-            "source": int(TimingSource.NONE),
-            "run": run_id,
-            "peer": -1,
-        },
+    _extend_memory(
+        recorder,
+        run_id,
+        kinds=np.where(is_alloc, int(EventKind.ALLOC), int(EventKind.FREE))[order],
+        times=times[order],
+        nodes=np.concatenate((memory["node"][made],) * 2)[order],
+        devices=np.concatenate((memory["device"][made],) * 2)[order],
+        sizes=np.concatenate((sizes, sizes))[order],
     )
 
 
@@ -365,17 +356,36 @@ def _record_memory_in_plan_order(
     ends = np.append(np.asarray(t1, dtype=np.int64), t_end)  # index -1: freed when the run ends
     times = np.concatenate((starts[memory["alloc"]], ends[memory["free"]]))[order]
     sizes = measured.of_steps(memory["bytes_step"], memory["index"])
-    devices = columns.memory_sorted["device"]
+    _extend_memory(
+        recorder,
+        run_id,
+        kinds=columns.memory_sorted["kind"],
+        times=times,
+        nodes=columns.memory_sorted["node"],
+        devices=columns.memory_sorted["device"],
+        sizes=np.concatenate((sizes, sizes))[order],
+    )
+
+
+def _extend_memory(
+    recorder: Recorder,
+    run_id: int,
+    kinds: np.ndarray,
+    times: np.ndarray,
+    nodes: np.ndarray,
+    devices: np.ndarray,
+    sizes: np.ndarray,
+) -> None:
     recorder.extend(
-        len(order),
+        len(kinds),
         {
-            "kind": columns.memory_sorted["kind"],
+            "kind": kinds,
             "t0": times,
             "t1": times,
-            "node": columns.memory_sorted["node"],
+            "node": nodes,
             "device": devices,
             "stream": devices,
-            "bytes": np.concatenate((sizes, sizes))[order],
+            "bytes": sizes,
             "source": int(TimingSource.NONE),
             "run": run_id,
             "peer": -1,
