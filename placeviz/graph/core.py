@@ -84,6 +84,12 @@ class Tensor:
     # Arithmetic operators (+ - * / @ and unary -) are attached by placeviz.graph.ops.math_ops.
 
 
+def tensor_bytes(tensor: Tensor) -> int | None:
+    """Bytes of a tensor whose static shape is fully known, else None."""
+    count = tensor.shape.num_elements()
+    return None if count is None else count * tensor.dtype.size
+
+
 class Operation:
     """A node of the graph: its type, inputs, outputs, requested device and where it was made."""
 

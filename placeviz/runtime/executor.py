@@ -23,7 +23,7 @@ from typing import Any
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError
 from placeviz.events.kinds import EventKind
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.plan import Plan
@@ -275,11 +275,11 @@ class CompiledPlan:
         self.byte_slots += len(line.defs)
         measured = []
         for k, (name, tensor) in enumerate(zip(line.defs, tensors)):
-            count = tensor.shape.num_elements() if tensor is not None else None
-            if count is None:
+            size = tensor_bytes(tensor) if tensor is not None else None
+            if size is None:
                 measured.append(f"B[{offset + k}] = {name}.nbytes")
             else:
-                self._static_sizes[offset + k] = count * tensor.dtype.size  # type: ignore[union-attr]
+                self._static_sizes[offset + k] = size
         return measured
 
     def _parallel_source(

@@ -1,22 +1,23 @@
-"""Device memory a plan needs, from static shapes, checked against each device's limit.
+"""Device memory: which tensors a compiled plan holds where, and whether they fit.
 
-A tensor occupies its device from the op that makes it (or the transfer that brings it) until
-its last consumer there has run; fetched tensors stay until the run ends; variables stay for the
-session. The plan is checked before it runs, so an op that would not fit fails with nothing
-computed. Tensors whose shapes are not fully known at graph construction are not counted (the
-runtime issue accounts every allocation as it happens).
+A tensor occupies its device from the step that makes it (or the transfer that brings it) until
+its last user there has run; fetched tensors stay until the run ends; variables stay for the
+session. The same lifetimes drive the check before a run (an op that would not fit fails with
+nothing computed) and the allocation and free events of a fully traced run. Tensors whose shapes
+are not fully known at graph construction are not counted by the check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from placeviz.devices.context import Device
 from placeviz.errors import ResourceExhaustedError
-from placeviz.graph.core import Operation, Tensor
+from placeviz.events.kinds import EventKind
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.shapes import format_dims
-from placeviz.runtime.plan import Plan
+from placeviz.runtime.executor import Step
 
 
 class Resident(NamedTuple):
@@ -27,81 +28,97 @@ class Resident(NamedTuple):
     op: Operation
 
 
-def tensor_bytes(tensor: Tensor) -> int | None:
-    count = tensor.shape.num_elements()
-    return None if count is None else count * tensor.dtype.size
+class Lifetime(NamedTuple):
+    """One tensor held on one device during a run."""
+
+    alloc: int  # the step that produces or receives it (it is allocated as that step starts)
+    free: int  # the last step that uses it there, or -1: it is fetched, so held to the run's end
+    device: Device
+    tensor: Tensor
+    bytes_step: int  # the step whose output it is (where a traced run measured its size)
 
 
-def peak_memory(plan: Plan, resident: Iterable[Resident]) -> dict[str, int]:
-    """Peak bytes per device name; raises ResourceExhaustedError at the first op that overflows."""
-    devices: dict[str, Device] = {}
+def lifetimes(steps: Sequence[Step], fetches: Iterable[Tensor | Operation]) -> list[Lifetime]:
+    """Every tensor a run holds, on each device that holds it. Variables are not per-run memory."""
+    held: dict[tuple[int, str], list[int]] = {}  # (tensor, device) -> [alloc step, last use]
+    made: dict[tuple[int, str], tuple[Device, Tensor, int]] = {}
+    producer: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        if step.kind is EventKind.OP:
+            for tensor in step.op.inputs:
+                key = (id(tensor), step.device.name)
+                if key in held:
+                    held[key][1] = i
+            if step.op.op_def.ref_output:
+                continue
+            for tensor in step.op.outputs:
+                key = (id(tensor), step.device.name)
+                held[key] = [i, i]
+                made[key] = (step.device, tensor, i)
+                producer[id(tensor)] = i
+        elif step.tensor is not None and step.peer is not None:
+            source = (id(step.tensor), step.peer.name)
+            if source in held:
+                held[source][1] = i
+            if id(step.tensor) in producer:
+                key = (id(step.tensor), step.device.name)
+                held[key] = [i, i]
+                made[key] = (step.device, step.tensor, producer[id(step.tensor)])
+    fetched = {id(f) for f in fetches if isinstance(f, Tensor)}
+    return [
+        Lifetime(alloc, -1 if key[0] in fetched else last, *made[key])
+        for key, (alloc, last) in held.items()
+    ]
+
+
+def check_fits(
+    steps: Sequence[Step], held: Sequence[Lifetime], resident: Iterable[Resident]
+) -> dict[str, int]:
+    """Peak bytes per device name; raises ResourceExhaustedError at the step that overflows."""
     used: dict[str, int] = {}
-    live: dict[str, dict[tuple[int, str], tuple[int, Tensor]]] = {}
     for item in resident:
-        devices[item.device.name] = item.device
         used[item.device.name] = used.get(item.device.name, 0) + item.bytes
     peak = dict(used)
-    last_use = _last_uses(plan)
-    for index, op in enumerate(plan.ops):
-        device = plan.devices[op._id]
-        devices[device.name] = device
-        arriving = [t for t in op.inputs if plan.devices[t.op._id].name != device.name]
-        produced = [] if op.op_def.ref_output else list(op.outputs)
-        for tensor in (*arriving, *produced):
-            key = (id(tensor), device.name)
-            size = tensor_bytes(tensor)
-            on_device = live.setdefault(device.name, {})
-            if size is None or key in on_device:
-                continue
+    allocated: dict[int, list[tuple[Lifetime, int]]] = {}
+    freed: dict[int, list[tuple[Lifetime, int]]] = {}
+    for lifetime in held:
+        size = tensor_bytes(lifetime.tensor)
+        if size is not None:
+            allocated.setdefault(lifetime.alloc, []).append((lifetime, size))
+            if lifetime.free >= 0:
+                freed.setdefault(lifetime.free, []).append((lifetime, size))
+    live: dict[str, dict[Lifetime, int]] = {}
+    for i, step in enumerate(steps):
+        for lifetime, size in allocated.get(i, ()):
+            device = lifetime.device
             now = used.get(device.name, 0) + size
+            on_device = live.setdefault(device.name, {})
             if now > device.memory_limit:
-                raise _out_of_memory(op, tensor, size, device, used.get(device.name, 0), on_device)
-            on_device[key] = (size, tensor)
+                raise _out_of_memory(step, lifetime, size, used.get(device.name, 0), on_device)
+            on_device[lifetime] = size
             used[device.name] = now
             peak[device.name] = max(peak.get(device.name, 0), now)
-        for key in [k for k in live.get(device.name, {}) if last_use.get(k) == index]:
-            size, _ = live[device.name].pop(key)
-            used[device.name] -= size
-        for tensor in op.inputs:
-            source = plan.devices[tensor.op._id].name
-            key = (id(tensor), source)
-            if source != device.name and last_use.get(key) == index and key in live.get(source, {}):
-                used[source] -= live[source].pop(key)[0]
+        for lifetime, size in freed.get(i, ()):
+            used[lifetime.device.name] -= size
+            del live[lifetime.device.name][lifetime]
     return peak
 
 
-def _last_uses(plan: Plan) -> dict[tuple[int, str], int]:
-    """(tensor, device) -> index of the last op that reads it there or, by a transfer, from it."""
-    last: dict[tuple[int, str], int] = {}
-    for index, op in enumerate(plan.ops):
-        device = plan.devices[op._id].name
-        for tensor in op.inputs:
-            last[(id(tensor), device)] = index
-            last[(id(tensor), plan.devices[tensor.op._id].name)] = index
-    end = len(plan.ops)
-    for fetch in plan.fetches:
-        if isinstance(fetch, Tensor):
-            last[(id(fetch), plan.devices[fetch.op._id].name)] = end
-    return last
-
-
 def _out_of_memory(
-    op: Operation,
-    tensor: Tensor,
-    size: int,
-    device: Device,
-    in_use: int,
-    live: dict[tuple[int, str], tuple[int, Tensor]],
+    step: Step, lifetime: Lifetime, size: int, in_use: int, live: dict[Lifetime, int]
 ) -> ResourceExhaustedError:
-    largest = sorted(live.values(), key=lambda item: -item[0])[:5]
-    held = "; ".join(f"{t.name} from '{t.op.name}' ({t.op.type}): {n} bytes" for n, t in largest)
+    op, tensor, device = step.op, lifetime.tensor, lifetime.device
+    largest = sorted(live.items(), key=lambda item: -item[1])[:5]
+    held = "; ".join(
+        f"{h.tensor.name} from '{h.tensor.op.name}' ({h.tensor.op.type}): {n} bytes"
+        for h, n in largest
+    )
     what = "receiving" if tensor.op is not op else "allocating"
     return ResourceExhaustedError(
         f"OOM when {what} tensor {tensor.name} with shape {format_dims(tensor.shape.dims or ())} "
         f"and type {tensor.dtype.name} ({size} bytes) for '{op.name}' ({op.type}, created at "
         f"{op.source}) on {device.name}: {in_use} bytes already in use, "
         f"limit {device.memory_limit} bytes ({device.memory_limit / (1 << 20):.0f} MiB). "
-        "Largest live tensors: "
-        f"{held or 'none'}",
+        f"Largest live tensors: {held or 'none'}",
         op=op,
     )

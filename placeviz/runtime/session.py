@@ -23,12 +23,13 @@ from placeviz.graph.core import (
     Tensor,
     get_default_graph,
     session_stack,
+    tensor_bytes,
 )
 from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.executor import CompiledPlan, RunFailure
-from placeviz.runtime.memory import Resident, peak_memory, tensor_bytes
+from placeviz.runtime.memory import Resident, check_fits, lifetimes
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.state import SessionState
 from placeviz.runtime.tracing import PlanColumns, device_record, record_run
@@ -209,10 +210,11 @@ class Session:
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
     ) -> tuple[CompiledPlan, PlanColumns]:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
-        for device, peak in peak_memory(plan, self._variables_resident()).items():
-            self._peak_bytes[device] = max(self._peak_bytes.get(device, 0), peak)
         compiled = CompiledPlan(plan, self._state, full_trace=full, workers=self._workers)
-        prepared = (compiled, PlanColumns(compiled, self._device_ids))
+        held = lifetimes(compiled.steps, plan.fetches)
+        for device, peak in check_fits(compiled.steps, held, self._variables_resident()).items():
+            self._peak_bytes[device] = max(self._peak_bytes.get(device, 0), peak)
+        prepared = (compiled, PlanColumns(compiled, held, self._device_ids))
         if len(self._plans) >= _MAX_CACHED_PLANS:
             self._plans.pop(next(iter(self._plans)))
         self._plans[key] = prepared

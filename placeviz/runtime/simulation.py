@@ -16,7 +16,7 @@ from placeviz import dtypes
 from placeviz.devices.context import Device
 from placeviz.devices.profiles import GPUProfile
 from placeviz.events.kinds import EventKind, TimingSource
-from placeviz.graph.core import Tensor
+from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
@@ -85,8 +85,8 @@ class TimelineModel:
         self.durations: list[int | None] = []
         for step in steps:
             size = None
-            if step.tensor is not None and step.tensor.shape.is_fully_defined:
-                size = (step.tensor.shape.num_elements() or 0) * step.tensor.dtype.size
+            if step.tensor is not None:
+                size = tensor_bytes(step.tensor)
             self.durations.append(modeled_duration(step, size))
         self.lanes = [
             (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")

@@ -15,8 +15,9 @@ import numpy as np
 from placeviz.devices.context import Device
 from placeviz.events.kinds import EventKind, TimingSource
 from placeviz.events.recorder import Recorder
-from placeviz.graph.core import Tensor
+from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.memory import Lifetime
 from placeviz.runtime.simulation import TimelineModel
 
 _CLOCK = int(TimingSource.CLOCK)
@@ -26,7 +27,9 @@ _MODELED = int(TimingSource.MODELED)
 class PlanColumns:
     """The run-invariant columns of one compiled plan's events."""
 
-    def __init__(self, compiled: CompiledPlan, device_ids: dict[str, int]) -> None:
+    def __init__(
+        self, compiled: CompiledPlan, held: Sequence[Lifetime], device_ids: dict[str, int]
+    ) -> None:
         steps = compiled.steps
         self.count = len(steps)
         self.kinds = [int(s.kind) for s in steps]
@@ -74,9 +77,17 @@ class PlanColumns:
         self._memory_order: np.ndarray | None = None
         self.memory_arrays: dict[str, np.ndarray] | None = None
         if compiled.full_trace:
-            plan = np.asarray(_memory_plan(compiled, device_ids), dtype=np.int64).reshape(-1, 6)
+            rows = []
+            for h in held:
+                device, node, output = (
+                    device_ids[h.device.name],
+                    h.tensor.op._id,
+                    h.tensor.value_index,
+                )
+                rows.append((h.alloc, h.free, device, node, h.bytes_step, output))
+            table = np.asarray(rows, dtype=np.int64).reshape(-1, 6)
             names = ("alloc", "free", "device", "node", "bytes_step", "index")
-            self.memory_arrays = {name: plan[:, i] for i, name in enumerate(names)}
+            self.memory_arrays = {name: table[:, i] for i, name in enumerate(names)}
 
     def memory_order(self) -> np.ndarray:
         """The plan-order permutation of this plan's memory events (computed once)."""
@@ -95,46 +106,6 @@ class PlanColumns:
             }
             self._memory_order = order
         return self._memory_order
-
-
-def _memory_plan(compiled: CompiledPlan, device_ids: dict[str, int]) -> list[tuple[int, ...]]:
-    """(alloc step, free step or -1 for run end, device id, node, bytes source step, output index).
-
-    A tensor is held on a device from the step that produced or received it until the last step
-    that used it there; fetched tensors until the run ends. Variables are not per-run memory.
-    """
-    steps = compiled.steps
-    holders: dict[tuple[int, str], list[int]] = {}  # (tensor, device) -> [alloc step, last use]
-    made: dict[tuple[int, str], tuple[Tensor, int, int]] = {}  # -> (tensor, bytes step, index)
-    producer_step: dict[int, int] = {}
-    for i, step in enumerate(steps):
-        if step.kind is EventKind.OP:
-            for tensor in step.op.inputs:
-                key = (id(tensor), step.device.name)
-                if key in holders:
-                    holders[key][1] = i
-            if step.op.op_def.ref_output:
-                continue
-            for k, tensor in enumerate(step.op.outputs):
-                key = (id(tensor), step.device.name)
-                holders[key] = [i, i]
-                made[key] = (tensor, i, k)
-                producer_step[id(tensor)] = i
-        elif step.tensor is not None and step.peer is not None:
-            source = (id(step.tensor), step.peer.name)
-            if source in holders:
-                holders[source][1] = i
-            if id(step.tensor) in producer_step:
-                key = (id(step.tensor), step.device.name)
-                holders[key] = [i, i]
-                made[key] = (step.tensor, producer_step[id(step.tensor)], step.tensor.value_index)
-    fetched = {id(f) for f in compiled.plan.fetches if isinstance(f, Tensor)}
-    plan = []
-    for key, (alloc, last) in holders.items():
-        tensor, bytes_step, index = made[key]
-        free = -1 if key[0] in fetched else last
-        plan.append((alloc, free, device_ids[key[1]], tensor.op._id, bytes_step, index))
-    return plan
 
 
 def _memory_order(memory: dict[str, np.ndarray], count: int) -> np.ndarray:
@@ -174,11 +145,7 @@ class _OutputBytes:
 
 
 def _static_bytes(tensors: Sequence[Tensor]) -> int:
-    total = 0
-    for tensor in tensors:
-        count = tensor.shape.num_elements()
-        total += 0 if count is None else count * tensor.dtype.size
-    return total
+    return sum(tensor_bytes(t) or 0 for t in tensors)
 
 
 def _sequential_times(
