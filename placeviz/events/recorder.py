@@ -125,18 +125,22 @@ class Recorder:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
-    def batch(self, since_total: int = 0) -> EventBatch:
-        """Every event still held from cursor ``since_total`` on."""
+    def batch(self, since_total: int = 0, until_total: int | None = None) -> EventBatch:
+        """The events still held between cursors ``since_total`` and ``until_total``."""
         self._flush()
+        until = self._total if until_total is None else until_total
         parts: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
         first = None
-        for chunk in self._chunks:
-            if chunk.start + chunk.size <= since_total:
+        for chunk in reversed(self._chunks):  # recent events are read most, so start there
+            if chunk.start >= until:
                 continue
+            if chunk.start + chunk.size <= since_total:
+                break
             lo = max(since_total - chunk.start, 0)
-            first = chunk.start + lo if first is None else first
+            hi = min(until - chunk.start, chunk.size)
+            first = chunk.start + lo
             for name in COLUMNS:
-                parts[name].append(chunk.column(name, lo, chunk.size))
+                parts[name].insert(0, chunk.column(name, lo, hi))
         columns = {
             name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=DTYPES[name])
             for name, arrays in parts.items()

@@ -15,7 +15,7 @@ from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.events.kinds import EventKind
-from placeviz.events.recorder import Recorder
+from placeviz.events.recorder import COLUMNS, Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,
@@ -74,6 +74,8 @@ class Session:
         self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
         self._recorder = Recorder()
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
+        self._run_cursors: deque[int] = deque(maxlen=_MAX_RUNS_KEPT)  # recorder cursor per run
+        self._placement_ranges: list[tuple[int, int]] = []  # recorder cursors of placements
         self._run_count = 0
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
@@ -194,6 +196,7 @@ class Session:
         t_end = _clock()
         compiled, columns = prepared
         record_run(self._recorder, compiled, columns, run.id, run.t0, t_end, failed_step)
+        self._run_cursors.append(run.since)
         self._runs.append(
             {
                 "id": run.id,
@@ -223,11 +226,16 @@ class Session:
     def trace(self, runs: int | None = 1) -> Trace:
         """A Trace of the last ``runs`` runs (None: every event still recorded)."""
         kept = list(self._runs)[-runs:] if runs else list(self._runs)
-        columns = self._recorder.batch().columns
         if kept and runs:
-            first = kept[0]["id"]
-            keep = (columns["run"] >= first) | (columns["kind"] == int(EventKind.PLACEMENT))
-            columns = {name: column[keep] for name, column in columns.items()}
+            # The kept runs' events, and every placement (made at whichever run placed the op).
+            since = self._run_cursors[-len(kept)]
+            parts = [self._recorder.batch(a, b) for a, b in self._placement_ranges if b <= since]
+            parts.append(self._recorder.batch(since))
+            columns = {
+                name: np.concatenate([part.columns[name] for part in parts]) for name in COLUMNS
+            }
+        else:
+            columns = self._recorder.batch().columns
         return Trace(
             devices=[
                 {**device_record(d, i), "reserved": self.reserved_bytes(d)}
@@ -328,6 +336,7 @@ class Session:
             self._placement._entries[op.name] = (device, reason)
             device_id = self._device_ids[device.name]
             self._recorder.append(int(EventKind.PLACEMENT), now, now, op._id, device_id, -1)
+        self._placement_ranges.append((since, self._recorder.total))
         self._recorder.publish(since)
         self._placed_version = self.graph.version
         if self._log and decisions:
