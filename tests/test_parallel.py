@@ -259,6 +259,8 @@ def test_intra_op_parallelism_threads_limits_blas_threads_during_runs() -> None:
     from threadpoolctl import threadpool_info
 
     before = max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+    if before == 1:
+        pytest.skip("BLAS uses one thread here, so a limit of one cannot be told apart")
     with pv.device("/cpu:0"):
         seen = make_op("TestBlasThreads", [pv.constant([0.0])], "threads").outputs[0]
     limited = pv.Session(config=pv.ConfigProto(intra_op_parallelism_threads=1))

@@ -130,9 +130,5 @@ def get(op_type: str) -> OpDef:
         raise KeyError(f"No op type {op_type!r} is registered") from None
 
 
-def registered_types() -> list[str]:
-    return sorted(_REGISTRY)
-
-
 def except_dtypes(*excluded: DType) -> frozenset[DType]:
     return frozenset(d for d in dtypes.ALL if d not in excluded)
