@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
-from placeviz.graph.ops import state_ops
+from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 
 GLOBAL_VARIABLES = "variables"
@@ -124,22 +124,7 @@ def _delegate(method: str) -> Any:
     return call
 
 
-for _method in [
-    "__add__",
-    "__radd__",
-    "__sub__",
-    "__rsub__",
-    "__mul__",
-    "__rmul__",
-    "__truediv__",
-    "__rtruediv__",
-    "__pow__",
-    "__rpow__",
-    "__matmul__",
-    "__rmatmul__",
-    "__neg__",
-    "__abs__",
-]:
+for _method in math_ops.OPERATOR_METHODS:
     setattr(Variable, _method, _delegate(_method))
 
 

@@ -350,6 +350,9 @@ def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | Non
 
 
 # -- operators on Tensor -----------------------------------------------------------------------
+OPERATOR_METHODS: list[str] = []  # every operator Tensor has; Variable forwards the same ones
+
+
 def _install_operators() -> None:
     """Attach Python operators to Tensor with TensorFlow's default op names."""
     pairs = {
@@ -373,6 +376,9 @@ def _install_operators() -> None:
     Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
     Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
     Tensor.__abs__ = lambda self: abs(self)  # type: ignore[attr-defined]
+    OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)
+    OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
+    OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__", "__neg__", "__abs__"])
 
 
 _install_operators()
