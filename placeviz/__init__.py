@@ -14,6 +14,7 @@ from placeviz.graph.core import (
     Graph,
     Operation,
     Tensor,
+    executing_eagerly,
     get_default_graph,
     get_default_session,
     reset_default_graph,
@@ -79,6 +80,7 @@ from placeviz.graph.variables import (
     variables_initializer,
 )
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
+from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
 from placeviz.runtime.session import Session
 
 InteractiveSession = Session

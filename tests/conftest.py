@@ -26,8 +26,10 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("PLACEVIZ_SIMULATED_PROFILE", raising=False)
     monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
     pv.config.reset_devices()
+    pv.disable_eager_execution()
     pv.reset_default_graph()
     yield
+    pv.disable_eager_execution()
     pv.config.reset_devices()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType
@@ -67,6 +67,27 @@ class Tensor:
 
     def eval(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> Any:
         return _session_for(self, session).run(self, feed_dict=feed_dict)
+
+    def numpy(self) -> Any:
+        """The value of a tensor computed eagerly (``pv.enable_eager_execution()``)."""
+        value = None if _eager is None else _eager.value(self)
+        if value is None:
+            raise ValueError(
+                f"Tensor '{self.name}' has no value: it is symbolic (graph mode, or it depends on "
+                "a placeholder); run it in a pv.Session."
+            )
+        return value
+
+    def __str__(self) -> str:
+        value = None if _eager is None else _eager.value(self)
+        if value is None:
+            return repr(self)
+        # TensorFlow 2's format: the value on its own lines when it has several.
+        text = str(value)
+        if "\n" in text:
+            text = "\n" + text
+        dims = tuple(value.shape)
+        return f"pv.Tensor({text}, shape={dims}, dtype={self._dtype.name})"
 
     def __repr__(self) -> str:
         return f"<pv.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
@@ -398,6 +419,8 @@ class Graph:
         for controller in self._control_stack:
             if controller is not None:
                 controller.created.add(op._id)
+        if _eager is not None and self is _global_default_graph:
+            _eager.on_create(op)
         return op
 
     def _add_control_inputs(self, op: Operation) -> None:
@@ -446,6 +469,29 @@ class Graph:
                 current = merged
                 op._requested = current
         op._device_scopes = tuple(sources)
+
+
+# -- eager execution ------------------------------------------------------------------------
+class EagerHook(Protocol):
+    """What runs ops as they are created in eager mode (placeviz.runtime.eager provides it)."""
+
+    def on_create(self, op: Operation) -> None: ...
+
+    def value(self, tensor: Tensor) -> Any: ...
+
+
+_eager: EagerHook | None = None
+
+
+def set_eager_hook(hook: EagerHook | None) -> None:
+    global _eager
+    _eager = hook
+
+
+def executing_eagerly() -> bool:
+    """True while eager mode is on and ops go to the global default graph (not a user graph)."""
+    stack = _graph_stack()
+    return _eager is not None and (not stack or stack[-1] is _global_default_graph)
 
 
 # -- the default graph and the default session ----------------------------------------------

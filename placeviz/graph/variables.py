@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
+import numpy as np
+
+from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 
@@ -92,7 +94,15 @@ class Variable:
         return self._initial_value
 
     def value(self) -> Tensor:
-        return self._snapshot
+        return self._current_value()
+
+    def _current_value(self) -> Tensor:
+        """The ``read`` snapshot; in eager mode a fresh read, since each op runs only once."""
+        return self.read_value() if executing_eagerly() else self._snapshot
+
+    def numpy(self) -> Any:
+        """The variable's current value (eager mode)."""
+        return self.read_value().numpy()
 
     def read_value(self) -> Tensor:
         with self._graph.name_scope(self._variable_op.name + "/"):
@@ -108,17 +118,21 @@ class Variable:
         return self._snapshot.eval(session=session)
 
     def _as_graph_element(self) -> Tensor:
-        return self._snapshot
+        return self._current_value()
 
     def __repr__(self) -> str:
-        return f"<pv.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+        text = f"<pv.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}"
+        if executing_eagerly() and self._graph is get_default_graph():
+            value = np.asarray(self.numpy())
+            text += f", numpy={value.item()!r}" if value.ndim == 0 else f", numpy={value!r}"
+        return text + ">"
 
     __hash__ = object.__hash__
 
 
 def _delegate(method: str) -> Any:
     def call(self: Variable, *args: Any) -> Any:
-        return getattr(self._snapshot, method)(*args)
+        return getattr(self._current_value(), method)(*args)
 
     call.__name__ = method
     return call

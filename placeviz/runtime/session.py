@@ -61,7 +61,7 @@ class Session:
         ctx = device_context.context()
         self._devices = _session_devices(ctx.devices(), self.config)
         self._soft = self.config.allow_soft_placement or ctx.soft_placement
-        self._log = self.config.log_device_placement or ctx.log_device_placement
+        self._log = self._logs_placement(ctx)
         self._placer = SimplePlacer(self._devices, soft=self._soft)
         self._placement = Placement()
         self._failures: dict[int, PlacementFailure] = {}
@@ -83,6 +83,9 @@ class Session:
         self._default_contexts: list[Any] = []
         if self._log:
             placement_log.write(placement_log.device_mapping(self._devices))
+
+    def _logs_placement(self, ctx: device_context.DeviceContext) -> bool:
+        return self.config.log_device_placement or ctx.log_device_placement
 
     # -- what the session knows ----------------------------------------------------------------
     @property
