@@ -1,7 +1,8 @@
-"""Fills, reshapes, joins, splits, slices, gathers and casts: TensorFlow's array_ops.
+"""Fills, reshapes, joins, splits, slices, pads, gathers and casts: TensorFlow's array_ops.
 
-Shapes, axes, permutations and sizes are attrs (static Python ints), not input tensors: placeviz
-has no shape tensors, so every shape rule can see them.
+Shapes, axes, permutations and sizes are attrs (static Python ints), not input tensors, so every
+shape rule can see them. Only gradients, which may need the shapes of a run's values, build
+``Fill``, ``Reshape`` and ``Slice`` with shape-valued tensor inputs instead (``shape_ops``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops import constant_op, state_ops
 from placeviz.graph.ops._build import make_op, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
+from placeviz.graph.ops.shape_ops import (
+    check_shape_tensor,
+    constant_value,
+    host_ints,
+    shape_from_tensor,
+)
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_cost
 from placeviz.graph.shapes import Dim, ShapeError, TensorShape, normalize_axis
 
@@ -118,15 +125,21 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Te
 
 
 def _infer_fill(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    value = inputs[0]
+    """Inputs ``(value,)`` with static ``dims``, or TF's ``(dims, value)`` with a dims tensor."""
+    value = inputs[-1]
     if value.shape.ndims not in (None, 0):
         raise ShapeError(f"value must be a scalar, but has shape {value.shape}")
+    if len(inputs) == 2:
+        check_shape_tensor(inputs[0], "dims")
+        return single(shape_from_tensor(inputs[0]), value.dtype)
     return single(TensorShape(attrs["dims"]), value.dtype)
 
 
 def _fill_kernel(xp: Any, op: Operation, state: Any) -> Any:
     dims = op.attrs["dims"]
     dtype = op.outputs[0].dtype.np
+    if len(op.inputs) == 2:
+        return lambda dims, value: xp.full(host_ints(dims), value, dtype=dtype)
     return lambda value: xp.full(dims, value, dtype=dtype)
 
 
@@ -175,7 +188,21 @@ def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 
 # -- Reshape -----------------------------------------------------------------------------------
 def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    """A static ``shape`` attr, or a shape tensor as second input (from gradients)."""
     x = inputs[0]
+    if len(inputs) == 2:
+        check_shape_tensor(inputs[1], "shape")
+        value = constant_value(inputs[1])
+        if value is None:
+            target = shape_from_tensor(inputs[1])
+            total, count = x.shape.num_elements(), target.num_elements()
+            if total is not None and count is not None and total != count:
+                raise ShapeError(
+                    f"Input to reshape is a tensor with {total} values, but the requested shape "
+                    f"{target} has {count}"
+                )
+            return single(target, x.dtype)
+        return _infer_reshape([x], {"shape": tuple(int(d) for d in value.reshape(-1))})
     shape: tuple[int, ...] = attrs["shape"]
     inferred = [i for i, d in enumerate(shape) if d == -1]
     if len(inferred) > 1:
@@ -210,6 +237,8 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
 
 
 def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    if len(op.inputs) == 2:
+        return lambda x, shape: xp.reshape(x, host_ints(shape))
     shape = op.attrs["shape"]
     return lambda x: xp.reshape(x, shape)
 
@@ -574,7 +603,24 @@ def split(
 
 
 # -- Slice -------------------------------------------------------------------------------------
+def _infer_slice_tensors(inputs: Sequence[Tensor]) -> list[OutputSpec]:
+    """Slice with run-time begin and size tensors (from gradients): sizes may be -1."""
+    x, begin, size = inputs
+    check_shape_tensor(begin, "begin")
+    check_shape_tensor(size, "size")
+    begin_value, size_value = constant_value(begin), constant_value(size)
+    if begin_value is not None and size_value is not None:
+        attrs = {"begin": host_ints(begin_value), "size": host_ints(size_value)}
+        return _infer_slice([x], attrs)
+    out = shape_from_tensor(size)
+    if out.dims is None and x.shape.dims is not None:
+        out = TensorShape([None] * len(x.shape.dims))
+    return single(out, x.dtype)
+
+
 def _infer_slice(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    if len(inputs) == 3:
+        return _infer_slice_tensors(inputs)
     x = inputs[0]
     begin: tuple[int, ...] = attrs["begin"]
     size: tuple[int, ...] = attrs["size"]
@@ -597,10 +643,16 @@ def _infer_slice(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
     return single(TensorShape(out), x.dtype)
 
 
-def _slice_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    bounds = zip(op.attrs["begin"], op.attrs["size"], strict=True)
+def _slice_key(begin: Sequence[int], size: Sequence[int]) -> tuple[Any, ...]:
+    bounds = zip(begin, size, strict=True)
     # The trailing Ellipsis keeps a 0-d result an array.
-    key = (*(builtins.slice(b, None if s == -1 else b + s) for b, s in bounds), Ellipsis)
+    return (*(builtins.slice(b, None if s == -1 else b + s) for b, s in bounds), Ellipsis)
+
+
+def _slice_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    if len(op.inputs) == 3:
+        return lambda x, begin, size: x[_slice_key(host_ints(begin), host_ints(size))]
+    key = _slice_key(op.attrs["begin"], op.attrs["size"])
     return lambda x: x[key]
 
 
@@ -613,6 +665,50 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     """``size[i] == -1`` takes everything from ``begin[i]`` to the end of dimension i."""
     attrs = {"begin": _ints(begin, "begin"), "size": _ints(size, "size")}
     return make_op("Slice", [convert_to_tensor(input_)], name or "Slice", attrs).outputs[0]
+
+
+# -- Pad ---------------------------------------------------------------------------------------
+def _infer_pad(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x, paddings = inputs
+    check_shape_tensor(paddings, "paddings", rank=2)
+    value = constant_value(paddings)
+    dims = x.shape.dims
+    if value is not None:
+        if value.ndim != 2 or value.shape[1] != 2 or (dims is not None and len(dims) != len(value)):
+            raise ShapeError(
+                f"paddings must have shape [{'?' if dims is None else len(dims)}, 2], "
+                f"got {list(value.shape)}"
+            )
+        if value.size and value.min() < 0:
+            raise ShapeError(f"paddings must be non-negative, got {value.tolist()}")
+        if dims is None:
+            return single(TensorShape([None] * len(value)), x.dtype)
+        padded = [None if d is None else d + int(a) + int(b) for d, (a, b) in zip(dims, value)]
+        return single(TensorShape(padded), x.dtype)
+    if dims is None:
+        rank = paddings.shape[0]
+        return single(TensorShape(None if rank is None else [None] * rank), x.dtype)
+    return single(TensorShape([None] * len(dims)), x.dtype)
+
+
+def _pad_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def pad(x: Any, paddings: Any) -> Any:
+        pairs = host_ints(paddings)
+        return xp.pad(x, [pairs[i : i + 2] for i in range(0, len(pairs), 2)])
+
+    return pad
+
+
+registry.register(OpDef(type="Pad", infer=_infer_pad, kernel=_pad_kernel, cost=memory_cost))
+
+
+def pad(tensor: Any, paddings: Any, name: str | None = None) -> Tensor:
+    """Zeros before and after each dimension: ``paddings[i] = [before, after]``, a list or an
+    int tensor of shape [rank, 2] (constant mode only)."""
+    x = convert_to_tensor(tensor)
+    with x.graph.as_default():
+        pads = convert_to_tensor(paddings, dtype=None if _is_tensor(paddings) else dtypes.int32)
+    return make_op("Pad", [x, pads], name or "Pad").outputs[0]
 
 
 # -- GatherV2 ----------------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""Arithmetic, matmul, reductions and the Tensor operators (+ - * / @ ** and unary -)."""
+"""Arithmetic, comparisons, matmul, reductions and the Tensor operators (+ - * / @ ** and -).
+
+Also the ops only gradients build: TF's fused ``TanhGrad``/``SigmoidGrad``/``SqrtGrad``, ``Sign``,
+``Reciprocal``, ``SelectV2`` and ``UnsortedSegmentSum`` (GatherV2's gradient, made dense).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,13 @@ from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
-from placeviz.graph.registry import Cost, OpDef, elementwise_cost
+from placeviz.graph.ops.shape_ops import (
+    INDEX_DTYPES,
+    check_shape_tensor,
+    constant_value,
+    host_ints,
+)
+from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast, normalize_axis
 
 # -- elementwise binary ------------------------------------------------------------------------
@@ -79,6 +89,67 @@ def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("Minimum", x, y, name or "Minimum")
 
 
+# -- comparisons and SelectV2 ------------------------------------------------------------------
+_COMPARISONS = {
+    "Equal": "equal",
+    "Greater": "greater",
+    "GreaterEqual": "greater_equal",
+    "Less": "less",
+    "LessEqual": "less_equal",
+}
+
+
+def _infer_comparison(op_type: str) -> Any:
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        same_dtype(op_type, inputs)
+        return single(broadcast(inputs[0].shape, inputs[1].shape), dtypes.bool)
+
+    return infer
+
+
+for _type, _fn in _COMPARISONS.items():
+    registry.register(OpDef(type=_type, infer=_infer_comparison(_type), kernel=_xp_function(_fn)))
+
+
+def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Equal", x, y, name or "Equal")
+
+
+def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Greater", x, y, name or "Greater")
+
+
+def greater_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("GreaterEqual", x, y, name or "GreaterEqual")
+
+
+def less(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("Less", x, y, name or "Less")
+
+
+def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("LessEqual", x, y, name or "LessEqual")
+
+
+def _infer_select(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    condition, x, y = inputs
+    if condition.dtype is not dtypes.bool:
+        raise TypeError(f"condition must be bool, not {condition.dtype.name}")
+    dtype = same_dtype("SelectV2", [x, y], ("t", "e"))
+    return single(broadcast(broadcast(condition.shape, x.shape), y.shape), dtype)
+
+
+registry.register(OpDef(type="SelectV2", infer=_infer_select, kernel=_xp_function("where")))
+
+
+def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
+    """TF2's ``where``: elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast)."""
+    cond = convert_to_tensor(condition)
+    with cond.graph.as_default():
+        tx, ty = convert_pair(x, y)
+    return make_op("SelectV2", [cond, tx, ty], name or "SelectV2").outputs[0]
+
+
 # -- elementwise unary -------------------------------------------------------------------------
 def _sigmoid(xp: Any, op: Operation, state: Any) -> Any:
     one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
@@ -88,6 +159,11 @@ def _sigmoid(xp: Any, op: Operation, state: Any) -> Any:
 def _relu(xp: Any, op: Operation, state: Any) -> Any:
     zero = xp.asarray(0, dtype=op.outputs[0].dtype.np)
     return lambda x: xp.maximum(x, zero)
+
+
+def _reciprocal(xp: Any, op: Operation, state: Any) -> Any:
+    one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
+    return lambda x: one / x
 
 
 _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
@@ -101,6 +177,8 @@ _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
     "Tanh": (_xp_function("tanh"), dtypes.FLOATS, 8.0),
     "Sigmoid": (_sigmoid, dtypes.FLOATS, 10.0),
     "Relu": (_relu, dtypes.NUMBERS, 1.0),
+    "Sign": (_xp_function("sign"), dtypes.NUMBERS, 1.0),
+    "Reciprocal": (_reciprocal, dtypes.FLOATS, 4.0),
 }
 
 
@@ -165,6 +243,65 @@ def sigmoid(x: Any, name: str | None = None) -> Tensor:
 
 def relu(features: Any, name: str | None = None) -> Tensor:
     return _unary("Relu", features, name)
+
+
+def sign(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Sign", x, name)
+
+
+def reciprocal(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Reciprocal", x, name)
+
+
+# -- fused gradients of unary ops: (y, dy) -> dx, from the op's output y -----------------------
+def _tanh_grad(xp: Any, op: Operation, state: Any) -> Any:
+    one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
+    return lambda y, dy: dy * (one - y * y)
+
+
+def _sigmoid_grad(xp: Any, op: Operation, state: Any) -> Any:
+    one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
+    return lambda y, dy: dy * y * (one - y)
+
+
+def _sqrt_grad(xp: Any, op: Operation, state: Any) -> Any:
+    half = xp.asarray(0.5, dtype=op.outputs[0].dtype.np)
+    return lambda y, dy: dy * half / y
+
+
+_UNARY_GRADS = {"TanhGrad": _tanh_grad, "SigmoidGrad": _sigmoid_grad, "SqrtGrad": _sqrt_grad}
+
+
+def infer_same_shape(op_type: str, names: Sequence[str]) -> Any:
+    """Two same-dtype inputs of one shape (TF's fused gradient ops); the output is that shape."""
+
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        dtype = same_dtype(op_type, inputs, names)
+        require_dtype(op_type, dtype, dtypes.FLOATS)
+        a, b = inputs[0].shape, inputs[1].shape
+        if not a.is_compatible_with(b):
+            raise ShapeError(f"Shapes must be equal, but are {a} and {b}")
+        return single(a.merge_with(b), dtype)
+
+    return infer
+
+
+for _type, _kernel in _UNARY_GRADS.items():
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=infer_same_shape(_type, ("y", "dy")),
+            kernel=_kernel,
+            cost=_unary_cost(3.0),
+        )
+    )
+
+
+def unary_grad(op_type: str, y: Tensor, dy: Tensor, name: str | None = None) -> Tensor:
+    """``TanhGrad``, ``SigmoidGrad`` or ``SqrtGrad`` of the forward output ``y``."""
+    if op_type not in _UNARY_GRADS:
+        raise ValueError(f"{op_type} is not one of {sorted(_UNARY_GRADS)}")
+    return make_op(op_type, [y, dy], name or op_type).outputs[0]
 
 
 # -- matmul ------------------------------------------------------------------------------------
@@ -276,6 +413,13 @@ def _infer_reduction(op_type: str) -> Any:
         allowed = dtypes.NUMBERS
         require_dtype(op_type, x.dtype, allowed)
         rank = x.shape.ndims
+        if len(inputs) == 2:  # run-time axes (from gradients)
+            check_shape_tensor(inputs[1], "axis")
+            value = constant_value(inputs[1])
+            if value is None:
+                unknown_dims = None if rank is None else [None] * rank
+                return single(TensorShape(unknown_dims if attrs["keepdims"] else None), x.dtype)
+            attrs = {**attrs, "axis": host_ints(value)}
         if rank is None:
             return single(TensorShape(None), x.dtype)
         axes = _axes(attrs, rank)
@@ -301,6 +445,11 @@ def _reduction_kernel(fn: str) -> Any:
         keepdims = op.attrs["keepdims"]
         out_dtype = op.outputs[0].dtype.np
         rank = op.inputs[0].shape.ndims
+        if len(op.inputs) == 2:
+            return lambda x, axes: xp.asarray(
+                reduce(x, axis=_axes({"axis": host_ints(axes)}, x.ndim), keepdims=keepdims),
+                dtype=out_dtype,
+            )
         if rank is None and op.attrs["axis"] is not None:
             # Axes like [1, -1] may name one dimension twice; only the value's rank tells.
             return lambda x: xp.asarray(
@@ -347,6 +496,76 @@ def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: str | Non
 def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
                keep_dims: Any = None) -> Tensor:  # fmt: skip
     return _reduce("Min", x, axis, keepdims, name, keep_dims)
+
+
+# -- UnsortedSegmentSum ------------------------------------------------------------------------
+def _infer_segment_sum(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    data, ids, num = inputs
+    require_dtype("UnsortedSegmentSum", data.dtype, dtypes.NUMBERS)
+    for what, tensor in (("segment_ids", ids), ("num_segments", num)):
+        if tensor.dtype not in INDEX_DTYPES:
+            raise TypeError(f"{what} must be int32 or int64, not {tensor.dtype.name}")
+    if num.shape.ndims not in (None, 0):
+        raise ShapeError(f"num_segments must be a scalar, but has shape {num.shape}")
+    value = constant_value(num)
+    count = None if value is None else int(value)
+    if data.shape.dims is None or ids.shape.dims is None:
+        return single(TensorShape(None), data.dtype)
+    k = len(ids.shape.dims)
+    if not TensorShape(data.shape.dims[:k]).is_compatible_with(ids.shape):
+        raise ShapeError(
+            f"data.shape {data.shape} does not start with segment_ids.shape {ids.shape}"
+        )
+    return single(TensorShape([count, *data.shape.dims[k:]]), data.dtype)
+
+
+def _segment_sum_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+
+    def segment_sum(data: Any, ids: Any, num: Any) -> Any:
+        out = xp.zeros((int(num), *data.shape[ids.ndim :]), dtype=dtype)
+        xp.add.at(out, ids, data)
+        return out
+
+    return segment_sum
+
+
+def _segment_sum_cupy(xp: Any, op: Operation, state: Any) -> Any:
+    import cupyx  # imported only where a session has a real GPU
+
+    dtype = op.outputs[0].dtype.np
+
+    def segment_sum(data: Any, ids: Any, num: Any) -> Any:
+        out = xp.zeros((int(num), *data.shape[ids.ndim :]), dtype=dtype)
+        cupyx.scatter_add(out, ids, data)
+        return out
+
+    return segment_sum
+
+
+registry.register(
+    OpDef(
+        type="UnsortedSegmentSum",
+        infer=_infer_segment_sum,
+        kernel=_segment_sum_kernel,
+        kernel_overrides={"cupy": _segment_sum_cupy},
+        cost=memory_cost,
+    )
+)
+
+
+def unsorted_segment_sum(
+    data: Any, segment_ids: Any, num_segments: Any, name: str | None = None
+) -> Tensor:
+    """Sums the slices of ``data`` whose ids are equal into row id of ``num_segments`` rows."""
+    tensor = convert_to_tensor(data)
+    with tensor.graph.as_default():
+        ids = convert_to_tensor(segment_ids)
+        num = convert_to_tensor(
+            num_segments, dtype=None if isinstance(num_segments, Tensor) else ids.dtype
+        )
+    name = name or "UnsortedSegmentSum"
+    return make_op("UnsortedSegmentSum", [tensor, ids, num], name).outputs[0]
 
 
 # -- operators on Tensor -----------------------------------------------------------------------

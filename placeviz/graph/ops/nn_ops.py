@@ -1,4 +1,4 @@
-"""Neural-network activations, so the package can present them as ``pv.nn``."""
+"""Neural-network activations, so the package can present them as ``pv.nn``, and ``ReluGrad``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops._build import make_op, require_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.ops.math_ops import relu, sigmoid, tanh
+from placeviz.graph.ops.math_ops import infer_same_shape, relu, sigmoid, tanh
 from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost
 from placeviz.graph.shapes import ShapeError, normalize_axis
 
@@ -56,3 +56,23 @@ def softmax(logits: Any, axis: int = -1, name: str | None = None) -> Tensor:
     """Normalizes along ``axis`` (the last by default) so each slice sums to 1."""
     attrs = {"axis": int(axis)}
     return make_op("Softmax", [convert_to_tensor(logits)], name or "Softmax", attrs).outputs[0]
+
+
+# -- ReluGrad: the gradient where the features were positive -----------------------------------
+def _relu_grad_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    zero = xp.asarray(0, dtype=op.outputs[0].dtype.np)
+    return lambda gradients, features: xp.where(features > zero, gradients, zero)
+
+
+registry.register(
+    OpDef(
+        type="ReluGrad",
+        infer=infer_same_shape("ReluGrad", ("gradients", "features")),
+        kernel=_relu_grad_kernel,
+    )
+)
+
+
+def relu_grad(gradients: Tensor, features: Tensor, name: str | None = None) -> Tensor:
+    """TF's ``ReluGrad``: ``gradients`` where ``features > 0``, else 0."""
+    return make_op("ReluGrad", [gradients, features], name or "ReluGrad").outputs[0]

@@ -1,0 +1,241 @@
+"""``pv.gradients``: TensorFlow 1's reverse-mode differentiation, built into the graph as ops.
+
+The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
+
+1. the ops between ``xs`` and ``ys`` are those reachable forward from an x *and* backward from
+   a y; only they are differentiated, and each waits (a pending count per consuming edge) until
+   every one of its consumers in between has handed back a gradient;
+2. the seed for each y is ``grad_ys`` or ones shaped like y: ``gradients/Shape`` (a Const when
+   y's shape is static, as TF's ``shape(optimize=True)``), ``gradients/grad_ys_0`` and
+   ``gradients/Fill``;
+3. each op's gradient is built under ``gradients/<op name>_grad/`` by its registered gradient
+   function (``placeviz.graph.grads``); a tensor with several consumers gets their gradients
+   summed with ``gradients/AddN``; an output of a multi-output op with no gradient gets
+   ``gradients/zeros_like``;
+4. with ``colocate_gradients_with_ops`` everything built for an op (its gradient, the sum of its
+   outputs' gradients) goes inside ``colocate_with(op, ignore_existing=True)``, so the placer
+   puts it on the op's device; otherwise gradient ops take the device scope active at the call.
+
+An x's op stops the backward pass unless another x lies upstream of it (then the gradient also
+flows through it, as in TF). A Variable in ``xs`` means its reference tensor: its ``read``
+Identity passes the gradient on to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict, deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from placeviz.graph import grads as _grads
+from placeviz.graph.core import Graph, Operation, Tensor, as_graph_element
+from placeviz.graph.grads.shapes import shape_of
+from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.variables import Variable
+
+_GradLists = dict[Operation, list[list[Tensor]]]
+
+
+def gradients(
+    ys: Any,
+    xs: Any,
+    grad_ys: Any = None,
+    name: str = "gradients",
+    colocate_gradients_with_ops: bool = False,
+) -> list[Tensor | None]:
+    """Symbolic partial derivatives of ``sum(ys)`` with respect to each of ``xs``.
+
+    ``ys`` and ``xs`` are a tensor (or Variable) or a list of them; ``grad_ys`` optionally
+    weights each y (default: ones shaped like y). Returns one tensor per x, or None where no
+    differentiable path leads from that x to any y.
+    """
+    y_list = [_as_tensor(y, "ys") for y in _as_list(ys)]
+    x_list = [_as_x(x) for x in _as_list(xs)]
+    seeds = [None] * len(y_list) if grad_ys is None else _as_list(grad_ys)
+    if len(seeds) != len(y_list):
+        raise ValueError(f"Passed {len(seeds)} grad_ys for {len(y_list)} ys")
+    if not y_list:
+        return [None] * len(x_list)
+    graph = y_list[0].graph
+    for tensor in y_list + x_list:
+        if tensor.graph is not graph:
+            raise ValueError(f"Tensor '{tensor.name}' is not in the same graph as the ys.")
+    with graph.as_default(), graph.name_scope(name):
+        return _Backprop(graph, y_list, x_list, colocate_gradients_with_ops).run(seeds)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _as_tensor(value: Any, what: str) -> Tensor:
+    element = as_graph_element(value)
+    if not isinstance(element, Tensor):
+        raise TypeError(f"{what} must be tensors, got Operation '{element.name}'")
+    return element
+
+
+def _as_x(value: Any) -> Tensor:
+    """A Variable stands for its reference tensor (the Variable op's output), as in TF 1."""
+    if isinstance(value, Variable):
+        return value.op.outputs[0]
+    return _as_tensor(value, "xs")
+
+
+class _Backprop:
+    """One call's state: the ops between xs and ys, pending counts and gradients so far."""
+
+    def __init__(self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool) -> None:
+        self.graph = graph
+        self.ys = ys
+        self.xs = xs
+        self.colocate = colocate
+        self.between = self._between_ops()
+        self.pending: defaultdict[Operation, int] = defaultdict(int)
+        for op in self.between:
+            for tensor in op.inputs:
+                if tensor.op in self.between:
+                    self.pending[tensor.op] += 1
+        self.grads: _GradLists = {}
+
+    def _between_ops(self) -> dict[Operation, None]:
+        """Ops reachable forward from an x and backward from a y, in discovery order."""
+        consumers: defaultdict[Operation, list[Operation]] = defaultdict(list)
+        for op in self.graph.get_operations():
+            for tensor in op.inputs:
+                consumers[tensor.op].append(op)
+        reached: set[Operation] = set()
+        stack = [x.op for x in self.xs]
+        while stack:
+            op = stack.pop()
+            if op not in reached:
+                reached.add(op)
+                stack.extend(consumers[op])
+        between: dict[Operation, None] = {}
+        queue = deque(y.op for y in self.ys)
+        while queue:
+            op = queue.popleft()
+            if op in reached and op not in between:
+                between[op] = None
+                queue.extend(t.op for t in op.inputs)
+        return between
+
+    # -- the backward pass ---------------------------------------------------------------------
+    def run(self, seeds: Sequence[Any]) -> list[Tensor | None]:
+        for i, (y, seed) in enumerate(zip(self.ys, seeds)):
+            with self._colocated(y.op):
+                self._add_grad(y, self._seed(i, y, seed))
+        x_ops = {x.op for x in self.xs}
+        stop_ops = {op for op in x_ops if not any(self.pending[t.op] > 0 for t in op.inputs)}
+        queue: deque[Operation] = deque()
+        queued: set[Operation] = set()
+        for y in self.ys:
+            if y.op in self.between and self.pending[y.op] == 0 and y.op not in queued:
+                queued.add(y.op)
+                queue.append(y.op)
+        while queue:
+            op = queue.popleft()
+            with self._colocated(op):
+                out_grads = self._aggregate(op)
+                if op not in stop_ops and any(g is not None for g in out_grads):
+                    in_grads = self._op_gradients(op, out_grads)
+                else:
+                    in_grads = [None] * len(op.inputs)
+                for tensor, grad in zip(op.inputs, in_grads):
+                    if grad is not None:
+                        self._refine_shape(op, tensor, grad)
+                        self._add_grad(tensor, grad)
+            for tensor in op.inputs:
+                self.pending[tensor.op] -= 1
+                if self.pending[tensor.op] == 0 and tensor.op in self.between:
+                    queue.append(tensor.op)
+        return [self._final_grad(x) for x in self.xs]
+
+    def _seed(self, index: int, y: Tensor, seed: Any) -> Tensor:
+        """``grad_ys[index]``, or ones shaped like y (TF's Shape, grad_ys_<i> and Fill)."""
+        name = f"grad_ys_{index}"
+        if seed is None:
+            dims = shape_of(y)
+            one = constant_op.constant(1, dtype=y.dtype, name=name)
+            return shape_ops.fill(dims, one)
+        is_tensor = isinstance(seed, Tensor) or hasattr(seed, "_as_graph_element")
+        tensor = constant_op.convert_to_tensor(
+            seed, dtype=None if is_tensor else y.dtype, name=name
+        )
+        if tensor.dtype is not y.dtype:
+            raise TypeError(
+                f"grad_ys[{index}] has dtype {tensor.dtype.name}, but y '{y.name}' has dtype "
+                f"{y.dtype.name}"
+            )
+        if not tensor.shape.is_compatible_with(y.shape):
+            raise ValueError(
+                f"grad_ys[{index}] has shape {tensor.shape}, but y '{y.name}' has shape {y.shape}"
+            )
+        return tensor
+
+    def _op_gradients(self, op: Operation, out_grads: list[Tensor | None]) -> list[Any]:
+        fn = _grads.gradient_function(op)
+        if fn is None:
+            return [None] * len(op.inputs)
+        for i, grad in enumerate(out_grads):
+            if grad is None and op.outputs[i].dtype.is_floating:
+                # The ys do not depend on this output: its gradient is zero.
+                out_grads[i] = array_ops.zeros_like(op.outputs[i])
+        with self.graph.name_scope(f"{op.name}_grad"):
+            in_grads = list(fn(op, *out_grads))
+        if len(in_grads) != len(op.inputs):
+            raise ValueError(
+                f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "
+                f"has {len(op.inputs)} inputs"
+            )
+        return in_grads
+
+    def _aggregate(self, op: Operation) -> list[Tensor | None]:
+        """Each output's gradients summed: one is used as it is, several go through AddN."""
+        lists = self.grads.get(op)
+        if lists is None:
+            return [None] * len(op.outputs)
+        out: list[Tensor | None] = []
+        for grads in lists:
+            if not grads:
+                out.append(None)
+            elif len(grads) == 1:
+                out.append(grads[0])
+            else:
+                out.append(math_ops.add_n(grads))
+        self.grads[op] = [[g] if g is not None else [] for g in out]
+        return out
+
+    def _add_grad(self, tensor: Tensor, grad: Tensor) -> None:
+        lists = self.grads.setdefault(tensor.op, [[] for _ in tensor.op.outputs])
+        lists[tensor.value_index].append(grad)
+
+    def _final_grad(self, x: Tensor) -> Tensor | None:
+        lists = self.grads.get(x.op)
+        if not lists or not lists[x.value_index]:
+            return None
+        grads = lists[x.value_index]
+        if len(grads) == 1:
+            return grads[0]
+        with self._colocated(x.op):
+            return math_ops.add_n(grads)
+
+    @staticmethod
+    def _refine_shape(op: Operation, tensor: Tensor, grad: Tensor) -> None:
+        """A gradient has its input's shape: keep what static shape the input knows."""
+        try:
+            grad.set_shape(tensor.shape)
+        except ValueError:
+            raise ValueError(
+                f"The gradient of '{op.name}' ({op.type}) for input '{tensor.name}' has shape "
+                f"{grad.shape}, but the input has shape {tensor.shape}"
+            ) from None
+
+    @contextlib.contextmanager
+    def _colocated(self, op: Operation) -> Iterator[None]:
+        if not self.colocate:
+            yield
+            return
+        with self.graph.colocate_with(op, ignore_existing=True):
+            yield

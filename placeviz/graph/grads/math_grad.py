@@ -1,0 +1,205 @@
+"""Gradients of arithmetic, matmul, AddN and the reductions (TF's math_grad.py).
+
+Each function gets the forward op and the gradient of its output, and returns one gradient per
+input; the caller has already opened the ``<op name>_grad`` name scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.grads.registry import not_differentiable, register_gradient
+from placeviz.graph.grads.shapes import broadcast_like, keep_reduced_dims, reduce_broadcast
+from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+
+Grads = list[Tensor | None]
+
+not_differentiable(
+    "Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "Sign", "BroadcastGradientArgs"
+)
+
+
+# -- elementwise binary ------------------------------------------------------------------------
+@register_gradient("AddV2")
+def _add_grad(op: Operation, grad: Tensor) -> Grads:
+    x, y = op.inputs
+    return list(reduce_broadcast(x, y, grad, grad))
+
+
+@register_gradient("Sub")
+def _sub_grad(op: Operation, grad: Tensor) -> Grads:
+    x, y = op.inputs
+    return list(reduce_broadcast(x, y, grad, math_ops.negative(grad)))
+
+
+@register_gradient("Mul")
+def _mul_grad(op: Operation, grad: Tensor) -> Grads:
+    x, y = op.inputs
+    return list(reduce_broadcast(x, y, math_ops.multiply(grad, y), math_ops.multiply(x, grad)))
+
+
+@register_gradient("RealDiv")
+def _real_div_grad(op: Operation, grad: Tensor) -> Grads:
+    """d(x/y) = dx / y - dy * x / y²."""
+    x, y = op.inputs
+    gx = math_ops.divide(grad, y)
+    gy = math_ops.multiply(grad, math_ops.divide(math_ops.divide(math_ops.negative(x), y), y))
+    return list(reduce_broadcast(x, y, gx, gy))
+
+
+@register_gradient("Pow")
+def _pow_grad(op: Operation, grad: Tensor) -> Grads:
+    """d(x**y) = y x**(y-1) dx + x**y log(x) dy, with log(x) taken as 0 where x <= 0 (TF's
+    choice: it keeps x = 0 from making the y gradient NaN)."""
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = math_ops.multiply(math_ops.multiply(grad, y), math_ops.pow(x, math_ops.subtract(y, 1)))
+    mask = math_ops.greater(x, 0)
+    safe_x = math_ops.where(mask, x, array_ops.ones_like(x))
+    log_x = math_ops.where(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
+    gy = math_ops.multiply(math_ops.multiply(grad, z), log_x)
+    return list(reduce_broadcast(x, y, gx, gy))
+
+
+def _select_grad(op: Operation, grad: Tensor, selector: Callable[..., Tensor]) -> Grads:
+    """Maximum/Minimum: the gradient goes to x where x was selected (ties go to x), else to y."""
+    x, y = op.inputs
+    zeros = array_ops.zeros_like(grad)
+    x_mask = selector(x, y)
+    gx = math_ops.where(x_mask, grad, zeros)
+    gy = math_ops.where(x_mask, zeros, grad)
+    return list(reduce_broadcast(x, y, gx, gy))
+
+
+@register_gradient("Maximum")
+def _maximum_grad(op: Operation, grad: Tensor) -> Grads:
+    return _select_grad(op, grad, math_ops.greater_equal)
+
+
+@register_gradient("Minimum")
+def _minimum_grad(op: Operation, grad: Tensor) -> Grads:
+    return _select_grad(op, grad, math_ops.less_equal)
+
+
+# -- elementwise unary -------------------------------------------------------------------------
+@register_gradient("Neg")
+def _neg_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.negative(grad)]
+
+
+@register_gradient("Abs")
+def _abs_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.multiply(grad, math_ops.sign(op.inputs[0]))]
+
+
+@register_gradient("Square")
+def _square_grad(op: Operation, grad: Tensor) -> Grads:
+    x = op.inputs[0]
+    two = constant_op.constant(2, dtype=x.dtype)
+    return [math_ops.multiply(grad, math_ops.multiply(x, two))]
+
+
+@register_gradient("Sqrt")
+def _sqrt_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.unary_grad("SqrtGrad", op.outputs[0], grad)]
+
+
+@register_gradient("Exp")
+def _exp_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.multiply(grad, op.outputs[0])]
+
+
+@register_gradient("Log")
+def _log_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.multiply(grad, math_ops.reciprocal(op.inputs[0]))]
+
+
+@register_gradient("Reciprocal")
+def _reciprocal_grad(op: Operation, grad: Tensor) -> Grads:
+    """d(1/x) = -dx / x² = -dx y²."""
+    y = op.outputs[0]
+    return [math_ops.negative(math_ops.multiply(grad, math_ops.square(y)))]
+
+
+@register_gradient("Tanh")
+def _tanh_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.unary_grad("TanhGrad", op.outputs[0], grad)]
+
+
+@register_gradient("Sigmoid")
+def _sigmoid_grad(op: Operation, grad: Tensor) -> Grads:
+    return [math_ops.unary_grad("SigmoidGrad", op.outputs[0], grad)]
+
+
+# -- MatMul, AddN ------------------------------------------------------------------------------
+@register_gradient("MatMul")
+def _matmul_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's four cases: each product reads the operands as stored, with transposes as attrs."""
+    a, b = op.inputs
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    mm = math_ops.matmul
+    if not ta and not tb:
+        return [mm(grad, b, transpose_b=True), mm(a, grad, transpose_a=True)]
+    if not ta and tb:
+        return [mm(grad, b), mm(grad, a, transpose_a=True)]
+    if ta and not tb:
+        return [mm(b, grad, transpose_b=True), mm(a, grad)]
+    return [
+        mm(b, grad, transpose_a=True, transpose_b=True),
+        mm(grad, a, transpose_a=True, transpose_b=True),
+    ]
+
+
+@register_gradient("AddN")
+def _add_n_grad(op: Operation, grad: Tensor) -> Grads:
+    return [grad] * len(op.inputs)
+
+
+# -- reductions --------------------------------------------------------------------------------
+def _runtime_axes(op: Operation) -> bool:
+    return len(op.inputs) == 2
+
+
+@register_gradient("Sum")
+def _sum_grad(op: Operation, grad: Tensor) -> Grads:
+    if _runtime_axes(op):
+        raise LookupError(f"No gradient for '{op.name}': a Sum over run-time axes")
+    return [broadcast_like(keep_reduced_dims(op, grad), op.inputs[0])]
+
+
+@register_gradient("Mean")
+def _mean_grad(op: Operation, grad: Tensor) -> Grads:
+    """Sum's gradient divided by how many elements each output averaged."""
+    if _runtime_axes(op):
+        raise LookupError(f"No gradient for '{op.name}': a Mean over run-time axes")
+    x, y = op.inputs[0], op.outputs[0]
+    sum_grad = broadcast_like(keep_reduced_dims(op, grad), x)
+    x_count, y_count = x.shape.num_elements(), y.shape.num_elements()
+    if x_count is not None and y_count is not None:
+        factor = constant_op.constant(x_count // max(y_count, 1), dtype=sum_grad.dtype)
+    else:
+        dtype = sum_grad.dtype
+        factor = math_ops.divide(
+            array_ops.cast(shape_ops.size(x), dtype), array_ops.cast(shape_ops.size(y), dtype)
+        )
+    return [math_ops.divide(sum_grad, factor)]
+
+
+def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
+    """The gradient is shared equally by every element equal to the extremum."""
+    if _runtime_axes(op):
+        raise LookupError(f"No gradient for '{op.name}': a {op.type} over run-time axes")
+    x = op.inputs[0]
+    y = keep_reduced_dims(op, op.outputs[0])
+    grad = keep_reduced_dims(op, grad)
+    indicators = array_ops.cast(math_ops.equal(y, x), grad.dtype)
+    axis = op.attrs["axis"]
+    num_selected = math_ops.reduce_sum(
+        indicators, axis=None if axis is None else list(axis), keepdims=True
+    )
+    return [math_ops.multiply(math_ops.divide(indicators, num_selected), grad)]
+
+
+register_gradient("Max")(_min_or_max_grad)
+register_gradient("Min")(_min_or_max_grad)

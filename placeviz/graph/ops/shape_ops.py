@@ -1,0 +1,260 @@
+"""Run-time shape ops: int32 tensors that hold shapes, and the ops that consume them.
+
+Forward code keeps shapes, axes and sizes static (attrs), but gradients cannot always: a
+``placeholder(float32)`` has no static shape, so reducing a broadcast gradient needs the shapes
+of the values a run actually feeds. These are TensorFlow's ops for that (``Shape``, ``Size``,
+``BroadcastGradientArgs``, ``BroadcastTo``, ``ConcatOffset``), plus builders for the
+tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions. The public
+``pv.reshape`` and friends keep taking static shapes only.
+
+Shape-valued tensors are int32 and have kernels on every device type, as in TF (where GPU
+kernels keep them in host memory), so a gradient colocated with a GPU op can be placed there.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops._build import make_op, single
+from placeviz.graph.ops.constant_op import convert_to_tensor
+from placeviz.graph.registry import OpDef, OutputSpec, free_cost
+from placeviz.graph.shapes import ShapeError, TensorShape, broadcast
+
+INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+
+
+# -- what graph construction already knows about a shape-valued tensor -------------------------
+def constant_value(tensor: Tensor) -> np.ndarray | None:
+    """The tensor's value when construction already knows it (TF's ``constant_value``)."""
+    op = tensor.op
+    if op.type == "Const":
+        return op.attrs["value"]
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined:
+        return np.array(op.inputs[0].shape.as_list(), dtype=tensor.dtype.np)
+    if op.type == "Size" and op.inputs[0].shape.is_fully_defined:
+        return np.array(op.inputs[0].shape.num_elements(), dtype=tensor.dtype.np)
+    return None
+
+
+def shape_from_tensor(tensor: Tensor) -> TensorShape:
+    """The static shape a 1-D int tensor describes, as far as construction knows it (TF's
+    ``constant_value_as_shape``): a -1 entry is an unknown dimension."""
+    if tensor.op.type == "Shape":
+        return tensor.op.inputs[0].shape
+    value = constant_value(tensor)
+    if value is not None:
+        return TensorShape(int(d) for d in value.reshape(-1))
+    length = tensor.shape[0] if tensor.shape.ndims == 1 else None
+    return TensorShape(None if length is None else [None] * length)
+
+
+def check_shape_tensor(tensor: Tensor, what: str, rank: int = 1) -> None:
+    """A shape, axes or sizes argument must be an int32/int64 tensor of the given rank."""
+    if tensor.dtype not in INDEX_DTYPES:
+        raise TypeError(f"{what} must be int32 or int64, not {tensor.dtype.name}")
+    if tensor.shape.ndims is not None and tensor.shape.ndims != rank:
+        raise ShapeError(f"{what} must have rank {rank}, but has shape {tensor.shape}")
+
+
+def host_ints(value: Any) -> tuple[int, ...]:
+    """A shape-valued array (NumPy or CuPy) as Python ints, which every array call accepts."""
+    return tuple(int(v) for v in value.reshape(-1).tolist())
+
+
+# -- Shape, Size -------------------------------------------------------------------------------
+def _infer_shape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    rank = inputs[0].shape.ndims
+    return single(TensorShape([rank]), attrs["out_type"])
+
+
+def _shape_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+    return lambda x: xp.asarray(x.shape, dtype=dtype)
+
+
+def _infer_size(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return single(TensorShape([]), attrs["out_type"])
+
+
+def _size_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+    return lambda x: xp.asarray(x.size, dtype=dtype)
+
+
+registry.register(OpDef(type="Shape", infer=_infer_shape, kernel=_shape_kernel, cost=free_cost))
+registry.register(OpDef(type="Size", infer=_infer_size, kernel=_size_kernel, cost=free_cost))
+
+
+def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """The run-time shape of ``input`` as a 1-D int tensor (an op even when it is static)."""
+    attrs = {"out_type": dtypes.as_dtype(out_type)}
+    return make_op("Shape", [convert_to_tensor(input)], name or "Shape", attrs).outputs[0]
+
+
+def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """The run-time number of elements of ``input`` as an int scalar."""
+    attrs = {"out_type": dtypes.as_dtype(out_type)}
+    return make_op("Size", [convert_to_tensor(input)], name or "Size", attrs).outputs[0]
+
+
+# -- BroadcastGradientArgs ---------------------------------------------------------------------
+def broadcast_gradient_axes(
+    s0: Sequence[int], s1: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The axes of the broadcast result each operand's gradient is summed over.
+
+    An operand is reduced over the dimensions broadcasting prepended to it and over those where
+    it has size 1 and the other operand does not (a reshape to its shape handles the rest).
+    """
+    n = max(len(s0), len(s1))
+    p0 = (1,) * (n - len(s0)) + tuple(s0)
+    p1 = (1,) * (n - len(s1)) + tuple(s1)
+    r0: list[int] = []
+    r1: list[int] = []
+    for i, (a, b) in enumerate(zip(p0, p1)):
+        if a != b and a != 1 and b != 1:
+            raise ValueError(f"Incompatible shapes: {list(s0)} vs. {list(s1)}")
+        if i < n - len(s0) or (a == 1 and b != 1):
+            r0.append(i)
+        if i < n - len(s1) or (b == 1 and a != 1):
+            r1.append(i)
+    return tuple(r0), tuple(r1)
+
+
+def _infer_bcast_args(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    for i, tensor in enumerate(inputs):
+        check_shape_tensor(tensor, f"s{i}")
+    dtype = inputs[0].dtype
+    return [(TensorShape([None]), dtype), (TensorShape([None]), dtype)]
+
+
+def _bcast_args_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+
+    def args(s0: Any, s1: Any) -> tuple[Any, Any]:
+        try:
+            r0, r1 = broadcast_gradient_axes(host_ints(s0), host_ints(s1))
+        except ValueError as exc:
+            raise InvalidArgumentError(str(exc), op=op) from None
+        return xp.asarray(r0, dtype=dtype), xp.asarray(r1, dtype=dtype)
+
+    return args
+
+
+registry.register(
+    OpDef(
+        type="BroadcastGradientArgs",
+        infer=_infer_bcast_args,
+        kernel=_bcast_args_kernel,
+        cost=free_cost,
+        multi_output=True,
+    )
+)
+
+
+def broadcast_gradient_args(s0: Tensor, s1: Tensor, name: str | None = None) -> list[Tensor]:
+    """Run-time ``broadcast_gradient_axes`` of two shape tensors: ``[r0, r1]``."""
+    return list(make_op("BroadcastGradientArgs", [s0, s1], name or "BroadcastGradientArgs").outputs)
+
+
+# -- BroadcastTo -------------------------------------------------------------------------------
+def _infer_broadcast_to(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x, target_tensor = inputs
+    check_shape_tensor(target_tensor, "shape")
+    target = shape_from_tensor(target_tensor)
+    if target.dims is not None and x.shape.dims is not None:
+        if x.shape.ndims > target.ndims:  # type: ignore[operator]
+            raise ShapeError(f"Rank of input ({x.shape.ndims}) must be no greater than rank of "
+                             f"output shape ({target.ndims})")  # fmt: skip
+        target = target.merge_with(broadcast(x.shape, target))
+    return single(target, x.dtype)
+
+
+def _broadcast_to_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    # A copy, not NumPy's read-only view: later kernels may write into their inputs' results.
+    return lambda x, dims: xp.broadcast_to(x, host_ints(dims)).copy()
+
+
+registry.register(OpDef(type="BroadcastTo", infer=_infer_broadcast_to, kernel=_broadcast_to_kernel))
+
+
+def broadcast_to(input: Tensor, shape: Tensor, name: str | None = None) -> Tensor:
+    """``input`` broadcast to the shape a 1-D int tensor holds."""
+    return make_op("BroadcastTo", [input, shape], name or "BroadcastTo").outputs[0]
+
+
+# -- ConcatOffset ------------------------------------------------------------------------------
+def _infer_concat_offset(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    if len(inputs) < 2:
+        raise ShapeError(f"ConcatOffset needs at least 2 shapes, got {len(inputs)}")
+    for i, tensor in enumerate(inputs):
+        check_shape_tensor(tensor, f"shape[{i}]")
+    return [(tensor.shape, tensor.dtype) for tensor in inputs]
+
+
+def _concat_offset_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axis = op.attrs["axis"]
+    dtype = op.outputs[0].dtype.np
+
+    def offsets(*shapes: Any) -> tuple[Any, ...]:
+        dims = [host_ints(s) for s in shapes]
+        rank = len(dims[0])
+        along = axis % rank if rank else 0
+        out, start = [], 0
+        for d in dims:
+            offset = [0] * rank
+            offset[along] = start
+            start += d[along]
+            out.append(xp.asarray(offset, dtype=dtype))
+        return tuple(out)
+
+    return offsets
+
+
+registry.register(
+    OpDef(
+        type="ConcatOffset",
+        infer=_infer_concat_offset,
+        kernel=_concat_offset_kernel,
+        cost=free_cost,
+        multi_output=True,
+    )
+)
+
+
+def concat_offset(axis: int, shapes: Sequence[Tensor], name: str | None = None) -> list[Tensor]:
+    """Where each of ``shapes`` starts in their concatenation along ``axis`` (static)."""
+    attrs = {"axis": operator.index(axis)}
+    return list(make_op("ConcatOffset", list(shapes), name or "ConcatOffset", attrs).outputs)
+
+
+# -- tensor-argument forms of Reshape, Fill, Slice and the reductions --------------------------
+def reshape(tensor: Tensor, shape: Tensor, name: str | None = None) -> Tensor:
+    """``Reshape`` to the shape a 1-D int tensor holds at run time."""
+    return make_op("Reshape", [tensor, shape], name or "Reshape").outputs[0]
+
+
+def fill(dims: Tensor, value: Tensor, name: str | None = None) -> Tensor:
+    """``Fill`` with TF's inputs ``(dims, value)``: the dims are a run-time tensor."""
+    return make_op("Fill", [dims, value], name or "Fill", {"dims": None}).outputs[0]
+
+
+def slice(input_: Tensor, begin: Tensor, size: Tensor, name: str | None = None) -> Tensor:
+    """``Slice`` whose begin and size are run-time 1-D int tensors."""
+    return make_op("Slice", [input_, begin, size], name or "Slice").outputs[0]
+
+
+def reduce_sum(
+    input_tensor: Tensor, axes: Tensor, keepdims: bool = False, name: str | None = None
+) -> Tensor:
+    """``Sum`` over axes a 1-D int tensor holds at run time (possibly none of them)."""
+    attrs = {"keepdims": bool(keepdims)}
+    return make_op("Sum", [input_tensor, axes], name or "Sum", attrs).outputs[0]
