@@ -53,6 +53,10 @@ class CancelledError(OpError):
     """The run was cancelled."""
 
 
+class UnimplementedError(OpError):
+    """placeviz does not do this yet (e.g. run a cluster of servers)."""
+
+
 def describe_op(op: Any) -> str:
     """``'MatMul' (MatMul) created at cell.py:3`` — the op as an error message names it."""
     where = f" created at {op.source}" if getattr(op, "source", None) else ""

@@ -1,3 +1,16 @@
 """TensorFlow 1's ``tf.train``: optimizers, the global step, device setters and cluster specs."""
 
 from __future__ import annotations
+
+from placeviz.train.adam import AdamOptimizer
+from placeviz.train.cluster_spec import ClusterSpec
+from placeviz.train.device_setter import replica_device_setter
+from placeviz.train.gradient_descent import GradientDescentOptimizer
+from placeviz.train.momentum import MomentumOptimizer
+from placeviz.train.optimizer import Optimizer
+from placeviz.train.server import Server
+from placeviz.train.training_util import (
+    create_global_step,
+    get_global_step,
+    get_or_create_global_step,
+)

@@ -1,0 +1,143 @@
+"""The optimizers' fused update ops (ApplyGradientDescent, ApplyMomentum, ApplyAdam), as TF1's.
+
+Each takes its variable and slot variables by reference, so the placer keeps it on the variable's
+device, and updates them in one kernel: one op per variable per step, as TensorFlow's placement
+log shows them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placeviz import dtypes
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops._build import make_op, require_dtype, single
+from placeviz.graph.ops.state_ops import VARIABLE_KERNELS
+from placeviz.graph.registry import Cost, OpDef
+from placeviz.graph.shapes import ShapeError
+
+# op type -> (names of its inputs, how many of them lead as variable references)
+_SIGNATURES: dict[str, tuple[tuple[str, ...], int]] = {
+    "ApplyGradientDescent": (("var", "alpha", "delta"), 1),
+    "ApplyMomentum": (("var", "accum", "lr", "grad", "momentum"), 2),
+    "ApplyAdam": (
+        ("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"),
+        3,
+    ),
+}
+# FLOPs per element of the variable, for the simulated timings.
+_FLOPS_PER_ELEMENT = {"ApplyGradientDescent": 2.0, "ApplyMomentum": 4.0, "ApplyAdam": 12.0}
+
+
+def _infer_apply(op_type: str) -> Any:
+    names, refs = _SIGNATURES[op_type]
+
+    def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+        var = inputs[0]
+        require_dtype(op_type, var.dtype, dtypes.FLOATS)
+        for name, tensor in zip(names, inputs):
+            if tensor.dtype is not var.dtype:
+                raise TypeError(
+                    f"Input '{name}' of '{op_type}' Op has type {tensor.dtype.name} that does not "
+                    f"match type {var.dtype.name} of argument 'var'"
+                )
+        for name, tensor in zip(names[:refs], inputs[:refs]):
+            if not tensor.op.op_def.ref_output:
+                raise TypeError(f"{op_type} needs a variable as input '{name}', got {tensor.name}")
+        for name, tensor in zip(names[refs:], inputs[refs:]):
+            same = tensor.shape.is_compatible_with(var.shape)
+            if name in ("grad", "delta") and not same:
+                raise ShapeError(
+                    f"var and {name} do not have the same shape: {var.shape} vs {tensor.shape}"
+                )
+            if name not in ("grad", "delta") and tensor.shape.ndims not in (0, None):
+                raise ShapeError(f"{name} is not a scalar: {tensor.shape}")
+        return single(var.shape, var.dtype)
+
+    return infer
+
+
+def _gradient_descent(xp: Any, op: Operation, state: Any) -> Any:
+    def apply(var: Any, alpha: Any, delta: Any) -> Any:
+        return var.assign(var.read() - alpha * delta)
+
+    return apply
+
+
+def _momentum(xp: Any, op: Operation, state: Any) -> Any:
+    nesterov = op.attrs.get("use_nesterov", False)
+
+    def apply(var: Any, accum: Any, lr: Any, grad: Any, momentum: Any) -> Any:
+        a = accum.assign(accum.read() * momentum + grad)
+        step = lr * (grad + momentum * a) if nesterov else lr * a
+        return var.assign(var.read() - step)
+
+    return apply
+
+
+def _adam(xp: Any, op: Operation, state: Any) -> Any:
+    def apply(*args: Any) -> Any:
+        var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad = args
+        lr_t = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
+        m_t = m.assign(m.read() + (grad - m.read()) * (1 - beta1))
+        v_t = v.assign(v.read() + (grad * grad - v.read()) * (1 - beta2))
+        return var.assign(var.read() - lr_t * m_t / (xp.sqrt(v_t) + epsilon))
+
+    return apply
+
+
+def _cost(op_type: str) -> Any:
+    flops = _FLOPS_PER_ELEMENT[op_type]
+    slots = _SIGNATURES[op_type][1]
+
+    def cost(op: Operation, ins: Sequence[tuple[int, ...]], outs: Sequence[tuple[int, ...]]):
+        elements = math.prod(ins[0])
+        # Each variable and slot is read and written, the gradient read once.
+        moved = (2 * slots + 1) * elements * registry.itemsize(op)
+        return Cost(flops * elements, float(moved))
+
+    return cost
+
+
+for _type, _kernel in (
+    ("ApplyGradientDescent", _gradient_descent),
+    ("ApplyMomentum", _momentum),
+    ("ApplyAdam", _adam),
+):
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=_infer_apply(_type),
+            kernel=_kernel,
+            cost=_cost(_type),
+            supported=VARIABLE_KERNELS,
+            ref_inputs=frozenset(range(_SIGNATURES[_type][1])),
+            stateful=True,
+        )
+    )
+
+
+def apply_gradient_descent(var: Tensor, alpha: Tensor, delta: Tensor, name: str) -> Operation:
+    return make_op("ApplyGradientDescent", [var, alpha, delta], name)
+
+
+def apply_momentum(
+    var: Tensor,
+    accum: Tensor,
+    lr: Tensor,
+    grad: Tensor,
+    momentum: Tensor,
+    use_nesterov: bool,
+    name: str,
+) -> Operation:
+    attrs = {"use_nesterov": use_nesterov}
+    return make_op("ApplyMomentum", [var, accum, lr, grad, momentum], name, attrs)
+
+
+def apply_adam(inputs: Sequence[Tensor], name: str) -> Operation:
+    """``inputs`` in TensorFlow's order: var, m, v, beta1_power, beta2_power, lr, beta1, beta2,
+    epsilon, grad."""
+    return make_op("ApplyAdam", list(inputs), name)
