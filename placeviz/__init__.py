@@ -6,7 +6,7 @@ TensorFlow 1 code ports by renaming the module: ``import placeviz as pv`` in pla
 
 from __future__ import annotations
 
-from placeviz import config, debugging, errors, nn
+from placeviz import config, contrib, debugging, distribute, errors, keras, layers, nn, train
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType, as_dtype, bool, float16, float32, float64, int32, int64
 from placeviz.events.trace import Trace
@@ -18,6 +18,15 @@ from placeviz.graph.core import (
     get_default_graph,
     get_default_session,
     reset_default_graph,
+)
+from placeviz.graph.gradients import gradients
+from placeviz.graph.initializers import (
+    constant_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    zeros_initializer,
 )
 from placeviz.graph.ops.array_ops import (
     cast,
@@ -72,6 +81,13 @@ from placeviz.graph.scopes import (
     name_scope,
 )
 from placeviz.graph.shapes import TensorShape
+from placeviz.graph.variable_scope import (
+    AUTO_REUSE,
+    VariableScope,
+    get_variable,
+    get_variable_scope,
+    variable_scope,
+)
 from placeviz.graph.variables import (
     Variable,
     global_variables,

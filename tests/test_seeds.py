@@ -443,3 +443,306 @@ def test_000_two_virtual_gpus_on_one(capsys: pytest.CaptureFixture[str]) -> None
     np.testing.assert_array_equal(sess.run(matmul_sum), [[44, 56], [98, 128]])
     assert sess.placement["MatMul_1"] == f"{LOCAL}GPU:1"
     assert sess.placement.device("MatMul_1").physical.index == 0
+
+
+# -- seed 000 in eager mode: TensorFlow 2 prints values and each op's execution -----------------
+EAGER_MATMUL = "pv.Tensor(\n[[22. 28.]\n [49. 64.]], shape=(2, 2), dtype=float32)\n"
+
+
+@pytest.fixture
+def eager() -> None:
+    """TensorFlow 2 runs eagerly; placeviz does after ``enable_eager_execution()`` (TF 1.15's)."""
+    tf.enable_eager_execution()
+
+
+def executed(stderr: str) -> list[tuple[str, str]]:
+    found = re.findall(r"^Executing op (\w+) in device (\S+)$", stderr, flags=re.MULTILINE)
+    return [(op, device.replace(LOCAL, "")) for op, device in found]
+
+
+def test_000_logging_device_placement(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.debugging.set_log_device_placement(True)
+
+    # Create some tensors
+    a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = tf.matmul(a, b)
+
+    print(c)
+    out, err = capsys.readouterr()
+    assert out == EAGER_MATMUL
+    assert executed(err) == [
+        ("_EagerConst", "GPU:0"),
+        ("_EagerConst", "GPU:0"),
+        ("MatMul", "GPU:0"),
+    ]
+
+
+def test_000_manual_device_placement(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.debugging.set_log_device_placement(True)
+
+    # Place tensors on the CPU
+    with tf.device("/CPU:0"):
+        a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+    # Run on the GPU
+    c = tf.matmul(a, b)
+    print(c)
+    out, err = capsys.readouterr()
+    assert out == EAGER_MATMUL
+    assert executed(err) == [("MatMul", "GPU:0")]
+
+
+def test_000_single_gpu_of_several(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.debugging.set_log_device_placement(True)
+
+    try:
+        # Specify an invalid GPU device
+        with tf.device("/device:GPU:2"):
+            a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+            b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+            c = tf.matmul(a, b)
+    except RuntimeError as e:
+        print(e)
+    # The seed's machine has four GPUs, so GPU:2 exists and runs all three ops.
+    assert executed(capsys.readouterr().err) == [("_EagerConst", "GPU:2")] * 2 + [
+        ("MatMul", "GPU:2")
+    ]
+    np.testing.assert_array_equal(c.numpy(), [[22, 28], [49, 64]])
+
+
+def test_000_soft_device_placement(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.config.set_soft_device_placement(True)
+    tf.debugging.set_log_device_placement(True)
+
+    # Creates some tensors
+    a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = tf.matmul(a, b)
+
+    print(c)
+    out, err = capsys.readouterr()
+    assert out == EAGER_MATMUL
+    assert executed(err)[-1] == ("MatMul", "GPU:0")
+
+
+def test_000_manual_replication(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.debugging.set_log_device_placement(True)
+
+    gpus = tf.config.list_logical_devices("GPU")
+    if gpus:
+        # Replicate your computation on multiple GPUs
+        c = []
+        for gpu in gpus:
+            with tf.device(gpu.name):
+                a = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+                b = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+                c.append(tf.matmul(a, b))
+
+        with tf.device("/CPU:0"):
+            matmul_sum = tf.add_n(c)
+
+        print(matmul_sum)
+    out, err = capsys.readouterr()
+    assert out == "pv.Tensor(\n[[ 88. 112.]\n [196. 256.]], shape=(2, 2), dtype=float32)\n"
+    matmuls = [device for op, device in executed(err) if op == "MatMul"]
+    assert matmuls == ["GPU:0", "GPU:1", "GPU:2", "GPU:3"]
+    assert ("AddN", "CPU:0") in executed(err)
+
+
+def test_000_mirrored_strategy_with_keras(eager: None, capsys: pytest.CaptureFixture[str]) -> None:
+    tf.debugging.set_log_device_placement(True)
+    gpus = tf.config.list_logical_devices("GPU")
+    strategy = tf.distribute.MirroredStrategy(gpus)
+    with strategy.scope():
+        inputs = tf.keras.layers.Input(shape=(1,))
+        predictions = tf.keras.layers.Dense(1)(inputs)
+        model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
+        model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
+    err = capsys.readouterr().err
+    devices = ", ".join(f"'{LOCAL}GPU:{i}'" for i in range(4))
+    assert f"Using MirroredStrategy with devices ({devices})" in err
+    # Each variable gets a copy on every GPU, initialized there (TF logs AssignVariableOp).
+    assigned = [device for op, device in executed(err) if op == "Assign"]
+    assert assigned == [f"GPU:{i}" for i in range(4)] * 2  # kernel, then bias
+    # ... and the model trains as one replica per GPU.
+    x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(-1, 1)
+    history = model.fit(x, 2 * x - 1, epochs=10, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.01 * history.history["loss"][0]
+
+
+# -- seed 002: parameter servers -----------------------------------------------------------------
+def test_002_replica_device_setter_round_robin() -> None:
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
+        v1 = tf.Variable(1.0)  # pinned to /job:ps/task:0
+        v2 = tf.Variable(2.0)  # pinned to /job:ps/task:1
+        v3 = tf.Variable(3.0)  # pinned to /job:ps/task:0
+        v4 = tf.Variable(4.0)  # pinned to /job:ps/task:1
+        v5 = tf.Variable(5.0)  # pinned to /job:ps/task:0
+    tasks = [v.op.device for v in (v1, v2, v3, v4, v5)]
+    assert tasks == ["/job:ps/task:0", "/job:ps/task:1"] * 2 + ["/job:ps/task:0"]
+
+
+def test_002_replica_device_setter_nested_scopes() -> None:
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
+        v1 = tf.Variable(1.0)  # pinned to /job:ps/task:0 (+ defaults to /cpu:0)
+        v2 = tf.Variable(2.0)  # pinned to /job:ps/task:1 (+ defaults to /cpu:0)
+        s = v1 + v2  # pinned to /job:worker (+ defaults to task:0/gpu:0)
+        with tf.device("/gpu:1"):
+            p1 = 2 * s  # pinned to /job:worker/gpu:1 (+ defaults to /task:0)
+            with tf.device("/task:1"):
+                p2 = 3 * s  # pinned to /job:worker/task:1/gpu:1
+    assert s.op.device == "/job:worker"
+    assert p1.op.device == "/job:worker/device:GPU:1"
+    assert p2.op.device == "/job:worker/task:1/device:GPU:1"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not run on a cluster yet"):
+        tf.Session().run(p2)
+
+
+def test_002_cluster_spec_and_servers_say_clusters_come_later() -> None:
+    cluster_spec = tf.train.ClusterSpec(
+        {
+            "ps": [
+                "machine-a.example.com:2221",  # /job:ps/task:0
+            ],
+            "worker": [
+                "machine-a.example.com:2222",  # /job:worker/task:0
+                "machine-b.example.com:2222",  # /job:worker/task:1
+            ],
+        }
+    )
+    assert cluster_spec.num_tasks("worker") == 2
+    with tf.device(tf.train.replica_device_setter(cluster=cluster_spec)):
+        v = tf.Variable(1.0)
+    assert v.op.device == "/job:ps/task:0"
+    with pytest.raises(tf.errors.UnimplementedError, match="cluster"):
+        tf.train.Server(cluster_spec, job_name="worker", task_index=0)
+    a = tf.constant(1.0)
+    c = a * 3
+    with pytest.raises(ValueError, match="clusters are not supported yet"):
+        tf.Session("grpc://machine-b.example.com:2222")
+    assert c.eval(session=tf.Session()) == 3.0
+
+
+# -- seed 003: a polynomial fit, on one GPU and split over two -----------------------------------
+def polynomial_model(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+    w = tf.get_variable("w", shape=[3, 1])
+    f = tf.stack([tf.square(x), x, tf.ones_like(x)], 1)
+    yhat = tf.squeeze(tf.matmul(f, w), 1)
+    loss = tf.square(yhat - y)
+    return loss
+
+
+def make_parallel(fn, num_gpus, **kwargs):  # type: ignore[no-untyped-def]  # the seed's code
+    in_splits = {}
+    for k, v in kwargs.items():
+        in_splits[k] = tf.split(v, num_gpus)
+    out_split = []
+    for i in range(num_gpus):
+        with tf.device(tf.DeviceSpec(device_type="GPU", device_index=i)):  # noqa: SIM117 (seed)
+            with tf.variable_scope(tf.get_variable_scope(), reuse=tf.AUTO_REUSE):
+                out_split.append(fn(**{k: v[i] for k, v in in_splits.items()}))
+    return tf.concat(out_split, axis=0)
+
+
+def fit_polynomial(parallel: bool) -> tuple[np.ndarray, tf.Session]:
+    np.random.seed(3)
+    x = tf.placeholder(tf.float32)
+    y = tf.placeholder(tf.float32)
+    if parallel:
+        loss = make_parallel(polynomial_model, 2, x=x, y=y)
+        train_op = tf.train.AdamOptimizer(0.1).minimize(
+            tf.reduce_mean(loss), colocate_gradients_with_ops=True
+        )
+    else:
+        loss = polynomial_model(x, y)
+        train_op = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_mean(loss))
+
+    def generate_data():  # type: ignore[no-untyped-def]
+        x_val = np.random.uniform(-10.0, 10.0, size=100)
+        y_val = 5 * np.square(x_val) + 3
+        return x_val, y_val
+
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    for _ in range(1000):
+        x_val, y_val = generate_data()
+        _, loss_val = sess.run([train_op, loss], {x: x_val, y: y_val})
+    _, loss_val = sess.run([train_op, loss], {x: x_val, y: y_val})  # noqa: RUF059 (seed)
+    (w,) = sess.run(tf.contrib.framework.get_variables_by_name("w"))
+    return w.ravel(), sess
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["one_gpu", "two_gpus"])
+def test_003_polynomial_fit_recovers_the_weights(parallel: bool) -> None:
+    w, sess = fit_polynomial(parallel)
+    assert w[0] == pytest.approx(5.0, abs=0.05)
+    assert w[1] == pytest.approx(0.0, abs=0.05)
+    if parallel:
+        # colocate_gradients_with_ops: each tower's gradient ops run on that tower's GPU.
+        assert sess.placement["gradients/MatMul_grad/MatMul"] == f"{LOCAL}GPU:0"
+        assert sess.placement["gradients/MatMul_1_grad/MatMul"] == f"{LOCAL}GPU:1"
+        assert sess.placement["gradients/Square_3_grad/Mul"] == f"{LOCAL}GPU:1"
+        assert [v.op.name for v in tf.trainable_variables()] == ["w"]  # one w, shared
+
+
+# -- seed 004: linear regression pinned to the CPU, trained -------------------------------------
+def test_004_linear_regression_matches_numpy_step_by_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tf.reset_default_graph()
+
+    with tf.device("/device:cpu:0"):
+        # create w and b init 0.0
+        w = tf.Variable(0.0, name="weight")
+        b = tf.Variable(0.0, name="bias")
+
+        # create input and out
+        x = tf.placeholder(dtype=tf.float32, shape=[None])
+        out = tf.placeholder(dtype=tf.float32, shape=[None])
+
+        # create loss and opt
+        y = w * x + b
+
+    loss = tf.reduce_mean(tf.square(y - out))
+    optimizer = tf.train.GradientDescentOptimizer(learning_rate=0.01)
+    train_op = optimizer.minimize(loss)
+
+    config = tf.ConfigProto()
+    config.log_device_placement = True
+
+    xs = np.array([1, 23, 4, 5, 7, 5, 7], np.float32)
+    outs = np.array([3, 5, 7, 9, 11, 13, 15], np.float32)
+    ref_w, ref_b, lr = np.float32(0), np.float32(0), np.float32(0.01)
+    # train model (the seed runs 100,000 steps; 300 show the same thing)
+    with tf.Session(config=config) as sess:
+        tf.global_variables_initializer().run(session=sess)
+        for i in range(300):
+            _, loss_val, w_val, b_val = sess.run(
+                [train_op, loss, w, b],
+                feed_dict={x: [1, 23, 4, 5, 7, 5, 7], out: [3, 5, 7, 9, 11, 13, 15]},
+            )  # 注意 输入的数据 形状要一致,避免输出与预测值得形状不一致问题
+            if i % 100 == 0:
+                print("Step {}: loss = {}, w = {}, b = {}".format(i, loss_val, w_val, b_val))  # noqa: UP032
+            # NumPy: w, b and the loss fetched with train_op are those the step started from
+            # (their reads were created before the update, and run in creation order).
+            residual = ref_w * xs + ref_b - outs
+            assert loss_val == pytest.approx(np.mean(np.square(residual)), rel=1e-4), i
+            assert w_val == pytest.approx(ref_w, rel=1e-4, abs=1e-6), i
+            assert b_val == pytest.approx(ref_b, rel=1e-4, abs=1e-6), i
+            ref_w = ref_w - lr * np.mean(2 * residual * xs)
+            ref_b = ref_b - lr * np.mean(2 * residual)
+    out_text, err = capsys.readouterr()
+    assert out_text.splitlines()[0] == "Step 0: loss = 97.0, w = 0.0, b = 0.0"
+    assert len(out_text.splitlines()) == 3
+    placed = logged_placements(err)
+    for name in (
+        "weight",
+        "bias",
+        "mul",
+        "add",
+        "GradientDescent/update_weight/ApplyGradientDescent",
+    ):
+        assert placed[name] == f"{LOCAL}CPU:0", name
+    assert placed["Mean"] == f"{LOCAL}GPU:0"

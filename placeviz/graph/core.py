@@ -234,6 +234,8 @@ class Graph:
         self._colocation_stack: list[Operation] = []
         self._control_stack: list[_ControlDependencies | None] = []
         self._collections: dict[str, list[Any]] = {}
+        # variable_creator_scope's creators, innermost last (a distribution strategy mirrors).
+        self._variable_creators: list[Callable[..., Any]] = []
         self._finalized = False
         self.seed: int | None = None
 
@@ -275,6 +277,10 @@ class Graph:
 
     def get_collection(self, key: str) -> list[Any]:
         return list(self._collections.get(key, ()))
+
+    def get_collection_ref(self, key: str) -> list[Any]:
+        """The collection itself, to change in place (a strategy replaces copies by a mirror)."""
+        return self._collections.setdefault(key, [])
 
     # -- names -------------------------------------------------------------------------------
     def unique_name(self, name: str, mark_as_used: bool = True) -> str:

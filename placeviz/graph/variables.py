@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,37 @@ GLOBAL_VARIABLES = "variables"
 TRAINABLE_VARIABLES = "trainable_variables"
 
 
-class Variable:
+class _VariableMeta(type):
+    """Routes ``Variable(...)`` through the graph's creator scopes, as TensorFlow does."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        creators = get_default_graph()._variable_creators
+        if cls is not Variable or not creators:
+            return super().__call__(*args, **kwargs)
+        names = ("initial_value", "trainable", "name", "dtype", "collections", "validate_shape")
+        kwargs.update(zip(names, args))
+
+        def make(creators: list[Callable[..., Any]], **kw: Any) -> Any:
+            if not creators:
+                return type.__call__(cls, **kw)
+            *outer, innermost = creators
+            return innermost(lambda **next_kw: make(outer, **next_kw), **kw)
+
+        return make(list(creators), **kwargs)
+
+
+@contextlib.contextmanager
+def variable_creator_scope(creator: Callable[..., Any]) -> Iterator[None]:
+    """Variables made inside go through ``creator(next_creator, **kwargs)`` (innermost first)."""
+    creators = get_default_graph()._variable_creators
+    creators.append(creator)
+    try:
+        yield
+    finally:
+        creators.remove(creator)
+
+
+class Variable(metaclass=_VariableMeta):
     """``Variable(initial_value)`` creates the ops TensorFlow 1 creates for it.
 
     For ``Variable(3.0, name="a")``: ``a/initial_value`` (Const), ``a`` (Variable), ``a/Assign``
@@ -52,7 +83,7 @@ class Variable:
                 self._snapshot = state_ops.read_variable(self._ref)
         self._graph = graph
         self.trainable = trainable
-        for key in collections or [GLOBAL_VARIABLES]:
+        for key in [GLOBAL_VARIABLES] if collections is None else collections:
             graph.add_to_collection(key, self)
         if trainable and TRAINABLE_VARIABLES not in (collections or ()):
             graph.add_to_collection(TRAINABLE_VARIABLES, self)
