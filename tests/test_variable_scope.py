@@ -398,3 +398,29 @@ def test_zeros_and_ones_initializers_take_the_call_dtype() -> None:
     z, o = pv.Session().run([zeros, ones])
     np.testing.assert_array_equal(z, [0, 0])
     np.testing.assert_array_equal(o, [1.0, 1.0])
+
+
+def test_an_initializer_runs_where_its_variable_lives(gpus4: None) -> None:
+    with pv.device("/cpu:0"):
+        w = pv.get_variable("w", shape=[2, 2])  # glorot uniform: a RandomUniform and scaling
+    with pv.device("/gpu:2"):
+        v = pv.Variable(lambda: pv.ones([3]), name="v")
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    init_ops = [op for op in pv.get_default_graph().get_operations() if "/Initializer/" in op.name]
+    assert {op.name.split("/")[0] for op in init_ops} == {"w", "v"}
+    for op in init_ops:
+        owner = w if op.name.startswith("w/") else v
+        assert sess.placement[op.name] == sess.placement[owner.op.name], op.name
+        assert sess.placement.explain(op.name).kind == "colocated"
+    assert sess.placement["w"].endswith("CPU:0") and sess.placement["v"].endswith("GPU:2")
+
+
+def test_variables_ignore_surrounding_control_dependencies() -> None:
+    first = pv.no_op(name="first")
+    x = pv.constant(2.0)
+    with pv.control_dependencies([first]):
+        v = pv.Variable(1.0, name="v")
+        after = v * x  # its inputs come from outside the block, so it waits itself
+    assert v.initializer.control_inputs == [] and v.op.control_inputs == []
+    assert after.op.control_inputs == [first]

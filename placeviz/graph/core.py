@@ -222,6 +222,18 @@ class _ControlDependencies:
         self.created: set[int] = set()
 
 
+class _NamedGroup:
+    """A colocation target known by name only: it adds its group and requests no device."""
+
+    def __init__(self, op_name: str) -> None:
+        self._group = f"loc:@{op_name}"
+        self._requested = DeviceSpec()
+        self._device_scopes: tuple[tuple[str, Location], ...] = ()
+
+    def colocation_groups(self) -> list[str]:
+        return [self._group]
+
+
 class Graph:
     """A TensorFlow-1-style graph with name, device, colocation and control-dependency scopes."""
 
@@ -231,7 +243,7 @@ class Graph:
         self._names_in_use: dict[str, int] = {}
         self._name_stack = ""
         self._device_stack: list[_DeviceScope] = []
-        self._colocation_stack: list[Operation] = []
+        self._colocation_stack: list[Operation | _NamedGroup] = []
         self._control_stack: list[_ControlDependencies | None] = []
         self._collections: dict[str, list[Any]] = {}
         # variable_creator_scope's creators, innermost last (a distribution strategy mirrors).
@@ -349,6 +361,16 @@ class Graph:
             self._colocation_stack = saved_colocation
 
     @contextlib.contextmanager
+    def colocate_with_name(self, op_name: str) -> Iterator[None]:
+        """Colocate ops created inside with an op not made yet (a variable's initial value)."""
+        saved = self._colocation_stack
+        self._colocation_stack = [*saved, _NamedGroup(op_name)]
+        try:
+            yield
+        finally:
+            self._colocation_stack = saved
+
+    @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
         """Ops created inside run after ``control_inputs``; None clears outer dependencies."""
         if control_inputs is None:
@@ -422,9 +444,10 @@ class Graph:
         self._apply_colocation(op)
         self._ops.append(op)
         self._ops_by_name[op.name] = op
-        for controller in self._control_stack:
-            if controller is not None:
-                controller.created.add(op._id)
+        for controller in reversed(self._control_stack):
+            if controller is None:
+                break  # ops made under control_dependencies(None) wait for no outer block
+            controller.created.add(op._id)
         if _eager is not None and self is _global_default_graph:
             _eager.on_create(op)
         return op

@@ -66,9 +66,10 @@ class Variable(metaclass=_VariableMeta):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = get_default_graph()
-        with graph.name_scope(name or "Variable") as scope:
+        # As TF's init_scope: a variable never waits for the control dependencies around it.
+        with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
             if callable(initial_value):
-                with graph.name_scope("Initializer"), graph.device(None):
+                with graph.name_scope("Initializer"), _initializer_placement(graph, scope[:-1]):
                     initial_value = initial_value()
             self._initial_value = convert_to_tensor(
                 initial_value, dtype=dtype, name="initial_value"
@@ -159,6 +160,19 @@ class Variable(metaclass=_VariableMeta):
         return text + ">"
 
     __hash__ = object.__hash__
+
+
+def _initializer_placement(graph: Graph, variable_name: str) -> Any:
+    """TF1 colocates the initial value with its variable; eager TF 2 runs it where it stands.
+
+    (In eager mode the initializer runs before the variable exists, so it cannot follow it.)
+    """
+    if executing_eagerly():
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(graph.device(None))
+    stack.enter_context(graph.colocate_with_name(variable_name))
+    return stack
 
 
 def _delegate(method: str) -> Any:
