@@ -185,6 +185,17 @@ def test_002_simple_placement_and_log(capsys: pytest.CaptureFixture[str]) -> Non
     assert sess.placement.explain("Variable/read").kind == "colocated"
 
 
+def test_002_a_fraction_of_each_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    config = tf.ConfigProto()
+    config.gpu_options.per_process_gpu_memory_fraction = 0.4
+    session = tf.Session(config=config)
+    # "two such programs can share the same GPU cards (but not three, since 3 x 0.4 > 1)"
+    for device in session.devices[1:]:
+        assert device.memory_limit == int(0.4 * device.physical.memory_bytes)
+        assert session.reserved_bytes(device) == device.memory_limit
+    assert session.run(tf.constant(2.0) + 1.0) == 3.0
+
+
 def test_002_dynamic_placement_function() -> None:
     def variables_on_cpu(op):
         if op.type == "Variable":
@@ -658,6 +669,17 @@ def test_003_polynomial_fit_recovers_the_weights(parallel: bool) -> None:
 
 
 # -- seed 004: linear regression pinned to the CPU, trained -------------------------------------
+def test_004_list_local_devices(capsys: pytest.CaptureFixture[str]) -> None:
+    from placeviz.python.client import device_lib
+
+    print(device_lib.list_local_devices())
+    out = capsys.readouterr().out
+    names = re.findall(r'^(?:\[|, )?name: "(\S+)"$', out, flags=re.MULTILINE)
+    assert names == ["/device:CPU:0"] + [f"/device:GPU:{i}" for i in range(4)]
+    assert out.count('device_type: "GPU"') == 4
+    assert 'physical_device_desc: "device: 3, name: NVIDIA H100' in out
+
+
 def test_004_linear_regression_matches_numpy_step_by_step(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -16,21 +16,24 @@ from placeviz.graph.core import Operation
 def device_mapping(devices: Sequence[Device]) -> str:
     lines = ["Device mapping:"]
     for device in devices:
-        if device.device_type == "CPU":
-            continue
-        physical = device.physical
-        text = (
-            f"{device.name} -> device: {physical.index}, name: {physical.description}, "
-            f"pci bus id: {physical.pci_bus_id}"
-        )
-        if physical.compute_capability:
-            text += f", compute capability: {physical.compute_capability}"
-        if device.logical:
-            text += f", logical device with {device.memory_limit >> 20} MiB"
-        lines.append(text)
+        if device.device_type != "CPU":
+            lines.append(f"{device.name} -> {physical_description(device)}")
     if len(lines) == 1:
         lines.append("no known devices.")
     return "\n".join(lines)
+
+
+def physical_description(device: Device) -> str:
+    """TensorFlow's description of the card behind a device (simulated ones say so)."""
+    physical = device.physical
+    text = (
+        f"device: {physical.index}, name: {physical.description}, pci bus id: {physical.pci_bus_id}"
+    )
+    if physical.compute_capability:
+        text += f", compute capability: {physical.compute_capability}"
+    if device.logical:
+        text += f", logical device with {device.memory_limit >> 20} MiB"
+    return text
 
 
 def placement_lines(decisions: Iterable[tuple[Operation, Device]]) -> list[str]:

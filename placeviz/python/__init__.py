@@ -1,0 +1,1 @@
+"""``placeviz.python``: the private TensorFlow module paths seed programs import from."""

@@ -1,0 +1,1 @@
+"""``placeviz.python.client``: ``device_lib``."""
