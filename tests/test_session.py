@@ -197,6 +197,31 @@ def test_simulated_gpu_memory_is_accounted_against_its_size() -> None:
     assert sess.run(small).sum() == 512 * 1024 * 2  # the session is still usable
 
 
+@pytest.mark.parametrize("threads", [0, 1], ids=["parallel", "sequential"])
+def test_tensors_sized_at_run_time_are_checked_as_they_are_made(threads: int) -> None:
+    pv.config.simulate_gpus(1, memory_limit_mb=4)
+    with pv.device("/cpu:0"):
+        x = pv.placeholder(pv.float32, shape=[None], name="x")
+        kept = pv.ones([256, 1024], name="kept")  # 1 MiB, sent to the GPU and held there
+    with pv.device("/gpu:0"):
+        early = pv.reduce_sum(kept)  # brings kept to the GPU; the last sum keeps it there
+        doubled = pv.multiply(x, 2.0, name="doubled")
+        total = pv.reduce_sum(doubled * 3.0) + pv.reduce_sum(kept) + early
+    config = pv.ConfigProto(inter_op_parallelism_threads=threads)
+    sess = pv.Session(config=config)
+    small = np.ones(100_000, np.float32)  # 400 KB per tensor
+    assert sess.run(total, {x: small}) == 600_000 + 2 * 256 * 1024
+    with pytest.raises(pv.errors.ResourceExhaustedError) as info:
+        sess.run(total, {x: np.ones(500_000, np.float32)})  # 2 MB each: the second overflows
+    message = str(info.value)
+    assert "for 'mul' (Mul" in message and "(2000000 bytes)" in message
+    assert "limit 4194304 bytes (4 MiB)" in message and "test_session.py" in message
+    assert "doubled:0 from 'doubled' (Mul): 2000000 bytes" in message
+    assert "kept:0" in message
+    assert info.value.op.name == "mul"
+    assert sess.run(total, {x: small}) == 600_000 + 2 * 256 * 1024  # nothing left behind
+
+
 def test_logical_gpu_limits_apply_per_logical_device() -> None:
     pv.config.simulate_gpus(1)
     gpu = pv.config.list_physical_devices("GPU")[0]

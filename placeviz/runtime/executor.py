@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +92,10 @@ class _Outcome:
         self.finished.set()
 
 
+def _no_memory_check(step: int, measured: Sequence[int]) -> None:
+    return None
+
+
 def _tuple(items: Any) -> str:
     items = list(items)
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
@@ -133,11 +137,18 @@ class CompiledPlan:
         state: SessionState,
         full_trace: bool = False,
         workers: StreamWorkers | None = None,
+        check_dynamic_memory: bool = False,
     ) -> None:
         self.plan = plan
         self.full_trace = full_trace
+        # Measure outputs whose sizes static shapes do not give, on GPUs, and call ``MEM``.
+        self.check_dynamic_memory = check_dynamic_memory
         self.steps: list[Step] = []
-        self._namespace: dict[str, Any] = {"_host": host_copy, "_Cancelled": _Cancelled}
+        self._namespace: dict[str, Any] = {
+            "_host": host_copy,
+            "_Cancelled": _Cancelled,
+            "MEM": _no_memory_check,
+        }
         self._line_steps: dict[int, int] = {}
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
         self._feed_converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
@@ -167,6 +178,10 @@ class CompiledPlan:
             self._collect = self._namespace["_collect"]
         else:
             self._fn = self._namespace["_run"]
+
+    def set_memory_check(self, check: Callable[[int, Sequence[int]], None]) -> None:
+        """What the plan calls after each step that measured sizes on a GPU (memory.py's check)."""
+        self._namespace["MEM"] = check
 
     # -- code generation -----------------------------------------------------------------------
     def _bind(self, prefix: str, value: Any) -> str:
@@ -252,7 +267,9 @@ class CompiledPlan:
             if line.step is not None:
                 self._line_steps[len(source)] = line.step
                 source.append(f"    T[{line.step}] = clk()")
-                source.extend(f"    {text}" for text in self._bytes_lines(line))
+                for text in self._bytes_lines(line):
+                    source.append(f"    {text}")
+                    self._line_steps[len(source)] = line.step
         source.append(f"    return {_tuple(expr for expr, _ in results)}")
         return "\n".join(source) + "\n"
 
@@ -260,10 +277,13 @@ class CompiledPlan:
         """FULL_TRACE: each output's size at the step's slots of the flat list ``B``.
 
         Sizes that static shapes give are written once, here; only outputs whose shapes are
-        unknown until run time are measured, by one ``.nbytes`` each.
+        unknown until run time are measured, by one ``.nbytes`` each. A plan that checks dynamic
+        memory measures them too, and on a GPU then calls ``MEM(step, B)``.
         """
         step_index = line.step
-        if not self.full_trace or step_index is None or not line.defs:
+        if not (self.full_trace or self.check_dynamic_memory) or step_index is None:
+            return []
+        if not line.defs:
             return []
         step = self.steps[step_index]
         if step.op.op_def.ref_output:
@@ -280,6 +300,8 @@ class CompiledPlan:
                 measured.append(f"B[{offset + k}] = {name}.nbytes")
             else:
                 self._static_sizes[offset + k] = size
+        if measured and self.check_dynamic_memory and step.device.device_type != "CPU":
+            measured.append(f"MEM({step_index}, B)")
         return measured
 
     def _parallel_source(
@@ -350,7 +372,9 @@ class CompiledPlan:
                 body.append(_Line(f"S[{line.step}] = clk()", [], [], None))
                 body.append(line)
                 body.append(_Line(f"T[{line.step}] = clk()", [], [], None))
-                body.extend(_Line(text, [], [], None) for text in self._bytes_lines(line))
+                body.extend(
+                    _Line(text, list(line.defs), [], line.step) for text in self._bytes_lines(line)
+                )
                 shared = [d for d in line.defs if d in exported]
                 body.extend(_Line(f"V[{slot(d)}] = {d}", [d], [], None) for d in shared)
                 if line.step in waited_on:

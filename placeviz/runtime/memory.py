@@ -3,14 +3,15 @@
 A tensor occupies its device from the step that makes it (or the transfer that brings it) until
 its last user there has run; fetched tensors stay until the run ends; variables stay for the
 session. The same lifetimes drive the check before a run (an op that would not fit fails with
-nothing computed) and the allocation and free events of a fully traced run. Tensors whose shapes
-are not fully known at graph construction are not counted by the check.
+nothing computed), the check during a run for tensors on GPUs whose sizes are known only then
+(``RunTimeCheck``: the op that overflows fails as its output is made) and the allocation and free
+events of a fully traced run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from placeviz.devices.context import Device
 from placeviz.errors import ResourceExhaustedError
@@ -122,3 +123,73 @@ def _out_of_memory(
         f"Largest live tensors: {held or 'none'}",
         op=op,
     )
+
+
+class RunTimeCheck:
+    """The memory check for tensors whose sizes are known only at run time, on GPUs.
+
+    The check before a run counts what static shapes give. A plan with other outputs measures
+    them as they are made (``B``, the flat list of output sizes) and calls this after each such
+    step: the static bytes in use at that step plus the measured live ones must fit the device.
+    """
+
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        held: Sequence[Lifetime],
+        resident: Iterable[Resident],
+        byte_offsets: Sequence[int],
+    ) -> None:
+        self._steps = steps
+        static_used: dict[str, int] = {}
+        for item in resident:
+            static_used[item.device.name] = static_used.get(item.device.name, 0) + item.bytes
+        # step -> [(lifetime, static size or None for measured, B slot)]
+        allocated: dict[int, list[tuple[Lifetime, int | None, int]]] = {}
+        freed: dict[int, list[Lifetime]] = {}
+        for lifetime in held:
+            size = tensor_bytes(lifetime.tensor)
+            slot = -1
+            if size is None:
+                if lifetime.device.device_type == "CPU" or byte_offsets[lifetime.bytes_step] < 0:
+                    continue  # host memory is not what the check is for
+                slot = byte_offsets[lifetime.bytes_step] + lifetime.tensor.value_index
+            allocated.setdefault(lifetime.alloc, []).append((lifetime, size, slot))
+            if lifetime.free >= 0:
+                freed.setdefault(lifetime.free, []).append(lifetime)
+        live: dict[str, dict[Lifetime, tuple[int | None, int]]] = {}
+        # step -> [(device, static bytes in use, live tensors, tensors made by the step)]
+        self._checks: dict[int, list[tuple[Device, int, dict[Lifetime, Any], list[Lifetime]]]] = {}
+        for i in range(len(steps)):
+            made: dict[str, list[Lifetime]] = {}
+            for lifetime, size, slot in allocated.get(i, ()):
+                name = lifetime.device.name
+                live.setdefault(name, {})[lifetime] = (size, slot)
+                if size is None:
+                    made.setdefault(name, []).append(lifetime)
+                else:
+                    static_used[name] = static_used.get(name, 0) + size
+            for name, lifetimes_made in made.items():
+                device = lifetimes_made[0].device
+                snapshot = dict(live[name])
+                self._checks.setdefault(i, []).append(
+                    (device, static_used.get(name, 0), snapshot, lifetimes_made)
+                )
+            for lifetime in freed.get(i, ()):
+                size, _ = live[lifetime.device.name].pop(lifetime)
+                if size is not None:
+                    static_used[lifetime.device.name] -= size
+
+    def __call__(self, step: int, measured: Sequence[int]) -> None:
+        for device, static_in_use, live, made in self._checks.get(step, ()):
+            sizes = {
+                lifetime: measured[slot] if size is None else size
+                for lifetime, (size, slot) in live.items()
+            }
+            total = static_in_use + sum(
+                measured[slot] for size, slot in live.values() if size is None
+            )
+            if total > device.memory_limit:
+                culprit = max(made, key=sizes.__getitem__)
+                size = sizes.pop(culprit)
+                raise _out_of_memory(self._steps[step], culprit, size, total - size, sizes)

@@ -29,7 +29,7 @@ from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.executor import CompiledPlan, RunFailure
-from placeviz.runtime.memory import Resident, check_fits, lifetimes
+from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.state import SessionState
 from placeviz.runtime.tracing import PlanColumns, device_record, record_run
@@ -216,10 +216,22 @@ class Session:
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
     ) -> tuple[CompiledPlan, PlanColumns]:
         plan = build_plan(fetches, feeds, self._placement, self._failures)
-        compiled = CompiledPlan(plan, self._state, full_trace=full, workers=self._workers)
+        dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
+        compiled = CompiledPlan(
+            plan,
+            self._state,
+            full_trace=full,
+            workers=self._workers,
+            check_dynamic_memory=dynamic,
+        )
         held = lifetimes(compiled.steps, plan.fetches)
-        for device, peak in check_fits(compiled.steps, held, self._variables_resident()).items():
+        resident = self._variables_resident()
+        for device, peak in check_fits(compiled.steps, held, resident).items():
             self._peak_bytes[device] = max(self._peak_bytes.get(device, 0), peak)
+        if dynamic:
+            compiled.set_memory_check(
+                RunTimeCheck(compiled.steps, held, resident, compiled.byte_offsets)
+            )
         prepared = (compiled, PlanColumns(compiled, held, self._device_ids))
         if len(self._plans) >= _MAX_CACHED_PLANS:
             self._plans.pop(next(iter(self._plans)))
@@ -449,6 +461,16 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
         kept = [d for d in result if d.device_type == kind][: max(count, 0)]
         result = [d for d in result if d.device_type != kind or d in kept]
     return result
+
+
+def _sizes_known_only_at_run_time_on_gpus(plan: Any) -> bool:
+    """Whether a GPU in the plan makes a tensor whose size static shapes do not give."""
+    return any(
+        plan.devices[op._id].device_type != "CPU"
+        and not op.op_def.ref_output
+        and any(tensor_bytes(t) is None for t in op.outputs)
+        for op in plan.ops
+    )
 
 
 def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
