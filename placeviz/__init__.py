@@ -106,3 +106,10 @@ sub = subtract
 mul = multiply
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext placeviz``: registers the ``%%placement`` cell magic (imports IPython)."""
+    from placeviz.magic import load_ipython_extension as load
+
+    load(ipython)

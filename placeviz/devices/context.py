@@ -8,8 +8,9 @@ machines without one: they are physical devices like real ones and are labelled 
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from placeviz.devices import cuda
@@ -340,6 +341,17 @@ _CONTEXT = DeviceContext()
 
 def context() -> DeviceContext:
     return _CONTEXT
+
+
+@contextlib.contextmanager
+def use(cell_context: DeviceContext) -> Iterator[DeviceContext]:
+    """Make ``cell_context`` the process's device context while inside (a magic's own setup)."""
+    global _CONTEXT
+    saved, _CONTEXT = _CONTEXT, cell_context
+    try:
+        yield cell_context
+    finally:
+        _CONTEXT = saved
 
 
 def reset() -> None:

@@ -41,6 +41,10 @@ _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this 
 _clock = time.perf_counter_ns
 
 
+# Called with every new session (the %%placement magic collects a cell's sessions).
+observers: list[Callable[[Session], None]] = []
+
+
 class Session:
     """A TensorFlow 1 session: ``with pv.Session(config=...) as sess: sess.run(fetches)``.
 
@@ -83,6 +87,8 @@ class Session:
         self._default_contexts: list[Any] = []
         if self._log:
             placement_log.write(placement_log.device_mapping(self._devices))
+        for observe in observers:
+            observe(self)
 
     def _logs_placement(self, ctx: device_context.DeviceContext) -> bool:
         return self.config.log_device_placement or ctx.log_device_placement
