@@ -14,16 +14,11 @@ import placeviz as pv  # noqa: E402
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 
+# The seeds' tower example, as a notebook cell would use it.
 TOWERS = """
 import placeviz as tf
-c = []
-for d in ["/device:GPU:2", "/device:GPU:3"]:
-    with tf.device(d):
-        a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
-        b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2])
-        c.append(tf.matmul(a, b))
-with tf.device("/cpu:0"):
-    total = tf.add_n(c)
+from placeviz.examples.towers import build_towers
+total = build_towers()
 result = tf.Session().run(total)
 """
 
