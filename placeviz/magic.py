@@ -38,7 +38,10 @@ class PlacementMagics(Magics):
         "-o", dest="output", default="_placement", help="variable for the Trace (_placement)"
     )
     @magic_arguments.argument(
-        "--no-widget", action="store_true", help="print a text summary instead of the inspector"
+        "--no-widget",
+        action="store_true",
+        help="no inspector, only the text summary (the inspector is not built yet, so for now "
+        "the summary is printed either way)",
     )
     @cell_magic
     def placement(self, line: str, cell: str) -> None:
@@ -46,12 +49,13 @@ class PlacementMagics(Magics):
         args = magic_arguments.parse_argstring(self.placement, line)
         shell = self.shell
         assert shell is not None
-        with _cell_devices(args.gpus, args.simulate) as note, _collect_sessions() as sessions:
+        with (
+            _cell_devices(args.gpus, args.simulate) as note,
+            _cell_flags(soft=args.soft, log=args.log),
+            _collect_sessions() as sessions,
+        ):
             if note:
                 print(note)
-            ctx = device_context.context()
-            ctx.soft_placement = ctx.soft_placement or args.soft
-            ctx.log_device_placement = ctx.log_device_placement or args.log
             core.reset_default_graph()
             filename = shell.compile.cache(cell)
             code = compile(shell.transform_cell(cell), filename, "exec")
@@ -59,12 +63,11 @@ class PlacementMagics(Magics):
                 exec(code, shell.user_ns)
             except BaseException:
                 # The runs up to the error, failed one included, stay inspectable.
-                ran = [s for s in sessions if s._run_count]
-                if ran:
-                    shell.user_ns[args.output] = ran[-1].trace(runs=None)
+                latest = _latest_run(sessions)
+                if latest is not None:
+                    shell.user_ns[args.output] = latest.trace(runs=None)
                 raise
-            ran = [s for s in sessions if s._run_count] or [_run_sinks()]
-            trace = ran[-1].trace(runs=None)
+            trace = (_latest_run(sessions) or _run_sinks()).trace(runs=None)
         shell.user_ns[args.output] = trace
         if args.trace:
             trace.to_chrome_trace(args.trace)
@@ -86,7 +89,10 @@ def _cell_devices(gpus: int | None, profile: str | None) -> Iterator[str]:
     if gpus is None and profile is None:
         yield ""
         return
+    process = device_context.context()
     cell = device_context.DeviceContext()
+    cell.soft_placement = process.soft_placement
+    cell.log_device_placement = process.log_device_placement
     wanted = 1 if gpus is None else gpus
     real = 0 if profile else len(cuda.discover())
     note = ""
@@ -95,6 +101,7 @@ def _cell_devices(gpus: int | None, profile: str | None) -> Iterator[str]:
         note = f"placeviz: {wanted} simulated {profile or 'H100'} GPU(s) for this cell"
     elif real < wanted:
         gpu = cell.list_physical_devices("GPU")[0]
+        cell.set_visible_devices([gpu], "GPU")
         share = int(gpu.memory_bytes // wanted) >> 20
         logical = [device_context.LogicalDeviceConfiguration(memory_limit=share)] * wanted
         cell.set_logical_device_configuration(gpu, logical)
@@ -103,6 +110,25 @@ def _cell_devices(gpus: int | None, profile: str | None) -> Iterator[str]:
         cell.set_visible_devices(cell.list_physical_devices("GPU")[:wanted], "GPU")
     with device_context.use(cell):
         yield note
+
+
+@contextlib.contextmanager
+def _cell_flags(soft: bool, log: bool) -> Iterator[None]:
+    """``--soft`` and ``--log`` hold for the cell only."""
+    ctx = device_context.context()
+    saved = ctx.soft_placement, ctx.log_device_placement
+    ctx.soft_placement = ctx.soft_placement or soft
+    ctx.log_device_placement = ctx.log_device_placement or log
+    try:
+        yield
+    finally:
+        ctx.soft_placement, ctx.log_device_placement = saved
+
+
+def _latest_run(sessions: list[Session]) -> Session | None:
+    """The session whose last run ended last (the one the cell's output shows)."""
+    ran = [s for s in sessions if s.last_run is not None]
+    return max(ran, key=lambda s: s.last_run["t1"]) if ran else None  # type: ignore[index]
 
 
 @contextlib.contextmanager

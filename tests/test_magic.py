@@ -33,10 +33,10 @@ def shell():  # type: ignore[no-untyped-def]
 def test_a_cell_on_four_simulated_gpus_keeps_its_trace(
     shell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shell.run_cell_magic("placement", "--gpus 4 --no-widget -o towers", TOWERS)
+    shell.run_cell_magic("placement", "--simulate H100 --gpus 4 --no-widget -o towers", TOWERS)
     out = capsys.readouterr().out
     assert "4 simulated H100 GPU(s) for this cell" in out
-    assert f"{LOCAL}GPU:2: 1 ops" not in out  # consts and matmul: 3 ops each tower
+    # Two consts and a matmul on each tower's GPU, the sum on the CPU.
     assert f"{LOCAL}GPU:2: 3 ops" in out and f"{LOCAL}CPU:0: 1 ops" in out
     trace = shell.user_ns["towers"]
     assert isinstance(trace, pv.Trace)
@@ -68,13 +68,13 @@ def test_errors_are_ordinary_cell_errors_naming_the_cell_line(shell) -> None:
         "tf.Session().run(y, {x: [1.0, 2.0, 3.0]})\n"
     )
     shell.user_ns.pop("_placement", None)
-    result = shell.run_cell(f"%%placement --gpus 2\n{cell}")
+    result = shell.run_cell(f"%%placement --simulate H100 --gpus 2\n{cell}")
     error = result.error_in_exec
     assert isinstance(error, pv.errors.InvalidArgumentError)
     assert "'Reshape'" in str(error) and ":3" in str(error)  # the cell's line that made it
     failed = shell.user_ns["_placement"]  # the failed run's trace is kept
     assert [r["status"] for r in failed.runs] == ["error"]
-    shell.run_cell_magic("placement", "--gpus 1", "import placeviz as tf\ntf.constant(1.0)")
+    shell.run_cell_magic("placement", "--simulate T4", "import placeviz as tf\ntf.constant(1.0)")
     assert shell.user_ns["_placement"].runs[0]["status"] == "ok"  # the shell is still usable
 
 
@@ -82,3 +82,22 @@ def test_help_lists_the_options(shell) -> None:
     doc = shell.find_cell_magic("placement").__doc__
     for option in ("--gpus", "--simulate", "--soft", "--log", "--trace", "-o", "--no-widget"):
         assert option in doc
+
+
+def test_soft_and_log_hold_for_the_cell_only(shell, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = "import placeviz as tf\nwith tf.device('/gpu:5'):\n    v = tf.constant(1.0) * 2.0\n"
+    shell.run_cell_magic("placement", "--soft --log", cell)  # no GPU: soft placement to CPU
+    assert "mul: (Mul): /job:localhost/replica:0/task:0/device:CPU:0" in capsys.readouterr().err
+    assert not pv.config.get_soft_device_placement()
+    assert not pv.debugging.get_log_device_placement()
+
+
+def test_the_trace_kept_is_of_the_latest_run(shell) -> None:
+    cell = (
+        "import placeviz as tf\n"
+        "first, second = tf.Session(), tf.Session()\n"
+        "second.run(tf.constant(1.0, name='early'))\n"
+        "first.run(tf.constant(2.0, name='late'))\n"
+    )
+    shell.run_cell_magic("placement", "", cell)
+    assert shell.user_ns["_placement"].runs[-1]["fetches"] == ["late:0"]

@@ -100,6 +100,11 @@ class Session:
         return self._placement
 
     @property
+    def last_run(self) -> dict[str, Any] | None:
+        """The record of the latest run (id, t0, t1, status, error, fetches), or None."""
+        return self._runs[-1] if self._runs else None
+
+    @property
     def devices(self) -> list[Device]:
         return list(self._devices)
 
