@@ -140,3 +140,17 @@ def test_graph_mode_keras_and_tf1_dense_share_variables_by_scope() -> None:
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="Unknown activation"):
         pv.keras.layers.Dense(1, activation="swishy")
+
+
+def test_keras_without_a_strategy_trains_where_the_device_scope_says() -> None:
+    with pv.device("/cpu:0"):
+        inputs = pv.keras.layers.Input(shape=(2,))
+        model = pv.keras.models.Model(inputs, pv.keras.layers.Dense(1)(inputs))
+        model.compile(loss="mse", optimizer=pv.keras.optimizers.SGD(learning_rate=0.1))
+        x = np.random.default_rng(2).normal(size=(64, 2)).astype(np.float32)
+        history = model.fit(x, x @ np.array([[1.0], [-1.0]], np.float32), epochs=30, verbose=0)
+    assert history.history["loss"][-1] < 0.01 * history.history["loss"][0]
+    placement = pv.keras.backend.get_session().placement
+    training = [op.name for op in pv.get_default_graph().get_operations()]
+    training = [name for name in training if name.startswith("training/")]
+    assert training and all(placement[name] == f"{LOCAL}CPU:0" for name in training)

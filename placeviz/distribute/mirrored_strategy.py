@@ -99,10 +99,13 @@ class MirroredStrategy:
         replicas = [ReplicaContext(self, i) for i in range(len(self._devices))]
         results = []
         for i, (device, replica) in enumerate(zip(self._devices, replicas)):
-            scope = f"replica_{i}" if i else None
             context.set_replica_context(replica)
             try:
-                with graph.device(device or None), _maybe_name_scope(graph, scope):
+                # The default strategy's one replica keeps whatever device scope surrounds it.
+                with (
+                    graph.device(device) if device else contextlib.nullcontext(),
+                    graph.name_scope(f"replica_{i}") if i else contextlib.nullcontext(),
+                ):
                     results.append(fn(*_select(args, i), **_select_dict(kwargs, i)))
             finally:
                 context.set_replica_context(None)
@@ -171,15 +174,6 @@ def _select(args: Sequence[Any], i: int) -> list[Any]:
 
 def _select_dict(kwargs: dict[str, Any], i: int) -> dict[str, Any]:
     return {k: v.values[i] if isinstance(v, PerReplica) else v for k, v in kwargs.items()}
-
-
-@contextlib.contextmanager
-def _maybe_name_scope(graph: Any, scope: str | None) -> Iterator[None]:
-    if scope is None:
-        yield
-    else:
-        with graph.name_scope(scope):
-            yield
 
 
 class _DefaultStrategy(MirroredStrategy):
