@@ -154,3 +154,15 @@ def test_keras_without_a_strategy_trains_where_the_device_scope_says() -> None:
     training = [op.name for op in pv.get_default_graph().get_operations()]
     training = [name for name in training if name.startswith("training/")]
     assert training and all(placement[name] == f"{LOCAL}CPU:0" for name in training)
+
+
+def test_slots_of_mirrored_variables_are_one_per_copy_also_inside_the_scope() -> None:
+    strategy = pv.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])
+    opt = pv.train.MomentumOptimizer(0.1, 0.9)
+    with strategy.scope():
+        w = pv.Variable([1.0, 2.0], name="w")
+        strategy.run(lambda: opt.minimize(pv.reduce_sum(pv.square(w))))
+    slots = opt.variables()
+    assert [s.op.name for s in slots] == ["w/Momentum", "w/replica_1/Momentum"]
+    assert all(isinstance(s, pv.Variable) for s in slots)
+    assert pv.global_variables() == [w, *slots]

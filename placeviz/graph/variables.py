@@ -43,7 +43,22 @@ def variable_creator_scope(creator: Callable[..., Any]) -> Iterator[None]:
     try:
         yield
     finally:
-        creators.remove(creator)
+        creators.pop()
+
+
+@contextlib.contextmanager
+def without_variable_creators() -> Iterator[None]:
+    """Variables made inside are plain whatever creator scopes surround them.
+
+    An optimizer makes one slot per copy of a mirrored variable itself, so its slots must not
+    be mirrored again.
+    """
+    graph = get_default_graph()
+    saved, graph._variable_creators = graph._variable_creators, []
+    try:
+        yield
+    finally:
+        graph._variable_creators = saved
 
 
 class Variable(metaclass=_VariableMeta):

@@ -17,7 +17,7 @@ from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.graph.gradients import gradients
 from placeviz.graph.ops import array_ops, math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.variables import Variable, trainable_variables
+from placeviz.graph.variables import Variable, trainable_variables, without_variable_creators
 
 GradsAndVars = list[tuple[Tensor | None, Variable]]
 TRAIN_OP = "train_op"
@@ -228,7 +228,12 @@ class Optimizer:
 
 def _colocated_variable(primary: Variable, initial_value: Callable[[], Any], name: str) -> Variable:
     graph = primary.graph
-    with graph.as_default(), graph.name_scope(None), graph.colocate_with(primary.op):
+    with (
+        graph.as_default(),
+        without_variable_creators(),
+        graph.name_scope(None),
+        graph.colocate_with(primary.op),
+    ):
         return Variable(initial_value, trainable=False, name=name, dtype=primary.dtype)
 
 
