@@ -55,15 +55,12 @@ class ReplicaContext:
     def __init__(self, strategy: MirroredStrategy, replica_id: int) -> None:
         self.strategy = strategy
         self.replica_id_in_sync_group = replica_id
-        self._merges: list[tuple[Callable[..., Any], tuple[Any, ...], Operation]] = []
+        # (merge_fn, args, the NoOp handed back), in call order
+        self.merges: list[tuple[Callable[..., Any], tuple[Any, ...], Operation]] = []
 
     @property
     def num_replicas_in_sync(self) -> int:
         return self.strategy.num_replicas_in_sync
-
-    @property
-    def devices(self) -> tuple[str, ...]:
-        return (self.strategy.extended.worker_devices[self.replica_id_in_sync_group],)
 
     def merge_call(self, merge_fn: Callable[..., Operation], args: tuple[Any, ...] = ()) -> Any:
         """Run ``merge_fn(strategy, *per_replica_args)`` once for all replicas.
@@ -76,11 +73,8 @@ class ReplicaContext:
         graph = get_default_graph()
         with graph.control_dependencies(_graph_elements(args)):
             waiter = graph.create_op("NoOp", [], name="merge_wait")
-        self._merges.append((merge_fn, args, waiter))
+        self.merges.append((merge_fn, args, waiter))
         return waiter
-
-    def pending_merges(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], Operation]]:
-        return self._merges
 
 
 def _graph_elements(value: Any) -> list[Tensor | Operation]:

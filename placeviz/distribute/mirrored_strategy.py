@@ -113,7 +113,7 @@ class MirroredStrategy:
         return results[0] if len(results) == 1 else PerReplica(results)
 
     def _merge(self, replicas: list[ReplicaContext]) -> None:
-        merges = [r.pending_merges() for r in replicas]
+        merges = [r.merges for r in replicas]
         for calls in zip(*merges, strict=True):
             merge_fn, _, _ = calls[0]
             per_replica = [PerReplica(values) for values in zip(*(args for _, args, _ in calls))]

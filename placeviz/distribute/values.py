@@ -32,6 +32,7 @@ class MirroredVariable:
     def __init__(self, values: Sequence[Variable]) -> None:
         self.values = tuple(values)
         self.primary = self.values[0]
+        self._initializer: Operation | None = None
 
     def _get(self) -> Variable:
         replica = context.get_replica_context()
@@ -73,7 +74,10 @@ class MirroredVariable:
 
     @property
     def initializer(self) -> Operation:
-        return state_ops.group(*[v.initializer for v in self.values])
+        """One op that initializes every copy (made once, on first use)."""
+        if self._initializer is None:
+            self._initializer = state_ops.group(*[v.initializer for v in self.values])
+        return self._initializer
 
     @property
     def initial_value(self) -> Tensor:

@@ -138,13 +138,13 @@ class _TrainGraph:
             return loss, optimizer.minimize(loss, var_list=model.trainable_variables)
 
         result = strategy.run(step, args=(PerReplica(self.x), PerReplica(self.y)))
-        replicas = result.values if isinstance(result, PerReplica) else (result,)
+        replicas = strategy.experimental_local_results(result)
         self.loss = strategy.reduce("SUM", PerReplica([r[0] for r in replicas]))
-        self.op = state_ops.group(*[r[1] for r in replicas], name="train")
-        self._dtype = dtype
+        self.op = strategy.group(PerReplica([r[1] for r in replicas]), name="train")
 
     def feeds(self, x: np.ndarray, y: np.ndarray) -> dict[Tensor, Any]:
-        feeds: dict[Tensor, Any] = {self.global_batch: np.asarray(len(x), self._dtype.np)}
+        batch = np.asarray(len(x), self.global_batch.dtype.np)
+        feeds: dict[Tensor, Any] = {self.global_batch: batch}
         parts = np.array_split(np.arange(len(x)), len(self.x))
         for rows, x_ph, y_ph in zip(parts, self.x, self.y):
             feeds[x_ph] = x[rows]

@@ -68,7 +68,7 @@ class Dense(Layer):
         self.units = int(units)
         self.activation = get_activation(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = get_initializer(kernel_initializer)
+        self.kernel_initializer = get_initializer(kernel_initializer or "glorot_uniform")
         self.bias_initializer = get_initializer(bias_initializer or "zeros")
         self.kernel: Any = None
         self.bias: Any = None
@@ -123,7 +123,7 @@ def dense(
         units,
         activation=activation,
         use_bias=use_bias,
-        kernel_initializer=kernel_initializer or "glorot_uniform",
+        kernel_initializer=kernel_initializer,
         bias_initializer=bias_initializer,
         trainable=trainable,
         name=name,

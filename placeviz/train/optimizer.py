@@ -127,8 +127,7 @@ class Optimizer:
             )
         graph = with_grad[0][1].graph
         with graph.as_default():
-            with graph.control_dependencies(None):
-                self._create_slots([v for _, v in with_grad])
+            self._create_slots([v for _, v in with_grad])  # variables ignore control deps
             with graph.name_scope(name or self._name) as scope:
                 self._prepare()
                 updates = []
@@ -161,7 +160,7 @@ class Optimizer:
         pairs: GradsAndVars = []
         for position, (_, mirrored) in enumerate(replicas[0]):
             grads = [r[position][0] for r in replicas if r[position][0] is not None]
-            for copy in getattr(mirrored, "values", (mirrored,)):
+            for copy in strategy.experimental_local_results(mirrored):
                 if not grads:
                     pairs.append((None, copy))
                     continue
