@@ -424,3 +424,11 @@ def test_variables_ignore_surrounding_control_dependencies() -> None:
         after = v * x  # its inputs come from outside the block, so it waits itself
     assert v.initializer.control_inputs == [] and v.op.control_inputs == []
     assert after.op.control_inputs == [first]
+
+
+def test_reusing_a_variable_made_from_a_value_keeps_its_dtype() -> None:
+    with pv.variable_scope("s", reuse=pv.AUTO_REUSE):
+        first = pv.get_variable("v", initializer=[1, 2])
+    with pv.variable_scope("s", reuse=pv.AUTO_REUSE):
+        again = pv.get_variable("v", initializer=[1, 2])
+    assert again is first and first.dtype == pv.int32

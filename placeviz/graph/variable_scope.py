@@ -229,8 +229,11 @@ def get_variable(
             )
     if initializer is None:
         initializer = scope.initializer
-    target = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
     from_value = initializer is not None and not callable(initializer)
+    if dtype is not None:
+        target = dtypes.as_dtype(dtype)
+    else:
+        target = _dtype_of(initializer) if from_value else dtypes.float32
     if shape is not None and from_value:
         raise ValueError("If initializer is a constant, do not specify shape.")
     found = store.variables.get(full_name)
