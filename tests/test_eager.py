@@ -63,11 +63,12 @@ def test_ops_after_a_placeholder_stay_symbolic_and_run_in_a_session(eager: None)
 
 def test_control_dependencies_are_met_by_program_order(eager: None) -> None:
     v = pv.Variable(1.0)
-    update = v.assign(5.0)
+    update = v.assign_add(4.0)
     with pv.control_dependencies([update]):
         read = v.read_value()
-    assert read.op.control_inputs == []
+    assert read.op.control_inputs == [update.op]  # kept in the graph, met by program order
     assert read.numpy() == 5.0
+    assert v.numpy() == 5.0  # the update did not run a second time for the control edge
 
 
 def test_a_user_graph_is_built_not_executed(eager: None) -> None:

@@ -21,7 +21,12 @@ from placeviz.runtime.session import Session
 
 
 class EagerSession(Session):
-    """The session behind eager execution: it logs executions, not placements."""
+    """The session behind eager execution: it logs executions, not placements, and never runs
+    an op again for a control edge on it (eager ops run once, in program order)."""
+
+    def __init__(self, graph: Graph, executed: set[int]) -> None:
+        super().__init__(graph=graph)
+        self._done_ops = executed
 
     def _logs_placement(self, ctx: device_context.DeviceContext) -> bool:
         return False
@@ -31,8 +36,8 @@ class _GraphRunner:
     """Runs the ops of one graph as they are created and keeps their outputs."""
 
     def __init__(self, graph: Graph) -> None:
-        self.session = EagerSession(graph=graph)
         self._executed: set[int] = set()  # op ids that ran (or, for variables, exist)
+        self.session = EagerSession(graph, self._executed)
         self._values: dict[Tensor, Any] = {}
 
     def on_create(self, op: Operation) -> None:
@@ -42,8 +47,6 @@ class _GraphRunner:
             # A variable's value lives in the session; the ops that read or assign it run.
             self._executed.add(op._id)
             return
-        # Eager ops run in program order, so control dependencies are already met.
-        op.control_inputs.clear()
         feeds = {t: self._values[t] for t in op.inputs if not t.op.op_def.ref_output}
         fetches = list(op.outputs)
         results = self.session.run(fetches if fetches else op, feed_dict=feeds)

@@ -9,7 +9,7 @@ consumer's device, made once per (tensor, device) and shared by every consumer t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from placeviz.devices.context import Device
@@ -46,7 +46,9 @@ def build_plan(
     feeds: Sequence[Tensor],
     placement: Placement,
     failures: Mapping[int, PlacementFailure],
+    done: Container[int] = frozenset(),
 ) -> Plan:
+    """``done``: ids of ops that already ran (eager mode); control edges on them are met."""
     fed = {id(t) for t in feeds}
 
     def replaced_by_feeds(op: Operation) -> bool:
@@ -63,7 +65,7 @@ def build_plan(
         for tensor in op.inputs:
             if id(tensor) not in fed and tensor.op._id not in needed:
                 stack.append(tensor.op)
-        stack.extend(c for c in op.control_inputs if c._id not in needed)
+        stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
     ops = [needed[i] for i in sorted(needed)]
     for op in ops:
         failure = failures.get(op._id)

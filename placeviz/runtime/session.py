@@ -6,7 +6,7 @@ import contextlib
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -67,6 +67,7 @@ class Session:
         self._soft = self.config.allow_soft_placement or ctx.soft_placement
         self._log = self._logs_placement(ctx)
         self._placer = SimplePlacer(self._devices, soft=self._soft)
+        self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
         self._placement = Placement()
         self._failures: dict[int, PlacementFailure] = {}
         self._placed_version = -1
@@ -226,7 +227,7 @@ class Session:
     def _compile(
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
     ) -> tuple[CompiledPlan, PlanColumns]:
-        plan = build_plan(fetches, feeds, self._placement, self._failures)
+        plan = build_plan(fetches, feeds, self._placement, self._failures, self._done_ops)
         dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
         compiled = CompiledPlan(
             plan,
