@@ -218,6 +218,17 @@ def test_closing_the_session_stops_its_workers() -> None:
     assert threading.active_count() == before
 
 
+def test_a_session_dropped_without_close_stops_its_workers() -> None:
+    before = threading.active_count()
+    for _ in range(3):
+        pv.Session().run(_two_sleepy_towers(0.0))
+    gc.collect()
+    deadline = time.monotonic() + 5.0
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == before
+
+
 def test_an_interrupted_run_is_still_in_the_trace() -> None:
     with pv.device("/cpu:0"):
         h = pv.constant([1.0], name="x")

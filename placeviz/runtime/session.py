@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable, Container, Mapping
 from typing import Any, NamedTuple
@@ -75,6 +76,9 @@ class Session:
         # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
         parallel = self.config.inter_op_parallelism_threads != 1
         self._workers = StreamWorkers() if parallel else None
+        if self._workers is not None:
+            # A session dropped without close() still stops its threads.
+            weakref.finalize(self, self._workers.close)
         self._plans: dict[Any, tuple[CompiledPlan, PlanColumns]] = {}
         self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
         self._recorder = Recorder()

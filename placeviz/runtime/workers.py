@@ -1,8 +1,8 @@
 """One worker thread per device stream, owned by a session and reused by every run.
 
 A run hands each stream's compiled function to that stream's worker and waits. Workers live as
-long as their session (``close`` stops and joins them), so failing or interrupted runs leave no
-threads behind.
+long as their session (``close``, or the session's finalizer, stops and joins them), so failing
+or interrupted runs, and sessions never closed, leave no threads behind.
 """
 
 from __future__ import annotations
@@ -50,6 +50,3 @@ class StreamWorkers:
             worker.jobs.put(_STOP)
         for worker in workers:
             worker.thread.join(timeout=5.0)
-
-    def __len__(self) -> int:
-        return len(self._workers)
