@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import time
 import traceback
@@ -16,7 +17,7 @@ from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.events.kinds import EventKind
-from placeviz.events.recorder import COLUMNS, Recorder
+from placeviz.events.recorder import COLUMNS, DTYPES, Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,
@@ -85,6 +86,9 @@ class Session:
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
         self._run_cursors: deque[int] = deque(maxlen=_MAX_RUNS_KEPT)  # recorder cursor per run
         self._placement_ranges: list[tuple[int, int]] = []  # recorder cursors of placements
+        # Placement events already read back: concatenated, and the running count per range.
+        self._placement_columns = {name: np.zeros(0, DTYPES[name]) for name in COLUMNS}
+        self._placement_counts: list[int] = []
         self._run_count = 0
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
@@ -256,15 +260,17 @@ class Session:
 
     def trace(self, runs: int | None = 1) -> Trace:
         """A Trace of the last ``runs`` runs (None: every event still recorded)."""
-        kept = list(self._runs)[-runs:] if runs else list(self._runs)
+        count = len(self._runs)
+        # Indexing from the end: a deque reaches its last items in constant time.
+        kept = (
+            [self._runs[i] for i in range(max(count - runs, 0), count)] if runs else [*self._runs]
+        )
         if kept and runs:
             # The kept runs' events, and every placement (made at whichever run placed the op).
             since = self._run_cursors[-len(kept)]
-            parts = [self._recorder.batch(a, b) for a, b in self._placement_ranges if b <= since]
-            parts.append(self._recorder.batch(since))
-            columns = {
-                name: np.concatenate([part.columns[name] for part in parts]) for name in COLUMNS
-            }
+            earlier = self._placements_before(since)
+            recent = self._recorder.batch(since).columns
+            columns = {name: np.concatenate((earlier[name], recent[name])) for name in COLUMNS}
         else:
             columns = self._recorder.batch().columns
         return Trace(
@@ -295,6 +301,25 @@ class Session:
             return device.memory_limit
         peak = self._peak_bytes.get(device.name, 0)
         return min(-(-peak // _GROWTH_CHUNK) * _GROWTH_CHUNK, device.memory_limit)
+
+    def _placements_before(self, cursor: int) -> dict[str, np.ndarray]:
+        """The placement events recorded before ``cursor``, read from the recorder only once."""
+        ranges = self._placement_ranges
+        if len(self._placement_counts) < len(ranges):
+            fresh = [self._recorder.batch(a, b) for a, b in ranges[len(self._placement_counts) :]]
+            self._placement_columns = {
+                name: np.concatenate(
+                    [self._placement_columns[name]] + [f.columns[name] for f in fresh]
+                )
+                for name in COLUMNS
+            }
+            total = self._placement_counts[-1] if self._placement_counts else 0
+            for batch in fresh:
+                total += len(batch.columns["kind"])
+                self._placement_counts.append(total)
+        taken = bisect.bisect_right(ranges, cursor, key=lambda r: r[1])
+        count = self._placement_counts[taken - 1] if taken else 0
+        return {name: column[:count] for name, column in self._placement_columns.items()}
 
     def _node_records(self) -> list[dict[str, Any]]:
         records = []
