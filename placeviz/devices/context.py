@@ -227,10 +227,6 @@ class DeviceContext:
         default = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
         return self._memory_growth.get(device.name, default)
 
-    def get_memory_growth_of(self, device: PhysicalDevice) -> bool:
-        """Memory growth of any physical device (False for the CPU), without TF's type check."""
-        return device.device_type == "GPU" and self.get_memory_growth(device)
-
     def set_logical_device_configuration(
         self, device: PhysicalDevice, logical_devices: Sequence[LogicalDeviceConfiguration] | None
     ) -> None:

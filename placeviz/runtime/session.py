@@ -295,7 +295,7 @@ class Session:
         if device.device_type != "GPU":
             return self._peak_bytes.get(device.name, 0)
         growth = self.config.gpu_options.allow_growth or (
-            not device.logical and device_context.context().get_memory_growth_of(device.physical)
+            not device.logical and device_context.context().get_memory_growth(device.physical)
         )
         if not growth:
             return device.memory_limit

@@ -56,12 +56,8 @@ def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 @register_gradient("Squeeze")
-def _squeeze_grad(op: Operation, grad: Tensor) -> Grads:
-    return [reshape_like(grad, op.inputs[0])]
-
-
 @register_gradient("ExpandDims")
-def _expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
+def _squeeze_or_expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
     return [reshape_like(grad, op.inputs[0])]
 
 
@@ -95,12 +91,8 @@ def _join(grads: tuple[Tensor, ...], axis: int) -> Tensor:
 
 
 @register_gradient("Split")
-def _split_grad(op: Operation, *grads: Tensor) -> Grads:
-    return [_join(grads, op.attrs["axis"])]
-
-
 @register_gradient("SplitV")
-def _split_v_grad(op: Operation, *grads: Tensor) -> Grads:
+def _split_grad(op: Operation, *grads: Tensor) -> Grads:
     return [_join(grads, op.attrs["axis"])]
 
 

@@ -24,6 +24,7 @@ from placeviz.graph.ops import constant_op, state_ops
 from placeviz.graph.ops._build import make_op, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
+    INDEX_DTYPES,
     check_shape_tensor,
     constant_value,
     host_ints,
@@ -33,7 +34,6 @@ from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_c
 from placeviz.graph.shapes import Dim, ShapeError, TensorShape, normalize_axis
 
 Shapes = Sequence[tuple[int, ...]]
-_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 
 
 # -- shared helpers ----------------------------------------------------------------------------
@@ -714,7 +714,7 @@ def pad(tensor: Any, paddings: Any, name: str | None = None) -> Tensor:
 # -- GatherV2 ----------------------------------------------------------------------------------
 def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     params, indices = inputs
-    if indices.dtype not in _INDEX_DTYPES:
+    if indices.dtype not in INDEX_DTYPES:
         raise TypeError(
             f"Input 'indices' of 'GatherV2' Op has type {indices.dtype.name} that is not in the "
             "list of allowed values: int32, int64"

@@ -14,7 +14,7 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops._build import make_op, require_dtype, single
+from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
 from placeviz.graph.ops.state_ops import VARIABLE_KERNELS
 from placeviz.graph.registry import Cost, OpDef
 from placeviz.graph.shapes import ShapeError
@@ -38,12 +38,7 @@ def _infer_apply(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
         var = inputs[0]
         require_dtype(op_type, var.dtype, dtypes.FLOATS)
-        for name, tensor in zip(names, inputs):
-            if tensor.dtype is not var.dtype:
-                raise TypeError(
-                    f"Input '{name}' of '{op_type}' Op has type {tensor.dtype.name} that does not "
-                    f"match type {var.dtype.name} of argument 'var'"
-                )
+        same_dtype(op_type, inputs, names)
         for name, tensor in zip(names[:refs], inputs[:refs]):
             if not tensor.op.op_def.ref_output:
                 raise TypeError(f"{op_type} needs a variable as input '{name}', got {tensor.name}")
