@@ -92,3 +92,11 @@ def test_graph_mode_is_the_default() -> None:
     assert not pv.executing_eagerly()
     c = pv.constant(2.0)
     assert str(c) == repr(c) == "<pv.Tensor 'Const:0' shape=() dtype=float32>"
+
+
+def test_a_variable_has_no_numpy_value_in_graph_mode() -> None:
+    v = pv.Variable(1.0)
+    ops = len(pv.get_default_graph().get_operations())
+    with pytest.raises(ValueError, match="session"):
+        v.numpy()
+    assert len(pv.get_default_graph().get_operations()) == ops  # no stray read op

@@ -149,6 +149,11 @@ class Variable(metaclass=_VariableMeta):
 
     def numpy(self) -> Any:
         """The variable's current value (eager mode)."""
+        if not executing_eagerly():
+            raise ValueError(
+                f"Variable '{self.name}' has a value only in a session in graph mode; run "
+                "it in a pv.Session (or enable eager execution)."
+            )
         return self.read_value().numpy()
 
     def read_value(self) -> Tensor:
