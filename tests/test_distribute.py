@@ -128,16 +128,19 @@ def test_the_seed_keras_model_trains_mirrored_on_four_gpus() -> None:
     np.testing.assert_allclose(model.predict([[1.0]]), [[5.0]], atol=0.02)
 
 
-def test_graph_mode_keras_and_tf1_dense_share_variables_by_scope() -> None:
+def test_tf1_dense_and_keras_dense_share_variables_by_scope() -> None:
     x = pv.placeholder(pv.float32, [None, 2])
     first = pv.layers.dense(x, 3, name="hidden", reuse=pv.AUTO_REUSE)
-    second = pv.layers.dense(x, 3, name="hidden", reuse=pv.AUTO_REUSE)
+    second = pv.keras.layers.Dense(3, name="hidden", _reuse=pv.AUTO_REUSE)(x)
     names = [v.op.name for v in pv.trainable_variables()]
     assert names == ["hidden/kernel", "hidden/bias"]
     sess = pv.Session()
     sess.run(pv.global_variables_initializer())
     a, b = sess.run([first, second], {x: [[1.0, 2.0]]})
     np.testing.assert_array_equal(a, b)
+
+
+def test_an_unknown_activation_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="Unknown activation"):
         pv.keras.layers.Dense(1, activation="swishy")
 
