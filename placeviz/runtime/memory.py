@@ -72,13 +72,19 @@ def lifetimes(steps: Sequence[Step], fetches: Iterable[Tensor | Operation]) -> l
     ]
 
 
+def _resident_bytes(resident: Iterable[Resident]) -> dict[str, int]:
+    """Bytes held between runs, per device name: where every run's accounting starts."""
+    used: dict[str, int] = {}
+    for item in resident:
+        used[item.device.name] = used.get(item.device.name, 0) + item.bytes
+    return used
+
+
 def check_fits(
     steps: Sequence[Step], held: Sequence[Lifetime], resident: Iterable[Resident]
 ) -> dict[str, int]:
     """Peak bytes per device name; raises ResourceExhaustedError at the step that overflows."""
-    used: dict[str, int] = {}
-    for item in resident:
-        used[item.device.name] = used.get(item.device.name, 0) + item.bytes
+    used = _resident_bytes(resident)
     peak = dict(used)
     allocated: dict[int, list[tuple[Lifetime, int]]] = {}
     freed: dict[int, list[tuple[Lifetime, int]]] = {}
@@ -141,9 +147,7 @@ class RunTimeCheck:
         byte_offsets: Sequence[int],
     ) -> None:
         self._steps = steps
-        static_used: dict[str, int] = {}
-        for item in resident:
-            static_used[item.device.name] = static_used.get(item.device.name, 0) + item.bytes
+        static_used = _resident_bytes(resident)
         # step -> [(lifetime, static size or None for measured, B slot)]
         allocated: dict[int, list[tuple[Lifetime, int | None, int]]] = {}
         freed: dict[int, list[Lifetime]] = {}
