@@ -22,6 +22,7 @@ from placeviz.runtime.simulation import TimelineModel
 
 _CLOCK = int(TimingSource.CLOCK)
 _MODELED = int(TimingSource.MODELED)
+_RUN_KIND = int(EventKind.RUN)
 
 
 class PlanColumns:
@@ -206,7 +207,7 @@ def record_run(
         starts, ends = _sequential_times(compiled, columns, t_start, t_end, count, failed_step)
     count = len(ran)
     if count == 0:
-        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
+        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
         return
     prefix = isinstance(ran, range)
     if columns.modeled:
@@ -216,15 +217,15 @@ def record_run(
         t1 = [t_start + model_ends[i] for i in ran]
         sources = [model_sources[i] for i in ran]
         # The run lasts as long as its modeled timeline, on which its steps are laid out.
-        recorder.append(int(EventKind.RUN), t_start, max(t1), run=run_id, source=_MODELED)
+        _run_event(recorder, t_start, max(t1), run_id, _MODELED)
     elif prefix:
         t0, t1 = starts, ends
         sources = _CLOCK
-        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
+        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
     else:
         t0, t1 = [starts[i] for i in ran], [ends[i] for i in ran]
         sources = _CLOCK
-        recorder.append(int(EventKind.RUN), t_start, t_end, run=run_id, source=_CLOCK)
+        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
     index = None if prefix else np.asarray(ran, dtype=np.int64)
 
     def take(values: list[int], array: np.ndarray) -> Sequence[int]:
@@ -354,6 +355,25 @@ def _extend_memory(
             "stream": devices,
             "bytes": sizes,
             "source": int(TimingSource.NONE),
+            "run": run_id,
+            "peer": -1,
+        },
+    )
+
+
+def _run_event(recorder: Recorder, t0: int, t1: int, run_id: int, source: int) -> None:
+    """The run's own event, as a chunk of scalars (no row buffer to flush on the hot path)."""
+    recorder.extend(
+        1,
+        {
+            "kind": _RUN_KIND,
+            "t0": t0,
+            "t1": t1,
+            "node": -1,
+            "device": -1,
+            "stream": -1,
+            "bytes": 0,
+            "source": source,
             "run": run_id,
             "peer": -1,
         },
