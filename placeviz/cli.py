@@ -7,24 +7,9 @@ import sys
 from collections.abc import Sequence
 
 import placeviz as pv
-from placeviz.devices import cuda
+from placeviz.devices import context as _context
 from placeviz.devices.profiles import DEFAULT_PROFILE
 from placeviz.examples.towers import build_towers
-
-
-def _setup_devices(gpus: int, profile: str, simulate: bool) -> str:
-    """Real GPUs when there are enough, logical ones carved from fewer, simulated ones otherwise."""
-    real = [] if simulate else cuda.discover()
-    if not real:
-        pv.config.simulate_gpus(gpus, profile=profile)
-        return f"{gpus} simulated {profile} GPU(s) (no real GPU in use)"
-    physical = pv.config.list_physical_devices("GPU")
-    if len(physical) >= gpus:
-        return f"{len(physical)} real GPU(s)"
-    share = physical[0].memory_bytes // gpus >> 20
-    configs = [pv.config.LogicalDeviceConfiguration(memory_limit=share) for _ in range(gpus)]
-    pv.config.set_logical_device_configuration(physical[0], configs)
-    return f"{gpus} logical GPUs carved from 1 real GPU"
 
 
 def demo(gpus: int, profile: str, simulate: bool) -> int:
@@ -32,7 +17,7 @@ def demo(gpus: int, profile: str, simulate: bool) -> int:
     if gpus < 4:
         print("the tower example pins ops to GPU:2 and GPU:3, so it needs --gpus 4 or more")
         return 2
-    print(f"devices: {_setup_devices(gpus, profile, simulate)}\n", flush=True)
+    print(f"devices: {_context.context().provide_gpus(gpus, profile, simulate)}\n", flush=True)
     total = build_towers()
     sess = pv.Session(config=pv.ConfigProto(log_device_placement=True))
     result = sess.run(total)

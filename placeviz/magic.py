@@ -15,7 +15,7 @@ from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, magics_class
 
 from placeviz.devices import context as device_context
-from placeviz.devices import cuda
+from placeviz.devices.profiles import DEFAULT_PROFILE
 from placeviz.events.trace import Trace
 from placeviz.graph import core
 from placeviz.runtime import session as session_module
@@ -94,22 +94,9 @@ def _cell_devices(gpus: int | None, profile: str | None) -> Iterator[str]:
     cell.soft_placement = process.soft_placement
     cell.log_device_placement = process.log_device_placement
     wanted = 1 if gpus is None else gpus
-    real = 0 if profile else len(cuda.discover())
-    note = ""
-    if profile or real == 0:
-        cell.simulate_gpus(wanted, profile or "H100")
-        note = f"placeviz: {wanted} simulated {profile or 'H100'} GPU(s) for this cell"
-    elif real < wanted:
-        gpu = cell.list_physical_devices("GPU")[0]
-        cell.set_visible_devices([gpu], "GPU")
-        share = int(gpu.memory_bytes // wanted) >> 20
-        logical = [device_context.LogicalDeviceConfiguration(memory_limit=share)] * wanted
-        cell.set_logical_device_configuration(gpu, logical)
-        note = f"placeviz: {wanted} logical GPUs carved from the 1 real GPU ({share} MiB each)"
-    else:
-        cell.set_visible_devices(cell.list_physical_devices("GPU")[:wanted], "GPU")
+    note = cell.provide_gpus(wanted, profile or DEFAULT_PROFILE, simulate=profile is not None)
     with device_context.use(cell):
-        yield note
+        yield f"placeviz: {note} for this cell"
 
 
 @contextlib.contextmanager

@@ -138,6 +138,29 @@ class DeviceContext:
         self._logical.clear()
         self._memory_growth.clear()
 
+    def provide_gpus(
+        self, wanted: int, profile: str = DEFAULT_PROFILE, simulate: bool = False
+    ) -> str:
+        """Give this context ``wanted`` GPUs, and say how (placeviz only; the CLI and the magic).
+
+        Real GPUs when there are enough; logical GPUs carved from the first real one when there
+        are fewer (the others hidden); simulated GPUs of ``profile`` when there is none.
+        """
+        real = 0 if simulate else len(cuda.discover())
+        if real == 0:
+            self.simulate_gpus(wanted, profile)
+            return f"{wanted} simulated {profile} GPU(s)"
+        gpus = self.list_physical_devices("GPU")
+        if real >= wanted:
+            self.set_visible_devices(gpus[:wanted], "GPU")
+            return f"{wanted} real GPU(s)"
+        share = int(gpus[0].memory_bytes // wanted) >> 20
+        self.set_visible_devices(gpus[:1], "GPU")
+        self.set_logical_device_configuration(
+            gpus[0], [LogicalDeviceConfiguration(memory_limit=share) for _ in range(wanted)]
+        )
+        return f"{wanted} logical GPUs carved from 1 real GPU ({share} MiB each)"
+
     def list_physical_devices(self, device_type: str | None = None) -> list[PhysicalDevice]:
         return _of_type(self._discover(), device_type)
 
