@@ -101,3 +101,10 @@ def test_the_trace_kept_is_of_the_latest_run(shell) -> None:
     )
     shell.run_cell_magic("placement", "", cell)
     assert shell.user_ns["_placement"].runs[-1]["fetches"] == ["late:0"]
+
+
+def test_a_session_of_a_cell_can_be_traced_after_the_cell(shell) -> None:
+    cell = "import placeviz as tf\nsess = tf.Session()\nsess.run(tf.constant(1.0) + 2.0)\n"
+    shell.run_cell_magic("placement", "--gpus 2 --no-widget", cell)
+    trace = shell.user_ns["sess"].trace()  # outside the cell's device context now
+    assert [d["type"] for d in trace.devices].count("GPU") == 2

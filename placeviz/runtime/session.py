@@ -64,7 +64,9 @@ class Session:
             )
         self.graph = graph if graph is not None else get_default_graph()
         self.config = config or ConfigProto()
-        ctx = device_context.context()
+        # The devices a session runs on are those of the context it was made in (a magic's cell
+        # may have its own), also when it is used or traced after that context has ended.
+        ctx = self._context = device_context.context()
         self._devices = _session_devices(ctx.devices(), self.config)
         self._soft = self.config.allow_soft_placement or ctx.soft_placement
         self._log = self._logs_placement(ctx)
@@ -112,6 +114,15 @@ class Session:
     def last_run(self) -> dict[str, Any] | None:
         """The record of the latest run (id, t0, t1, status, error, fetches), or None."""
         return self._runs[-1] if self._runs else None
+
+    def runs_since(self, run_id: int) -> list[dict[str, Any]]:
+        """Records of the finished runs with ids from ``run_id`` on (read from the newest end)."""
+        newer = []
+        for record in reversed(self._runs):
+            if record["id"] < run_id:
+                break
+            newer.append(record)
+        return newer[::-1]
 
     @property
     def devices(self) -> list[Device]:
@@ -273,16 +284,20 @@ class Session:
             columns = {name: np.concatenate((earlier[name], recent[name])) for name in COLUMNS}
         else:
             columns = self._recorder.batch().columns
-        return Trace(
-            devices=[
+        return Trace(**self.tables(runs=kept), events=columns)
+
+    def tables(self, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The document's tables (devices, nodes, edges, runs) as they stand now, without events:
+        what a live view needs whenever the graph, its placement or the run list changed."""
+        return {
+            "devices": [
                 {**device_record(d, i), "reserved": self.reserved_bytes(d)}
                 for i, d in enumerate(self._devices)
             ],
-            nodes=self._node_records(),
-            edges=self._edge_records(),
-            runs=kept,
-            events=columns,
-        )
+            "nodes": self._node_records(),
+            "edges": self._edge_records(),
+            "runs": [*self._runs] if runs is None else runs,
+        }
 
     def reserved_bytes(self, device: Device) -> int:
         """Memory the runtime holds on ``device``, as TensorFlow's allocator would.
@@ -295,7 +310,7 @@ class Session:
         if device.device_type != "GPU":
             return self._peak_bytes.get(device.name, 0)
         growth = self.config.gpu_options.allow_growth or (
-            not device.logical and device_context.context().get_memory_growth(device.physical)
+            not device.logical and self._context.get_memory_growth(device.physical)
         )
         if not growth:
             return device.memory_limit
@@ -384,7 +399,7 @@ class Session:
         return resident
 
     def _place(self) -> None:
-        device_context.context().initialize()
+        self._context.initialize()
         decisions, self._failures = self._placer.place(self.graph._ops, self._placement)
         now = _clock()
         since = self._recorder.total
