@@ -113,3 +113,17 @@ def load_ipython_extension(ipython: object) -> None:
     from placeviz.magic import load_ipython_extension as load
 
     load(ipython)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab extension lies (for `jupyter labextension develop`)."""
+    return [{"src": "labextension", "dest": "placeviz"}]
+
+
+def __getattr__(name: str) -> object:
+    """``pv.PlacementInspector`` imports ipywidgets on first use, not with ``import placeviz``."""
+    if name == "PlacementInspector":
+        from placeviz.inspector.widget import PlacementInspector
+
+        return PlacementInspector
+    raise AttributeError(f"module 'placeviz' has no attribute {name!r}")

@@ -3,12 +3,17 @@
 ``%load_ext placeviz`` registers it. The cell starts from a fresh default graph; every session the
 cell runs is collected (the latest run is the one kept); a cell that runs nothing has its sink
 ops run once, so TensorFlow-2-style code without a session still shows its placement.
+
+In a kernel the cell's output is a live ``PlacementInspector`` that every session streams into;
+when the cell ends it is replaced (same display id) by the final placement document as MIME data,
+so the saved notebook shows the inspector without a kernel. Outside a kernel (a terminal, or
+``--no-widget``) the cell prints where its ops ran.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core import magic_arguments
@@ -16,6 +21,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 
 from placeviz.devices import context as device_context
 from placeviz.devices.profiles import DEFAULT_PROFILE
+from placeviz.events.html import MIME_TYPE
 from placeviz.events.trace import Trace
 from placeviz.graph import core
 from placeviz.runtime import session as session_module
@@ -35,13 +41,15 @@ class PlacementMagics(Magics):
     @magic_arguments.argument("--log", action="store_true", help="print the placement log")
     @magic_arguments.argument("--trace", metavar="FILE", help="write a Chrome trace to FILE")
     @magic_arguments.argument(
+        "--html", metavar="FILE", help="write the inspector as one standalone HTML file"
+    )
+    @magic_arguments.argument(
         "-o", dest="output", default="_placement", help="variable for the Trace (_placement)"
     )
     @magic_arguments.argument(
         "--no-widget",
         action="store_true",
-        help="no inspector, only the text summary (the inspector is not built yet, so for now "
-        "the summary is printed either way)",
+        help="no inspector, only the text summary of where the ops ran",
     )
     @cell_magic
     def placement(self, line: str, cell: str) -> None:
@@ -49,13 +57,16 @@ class PlacementMagics(Magics):
         args = magic_arguments.parse_argstring(self.placement, line)
         shell = self.shell
         assert shell is not None
+        live = None if args.no_widget or not _in_kernel(shell) else _LiveOutput()
         with (
             _cell_devices(args.gpus, args.simulate) as note,
             _cell_flags(soft=args.soft, log=args.log),
-            _collect_sessions() as sessions,
+            _collect_sessions(live.watch if live else None) as sessions,
         ):
             if note:
                 print(note)
+            if live:
+                live.show()
             core.reset_default_graph()
             filename = shell.compile.cache(cell)
             code = compile(shell.transform_cell(cell), filename, "exec")
@@ -66,12 +77,70 @@ class PlacementMagics(Magics):
                 latest = _latest_run(sessions)
                 if latest is not None:
                     shell.user_ns[args.output] = latest.trace(runs=None)
+                if live:
+                    # A failed placement ran nothing, yet its session shows what was placed.
+                    live.finish(latest or (sessions[-1] if sessions else None))
                 raise
-            trace = (_latest_run(sessions) or _run_sinks()).trace(runs=None)
+            shown = _latest_run(sessions) or _run_sinks()
+            trace = shown.trace(runs=None)
+            if live:
+                live.finish(shown)  # within the cell's devices, whose state the tables read
         shell.user_ns[args.output] = trace
         if args.trace:
             trace.to_chrome_trace(args.trace)
-        print(summary_text(trace))
+        if args.html:
+            trace.to_html(args.html)
+        if not live:
+            print(summary_text(trace))
+
+
+class _LiveOutput:
+    """The cell's output while it runs (a streaming inspector) and after (the document)."""
+
+    def __init__(self) -> None:
+        from placeviz.inspector.widget import PlacementInspector
+
+        self.inspector = PlacementInspector()
+        self.handle: Any = None
+
+    def show(self) -> None:
+        from IPython.display import display
+
+        self.handle = display(self.inspector, display_id=True)
+
+    def watch(self, session: Session) -> None:
+        self.inspector.watch(session)
+
+    def finish(self, session: Session | None) -> None:
+        """Replace the live view by the final document, which the notebook keeps."""
+        self.inspector.stop()
+        if session is None:
+            bundle = {"text/plain": "no session ran"}
+        else:
+            trace = _shown_trace(session)
+            bundle = {MIME_TYPE: trace.to_document(), "text/plain": summary_text(trace)}
+        self.handle.update(bundle, raw=True)
+        self.inspector.close()
+
+
+# Above this many events the saved output keeps the latest run's events only (all are in VAR).
+SHOWN_EVENTS = 250_000
+
+
+def _shown_trace(session: Session) -> Trace:
+    """What the cell's output keeps: every run, or, for long loops, the latest run in full and
+    the records of the runs before it."""
+    if len(session.recorder) <= SHOWN_EVENTS:
+        return session.trace(runs=None)
+    trace = session.trace(runs=1)
+    latest = trace.runs[-1]["id"]
+    trace.runs = session.runs_since(max(latest - 999, 0))
+    return trace
+
+
+def _in_kernel(shell: Any) -> bool:
+    """A Jupyter kernel's shell (where widgets have a front end), not a terminal's."""
+    return getattr(shell, "kernel", None) is not None
 
 
 def summary_text(trace: Trace) -> str:
@@ -119,13 +188,22 @@ def _latest_run(sessions: list[Session]) -> Session | None:
 
 
 @contextlib.contextmanager
-def _collect_sessions() -> Iterator[list[Session]]:
+def _collect_sessions(
+    also: Callable[[Session], None] | None = None,
+) -> Iterator[list[Session]]:
+    """Every session created while the cell runs (each also handed to ``also``)."""
     sessions: list[Session] = []
-    session_module.observers.append(sessions.append)
+
+    def observe(session: Session) -> None:
+        sessions.append(session)
+        if also is not None:
+            also(session)
+
+    session_module.observers.append(observe)
     try:
         yield sessions
     finally:
-        session_module.observers.remove(sessions.append)
+        session_module.observers.remove(observe)
 
 
 def _run_sinks() -> Session:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.events.html import MIME_TYPE, write_html
 from placeviz.events.kinds import KIND_NAMES, SOURCE_NAMES, EventKind
 
 SCHEMA = "placeviz/1"
@@ -155,6 +156,14 @@ class Trace:
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(document, handle)
         return document
+
+    def to_html(self, path: str | os.PathLike[str], title: str = "placeviz inspector") -> None:
+        """One self-contained HTML file with the inspector: no network, no kernel needed."""
+        write_html(self.to_document(), path, title)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """In a notebook a Trace shows as the inspector (JupyterLab with placeviz installed)."""
+        return {MIME_TYPE: self.to_document(), "text/plain": repr(self)}
 
     def node_name(self, node_id: int) -> str:
         return self._node_names.get(node_id, f"#{node_id}")

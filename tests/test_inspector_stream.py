@@ -1,0 +1,122 @@
+"""The live stream: binary encoding, throttling in the kernel, and completeness of what it sends."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import placeviz as pv
+from placeviz.events.kinds import EventKind
+from placeviz.events.recorder import COLUMNS, DTYPES
+from placeviz.inspector.encoding import WIRE_DTYPES, decode_events, encode_events
+from placeviz.inspector.stream import LiveStream
+
+Sent = list[tuple[dict[str, Any], list[memoryview]]]
+
+
+def _sink() -> tuple[Sent, Any]:
+    sent: Sent = []
+    return sent, lambda content, buffers: sent.append((content, [bytes(b) for b in buffers]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(0, 40).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.integers(0, 2**40), min_size=n, max_size=n),
+            st.lists(st.integers(-1, 2**31 - 1), min_size=n, max_size=n),
+            st.lists(st.integers(0, 2**50), min_size=n, max_size=n),
+        )
+    ),
+    st.integers(0, 2**40),
+)
+def test_encoding_round_trips_every_column(data: tuple, origin: int) -> None:
+    n, t0, node, nbytes = data
+    columns = {name: np.zeros(n, DTYPES[name]) for name in COLUMNS}
+    columns["kind"][:] = int(EventKind.OP)
+    columns["t0"][:] = np.array(t0, dtype=np.int64) + origin
+    columns["t1"][:] = columns["t0"] + 7
+    columns["node"][:] = node
+    columns["bytes"][:] = nbytes
+    columns["device"][:] = -1
+    buffers = encode_events(columns, origin)
+    assert [b.nbytes for b in buffers] == [n * WIRE_DTYPES[name].itemsize for name in COLUMNS]
+    back = decode_events([bytes(b) for b in buffers])
+    assert back["t0"].tolist() == [float(t) for t in t0]
+    assert back["t1"].tolist() == [float(t + 7) for t in t0]
+    assert back["node"].tolist() == node
+    assert back["bytes"].tolist() == [float(b) for b in nbytes]
+    assert back["device"].tolist() == [-1] * n
+
+
+def _towers_session() -> tuple[pv.Session, Any]:
+    from placeviz.examples.towers import build_towers
+
+    pv.reset_default_graph()
+    total = build_towers()
+    return pv.Session(config=pv.ConfigProto(allow_soft_placement=True)), total
+
+
+def test_a_fast_loop_is_sent_at_most_twenty_times_a_second_and_nothing_is_lost() -> None:
+    sent, send = _sink()
+    session, total = _towers_session()
+    stream = LiveStream(send, origin_ns=time.perf_counter_ns(), max_rate=20.0)
+    stream.watch(session)
+    began = time.monotonic()
+    for _ in range(300):
+        session.run(total)
+    elapsed = time.monotonic() - began
+    stream.close()
+    # One update may go at once, then one per interval (the last one at close).
+    assert len(sent) <= math.ceil(elapsed * 20) + 2
+    assert len(sent) < 300
+    streamed = [decode_events(buffers) for _, buffers in sent]
+    recorded = session.trace(runs=None).events
+    for name in ("kind", "node", "device", "bytes", "run"):
+        joined = np.concatenate([s[name] for s in streamed])
+        assert joined.tolist() == recorded[name].tolist(), name
+    assert sum(content["count"] for content, _ in sent) == len(recorded["kind"])
+    runs = [run["id"] for content, _ in sent for run in content.get("runs", [])]
+    assert runs == list(range(300))
+
+
+def test_the_first_update_carries_the_tables_and_a_new_session_resets_the_view() -> None:
+    sent, send = _sink()
+    first, total = _towers_session()
+    stream = LiveStream(send, origin_ns=time.perf_counter_ns(), max_rate=1e9)
+    stream.watch(first)
+    first.run(total)
+    second = pv.Session(config=pv.ConfigProto(allow_soft_placement=True))
+    stream.watch(second)
+    second.run(total)
+    stream.close()
+    tables = [content for content, _ in sent if "tables" in content]
+    assert tables[0].get("reset") is True
+    names = {node["name"] for node in tables[0]["tables"]["nodes"]}
+    assert names == {op.name for op in pv.get_default_graph().get_operations()}
+    assert [c.get("reset", False) for c in tables] == [True, True]
+    assert len(tables) == 2  # a second run of an already placed graph sends no tables
+
+
+def test_updates_wait_for_the_interval_and_the_timer_sends_them() -> None:
+    sent, send = _sink()
+    now = [100.0]
+    session, total = _towers_session()
+    stream = LiveStream(send, origin_ns=0, max_rate=20.0, clock=lambda: now[0])
+    stream.watch(session)
+    session.run(total)  # placement, then the run: the first update goes at once
+    count = len(sent)
+    assert count >= 1
+    session.run(total)  # within the interval: queued
+    assert len(sent) == count
+    deadline = time.monotonic() + 2.0
+    while len(sent) == count and time.monotonic() < deadline:
+        time.sleep(0.01)  # the timer (real time, 50 ms) sends it
+    assert len(sent) == count + 1
+    stream.close()
