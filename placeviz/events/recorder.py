@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,15 +32,40 @@ DTYPES = {
 Column = Sequence[int] | np.ndarray | int  # an int: the same value for every event of the chunk
 
 
-@dataclass(frozen=True)
 class EventBatch:
-    """Events from cursor ``start`` on (see ``Recorder.total``), as NumPy columns."""
+    """Events from cursor ``start`` on (see ``Recorder.total``), as NumPy columns.
 
-    start: int
-    columns: dict[str, np.ndarray]
+    The columns are built on first read: a subscriber that only queues a batch costs the run that
+    published it a few pointer copies (the live inspector reads its queue a few times a second).
+    Chunks never change once recorded, so a batch may be read on another thread.
+    """
+
+    def __init__(self, start: int, parts: list[tuple[_Chunk, int, int]]) -> None:
+        self.start = start
+        self._parts = parts  # (chunk, lo, hi) in cursor order
 
     def __len__(self) -> int:
-        return len(self.columns["kind"])
+        return sum(hi - lo for _, lo, hi in self._parts)
+
+    @classmethod
+    def join(cls, batches: Sequence[EventBatch]) -> EventBatch:
+        """Consecutive batches as one, so their columns are built in one pass."""
+        parts = [part for batch in batches for part in batch._parts]
+        return cls(batches[0].start if batches else 0, parts)
+
+    @cached_property
+    def columns(self) -> dict[str, np.ndarray]:
+        # One slice assignment per chunk and column: lists, arrays and single values alike are
+        # converted by NumPy's C loops, with no intermediate arrays to concatenate.
+        size = len(self)
+        columns = {name: np.empty(size, dtype=DTYPES[name]) for name in COLUMNS}
+        at = 0
+        for chunk, lo, hi in self._parts:
+            end = at + hi - lo
+            for name, value in chunk.columns.items():
+                columns[name][at:end] = value if isinstance(value, int) else value[lo:hi]
+            at = end
+        return columns
 
 
 class _Chunk:
@@ -50,12 +75,6 @@ class _Chunk:
         self.start = start  # cursor of its first event
         self.size = size
         self.columns = columns
-
-    def column(self, name: str, lo: int, hi: int) -> np.ndarray:
-        value = self.columns[name]
-        if isinstance(value, int):
-            return np.full(hi - lo, value, dtype=DTYPES[name])
-        return np.asarray(value[lo:hi], dtype=DTYPES[name])
 
 
 class Recorder:
@@ -129,20 +148,14 @@ class Recorder:
         """The events still held between cursors ``since_total`` and ``until_total``."""
         self._flush()
         until = self._total if until_total is None else until_total
-        parts: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
-        first = None
+        parts: list[tuple[_Chunk, int, int]] = []
         for chunk in reversed(self._chunks):  # recent events are read most, so start there
             if chunk.start >= until:
                 continue
             if chunk.start + chunk.size <= since_total:
                 break
             lo = max(since_total - chunk.start, 0)
-            hi = min(until - chunk.start, chunk.size)
-            first = chunk.start + lo
-            for name in COLUMNS:
-                parts[name].insert(0, chunk.column(name, lo, hi))
-        columns = {
-            name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=DTYPES[name])
-            for name, arrays in parts.items()
-        }
-        return EventBatch(start=self._total if first is None else first, columns=columns)
+            parts.append((chunk, lo, min(until - chunk.start, chunk.size)))
+        parts.reverse()
+        start = parts[0][0].start + parts[0][1] if parts else self._total
+        return EventBatch(start, parts)

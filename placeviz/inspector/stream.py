@@ -15,10 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from placeviz.events.kinds import EventKind
-from placeviz.events.recorder import COLUMNS, EventBatch
+from placeviz.events.recorder import EventBatch
 from placeviz.inspector.encoding import encode_events
 from placeviz.runtime.session import Session
 
@@ -86,9 +84,7 @@ class LiveStream:
         self.flush()
 
     def _send_update(self, session: Session, batches: list[EventBatch]) -> None:
-        columns = {
-            name: np.concatenate([batch.columns[name] for batch in batches]) for name in COLUMNS
-        }
+        columns = EventBatch.join(batches).columns
         content: dict[str, Any] = {"kind": "update", "count": len(columns["kind"])}
         placed = bool((columns["kind"] == int(EventKind.PLACEMENT)).any())
         if session is not self._shown:

@@ -14,7 +14,7 @@ import numpy as np
 
 from placeviz.devices.context import Device
 from placeviz.events.kinds import EventKind, TimingSource
-from placeviz.events.recorder import Recorder
+from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.memory import Lifetime
@@ -33,40 +33,44 @@ class PlanColumns:
     ) -> None:
         steps = compiled.steps
         self.count = len(steps)
-        self.kinds = [int(s.kind) for s in steps]
-        self.nodes = [
-            (s.tensor.op._id if s.tensor is not None else s.op._id)
-            if s.kind is EventKind.TRANSFER
-            else s.op._id
-            for s in steps
-        ]
-        self.devices = [device_ids[s.device.name] for s in steps]
-        self.peers = [device_ids[s.peer.name] if s.peer is not None else -1 for s in steps]
+        # The recorder keeps these arrays by reference in every run's chunk (views, no copies),
+        # in its own dtypes, so reading events back converts nothing.
+        self.kinds = np.array([int(s.kind) for s in steps], dtype=DTYPES["kind"])
+        self.nodes = np.array(
+            [
+                (s.tensor.op._id if s.tensor is not None else s.op._id)
+                if s.kind is EventKind.TRANSFER
+                else s.op._id
+                for s in steps
+            ],
+            dtype=DTYPES["node"],
+        )
+        self.devices = np.array([device_ids[s.device.name] for s in steps], dtype=DTYPES["device"])
+        self.peers = np.array(
+            [device_ids[s.peer.name] if s.peer is not None else -1 for s in steps],
+            dtype=DTYPES["peer"],
+        )
         self.virtual = np.array([not s.moves_data for s in steps], dtype=bool)
         self.has_virtual = bool(self.virtual.any())
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
         # and the bytes known from static shapes, used when the run is not fully traced.
         producer: dict[int, int] = {}
         self.byte_sources: list[tuple[int, int]] = []
-        self.static_bytes: list[int] = []
+        static_bytes: list[int] = []
         for i, step in enumerate(steps):
             if step.kind is EventKind.TRANSFER and step.tensor is not None:
                 self.byte_sources.append(
                     (producer.get(id(step.tensor), -1), step.tensor.value_index)
                 )
-                self.static_bytes.append(_static_bytes([step.tensor]))
+                static_bytes.append(_static_bytes([step.tensor]))
             else:
                 for tensor in step.op.outputs:
                     producer[id(tensor)] = i
                 self.byte_sources.append((i, -1))
                 refs = step.op.op_def.ref_output
-                self.static_bytes.append(0 if refs else _static_bytes(step.op.outputs))
+                static_bytes.append(0 if refs else _static_bytes(step.op.outputs))
+        self.static_bytes = np.array(static_bytes, dtype=DTYPES["bytes"])
         self.arrays = {
-            "kinds": np.asarray(self.kinds, dtype=np.int64),
-            "nodes": np.asarray(self.nodes, dtype=np.int64),
-            "devices": np.asarray(self.devices, dtype=np.int64),
-            "peers": np.asarray(self.peers, dtype=np.int64),
-            "static_bytes": np.asarray(self.static_bytes, dtype=np.int64),
             "byte_step": np.asarray([b[0] for b in self.byte_sources], dtype=np.int64),
             "byte_index": np.asarray([b[1] for b in self.byte_sources], dtype=np.int64),
         }
@@ -228,10 +232,10 @@ def record_run(
         _run_event(recorder, t_start, t_end, run_id, _CLOCK)
     index = None if prefix else np.asarray(ran, dtype=np.int64)
 
-    def take(values: list[int], array: np.ndarray) -> Sequence[int]:
+    def take(array: np.ndarray) -> np.ndarray:
         if index is None:
-            return values if count == len(values) else values[:count]
-        return array[index].tolist()
+            return array if count == len(array) else array[:count]
+        return array[index]
 
     measured = _OutputBytes(compiled) if compiled.full_trace else None
     if measured is not None:
@@ -240,21 +244,21 @@ def record_run(
             columns.arrays["byte_step"][step_index], columns.arrays["byte_index"][step_index]
         )
     else:
-        step_bytes = take(columns.static_bytes, columns.arrays["static_bytes"])
-    devices = take(columns.devices, columns.arrays["devices"])
+        step_bytes = take(columns.static_bytes)
+    devices = take(columns.devices)
     recorder.extend(
         count,
         {
-            "kind": take(columns.kinds, columns.arrays["kinds"]),
+            "kind": take(columns.kinds),
             "t0": t0,
             "t1": t1,
-            "node": take(columns.nodes, columns.arrays["nodes"]),
+            "node": take(columns.nodes),
             "device": devices,
             "stream": devices,
             "bytes": step_bytes,
             "source": sources,
             "run": run_id,
-            "peer": take(columns.peers, columns.arrays["peers"]),
+            "peer": take(columns.peers),
         },
     )
     if measured is not None:
