@@ -1,0 +1,79 @@
+/**
+ * The standalone host: one script inlined into an HTML page by `Trace.to_html` (no network, no
+ * Jupyter). On load it renders each `<script type="application/vnd.placeviz+json">` into a new
+ * div inserted after it, and `window.placeviz.render(element, document)` renders on demand.
+ */
+import { createInspector, type Inspector } from '../render/inspector';
+import { PlacementStore } from '../render/store';
+
+export const MIME_TYPE = 'application/vnd.placeviz+json';
+const STYLE_ID = 'placeviz-style';
+
+/** The stylesheet (style/index.css with its imports), inlined by scripts/build-standalone.mjs. */
+const CSS: string = typeof __PLACEVIZ_CSS__ === 'string' ? __PLACEVIZ_CSS__ : '';
+
+function ensureStyle(doc: Document): void {
+  if (CSS === '' || doc.getElementById(STYLE_ID)) {
+    return;
+  }
+  const style = doc.createElement('style');
+  style.id = STYLE_ID;
+  style.textContent = CSS;
+  (doc.head ?? doc.documentElement).appendChild(style);
+}
+
+function showError(element: HTMLElement, error: unknown): void {
+  const line = element.ownerDocument.createElement('div');
+  line.className = 'placeviz-error placeviz-host-error';
+  line.textContent = `placeviz: cannot show this placement document: ${
+    error instanceof Error ? error.message : String(error)
+  }`;
+  element.appendChild(line);
+}
+
+/** Render a placement document (object or JSON text) into `element`; errors are shown as text. */
+export function render(element: HTMLElement, doc: unknown): Inspector | null {
+  const startedAt = performance.now();
+  ensureStyle(element.ownerDocument);
+  element.classList.add('placeviz-standalone');
+  try {
+    const data = typeof doc === 'string' ? JSON.parse(doc) : doc;
+    return createInspector(element, PlacementStore.fromDocument(data), { startedAt });
+  } catch (error) {
+    showError(element, error);
+    return null;
+  }
+}
+
+/** Render every document script of the page not rendered yet; returns the new containers. */
+export function renderAll(doc: Document = document): HTMLElement[] {
+  const created: HTMLElement[] = [];
+  const scripts = doc.querySelectorAll<HTMLScriptElement>(`script[type="${MIME_TYPE}"]`);
+  scripts.forEach((script) => {
+    if (script.dataset.placevizRendered === 'true') {
+      return;
+    }
+    script.dataset.placevizRendered = 'true';
+    const container = doc.createElement('div');
+    container.className = 'placeviz-container';
+    script.after(container);
+    created.push(container);
+    render(container, script.textContent ?? '');
+  });
+  return created;
+}
+
+declare global {
+  interface Window {
+    placeviz?: { render: typeof render; renderAll: typeof renderAll };
+  }
+}
+
+if (typeof window !== 'undefined') {
+  window.placeviz = { render, renderAll };
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', () => renderAll(document));
+  } else {
+    renderAll(document);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * A small document for the memory, timing and scrubber tests: a CPU, a real GPU with two streams
+ * and a simulated GPU, one run 0..100 ns, a transfer, and ALLOC/FREE pairs whose totals are easy
+ * to check by hand. Node 3's name is HTML, to check that it is never parsed as such.
+ */
+import { EventKind as K, TimingSource as S, type PlacementDocument } from '../types';
+import type { PlotlyModule } from '../plotly';
+import { columns, device, node } from './fixtures';
+
+export const CPU = '/job:localhost/replica:0/task:0/device:CPU:0';
+export const GPU0 = '/job:localhost/replica:0/task:0/device:GPU:0';
+export const GPU1 = '/job:localhost/replica:0/task:0/device:GPU:1';
+export const EVIL = '<img src=x onerror=alert(1)>';
+
+export function panelsDocument(): PlacementDocument {
+  return {
+    schema: 'placeviz/1',
+    origin_ns: 5000,
+    devices: [
+      device(0, CPU, { memory_limit: 0 }),
+      device(1, GPU0, { memory_limit: 1 << 30 }),
+      device(2, GPU1, { kind: 'simulated', memory_limit: 600 }),
+    ],
+    nodes: [
+      node(0, 'a', { device: 0, type: 'Const' }),
+      node(1, 'b', { device: 1, type: 'MatMul' }),
+      node(2, 'c', { device: 2, type: 'Relu' }),
+      node(3, EVIL, { device: 1, type: 'Evil' }),
+    ],
+    edges: [
+      { src: 0, dst: 1, kind: 'data', bytes: 100, crosses: true },
+      { src: 1, dst: 2, kind: 'data', bytes: 400, crosses: true },
+      { src: 3, dst: 2, kind: 'data', bytes: 300, crosses: true },
+    ],
+    runs: [{ id: 0, t0: 5000, t1: 5100, status: 'ok', error: null, fetches: ['c'] }],
+    // kind, t0, t1, node, device, stream, bytes, source, run, peer
+    events: columns([
+      [K.RUN, 0, 100, -1, -1, -1, 0, S.CLOCK, 0, -1],
+      [K.OP, 0, 10, 0, 0, -1, 100, S.CLOCK, 0, -1],
+      [K.ALLOC, 0, 0, 0, 0, -1, 100, S.CLOCK, 0, -1],
+      [K.TRANSFER, 8, 12, 0, 1, -1, 100, S.CLOCK, 0, 0],
+      [K.OP, 10, 40, 1, 1, 0, 400, S.CUDA_EVENT, 0, -1],
+      [K.ALLOC, 10, 10, 1, 1, 0, 400, S.CUDA_EVENT, 0, -1],
+      [K.OP, 10, 30, 3, 1, 1, 300, S.CUDA_EVENT, 0, -1],
+      [K.ALLOC, 10, 10, 3, 1, 1, 300, S.CUDA_EVENT, 0, -1],
+      [K.FREE, 30, 30, 3, 1, 1, 300, S.CUDA_EVENT, 0, -1],
+      [K.OP, 40, 100, 2, 2, 0, 200, S.MODELED, 0, -1],
+      [K.FREE, 40, 40, 0, 0, -1, 0, S.CLOCK, 0, -1], // no bytes: frees what node 0 allocated
+      [K.ALLOC, 40, 40, 2, 2, 0, 200, S.MODELED, 0, -1],
+      [K.FREE, 100, 100, 1, 1, 0, 400, S.CUDA_EVENT, 0, -1],
+    ]),
+  };
+}
+
+/** A plotly stand-in that records calls (jsdom cannot run plotly: no SVG layout). */
+export function fakePlotly() {
+  const calls: { method: string; args: unknown[] }[] = [];
+  const record =
+    (method: string) =>
+    (...args: unknown[]) => {
+      calls.push({ method, args });
+      const el = args[0] as HTMLElement & { on?: unknown };
+      if (method === 'react' || method === 'newPlot') {
+        el.on = () => undefined;
+      }
+      return Promise.resolve(el);
+    };
+  const plotly = {
+    newPlot: record('newPlot'),
+    react: record('react'),
+    relayout: record('relayout'),
+    restyle: record('restyle'),
+    purge: (el: HTMLElement) => {
+      calls.push({ method: 'purge', args: [el] });
+    },
+  };
+  return { plotly: plotly as unknown as PlotlyModule, calls };
+}

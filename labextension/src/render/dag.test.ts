@@ -1,0 +1,181 @@
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DagView, type PaintInfo } from './dag';
+import { layoutDag } from './layout';
+import { PlacementStore } from './store';
+import { ViewState } from './viewstate';
+import { GPU0, smallDocument } from './__tests__/fixtures';
+
+const EVIL = '<img src=x onerror=alert(1)>';
+
+vi.mock('./layout', async (original) => {
+  const actual = await original<typeof import('./layout')>();
+  return { ...actual, layoutDag: vi.fn(actual.layoutDag) };
+});
+
+/** A 2D context that accepts every call and records the text drawn (6 px per character). */
+function fakeContext(): { ctx: CanvasRenderingContext2D; texts: string[] } {
+  const texts: string[] = [];
+  const props: Record<string | symbol, unknown> = {
+    fillText: (text: string) => texts.push(text),
+    measureText: (text: string) => ({ width: text.length * 6 }),
+  };
+  const ctx = new Proxy(props, {
+    get: (target, key) => (key in target ? target[key] : () => undefined),
+    set: (target, key, value) => {
+      target[key] = value;
+      return true;
+    },
+  });
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, texts };
+}
+
+function frame(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 40));
+}
+
+function setup(context: CanvasRenderingContext2D | null = null) {
+  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+    context as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+  );
+  const doc = smallDocument();
+  doc.nodes[0].name = EVIL;
+  const store = PlacementStore.fromDocument(doc);
+  const state = new ViewState();
+  const parent = document.createElement('div');
+  document.body.append(parent);
+  const view = new DagView(parent, store, state);
+  const paints: PaintInfo[] = [];
+  view.onPaint((info) => paints.push(info));
+  return { store, state, parent, view, paints };
+}
+
+/** A mouse event at the canvas centre, where focus() puts a node (jsdom has no layout). */
+function mouse(type: string, target: Element): void {
+  target.dispatchEvent(new MouseEvent(type, { clientX: 320, clientY: 190, bubbles: true }));
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe('DagView', () => {
+  it('builds its controls and paints without a 2D context', async () => {
+    const { parent, view, paints } = setup(null);
+    expect(parent.querySelector('canvas.placeviz-dag')).not.toBeNull();
+    expect(parent.querySelector('input.placeviz-search')).not.toBeNull();
+    expect(parent.querySelector('select.placeviz-colour')).not.toBeNull();
+    await frame();
+    expect(paints).toHaveLength(1);
+    expect(paints[0]).toMatchObject({ drawn: 3, ops: 3 });
+    expect(view.element.dataset.boxes).toBe('3');
+    view.dispose();
+    expect(parent.querySelector('canvas')).toBeNull();
+  });
+
+  it('centres the first match on Enter in the search box and filters by it', () => {
+    const { state, parent, view } = setup();
+    const focus = vi.spyOn(view, 'focus');
+    const search = parent.querySelector<HTMLInputElement>('input.placeviz-search')!;
+    const enter = (text: string) => {
+      search.value = text;
+      search.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }));
+    };
+    enter('tower_0/B');
+    expect(focus).toHaveBeenLastCalledWith(1);
+    expect(state.get('filter')).toBe('tower_0/B');
+    enter('relu'); // by type
+    expect(focus).toHaveBeenLastCalledWith(2);
+    enter('GPU:1'); // by device
+    expect(focus).toHaveBeenLastCalledWith(2);
+    enter('nothing like it');
+    expect(focus).toHaveBeenCalledTimes(3);
+    expect(state.get('selected')).toBeNull();
+  });
+
+  it('dims the ops the filter leaves out', async () => {
+    const { state, view } = setup();
+    await frame();
+    expect(view.element.dataset.matching).toBe('3');
+    state.set({ filter: 'TOWER_0' });
+    await frame();
+    expect(view.element.dataset.matching).toBe('2');
+    state.set({ filter: GPU0 });
+    await frame();
+    expect(view.element.dataset.matching).toBe('1');
+    state.set({ filter: 'matmul' });
+    await frame();
+    expect(view.element.dataset.matching).toBe('1');
+  });
+
+  it('draws op names as canvas text, literally', async () => {
+    const { ctx, texts } = fakeContext();
+    const { parent } = setup(ctx);
+    await frame();
+    expect(texts.some((t) => t.startsWith('<img src=x'))).toBe(true);
+    expect(parent.querySelector('img')).toBeNull();
+  });
+
+  it('shows a text tooltip on hover and selects on click', async () => {
+    const { ctx } = fakeContext();
+    const { state, parent, view } = setup(ctx);
+    const canvas = parent.querySelector('canvas')!;
+    view.focus(0);
+    mouse('mousemove', canvas);
+    const tooltip = parent.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.firstElementChild?.textContent).toBe(EVIL);
+    expect(tooltip.textContent).toContain('Const');
+    expect(tooltip.querySelector('img')).toBeNull();
+    expect(state.get('hovered')).toBe(0);
+    mouse('mousedown', canvas);
+    mouse('mouseup', canvas);
+    expect(state.get('selected')).toBe(0);
+    mouse('mouseleave', canvas);
+    expect(tooltip.hidden).toBe(true);
+    expect(state.get('hovered')).toBeNull();
+  });
+
+  it('folds a scope on double-click of its op and opens it again', async () => {
+    const { parent, view } = setup(fakeContext().ctx);
+    const canvas = parent.querySelector('canvas')!;
+    view.focus(1);
+    mouse('dblclick', canvas);
+    await frame();
+    expect(view.element.dataset.boxes).toBe('2');
+    view.focus(2); // focusing an op inside a folded scope opens it
+    await frame();
+    expect(view.element.dataset.boxes).toBe('3');
+  });
+
+  it('follows the colour select and repaints on hover from other views', async () => {
+    const { state, parent, paints } = setup();
+    await frame();
+    const select = parent.querySelector<HTMLSelectElement>('select.placeviz-colour')!;
+    select.value = 'state';
+    select.dispatchEvent(new Event('change'));
+    expect(state.get('colour')).toBe('state');
+    state.set({ colour: 'memory' });
+    expect(select.value).toBe('memory');
+    await frame();
+    const before = paints.length;
+    state.set({ hovered: 2 });
+    await frame();
+    expect(paints.length).toBe(before + 1);
+  });
+
+  it('lays out again on new tables but only recolours on event batches', async () => {
+    const { store, state, view, paints } = setup();
+    state.set({ colour: 'state' });
+    await frame();
+    const layouts = vi.mocked(layoutDag).mock.calls.length;
+    store.appendLists({ kind: [2], t0: [400], t1: [500], node: [0], run: [2] });
+    await frame();
+    expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts);
+    expect(paints.length).toBeGreaterThan(1);
+    store.applyTables({ ...smallDocument(), nodes: smallDocument().nodes.slice(0, 2) });
+    await frame();
+    expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts + 1);
+    expect(view.element.dataset.boxes).toBe('2');
+  });
+});

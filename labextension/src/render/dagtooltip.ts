@@ -1,0 +1,36 @@
+/** The lines of the DAG's hover tooltip, as plain strings (the view sets them as text). */
+import type { DagModel } from './dagmodel';
+import { formatBytes, formatNs } from './format';
+import { formatShapes } from './opformat';
+import { MIXED } from './scopes';
+import type { PlacementStore } from './store';
+
+export function tooltipLines(store: PlacementStore, model: DagModel, box: number): string[] {
+  const record = model.folded.boxes[box];
+  const deviceName = (id: number | null) =>
+    id === null ? 'not placed' : (store.deviceById(id)?.name ?? `device ${id}`);
+  if (record.node < 0) {
+    const device = record.device === MIXED ? 'several devices' : deviceName(record.device);
+    return [`${record.name}/`, `scope of ${record.ops} ops on ${device}`, 'double-click to expand'];
+  }
+  const node = store.nodes[record.node];
+  const spans = store.opSpans();
+  const ran = !Number.isNaN(spans.t0[record.node]);
+  const lines = [
+    node.name,
+    `${node.type}${node.dtype ? ` · ${node.dtype}` : ''} · ${formatShapes(node.shapes)}`,
+  ];
+  if (node.requested) {
+    lines.push(`requested: ${node.requested}`);
+  }
+  lines.push(`assigned: ${deviceName(node.device)}`);
+  lines.push(
+    ran
+      ? `time: ${formatNs(spans.t1[record.node] - spans.t0[record.node])}${
+          spans.failed[record.node] ? ' (failed)' : ''
+        }`
+      : 'time: has not run',
+  );
+  lines.push(`memory: ${formatBytes(node.bytes_out)}`);
+  return lines;
+}

@@ -1,0 +1,80 @@
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it } from 'vitest';
+import { renderDetails } from './details';
+import { PlacementStore } from './store';
+import { ViewState } from './viewstate';
+import { GPU0, smallDocument } from './__tests__/fixtures';
+
+const EVIL = '<img src=x onerror=alert(1)>';
+
+function setup() {
+  const doc = smallDocument();
+  doc.nodes[1].name = EVIL;
+  doc.nodes[1].reason = { kind: 'soft', text: 'GPU:1 <b>busy</b>, soft placement', anchor: null };
+  doc.nodes[1].source = 'model.py:42';
+  doc.runs[1].error = `boom [[node '${EVIL}' (MatMul)]]`;
+  const store = PlacementStore.fromDocument(doc);
+  const state = new ViewState();
+  const parent = document.createElement('div');
+  document.body.append(parent);
+  const details = renderDetails(parent, store, state);
+  const text = (selector: string) => parent.querySelector(selector)?.textContent ?? null;
+  return { store, state, parent, details, text };
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe('renderDetails', () => {
+  it('shows an empty state until an op is selected', () => {
+    const { parent, text } = setup();
+    expect(parent.querySelector('.placeviz-details')).not.toBeNull();
+    expect(text('.placeviz-details-empty')).toMatch(/Click an op/);
+    expect(text('.placeviz-details-name')).toBeNull();
+  });
+
+  it('shows the selected op, its reason and devices as literal text', () => {
+    const { state, parent, text } = setup();
+    state.set({ selected: 1 });
+    expect(text('.placeviz-details-name')).toBe(EVIL);
+    expect(text('.placeviz-reason')).toBe('GPU:1 <b>busy</b>, soft placement');
+    expect(text('.placeviz-reason-kind')).toBe('soft');
+    expect(parent.querySelector('img, b')).toBeNull();
+    const all = parent.textContent ?? '';
+    expect(all).toContain('/device:GPU:1'); // requested
+    expect(all).toContain(GPU0); // assigned
+    expect(all).toContain('(2, 3)');
+    expect(all).toContain('float32');
+    expect(text('.placeviz-details-source')).toBe('model.py:42');
+  });
+
+  it('draws the timeline bar of the latest run, marked failed', () => {
+    const { state, parent } = setup();
+    state.set({ selected: 1 });
+    const bar = parent.querySelector<HTMLElement>('.placeviz-details-bar')!;
+    // run 1 spans 200..300; the op ran 220..300
+    expect(bar.style.left).toBe('20%');
+    expect(bar.style.width).toBe('80%');
+    expect(bar.classList.contains('placeviz-details-bar-failed')).toBe(true);
+  });
+
+  it('selects an input or output op on click', () => {
+    const { state, parent, text } = setup();
+    state.set({ selected: 1 });
+    const links = [...parent.querySelectorAll<HTMLElement>('.placeviz-details-op')];
+    expect(links.map((l) => l.textContent)).toEqual(['a', 'tower_0/c']);
+    links[1].click();
+    expect(state.get('selected')).toBe(2);
+    expect(text('.placeviz-details-name')).toBe('tower_0/c');
+  });
+
+  it('says when an op has not run', () => {
+    const { store, state, details, parent } = setup();
+    store.reset();
+    state.set({ selected: 0 });
+    details.update();
+    expect(parent.textContent).toContain('has not run');
+    expect(parent.querySelector('.placeviz-details-bar')).toBeNull();
+  });
+});

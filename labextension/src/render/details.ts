@@ -1,0 +1,183 @@
+/**
+ * The details pane: everything the document says about the selected op, as text. Inputs and
+ * outputs are buttons that select that op. The host calls update() after store changes; the pane
+ * follows the selection by itself.
+ */
+import { formatBytes, formatNs } from './format';
+import { formatShapes } from './opformat';
+import type { PlacementStore } from './store';
+import type { EdgeRecord, NodeRecord } from './types';
+import type { ViewState } from './viewstate';
+
+export interface DetailsHandle {
+  update(): void;
+  dispose(): void;
+}
+
+/** Inputs or outputs listed before the rest are summarised (a hub op may have thousands). */
+const MAX_NEIGHBOURS = 50;
+
+interface Neighbours {
+  inputs: Map<number, EdgeRecord[]>;
+  outputs: Map<number, EdgeRecord[]>;
+}
+
+function neighbours(edges: readonly EdgeRecord[]): Neighbours {
+  const inputs = new Map<number, EdgeRecord[]>();
+  const outputs = new Map<number, EdgeRecord[]>();
+  const add = (map: Map<number, EdgeRecord[]>, key: number, edge: EdgeRecord) => {
+    const list = map.get(key);
+    if (list === undefined) {
+      map.set(key, [edge]);
+    } else {
+      list.push(edge);
+    }
+  };
+  for (const edge of edges) {
+    add(inputs, edge.dst, edge);
+    add(outputs, edge.src, edge);
+  }
+  return { inputs, outputs };
+}
+
+export function renderDetails(
+  parent: HTMLElement,
+  store: PlacementStore,
+  state: ViewState,
+): DetailsHandle {
+  const doc = parent.ownerDocument;
+  const root = doc.createElement('div');
+  root.className = 'placeviz-details';
+  parent.appendChild(root);
+  let adjacency: { edges: readonly EdgeRecord[]; lists: Neighbours } | null = null;
+
+  const element = (tag: string, className: string, text?: string): HTMLElement => {
+    const node = doc.createElement(tag);
+    node.className = className;
+    if (text !== undefined) {
+      node.textContent = text;
+    }
+    return node;
+  };
+
+  const row = (list: HTMLElement, label: string, ...values: (HTMLElement | string)[]) => {
+    list.append(element('dt', 'placeviz-details-label', label));
+    const value = element('dd', 'placeviz-details-value');
+    value.append(...values);
+    list.append(value);
+    return value;
+  };
+
+  const deviceName = (id: number | null) =>
+    id === null ? 'not placed' : (store.deviceById(id)?.name ?? `unknown device ${id}`);
+
+  const opLinks = (edges: EdgeRecord[], end: 'src' | 'dst'): HTMLElement => {
+    const list = element('ul', 'placeviz-details-ops');
+    for (const edge of edges.slice(0, MAX_NEIGHBOURS)) {
+      const other = store.nodeById(edge[end]);
+      const item = element('li', '');
+      const link = element(
+        'button',
+        'placeviz-details-op',
+        `${edge.kind === 'control' ? '^' : ''}${other?.name ?? `#${edge[end]}`}`,
+      );
+      link.setAttribute('type', 'button');
+      if (edge.crosses) {
+        link.title = `moves ${formatBytes(edge.bytes)} between devices`;
+        link.classList.add('placeviz-details-transfer');
+      }
+      link.addEventListener('click', () => state.set({ selected: edge[end] }));
+      item.append(link);
+      list.append(item);
+    }
+    if (edges.length > MAX_NEIGHBOURS) {
+      list.append(
+        element('li', 'placeviz-details-more', `… ${edges.length - MAX_NEIGHBOURS} more`),
+      );
+    }
+    return list;
+  };
+
+  const timeline = (index: number): HTMLElement[] => {
+    const spans = store.opSpans();
+    const t0 = spans.t0[index];
+    const t1 = spans.t1[index];
+    if (Number.isNaN(t0)) {
+      return [element('span', 'placeviz-details-muted', 'has not run')];
+    }
+    const run = store.runs.find((r) => r.id === spans.run[index]);
+    const start = run ? run.t0 - store.originNs : t0;
+    const end = run ? Math.max(run.t1 - store.originNs, t1) : t1;
+    const span = Math.max(end - start, 1);
+    const track = element('div', 'placeviz-details-timeline');
+    const bar = element('div', 'placeviz-details-bar');
+    bar.style.left = `${(100 * (t0 - start)) / span}%`;
+    bar.style.width = `${Math.max((100 * (t1 - t0)) / span, 0.5)}%`;
+    if (spans.failed[index]) {
+      bar.classList.add('placeviz-details-bar-failed');
+    }
+    track.append(bar);
+    const where = run ? `into run ${run.id}` : 'after the origin';
+    const text = `${formatNs(t1 - t0)}, starting ${formatNs(t0 - start)} ${where}${
+      spans.failed[index] ? ' (failed)' : ''
+    }`;
+    return [track, element('div', 'placeviz-details-muted', text)];
+  };
+
+  const show = (node: NodeRecord, index: number) => {
+    root.append(element('div', 'placeviz-details-name', node.name));
+    const list = element('dl', 'placeviz-details-list');
+    row(list, 'type', node.type || 'unknown');
+    if (node.reason) {
+      const kind = element('span', 'placeviz-reason-kind', node.reason.kind);
+      row(list, 'why here', kind, element('span', 'placeviz-reason', node.reason.text));
+    } else {
+      row(list, 'why here', element('span', 'placeviz-reason', 'no placement reason recorded'));
+    }
+    row(list, 'requested', node.requested || '(any device)');
+    row(list, 'assigned', deviceName(node.device));
+    row(list, 'shapes', formatShapes(node.shapes));
+    row(list, 'dtype', node.dtype ?? 'unknown');
+    row(list, 'bytes out', formatBytes(node.bytes_out));
+    if (adjacency === null || adjacency.edges !== store.edges) {
+      adjacency = { edges: store.edges, lists: neighbours(store.edges) };
+    }
+    const inputs = adjacency.lists.inputs.get(node.id) ?? [];
+    const outputs = adjacency.lists.outputs.get(node.id) ?? [];
+    row(list, `inputs (${inputs.length})`, opLinks(inputs, 'src'));
+    row(list, `outputs (${outputs.length})`, opLinks(outputs, 'dst'));
+    row(list, 'last run', ...timeline(index));
+    row(list, 'source', element('code', 'placeviz-details-source', node.source || 'unknown'));
+    root.append(list);
+  };
+
+  const update = () => {
+    root.replaceChildren();
+    const selected = state.get('selected');
+    const index = selected === null ? -1 : store.nodeIndex(selected);
+    if (index < 0) {
+      root.append(
+        element(
+          'p',
+          'placeviz-details-empty',
+          'Click an op in the graph to see where it runs and why.',
+        ),
+      );
+      return;
+    }
+    show(store.nodes[index], index);
+  };
+  update();
+  const stop = state.listen((changed) => {
+    if (changed.has('selected')) {
+      update();
+    }
+  });
+  return {
+    update,
+    dispose() {
+      stop();
+      root.remove();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createInspector, runsSummary } from './inspector';
+import { setPlotlyLoader } from './plotly';
+import { PlacementStore } from './store';
+import { smallDocument } from './__tests__/fixtures';
+
+const frames = () => new Promise((resolve) => setTimeout(resolve, 60));
+
+beforeEach(() => {
+  setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
+  vi.spyOn(console, 'error').mockImplementation(() => undefined);
+});
+afterEach(() => setPlotlyLoader(null));
+
+describe('createInspector', () => {
+  it('composes the views under one root with the contract attributes', async () => {
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const store = PlacementStore.fromDocument(smallDocument());
+    const inspector = createInspector(host, store, { startedAt: performance.now() - 5 });
+    const root = host.querySelector<HTMLElement>('.placeviz-inspector')!;
+    expect(root).toBe(inspector.element);
+    for (const selector of [
+      '.placeviz-legend-entry',
+      'canvas.placeviz-dag',
+      'input.placeviz-search',
+      '.placeviz-details',
+      '.placeviz-memory',
+      '.placeviz-timing',
+      '.placeviz-scrubber input[type=range].placeviz-time',
+      '.placeviz-scrubber button.placeviz-play',
+    ]) {
+      expect(root.querySelector(selector), selector).not.toBeNull();
+    }
+    await frames();
+    expect(Number(root.dataset.firstPaintMs)).toBeGreaterThanOrEqual(5);
+    expect(Number(root.dataset.drawn)).toBeGreaterThan(0);
+    inspector.dispose();
+    expect(host.childElementCount).toBe(0);
+  });
+
+  it('keeps the attributes current as the store changes, once per frame', async () => {
+    const host = document.createElement('div');
+    const store = PlacementStore.fromDocument(smallDocument());
+    const inspector = createInspector(host, store);
+    const root = inspector.element;
+    expect(root.dataset.events).toBe('7');
+    store.reset();
+    store.appendLists({ kind: [2], t0: [500], t1: [900], node: [2], device: [2] });
+    expect(root.dataset.events).toBe('7'); // not yet: applied on the next frame
+    await frames();
+    expect(root.dataset.events).toBe('1');
+    expect(root.querySelector('.placeviz-scrubber input')!.getAttribute('max')).toBe('900');
+    inspector.dispose();
+  });
+
+  it('shares one ViewState between the views', () => {
+    const host = document.createElement('div');
+    const inspector = createInspector(host, PlacementStore.fromDocument(smallDocument()));
+    const input = host.querySelector<HTMLInputElement>('input.placeviz-time')!;
+    input.value = '50';
+    input.dispatchEvent(new Event('input'));
+    expect(inspector.state.get('time')).toBe(50);
+    inspector.dispose();
+  });
+});
+
+describe('runsSummary', () => {
+  it('names the latest run, its status and duration, and earlier failures', () => {
+    const doc = smallDocument();
+    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('run 2 of 2 · error · 100 ns');
+    doc.runs.push({ id: 2, t0: 1400, t1: 2600, status: 'ok' });
+    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe(
+      'run 3 of 3 · ok · 1.2 µs · 1 failed',
+    );
+    doc.runs = [];
+    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet');
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * The inspector: header, legend, DAG, details, memory, timing and scrubber around one store and
+ * one ViewState. Every host (widget, MIME renderer, standalone page) calls createInspector.
+ *
+ * The root keeps the data- attributes of docs/inspector.md current; store changes are applied
+ * at most once per animation frame, however many live messages arrive in between.
+ */
+import { DagView } from './dag';
+import { renderDetails } from './details';
+import { renderLegend } from './legend';
+import { formatNs } from './format';
+import { MemoryPanel } from './memory';
+import { Scrubber } from './scrubber';
+import { TimingPanel } from './timing';
+import { ViewState } from './viewstate';
+import type { PlacementStore, StoreChange } from './store';
+
+export interface InspectorOptions {
+  /** performance.now() when the host started; data-first-paint-ms is measured from it. */
+  startedAt?: number;
+}
+
+export interface Inspector {
+  readonly element: HTMLElement;
+  readonly state: ViewState;
+  dispose(): void;
+}
+
+/** "run 3 of 3 · ok · 1.20 ms", or "no runs yet". */
+export function runsSummary(store: PlacementStore): string {
+  const runs = store.runs;
+  if (runs.length === 0) {
+    return 'no runs yet';
+  }
+  const last = runs[runs.length - 1];
+  const failed = runs.filter((r) => r.status === 'error').length;
+  const failures = failed > 0 && last.status !== 'error' ? ` · ${failed} failed` : '';
+  return `run ${runs.length} of ${runs.length} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}`;
+}
+
+function now(): number {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}
+
+const schedule: (cb: () => void) => number =
+  typeof requestAnimationFrame === 'function'
+    ? (cb) => requestAnimationFrame(cb)
+    : (cb) => setTimeout(cb, 16) as unknown as number;
+const unschedule: (handle: number) => void =
+  typeof cancelAnimationFrame === 'function'
+    ? (handle) => cancelAnimationFrame(handle)
+    : (handle) => clearTimeout(handle);
+
+export function createInspector(
+  host: HTMLElement,
+  store: PlacementStore,
+  options: InspectorOptions = {},
+): Inspector {
+  const startedAt = options.startedAt ?? now();
+  const doc = host.ownerDocument;
+  const state = new ViewState();
+  const el = (tag: string, className: string, parent: HTMLElement): HTMLElement => {
+    const element = doc.createElement(tag);
+    element.className = className;
+    parent.appendChild(element);
+    return element;
+  };
+
+  const root = doc.createElement('div');
+  root.className = 'placeviz-inspector';
+  root.dataset.firstPaintMs = '';
+  const header = el('div', 'placeviz-header', root);
+  const title = el('span', 'placeviz-title', header);
+  title.textContent = 'placeviz';
+  const summary = el('span', 'placeviz-runs', header);
+  const errors = el('div', 'placeviz-errors', root);
+  const legendArea = el('div', 'placeviz-area-legend', root);
+  const dagArea = el('div', 'placeviz-area-dag', root);
+  const detailsArea = el('div', 'placeviz-area-details', root);
+  const scrubberArea = el('div', 'placeviz-area-scrubber', root);
+  const panels = el('div', 'placeviz-area-panels', root);
+  host.appendChild(root);
+
+  const disposers: (() => void)[] = [];
+  const legend = renderLegend(legendArea, store, state);
+  disposers.push(() => legend.dispose());
+  const dag = new DagView(dagArea, store, state);
+  disposers.push(() => dag.dispose());
+  const details = renderDetails(detailsArea, store, state);
+  disposers.push(() => details.dispose());
+  const scrubber = new Scrubber(scrubberArea, store, state);
+  disposers.push(() => scrubber.dispose());
+  const memory = new MemoryPanel(panels, store, state);
+  disposers.push(() => memory.dispose());
+  const timing = new TimingPanel(panels, store, state);
+  disposers.push(() => timing.dispose());
+
+  // Plots take their colours from CSS variables when drawn: redraw when JupyterLab's theme changes.
+  if (typeof MutationObserver === 'function' && doc.body) {
+    const observer = new MutationObserver(() => {
+      memory.refresh();
+      timing.refresh();
+    });
+    observer.observe(doc.body, {
+      attributes: true,
+      attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light'],
+    });
+    disposers.push(() => observer.disconnect());
+  }
+
+  let firstPaint = true;
+  disposers.push(
+    dag.onPaint((info) => {
+      root.dataset.drawn = String(info.drawn);
+      if (firstPaint) {
+        firstPaint = false;
+        root.dataset.firstPaintMs = (now() - startedAt).toFixed(1);
+      }
+    }),
+  );
+
+  const renderHeader = () => {
+    root.dataset.ops = String(store.nodes.length);
+    root.dataset.devices = String(store.devices.length);
+    root.dataset.events = String(store.events.count);
+    root.dataset.runs = String(store.runs.length);
+    root.dataset.schema = store.schema;
+    if (root.dataset.drawn === undefined) {
+      root.dataset.drawn = '0';
+    }
+    summary.textContent = runsSummary(store);
+    const failed = store.runs.filter((r) => r.status === 'error' && r.error);
+    errors.replaceChildren(
+      ...failed.slice(-3).map((run) => {
+        const line = doc.createElement('div');
+        line.className = 'placeviz-error';
+        line.textContent = `run ${store.runs.indexOf(run) + 1} failed: ${run.error ?? ''}`;
+        return line;
+      }),
+    );
+    errors.hidden = failed.length === 0;
+  };
+  renderHeader();
+
+  let frame: number | null = null;
+  const flush = () => {
+    frame = null;
+    renderHeader();
+    legend.update();
+    details.update();
+    scrubber.update();
+    memory.update();
+    timing.update();
+  };
+  disposers.push(
+    store.onChange((change: StoreChange) => {
+      void change;
+      if (frame === null) {
+        frame = schedule(flush);
+      }
+    }),
+  );
+  disposers.push(() => {
+    if (frame !== null) {
+      unschedule(frame);
+    }
+  });
+
+  let disposed = false;
+  return {
+    element: root,
+    state,
+    dispose() {
+      if (disposed) {
+        return;
+      }
+      disposed = true;
+      for (const dispose of disposers.reverse()) {
+        try {
+          dispose();
+        } catch (error) {
+          console.error('placeviz: dispose failed', error);
+        }
+      }
+      root.remove();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The device legend: one entry per device, grouped by job/task and physical device (logical GPUs
+ * under the GPU they share). Clicking an entry filters the views to that device; again, clears.
+ * The host calls update() after store changes; the legend follows the filter by itself.
+ */
+import { devicePalette, legendGroups } from './colours';
+import { shortDeviceName } from './format';
+import type { PlacementStore } from './store';
+import type { DeviceRecord } from './types';
+import type { ViewState } from './viewstate';
+
+export interface LegendHandle {
+  update(): void;
+  dispose(): void;
+}
+
+export function renderLegend(
+  parent: HTMLElement,
+  store: PlacementStore,
+  state: ViewState,
+): LegendHandle {
+  const doc = parent.ownerDocument;
+  const root = doc.createElement('div');
+  root.className = 'placeviz-legend';
+  parent.appendChild(root);
+  let shownDevices: readonly DeviceRecord[] | null = null;
+
+  const element = (tag: string, className: string, text?: string): HTMLElement => {
+    const node = doc.createElement(tag);
+    node.className = className;
+    if (text !== undefined) {
+      node.textContent = text;
+    }
+    return node;
+  };
+
+  const entry = (device: DeviceRecord, colour: string): HTMLElement => {
+    const button = element('button', 'placeviz-legend-entry');
+    button.setAttribute('type', 'button');
+    button.dataset.device = device.name;
+    button.dataset.kind = device.kind;
+    button.title = device.description ? `${device.name}\n${device.description}` : device.name;
+    const swatch = element('span', 'placeviz-legend-swatch');
+    swatch.style.background = colour;
+    button.append(swatch, element('span', 'placeviz-legend-name', shortDeviceName(device.name)));
+    if (device.kind !== 'real') {
+      button.append(element('span', 'placeviz-legend-note', `(${device.kind})`));
+    }
+    button.addEventListener('click', () => {
+      state.set({ filter: state.get('filter') === device.name ? '' : device.name });
+    });
+    return button;
+  };
+
+  const build = () => {
+    shownDevices = store.devices;
+    const palette = devicePalette(store.devices);
+    const groups = legendGroups(store.devices);
+    const showHosts = groups.length > 1;
+    root.replaceChildren(
+      ...groups.map((group) => {
+        const host = element('div', 'placeviz-legend-host');
+        if (showHosts) {
+          host.append(element('div', 'placeviz-legend-host-name', group.host || 'other devices'));
+        }
+        for (const physical of group.physical) {
+          const box = element('div', 'placeviz-legend-physical');
+          const shared = physical.devices.length > 1 || physical.devices[0].kind === 'logical';
+          if (shared) {
+            box.append(element('div', 'placeviz-legend-physical-name', physical.parent));
+          }
+          for (const device of physical.devices) {
+            box.append(entry(device, palette.get(device.id)?.colour ?? 'transparent'));
+          }
+          host.append(box);
+        }
+        return host;
+      }),
+    );
+  };
+
+  const markActive = () => {
+    const filter = state.get('filter');
+    for (const button of root.querySelectorAll<HTMLElement>('.placeviz-legend-entry')) {
+      const active = button.dataset.device === filter;
+      button.classList.toggle('placeviz-legend-active', active);
+      button.setAttribute('aria-pressed', String(active));
+    }
+  };
+
+  const update = () => {
+    if (store.devices !== shownDevices) {
+      build();
+    }
+    markActive();
+  };
+  update();
+  const stop = state.listen((changed) => {
+    if (changed.has('filter')) {
+      markActive();
+    }
+  });
+  return {
+    update,
+    dispose() {
+      stop();
+      root.remove();
+    },
+  };
+}

@@ -1,0 +1,537 @@
+/**
+ * The memory panel: bytes in use over time per device, from the ALLOC and FREE events.
+ *
+ * - The series is the running sum of ALLOC bytes minus FREE bytes, events sorted by time (ties
+ *   keep the order they were recorded in). A FREE without bytes frees what its ALLOC took: FREEs
+ *   are paired with the oldest open ALLOC of the same node on the same device.
+ * - Past 2,000 points a device's series is downsampled by time buckets, keeping each bucket's
+ *   lowest, highest and last value, so the peak is always drawn exactly.
+ * - A device's memory limit is drawn as a dashed line only when it is at most 4x the device's
+ *   peak; a larger limit (a 80 GiB GPU running a 100 MiB model) would squash the curve to the
+ *   axis, so it is named in the legend entry instead ("GPU:0 · limit 80 GiB").
+ * - Hovering the plot lists the largest tensors live at that time (allocated, not yet freed) and
+ *   the ops that produced them; otherwise the list is for the scrubber time (or the peak).
+ */
+import { loadPlotly, escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { formatBytes, formatNs, shortDeviceName } from './format';
+import { panelDeviceColour } from './devicecolour';
+import {
+  cursorShapes,
+  pointerToData,
+  Throttle,
+  timeExtent,
+  xRangeMs,
+  type PanelOptions,
+} from './panel';
+import { EventKind, type DeviceRecord, type EventBatch, type NodeRecord } from './types';
+import type { ViewState, ViewStateFields } from './viewstate';
+import type { PlacementStore } from './store';
+import type { PlotlyTrace } from 'plotly.js-basic-dist-min';
+
+export const MAX_POINTS = 2000;
+/** A limit is drawn when limit <= LIMIT_SCALE * peak. */
+export const LIMIT_SCALE = 4;
+export const LIVE_TENSORS_SHOWN = 5;
+
+/** The events the memory computations read (an EventBatch or the store's growable columns). */
+export type MemoryEvents = Pick<EventBatch, 'count' | 'kind' | 't0' | 'node' | 'device' | 'bytes'>;
+
+/** One tensor's lifetime: allocated at t0, freed at t1 (Infinity while still live). */
+export interface Allocation {
+  node: number;
+  device: number;
+  bytes: number;
+  t0: number;
+  t1: number;
+}
+
+export interface DeviceSeries {
+  device: number;
+  /** Times (ns since origin) and bytes in use after the events at that time; downsampled. */
+  t: Float64Array;
+  bytes: Float64Array;
+  peak: number;
+  peakTime: number;
+  /** Points before downsampling. */
+  points: number;
+}
+
+export interface MemoryModel {
+  series: DeviceSeries[];
+  allocations: Allocation[];
+}
+
+/** ALLOC and FREE event indices, sorted by time (stable). */
+function memoryEventOrder(events: MemoryEvents): number[] {
+  const order: number[] = [];
+  for (let e = 0; e < events.count; e++) {
+    const kind = events.kind[e];
+    if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
+      order.push(e);
+    }
+  }
+  return order.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
+}
+
+/** Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime. */
+export function computeMemory(events: MemoryEvents, maxPoints = MAX_POINTS): MemoryModel {
+  const order = memoryEventOrder(events);
+  const open = new Map<string, Allocation[]>();
+  const allocations: Allocation[] = [];
+  const raw = new Map<number, { t: number[]; bytes: number[]; inUse: number }>();
+  for (const e of order) {
+    const device = events.device[e];
+    const node = events.node[e];
+    const key = `${device}:${node}`;
+    let track = raw.get(device);
+    if (track === undefined) {
+      track = { t: [], bytes: [], inUse: 0 };
+      raw.set(device, track);
+    }
+    let delta: number;
+    if (events.kind[e] === EventKind.ALLOC) {
+      const allocation = { node, device, bytes: events.bytes[e], t0: events.t0[e], t1: Infinity };
+      allocations.push(allocation);
+      const queue = open.get(key);
+      if (queue === undefined) {
+        open.set(key, [allocation]);
+      } else {
+        queue.push(allocation);
+      }
+      delta = allocation.bytes;
+    } else {
+      const allocation = open.get(key)?.shift();
+      if (allocation !== undefined) {
+        allocation.t1 = events.t0[e];
+      }
+      delta = -(events.bytes[e] > 0 ? events.bytes[e] : (allocation?.bytes ?? 0));
+    }
+    track.inUse += delta;
+    track.t.push(events.t0[e]);
+    track.bytes.push(track.inUse);
+  }
+  const series: DeviceSeries[] = [];
+  for (const [device, track] of [...raw].sort((a, b) => a[0] - b[0])) {
+    let peak = -Infinity;
+    let peakTime = NaN;
+    track.bytes.forEach((value, i) => {
+      if (value > peak) {
+        peak = value;
+        peakTime = track.t[i];
+      }
+    });
+    const sampled = downsampleSeries(
+      Float64Array.from(track.t),
+      Float64Array.from(track.bytes),
+      maxPoints,
+    );
+    series.push({
+      device,
+      t: sampled.t,
+      bytes: sampled.values,
+      peak: Math.max(peak, 0),
+      peakTime,
+      points: track.t.length,
+    });
+  }
+  return { series, allocations };
+}
+
+/**
+ * At most `maxPoints` of a step series: time buckets, each keeping its lowest, highest and last
+ * point (in time order), plus the first and last points. The maximum always survives.
+ */
+export function downsampleSeries(
+  t: Float64Array,
+  values: Float64Array,
+  maxPoints = MAX_POINTS,
+): { t: Float64Array; values: Float64Array } {
+  const n = t.length;
+  if (n <= maxPoints) {
+    return { t, values };
+  }
+  const buckets = Math.max(1, Math.floor((maxPoints - 2) / 3));
+  const t0 = t[0];
+  const width = t[n - 1] - t0;
+  const bucketOf = (i: number) =>
+    width > 0
+      ? Math.min(buckets - 1, Math.floor(((t[i] - t0) / width) * buckets))
+      : Math.min(buckets - 1, Math.floor((i * buckets) / n));
+  const keep = new Uint8Array(n);
+  keep[0] = 1;
+  keep[n - 1] = 1;
+  let start = 0;
+  while (start < n) {
+    const bucket = bucketOf(start);
+    let end = start;
+    let lo = start;
+    let hi = start;
+    while (end < n && bucketOf(end) === bucket) {
+      if (values[end] < values[lo]) {
+        lo = end;
+      }
+      if (values[end] > values[hi]) {
+        hi = end;
+      }
+      end += 1;
+    }
+    keep[lo] = 1;
+    keep[hi] = 1;
+    keep[end - 1] = 1;
+    start = end;
+  }
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    kept += keep[i];
+  }
+  const outT = new Float64Array(kept);
+  const outV = new Float64Array(kept);
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    if (keep[i]) {
+      outT[j] = t[i];
+      outV[j] = values[i];
+      j += 1;
+    }
+  }
+  return { t: outT, values: outV };
+}
+
+/** The largest tensors live at time t (allocated at or before t, freed after t), largest first. */
+export function liveTensorsAt(
+  allocations: readonly Allocation[],
+  t: number,
+  limit = LIVE_TENSORS_SHOWN,
+  device: number | null = null,
+): Allocation[] {
+  const live = allocations.filter(
+    (a) => a.t0 <= t && t < a.t1 && (device === null || a.device === device),
+  );
+  live.sort((a, b) => b.bytes - a.bytes || a.t0 - b.t0);
+  return live.slice(0, limit);
+}
+
+/** Whether a device's limit is drawn as a line (see the module comment). */
+export function limitDrawn(limit: number, peak: number): boolean {
+  return limit > 0 && peak > 0 && limit <= LIMIT_SCALE * peak;
+}
+
+/** A unit for the y axis so that the largest value drawn reads as 1 to 1023. */
+function byteUnit(max: number): { scale: number; name: string } {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (i < units.length - 1 && max >= 1024 ** (i + 1)) {
+    i += 1;
+  }
+  return { scale: 1024 ** i, name: units[i] };
+}
+
+export class MemoryPanel {
+  readonly element: HTMLDivElement;
+  private readonly plot: HTMLDivElement;
+  private readonly note: HTMLDivElement;
+  private readonly liveTitle: HTMLDivElement;
+  private readonly liveList: HTMLOListElement;
+  private model: MemoryModel = { series: [], allocations: [] };
+  private nodes = new Map<number, NodeRecord>();
+  private devices: readonly DeviceRecord[] = [];
+  private hoverTime: number | null = null;
+  private plotted: PlotlyModule | null = null;
+  private drawing = false;
+  private redraw = false;
+  private disposed = false;
+  private readonly throttle: Throttle;
+  private readonly unlisten: () => void;
+
+  constructor(
+    parent: HTMLElement,
+    private readonly store: PlacementStore,
+    private readonly state: ViewState,
+    private readonly options: PanelOptions = {},
+  ) {
+    const doc = parent.ownerDocument;
+    this.element = doc.createElement('div');
+    this.element.className = 'placeviz-panel placeviz-memory';
+    this.element.dataset.series = '0';
+    const title = doc.createElement('div');
+    title.className = 'placeviz-panel-title';
+    title.textContent = 'Memory in use';
+    this.plot = doc.createElement('div');
+    this.plot.className = 'placeviz-plot';
+    this.note = doc.createElement('div');
+    this.note.className = 'placeviz-panel-note';
+    const live = doc.createElement('div');
+    live.className = 'placeviz-live-tensors';
+    this.liveTitle = doc.createElement('div');
+    this.liveTitle.className = 'placeviz-live-title';
+    this.liveList = doc.createElement('ol');
+    live.append(this.liveTitle, this.liveList);
+    this.element.append(title, this.plot, this.note, live);
+    parent.appendChild(this.element);
+    this.plot.addEventListener('mousemove', (event) => {
+      const at = pointerToData(this.plot, event);
+      this.setHoverTime(at === null ? null : at.x * 1e6);
+    });
+    this.plot.addEventListener('mouseleave', () => this.setHoverTime(null));
+    this.throttle = new Throttle(options.throttleMs ?? 250, () => this.recompute());
+    this.unlisten = state.listen((changed) => this.onState(changed));
+    this.recompute();
+  }
+
+  get seriesModel(): MemoryModel {
+    return this.model;
+  }
+
+  /** The store changed: recompute (throttled) and redraw. */
+  update(): void {
+    if (!this.disposed) {
+      this.throttle.call();
+    }
+  }
+
+  /** Draw again with the current theme colours (JupyterLab switched theme). */
+  refresh(): void {
+    if (!this.disposed) {
+      void this.draw();
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.disposed = true;
+    this.throttle.cancel();
+    this.unlisten();
+    this.plotted?.purge(this.plot);
+    this.element.remove();
+  }
+
+  private recompute(): void {
+    if (this.disposed) {
+      return;
+    }
+    const store = this.store;
+    this.devices = store.devices;
+    this.nodes = new Map(store.nodes.map((n) => [n.id, n]));
+    this.model = computeMemory(store.events);
+    this.element.dataset.series = String(this.model.series.length);
+    const offScale = this.model.series
+      .map((s) => ({ s, device: this.deviceRecord(s.device) }))
+      .filter(
+        ({ s, device }) =>
+          device && device.memory_limit > 0 && !limitDrawn(device.memory_limit, s.peak),
+      )
+      .map(({ device }) => `${shortDeviceName(device!.name)} ${formatBytes(device!.memory_limit)}`);
+    this.note.textContent =
+      this.model.series.length === 0
+        ? 'No memory events recorded.'
+        : offScale.length > 0
+          ? `Limits not drawn (more than ${LIMIT_SCALE}x the peak): ${offScale.join(', ')}`
+          : '';
+    this.renderLiveTensors();
+    void this.draw();
+  }
+
+  private setHoverTime(t: number | null): void {
+    if (t !== this.hoverTime) {
+      this.hoverTime = t;
+      this.renderLiveTensors();
+    }
+  }
+
+  private deviceRecord(id: number): DeviceRecord | undefined {
+    return this.devices.find((d) => d.id === id);
+  }
+
+  private deviceLabel(id: number): string {
+    const device = this.deviceRecord(id);
+    return device ? shortDeviceName(device.name) : `device ${id}`;
+  }
+
+  private onState(changed: ReadonlySet<keyof ViewStateFields>): void {
+    if (changed.has('time')) {
+      this.renderLiveTensors();
+      if (this.plotted) {
+        void this.plotted.relayout(this.plot, { shapes: this.cursorShapes() });
+      }
+    }
+  }
+
+  /** The time the live-tensor list is for: hovered, else the scrubber's, else the peak's. */
+  private listTime(): number | null {
+    if (this.hoverTime !== null) {
+      return this.hoverTime;
+    }
+    const time = this.state.get('time');
+    if (time !== null) {
+      return time;
+    }
+    let best: DeviceSeries | null = null;
+    for (const s of this.model.series) {
+      if (best === null || s.peak > best.peak) {
+        best = s;
+      }
+    }
+    return best && Number.isFinite(best.peakTime) ? best.peakTime : null;
+  }
+
+  private renderLiveTensors(): void {
+    const t = this.listTime();
+    const doc = this.element.ownerDocument;
+    this.liveList.replaceChildren();
+    if (t === null || this.model.allocations.length === 0) {
+      this.liveTitle.textContent = '';
+      return;
+    }
+    const why =
+      this.hoverTime !== null ? '' : this.state.get('time') !== null ? ' (scrubber)' : ' (peak)';
+    this.liveTitle.textContent = `Largest live tensors at ${formatNs(t)}${why}`;
+    const live = liveTensorsAt(this.model.allocations, t);
+    if (live.length === 0) {
+      const item = doc.createElement('li');
+      item.textContent = 'none';
+      this.liveList.appendChild(item);
+    }
+    for (const a of live) {
+      const node = this.nodes.get(a.node);
+      const item = doc.createElement('li');
+      item.dataset.node = String(a.node);
+      const name = node ? node.name : `node ${a.node}`;
+      const type = node?.type ? ` (${node.type})` : '';
+      item.textContent = `${formatBytes(a.bytes)} · ${name}${type} · ${this.deviceLabel(a.device)}`;
+      item.addEventListener('click', () => this.state.set({ selected: a.node }));
+      item.addEventListener('mouseenter', () => this.state.set({ hovered: a.node }));
+      item.addEventListener('mouseleave', () => {
+        if (this.state.get('hovered') === a.node) {
+          this.state.set({ hovered: null });
+        }
+      });
+      this.liveList.appendChild(item);
+    }
+  }
+
+  private cursorShapes(): Record<string, unknown>[] {
+    return cursorShapes(this.state.get('time'), plotTheme(this.element).cursor);
+  }
+
+  private traces(): { traces: PlotlyTrace[]; unit: string } {
+    let max = 0;
+    for (const s of this.model.series) {
+      max = Math.max(max, s.peak);
+      const limit = this.deviceRecord(s.device)?.memory_limit ?? 0;
+      if (limitDrawn(limit, s.peak)) {
+        max = Math.max(max, limit);
+      }
+    }
+    const unit = byteUnit(max);
+    const end = Math.max(
+      this.store.endTime(),
+      ...this.model.series.map((s) => s.t[s.t.length - 1]),
+    );
+    const traces: PlotlyTrace[] = [];
+    for (const s of this.model.series) {
+      const device = this.deviceRecord(s.device);
+      const colour = panelDeviceColour(this.devices, s.device);
+      const label = escapePlotlyText(this.deviceLabel(s.device));
+      const limit = device?.memory_limit ?? 0;
+      const drawLimit = limitDrawn(limit, s.peak);
+      const legend =
+        limit > 0 && !drawLimit
+          ? `${label} · limit ${escapePlotlyText(formatBytes(limit))}`
+          : label;
+      const x = [s.t[0] / 1e6];
+      const y = [0];
+      for (let i = 0; i < s.t.length; i++) {
+        x.push(s.t[i] / 1e6);
+        y.push(s.bytes[i] / unit.scale);
+      }
+      x.push(end / 1e6);
+      y.push(s.bytes[s.bytes.length - 1] / unit.scale);
+      traces.push({
+        type: 'scatter',
+        mode: 'lines',
+        name: legend,
+        legendgroup: String(s.device),
+        x,
+        y,
+        line: { color: colour, width: 1.5, shape: 'hv' },
+        hovertemplate: `%{y:.3~f} ${unit.name}<extra>${label}</extra>`,
+      });
+      if (drawLimit) {
+        traces.push({
+          type: 'scatter',
+          mode: 'lines',
+          name: `${label} limit`,
+          legendgroup: String(s.device),
+          showlegend: false,
+          x: [Math.min(0, x[0]), end / 1e6],
+          y: [limit / unit.scale, limit / unit.scale],
+          line: { color: colour, width: 1, dash: 'dash' },
+          hovertemplate: `limit ${escapePlotlyText(formatBytes(limit))}<extra>${label}</extra>`,
+        });
+      }
+      traces.push({
+        type: 'scatter',
+        mode: 'markers',
+        name: `${label} peak`,
+        legendgroup: String(s.device),
+        showlegend: false,
+        x: [s.peakTime / 1e6],
+        y: [s.peak / unit.scale],
+        marker: { color: colour, size: 8, symbol: 'triangle-down' },
+        hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))}<extra>${label}</extra>`,
+      });
+    }
+    return { traces, unit: unit.name };
+  }
+
+  private async draw(): Promise<void> {
+    if (this.drawing) {
+      this.redraw = true;
+      return;
+    }
+    if (this.model.series.length === 0 && !this.plotted) {
+      return;
+    }
+    this.drawing = true;
+    try {
+      const plotly = await loadPlotly();
+      if (this.disposed) {
+        return;
+      }
+      const theme = plotTheme(this.element);
+      const { traces, unit } = this.traces();
+      const layout = {
+        height: this.options.height ?? 220,
+        margin: { l: 56, r: 12, t: 8, b: 36 },
+        paper_bgcolor: theme.background,
+        plot_bgcolor: theme.background,
+        font: { family: theme.font, color: theme.fontColor, size: 11 },
+        showlegend: true,
+        legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
+        hovermode: 'x',
+        // Keep the user's zoom across updates while events stream in.
+        uirevision: 'placeviz',
+        xaxis: {
+          title: { text: 'ms' },
+          gridcolor: theme.grid,
+          zeroline: false,
+          range: xRangeMs(timeExtent(this.store.events)),
+        },
+        yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
+        shapes: this.cursorShapes(),
+      };
+      await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+      this.plotted = plotly;
+    } catch (error) {
+      this.note.textContent = `Plot unavailable: ${String(error)}`;
+    } finally {
+      this.drawing = false;
+      if (this.redraw && !this.disposed) {
+        this.redraw = false;
+        void this.draw();
+      }
+    }
+  }
+}

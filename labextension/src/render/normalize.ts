@@ -1,0 +1,169 @@
+/**
+ * Reading a placement document of any schema version into the current records: a saved notebook
+ * may carry an older document, so every optional field gets a default instead of an error. Only a
+ * document without device and node arrays cannot be drawn at all.
+ */
+import { COLUMN_NAMES } from './types';
+import type {
+  DeviceKind,
+  DeviceRecord,
+  EdgeRecord,
+  EventLists,
+  NodeRecord,
+  Reason,
+  ReasonKind,
+  RunRecord,
+  Tables,
+} from './types';
+
+type Loose = Record<string, unknown>;
+
+const DEVICE_KINDS: readonly DeviceKind[] = ['real', 'logical', 'simulated'];
+const REASON_KINDS: readonly ReasonKind[] = ['pinned', 'default', 'soft', 'colocated', 'sticky'];
+
+export interface NormalizedDocument {
+  schema: string;
+  tables: Tables;
+  events: Partial<EventLists>;
+}
+
+export function normalizeDocument(doc: unknown): NormalizedDocument {
+  if (!isObject(doc)) {
+    throw new Error('placement document: expected a JSON object');
+  }
+  const events = isObject(doc.events) ? numberColumns(doc.events) : {};
+  return {
+    schema: typeof doc.schema === 'string' ? doc.schema : 'placeviz/0',
+    tables: normalizeTables(doc),
+    events,
+  };
+}
+
+/** The static tables of a document or of a live `tables` message. */
+export function normalizeTables(raw: unknown): Tables {
+  if (!isObject(raw)) {
+    throw new Error('placement tables: expected a JSON object');
+  }
+  if (!Array.isArray(raw.devices)) {
+    throw new Error('placement document: "devices" must be an array');
+  }
+  if (!Array.isArray(raw.nodes)) {
+    throw new Error('placement document: "nodes" must be an array');
+  }
+  const devices = raw.devices.filter(isObject).map(normalizeDevice);
+  const nodes = raw.nodes.filter(isObject).map(normalizeNode);
+  // Only documents from before `crosses` existed need each node's device to fill it in.
+  let deviceOf: Map<number, number | null> | null = null;
+  const devicesOf = () => (deviceOf ??= new Map(nodes.map((n) => [n.id, n.device])));
+  return {
+    origin_ns: numberOr(raw.origin_ns, 0),
+    devices,
+    nodes,
+    edges: (Array.isArray(raw.edges) ? raw.edges : [])
+      .filter(isObject)
+      .map((e) => normalizeEdge(e, devicesOf)),
+    runs: (Array.isArray(raw.runs) ? raw.runs : []).filter(isObject).map(normalizeRun),
+  };
+}
+
+function normalizeDevice(raw: Loose, position: number): DeviceRecord {
+  const name = stringOr(raw.name, `device ${position}`);
+  const parsed = /device:([A-Za-z_][A-Za-z0-9_]*):(\d+)$/.exec(name);
+  const kind = DEVICE_KINDS.includes(raw.kind as DeviceKind) ? (raw.kind as DeviceKind) : 'real';
+  return {
+    id: numberOr(raw.id, position),
+    name,
+    type: stringOr(raw.type, parsed ? parsed[1].toUpperCase() : ''),
+    index: numberOr(raw.index, parsed ? Number(parsed[2]) : 0),
+    parent: stringOr(raw.parent, name),
+    kind,
+    profile: typeof raw.profile === 'string' ? raw.profile : null,
+    description: stringOr(raw.description, ''),
+    memory_limit: numberOr(raw.memory_limit, 0),
+    reserved: numberOr(raw.reserved, 0),
+  };
+}
+
+function normalizeNode(raw: Loose, position: number): NodeRecord {
+  const name = stringOr(raw.name, `op ${position}`);
+  const slash = name.lastIndexOf('/');
+  return {
+    id: numberOr(raw.id, position),
+    name,
+    type: stringOr(raw.type, ''),
+    scope: stringOr(raw.scope, slash < 0 ? '' : name.slice(0, slash)),
+    requested: stringOr(raw.requested, ''),
+    device: typeof raw.device === 'number' ? raw.device : null,
+    reason: normalizeReason(raw.reason),
+    shapes: Array.isArray(raw.shapes) ? (raw.shapes as NodeRecord['shapes']) : [],
+    dtype: typeof raw.dtype === 'string' ? raw.dtype : null,
+    bytes_out: typeof raw.bytes_out === 'number' ? raw.bytes_out : null,
+    source: stringOr(raw.source, ''),
+  };
+}
+
+function normalizeReason(raw: unknown): Reason | null {
+  if (typeof raw === 'string') {
+    return { kind: 'default', text: raw, anchor: null };
+  }
+  if (!isObject(raw)) {
+    return null;
+  }
+  const kind = REASON_KINDS.includes(raw.kind as ReasonKind) ? (raw.kind as ReasonKind) : 'default';
+  return {
+    kind,
+    text: stringOr(raw.text, ''),
+    anchor: typeof raw.anchor === 'string' ? raw.anchor : null,
+  };
+}
+
+function normalizeEdge(raw: Loose, devicesOf: () => Map<number, number | null>): EdgeRecord {
+  const src = numberOr(raw.src, -1);
+  const dst = numberOr(raw.dst, -1);
+  const crosses = () => {
+    const a = devicesOf().get(src) ?? null;
+    const b = devicesOf().get(dst) ?? null;
+    return a !== null && b !== null && a !== b;
+  };
+  return {
+    src,
+    dst,
+    kind: raw.kind === 'control' ? 'control' : 'data',
+    bytes: typeof raw.bytes === 'number' ? raw.bytes : null,
+    crosses: typeof raw.crosses === 'boolean' ? raw.crosses : crosses(),
+  };
+}
+
+function normalizeRun(raw: Loose, position: number): RunRecord {
+  return {
+    id: numberOr(raw.id, position),
+    t0: numberOr(raw.t0, 0),
+    t1: numberOr(raw.t1, 0),
+    status: raw.status === 'error' ? 'error' : 'ok',
+    error: typeof raw.error === 'string' ? raw.error : null,
+    fetches: Array.isArray(raw.fetches) ? raw.fetches.filter((f) => typeof f === 'string') : [],
+  };
+}
+
+function numberColumns(raw: Loose): Partial<EventLists> {
+  const columns: Partial<EventLists> = {};
+  for (const name of COLUMN_NAMES) {
+    const values = raw[name];
+    if (Array.isArray(values)) {
+      columns[name] = values as number[];
+    }
+  }
+  return columns;
+}
+
+function isObject(value: unknown): value is Loose {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}

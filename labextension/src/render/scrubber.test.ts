@@ -1,0 +1,151 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PLAY_MS, runSpans, Scrubber } from './scrubber';
+import { PlacementStore } from './store';
+import { ViewState } from './viewstate';
+import { smallDocument } from './__tests__/fixtures';
+
+function setup() {
+  const parent = document.createElement('div');
+  const state = new ViewState();
+  const store = PlacementStore.fromDocument(smallDocument());
+  const scrubber = new Scrubber(parent, store, state);
+  const input = parent.querySelector<HTMLInputElement>('input[type=range].placeviz-time')!;
+  const play = parent.querySelector<HTMLButtonElement>('button.placeviz-play')!;
+  return { parent, state, store, scrubber, input, play };
+}
+
+function slide(input: HTMLInputElement, value: number) {
+  input.value = String(value);
+  input.dispatchEvent(new Event('input'));
+}
+
+describe('Scrubber', () => {
+  let frames: ((now: number) => void)[] = [];
+  beforeEach(() => {
+    frames = [];
+    vi.stubGlobal('requestAnimationFrame', (cb: (now: number) => void) => frames.push(cb));
+    vi.stubGlobal('cancelAnimationFrame', () => {
+      frames = [];
+    });
+  });
+  afterEach(() => vi.unstubAllGlobals());
+
+  const runFrame = (now: number) => {
+    const pending = frames;
+    frames = [];
+    pending.forEach((cb) => cb(now));
+  };
+
+  it('spans [0, endTime] and starts at the end', () => {
+    const { input, store, state, parent } = setup();
+    expect(store.endTime()).toBe(300);
+    expect(input.min).toBe('0');
+    expect(input.max).toBe('300');
+    expect(input.value).toBe('300');
+    expect(state.get('time')).toBeNull();
+    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('end · 300 ns');
+  });
+
+  it('sets state.time from the slider; the far end means the end (null)', () => {
+    const { input, state, parent } = setup();
+    slide(input, 120);
+    expect(state.get('time')).toBe(120);
+    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('120 ns / 300 ns');
+    slide(input, 300);
+    expect(state.get('time')).toBeNull();
+  });
+
+  it('follows state.time set elsewhere', () => {
+    const { input, state } = setup();
+    state.set({ time: 42 });
+    expect(input.value).toBe('42');
+  });
+
+  it('plays from the start to the end in about five seconds, then returns to null', () => {
+    const { play, state, scrubber } = setup();
+    play.click();
+    expect(scrubber.playing).toBe(true);
+    expect(play.getAttribute('aria-label')).toBe('Pause');
+    runFrame(1000);
+    expect(state.get('time')).toBe(0);
+    runFrame(1000 + PLAY_MS / 2);
+    expect(state.get('time')).toBeCloseTo(150);
+    runFrame(1000 + PLAY_MS + 1);
+    expect(state.get('time')).toBeNull();
+    expect(scrubber.playing).toBe(false);
+    expect(play.getAttribute('aria-label')).toBe('Play');
+  });
+
+  it('starts playing at the first event when the events begin after 0', () => {
+    const doc = smallDocument();
+    doc.events.t0 = doc.events.t0.map((t) => t + 1000);
+    doc.events.t1 = doc.events.t1.map((t) => t + 1000);
+    const parent = document.createElement('div');
+    const state = new ViewState();
+    const scrubber = new Scrubber(parent, PlacementStore.fromDocument(doc), state);
+    expect(scrubber.timeRange).toEqual([0, 1300]);
+    scrubber.play();
+    runFrame(0);
+    expect(state.get('time')).toBe(1000);
+    runFrame(PLAY_MS / 2);
+    expect(state.get('time')).toBeCloseTo(1000 + 300 / 2);
+  });
+
+  it('pauses on a second click and on sliding', () => {
+    const { play, input, state, scrubber } = setup();
+    play.click();
+    runFrame(0);
+    runFrame(PLAY_MS / 3);
+    play.click();
+    expect(scrubber.playing).toBe(false);
+    const paused = state.get('time');
+    expect(paused).toBeCloseTo(100);
+    play.click(); // resumes from where it was
+    runFrame(10_000);
+    expect(state.get('time')).toBeCloseTo(paused!);
+    slide(input, 10);
+    expect(scrubber.playing).toBe(false);
+    expect(state.get('time')).toBe(10);
+  });
+
+  it('lists runs when there are several, and narrows to the one picked', () => {
+    const { parent, state, scrubber } = setup();
+    const select = parent.querySelector<HTMLSelectElement>('select.placeviz-run')!;
+    expect(select.hidden).toBe(false);
+    expect([...select.options].map((o) => o.textContent)).toEqual([
+      'all runs (2)',
+      'run 1 of 2 · ok · 100 ns',
+      'run 2 of 2 · error · 100 ns',
+    ]);
+    select.value = '1';
+    select.dispatchEvent(new Event('change'));
+    expect(scrubber.timeRange).toEqual([200, 300]);
+    expect(state.get('time')).toBe(300);
+    select.value = '';
+    select.dispatchEvent(new Event('change'));
+    expect(scrubber.timeRange).toEqual([0, 300]);
+    expect(state.get('time')).toBeNull();
+  });
+
+  it('hides the run list for a single run and disables itself without events', () => {
+    const doc = smallDocument();
+    doc.runs = doc.runs.slice(0, 1);
+    doc.events = { ...doc.events, kind: [], t0: [], t1: [] };
+    const parent = document.createElement('div');
+    const scrubber = new Scrubber(parent, PlacementStore.fromDocument(doc), new ViewState());
+    expect(scrubber.runSelect.hidden).toBe(true);
+    expect(scrubber.input.disabled).toBe(true);
+    expect(scrubber.playButton.disabled).toBe(true);
+    scrubber.dispose();
+    expect(parent.childElementCount).toBe(0);
+  });
+
+  it('labels run spans relative to the origin', () => {
+    const spans = runSpans(smallDocument().runs, 1000);
+    expect(spans.map((s) => [s.start, s.end])).toEqual([
+      [0, 100],
+      [200, 300],
+    ]);
+  });
+});

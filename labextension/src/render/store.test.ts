@@ -1,0 +1,234 @@
+import { describe, expect, it } from 'vitest';
+import { decodeBatch } from './batch';
+import { OP_STATES, PlacementStore } from './store';
+import { COLUMN_NAMES, EventKind, type EventBatch } from './types';
+import { GPU0, smallDocument } from './__tests__/fixtures';
+
+function states(store: PlacementStore, t: number | null): string[] {
+  const out = new Uint8Array(store.nodes.length);
+  store.stateAt(t, out);
+  return Array.from(out, (code) => OP_STATES[code]);
+}
+
+function batchOf(count: number, node = 0): EventBatch {
+  const batch: EventBatch = {
+    count,
+    kind: new Int8Array(count).fill(EventKind.OP),
+    t0: new Float64Array(count),
+    t1: new Float64Array(count),
+    node: new Int32Array(count).fill(node),
+    device: new Int16Array(count),
+    stream: new Int16Array(count),
+    bytes: new Float64Array(count),
+    source: new Int8Array(count),
+    run: new Int32Array(count),
+    peer: new Int16Array(count).fill(-1),
+  };
+  for (let i = 0; i < count; i++) {
+    batch.t0[i] = 1000 + i;
+    batch.t1[i] = 1000 + i + 0.5;
+  }
+  return batch;
+}
+
+describe('PlacementStore.fromDocument', () => {
+  it('reads a placeviz/1 document', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    expect(store.schema).toBe('placeviz/1');
+    expect(store.originNs).toBe(1000);
+    expect(store.nodes.map((n) => n.name)).toEqual(['a', 'tower_0/b', 'tower_0/c']);
+    expect(store.events.count).toBe(7);
+    expect(store.nodeById(1)?.type).toBe('MatMul');
+    expect(store.deviceById(1)?.name).toBe(GPU0);
+    expect(store.deviceById(9)).toBeUndefined();
+    expect(store.endTime()).toBe(300);
+  });
+
+  it('fills the defaults of an older document', () => {
+    const store = PlacementStore.fromDocument({
+      origin_ns: 5,
+      devices: [{ id: 0, name: GPU0 }],
+      nodes: [
+        { id: 10, name: 'scope/x', device: 0 },
+        { id: 11, name: 'y', device: 0 },
+      ],
+      edges: [{ src: 10, dst: 11 }],
+      events: { kind: [EventKind.OP], t0: [1], t1: [4], node: [10] },
+    });
+    expect(store.schema).toBe('placeviz/0');
+    const [x] = store.nodes;
+    expect(x.reason).toBeNull();
+    expect(x.shapes).toEqual([]);
+    expect(x.source).toBe('');
+    expect(x.scope).toBe('scope');
+    expect(store.devices[0]).toMatchObject({ type: 'GPU', index: 0, kind: 'real', parent: GPU0 });
+    expect(store.edges[0]).toMatchObject({ kind: 'data', bytes: null, crosses: false });
+    expect(store.runs).toEqual([]);
+    expect(store.events.count).toBe(1);
+    expect(store.events.peer[0]).toBe(-1);
+    expect(store.events.run[0]).toBe(-1);
+    expect(store.events.device[0]).toBe(-1);
+    const spans = store.opSpans();
+    expect(spans.t0[0]).toBe(1);
+    expect(spans.t1[0]).toBe(4);
+    expect(Number.isNaN(spans.t0[1])).toBe(true);
+    expect(states(store, 2)).toEqual(['running', 'idle']);
+  });
+
+  it('keeps an unknown schema string', () => {
+    const store = PlacementStore.fromDocument({ schema: 'placeviz/7', devices: [], nodes: [] });
+    expect(store.schema).toBe('placeviz/7');
+    expect(store.events.count).toBe(0);
+  });
+
+  it('rejects a document without device or node arrays', () => {
+    expect(() => PlacementStore.fromDocument({ devices: {}, nodes: [] })).toThrow(/devices/);
+    expect(() => PlacementStore.fromDocument({ devices: [] })).toThrow(/nodes/);
+    expect(() => PlacementStore.fromDocument(null)).toThrow(Error);
+  });
+});
+
+describe('PlacementStore mutations', () => {
+  it('grows its columns by doubling, not per event', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const capacities = new Set<number>();
+    for (let i = 0; i < 300; i++) {
+      store.appendBatch(batchOf(10));
+      capacities.add(store.events.capacity);
+    }
+    expect(store.events.count).toBe(7 + 3000);
+    expect(capacities.size).toBeLessThanOrEqual(3);
+    expect(store.events.t0[7 + 2999]).toBe(1009);
+    // the document's events are still there, in order
+    expect(store.events.t0[2]).toBe(10);
+  });
+
+  it('tells listeners what changed and drops events on reset', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const heard: string[] = [];
+    const stop = store.onChange((change) => heard.push(change));
+    store.appendLists({ kind: [EventKind.OP], t0: [400], t1: [500], node: [2] });
+    expect(store.endTime()).toBe(500);
+    store.applyTables({ ...smallDocument(), runs: [] });
+    expect(store.events.count).toBe(8);
+    store.reset();
+    expect(store.events.count).toBe(0);
+    expect(store.endTime()).toBe(0);
+    stop();
+    store.reset();
+    expect(heard).toEqual(['events', 'tables', 'events']);
+  });
+
+  it('recomputes spans after a batch', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    expect(store.opSpans().t0[0]).toBe(200);
+    store.appendBatch(batchOf(1, 0));
+    expect(store.opSpans().t0[0]).toBe(1000);
+  });
+});
+
+describe('PlacementStore.stateAt', () => {
+  const store = PlacementStore.fromDocument(smallDocument());
+
+  it('follows the first run', () => {
+    expect(states(store, -1)).toEqual(['idle', 'idle', 'idle']);
+    expect(states(store, 5)).toEqual(['running', 'waiting', 'waiting']);
+    expect(states(store, 50)).toEqual(['done', 'done', 'running']);
+    expect(states(store, 150)).toEqual(['done', 'done', 'done']);
+  });
+
+  it('shows the failed run and the op its error names', () => {
+    expect(states(store, 210)).toEqual(['running', 'waiting', 'done']);
+    expect(states(store, 250)).toEqual(['done', 'running', 'done']);
+    expect(states(store, 300)).toEqual(['done', 'failed', 'done']);
+    expect(states(store, null)).toEqual(['done', 'failed', 'done']);
+  });
+
+  it('reports latest spans with the failure flag', () => {
+    const spans = store.opSpans();
+    expect(Array.from(spans.t0)).toEqual([200, 220, 40]);
+    expect(Array.from(spans.t1)).toEqual([220, 300, 100]);
+    expect(Array.from(spans.device)).toEqual([0, 1, 2]);
+    expect(Array.from(spans.failed)).toEqual([0, 1, 0]);
+  });
+});
+
+/** Little-endian buffers for `columns`, as the kernel sends them. */
+function encode(values: Record<string, number[]>, count: number): ArrayBuffer[] {
+  const sizes: Record<string, number> = {
+    kind: 1,
+    t0: 8,
+    t1: 8,
+    node: 4,
+    device: 2,
+    stream: 2,
+    bytes: 8,
+    source: 1,
+    run: 4,
+    peer: 2,
+  };
+  return COLUMN_NAMES.map((name) => {
+    const size = sizes[name];
+    const view = new DataView(new ArrayBuffer(count * size));
+    values[name].forEach((v, i) => {
+      const at = i * size;
+      if (size === 1) view.setInt8(at, v);
+      else if (size === 2) view.setInt16(at, v, true);
+      else if (size === 4) view.setInt32(at, v, true);
+      else view.setFloat64(at, v, true);
+    });
+    return view.buffer;
+  });
+}
+
+const SAMPLE = {
+  kind: [2, 3, 4],
+  t0: [1.5, 2.25, 1e12],
+  t1: [3, 4, 1e12 + 7],
+  node: [5, -1, 70000],
+  device: [1, 2, -1],
+  stream: [0, 3, 300],
+  bytes: [24, 4096, 2 ** 40],
+  source: [1, 2, 3],
+  run: [0, 1, 123456],
+  peer: [-1, 1, 2],
+};
+
+describe('decodeBatch', () => {
+  it('round-trips little-endian buffers', () => {
+    const batch = decodeBatch({ count: 3 }, encode(SAMPLE, 3));
+    expect(batch.count).toBe(3);
+    for (const name of COLUMN_NAMES) {
+      expect(Array.from(batch[name]), name).toEqual(SAMPLE[name]);
+    }
+    expect(batch.node).toBeInstanceOf(Int32Array);
+    expect(batch.t0).toBeInstanceOf(Float64Array);
+  });
+
+  it('reads DataViews at unaligned offsets inside a larger buffer', () => {
+    const views = encode(SAMPLE, 3).map((buffer) => {
+      const shared = new Uint8Array(buffer.byteLength + 8);
+      shared.set(new Uint8Array(buffer), 3);
+      return new DataView(shared.buffer, 3, buffer.byteLength);
+    });
+    const batch = decodeBatch({ count: 3 }, views);
+    for (const name of COLUMN_NAMES) {
+      expect(Array.from(batch[name]), name).toEqual(SAMPLE[name]);
+    }
+  });
+
+  it('names the column whose length is wrong', () => {
+    const buffers = encode(SAMPLE, 3);
+    buffers[4] = new ArrayBuffer(4);
+    expect(() => decodeBatch({ count: 3 }, buffers)).toThrow(/column 'device'/);
+    expect(() => decodeBatch({ count: 3 }, buffers.slice(0, 9))).toThrow(/10 buffers/);
+  });
+
+  it('feeds a store', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    store.appendBatch(decodeBatch({ count: 3 }, encode(SAMPLE, 3)));
+    expect(store.events.count).toBe(10);
+    expect(store.events.bytes[9]).toBe(2 ** 40);
+    expect(store.events.peer[8]).toBe(1);
+  });
+});
