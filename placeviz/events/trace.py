@@ -130,8 +130,9 @@ class Trace:
             "nodes": self.nodes,
             "edges": self.edges,
             "runs": self.runs,
-            "event_kinds": KIND_NAMES,
-            "timing_sources": SOURCE_NAMES,
+            # JSON object keys are strings: the dict is the same as the JSON read back.
+            "event_kinds": {str(k): v for k, v in KIND_NAMES.items()},
+            "timing_sources": {str(k): v for k, v in SOURCE_NAMES.items()},
             "events": {
                 "kind": ev["kind"].tolist(),
                 "t0": (ev["t0"] - self.origin_ns).tolist(),
