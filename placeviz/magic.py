@@ -4,6 +4,7 @@
 cell runs is collected (the latest run is the one kept); a cell that runs nothing has its sink
 ops run once, so TensorFlow-2-style code without a session still shows its placement.
 
+Runs in the cell are fully traced (as with ``FULL_TRACE``), so memory over time can be shown.
 In a kernel the cell's output is a live ``PlacementInspector`` that every session streams into;
 when the cell ends it is replaced (same display id) by the final placement document as MIME data,
 so the saved notebook shows the inspector without a kernel. Outside a kernel (a terminal, or
@@ -25,6 +26,7 @@ from placeviz.events.html import MIME_TYPE
 from placeviz.events.trace import Trace
 from placeviz.graph import core
 from placeviz.runtime import session as session_module
+from placeviz.runtime.config import RunOptions
 from placeviz.runtime.session import Session
 
 
@@ -79,9 +81,10 @@ class PlacementMagics(Magics):
                     shell.user_ns[args.output] = latest.trace(runs=None)
                 if live:
                     # A failed placement ran nothing, yet its session shows what was placed.
-                    live.finish(latest or (sessions[-1] if sessions else None))
+                    live.finish(latest or _latest_made(sessions))
                 raise
-            shown = _latest_run(sessions) or _run_sinks()
+            # A cell that caught a failed placement shows its graph rather than running its sinks.
+            shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
             trace = shown.trace(runs=None)
             if live:
                 live.finish(shown)  # within the cell's devices, whose state the tables read
@@ -187,6 +190,12 @@ def _latest_run(sessions: list[Session]) -> Session | None:
     return max(ran, key=lambda s: s.last_run["t1"]) if ran else None  # type: ignore[index]
 
 
+def _latest_made(sessions: list[Session]) -> Session | None:
+    """The last session made, for a cell none of whose runs started (placement failed): its
+    graph is still worth showing."""
+    return sessions[-1] if sessions else None
+
+
 @contextlib.contextmanager
 def _collect_sessions(
     also: Callable[[Session], None] | None = None,
@@ -195,6 +204,7 @@ def _collect_sessions(
     sessions: list[Session] = []
 
     def observe(session: Session) -> None:
+        session.trace_level = RunOptions.FULL_TRACE  # the inspector shows memory over time
         sessions.append(session)
         if also is not None:
             also(session)

@@ -78,9 +78,10 @@ def test_a_cell_streams_into_a_widget_then_leaves_the_document(kernel) -> None:
     shown = [m for m in messages if m["msg_type"] == "display_data"]
     final = [m for m in messages if m["msg_type"] == "update_display_data"]
     assert len(final) == 1
-    assert final[0]["content"]["transient"]["display_id"] == shown[-1]["content"]["transient"][
-        "display_id"
-    ]
+    assert (
+        final[0]["content"]["transient"]["display_id"]
+        == shown[-1]["content"]["transient"]["display_id"]
+    )
     document = final[0]["content"]["data"][MIME_TYPE]
     gpus = [d["name"] for d in document["devices"] if d["type"] == "GPU"]
     assert len(gpus) == 4 and len(document["runs"]) == 3

@@ -95,6 +95,9 @@ class Session:
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
+        # The trace level of runs given no RunOptions (the %%placement magic traces fully, so
+        # its inspector has memory to show).
+        self.trace_level: int = RunOptions.NO_TRACE
         self._default_contexts: list[Any] = []
         if self._log:
             placement_log.write(placement_log.device_mapping(self._devices))
@@ -151,7 +154,8 @@ class Session:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        full = options is not None and options.trace_level >= RunOptions.FULL_TRACE
+        level = self.trace_level if options is None else options.trace_level
+        full = level >= RunOptions.FULL_TRACE
         if (
             not feed_dict
             and not full
