@@ -1,0 +1,485 @@
+"""The inspector in a real browser: live in JupyterLab, saved without a kernel, standalone HTML.
+
+Every check goes through the DOM contract of docs/inspector.md; the expected numbers come from
+building the same graphs with placeviz here, not from constants.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import placeviz as pv
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCAL = "/job:localhost/replica:0/task:0/device:"
+MIME = "application/vnd.placeviz+json"
+
+# The seeds' tower example (TensorFlow's GPU guide), on four GPUs.
+TOWERS = """\
+import placeviz as tf
+
+c = []
+for i in range(4):
+    with tf.device("/gpu:%d" % i):
+        a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
+        b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2])
+        c.append(tf.matmul(a, b))
+with tf.device("/cpu:0"):
+    total = tf.add_n(c)
+
+sess = tf.Session()
+# A full trace records tensor sizes (ALLOC/FREE events), which the memory panel draws.
+full = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+print(sess.run(total, options=full, run_metadata=tf.RunMetadata()))
+"""
+TOWER_DEVICES = {f"{LOCAL}CPU:0", *(f"{LOCAL}GPU:{i}" for i in range(4))}
+SEARCHED = "MatMul_3"  # the last tower's product, pinned by `with tf.device("/gpu:3")`
+
+
+def expect() -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect
+
+
+def build(code: str, gpus: int) -> dict[str, Any]:
+    """Run ``code`` (a cell's body) in a fresh graph on ``gpus`` simulated GPUs; its names."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(gpus)
+    pv.reset_default_graph()
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<cell>", "exec"), namespace)
+    return namespace
+
+
+def op_count(code: str, gpus: int) -> int:
+    build(code, gpus)
+    return len(pv.get_default_graph().get_operations())
+
+
+def notebook(cells: list[str], kernel: bool = True) -> dict[str, Any]:
+    """An nbformat 4 notebook of code cells; without ``kernel`` JupyterLab asks which to start."""
+    metadata: dict[str, Any] = {}
+    if kernel:
+        metadata["language_info"] = {"name": "python"}
+        metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": metadata,
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell-{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+
+
+def without_kernel(notebook: dict[str, Any]) -> dict[str, Any]:
+    """Drop what JupyterLab picks a kernel by (kernelspec, and language_info's language)."""
+    notebook["metadata"].pop("kernelspec", None)
+    notebook["metadata"].pop("language_info", None)
+    return notebook
+
+
+def open_lab(page: Any, lab: Any) -> None:
+    """JupyterLab in a workspace of its own, so it restores no document another page opened."""
+    page.goto(lab.page_url(f"lab/workspaces/{uuid.uuid4().hex}"))
+    page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+def open_notebook(page: Any, path: str, kernel: bool) -> Any:
+    """Open ``path`` in JupyterLab's notebook panel; with no kernel, answer "No Kernel"."""
+    page.evaluate(
+        """async (path) => {
+            const panel = await window.jupyterapp.commands.execute(
+                'docmanager:open', {path, factory: 'Notebook'});
+            await panel.context.ready;
+        }""",
+        path,
+    )
+    if not kernel:
+        page.locator(".jp-Dialog button", has_text="No Kernel").click()
+        expect()(page.locator(".jp-Dialog")).to_have_count(0)
+    panel = page.locator(".jp-NotebookPanel:visible >> nth=0")
+    expect()(panel).to_be_visible()
+    return panel
+
+
+def kernel_name(page: Any) -> str:
+    return str(
+        page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayName"
+        )
+    )
+
+
+def legend_devices(root: Any) -> list[str]:
+    """The legend's devices, in the order shown."""
+    entries = root.locator(".placeviz-legend-entry").all()
+    return [str(entry.get_attribute("data-device")) for entry in entries]
+
+
+def check_towers(root: Any, expected_ops: int) -> None:
+    """The DOM contract for the tower example, then search, centre, click and read the reason."""
+    check = expect()
+    check(root).to_have_attribute("data-ops", str(expected_ops))
+    check(root).to_have_attribute("data-devices", str(len(TOWER_DEVICES)))
+    check(root).to_have_attribute("data-first-paint-ms", _number())
+    legend = root.locator(".placeviz-legend-entry")
+    check(legend).to_have_count(len(TOWER_DEVICES))
+    assert {e.get_attribute("data-device") for e in legend.all()} == TOWER_DEVICES
+    assert int(root.get_attribute("data-runs")) >= 1
+    assert int(root.get_attribute("data-events")) > 0
+    memory = root.locator(".placeviz-memory")
+    check(memory).to_have_count(1)
+    check(memory).to_have_attribute("data-series", at_least(4))  # a series per GPU at least
+    timing = root.locator(".placeviz-timing")
+    check(timing).to_have_count(1)
+    check(timing).to_have_attribute("data-bars", at_least(1))
+    select_by_search(root, SEARCHED)
+    check(root.locator(".placeviz-details-name")).to_have_text(SEARCHED)
+    reason = root.locator(".placeviz-details .placeviz-reason")
+    check(reason).to_contain_text("pinned")
+    check(reason).to_contain_text("/gpu:3")
+
+
+def _number() -> re.Pattern[str]:
+    return re.compile(r"^\d+(\.\d+)?$")
+
+
+def at_least(n: int) -> re.Pattern[str]:
+    """An attribute value that is a whole number >= n (as a pattern, so Playwright waits for it)."""
+    assert 0 <= n <= 9
+    return re.compile(rf"^([{n}-9]|[1-9]\d+)$")
+
+
+def select_by_search(root: Any, name: str) -> None:
+    """Type ``name`` in the search box, Enter (centres it), then click the canvas's centre."""
+    search = root.locator("input.placeviz-search")
+    search.fill(name)
+    search.press("Enter")
+    canvas = root.locator("canvas.placeviz-dag")
+    details = root.locator(".placeviz-details-name")
+    for _ in range(10):  # the view may still be moving to the match: click again until it lands
+        box = canvas.bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, "DAG canvas not shown"
+        canvas.click(position={"x": box["width"] / 2, "y": box["height"] / 2})
+        if details.count() and details.first.text_content() == name:
+            return
+        root.page.wait_for_timeout(300)
+
+
+@dataclass
+class LiveRun:
+    """The tower notebook after "Run All" in JupyterLab."""
+
+    page: Any
+    path: Path
+    expected_ops: int
+    legend: list[str]
+
+
+@pytest.fixture(scope="module")
+def live_towers(lab: Any, browser: Any) -> Iterator[LiveRun]:
+    expected_ops = op_count(TOWERS, gpus=4)
+    path = lab.root / "towers.ipynb"
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", f"%%placement --gpus 4\n{TOWERS}"])))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        ran = page.evaluate(
+            """async () => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                await panel.sessionContext.ready;
+                return await window.jupyterapp.commands.execute('notebook:run-all-cells');
+            }"""
+        )
+        assert ran, "Run All reported a failed cell"
+        root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+        expect()(root).to_have_count(1, timeout=60_000)
+        expect()(root).to_have_attribute("data-ops", str(expected_ops), timeout=60_000)
+        yield LiveRun(page, path, expected_ops, legend_devices(root))
+    finally:
+        if not page.is_closed():
+            page.close()
+
+
+def test_live_inspector_in_jupyterlab(live_towers: LiveRun) -> None:
+    page = live_towers.page
+    root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+    check_towers(root, live_towers.expected_ops)
+    # The cell's printed result is still there, under the inspector or above it.
+    expect()(page.locator(".jp-OutputArea-output", has_text="88.")).to_have_count(1)
+
+
+def test_saved_notebook_shows_the_inspector_without_a_kernel(
+    live_towers: LiveRun, lab: Any, browser: Any
+) -> None:
+    live = live_towers.page
+    live.evaluate(
+        """async (path) => {
+            for (const widget of window.jupyterapp.shell.widgets('main')) {
+                if (widget.context && widget.context.path === path) {
+                    await widget.context.save();
+                }
+            }
+        }""",
+        live_towers.path.name,
+    )
+    saved = json.loads(live_towers.path.read_text())
+    outputs = [o for cell in saved["cells"] for o in cell.get("outputs", [])]
+    assert any(MIME in o.get("data", {}) for o in outputs), (
+        f"the saved notebook has no {MIME} output; output types: "
+        f"{[sorted(o.get('data', {})) for o in outputs]}"
+    )
+    live.close()
+    lab.shut_down_kernels()
+    # A copy that names no kernel: JupyterLab asks which to start, the test answers "No Kernel".
+    copy = lab.root / "towers-saved.ipynb"
+    copy.write_text(json.dumps(without_kernel(saved)))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, copy.name, kernel=False)
+        assert kernel_name(page) == "No Kernel"
+        assert lab.api("GET", "/api/kernels") == []
+        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        check_towers(root, live_towers.expected_ops)
+        assert legend_devices(root) == live_towers.legend
+        assert lab.api("GET", "/api/kernels") == []  # nothing started one on the way
+    finally:
+        page.close()
+
+
+def test_the_teaching_notebook_runs_all_in_jupyterlab(lab: Any, browser: Any) -> None:
+    """A student's "Run All" goes past the cell that fails on purpose (Run All stops at any
+    failed cell, tagged raises-exception or not); every ``%%placement`` cell shows an inspector."""
+    source = ROOT / "notebooks" / "01_where_ops_run.ipynb"
+    teaching = json.loads(source.read_text("utf-8"))
+    code = [c for c in teaching["cells"] if c["cell_type"] == "code"]
+    inspectors = sum("".join(c["source"]).startswith("%%placement") for c in code)
+    shutil.copy(source, lab.root / source.name)
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, source.name, kernel=True)
+        counts = page.evaluate(
+            """async () => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                await panel.sessionContext.ready;
+                await window.jupyterapp.commands.execute('notebook:run-all-cells');
+                const cells = [...panel.content.model.cells];
+                return cells.filter((c) => c.type === 'code').map((c) => c.executionCount);
+            }"""
+        )
+        assert len(counts) == len(code) and all(counts), f"cells left unrun: {counts}"
+        roots = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(roots).to_have_count(inspectors, timeout=60_000)
+        assert (lab.root / "towers.html").is_file()  # the --html cell wrote its page
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+
+
+STREAMED_RUNS = 30
+STREAMING = TOWERS.replace(
+    "print(sess.run(total, options=full, run_metadata=tf.RunMetadata()))",
+    f"""import time
+
+for _ in range({STREAMED_RUNS}):
+    sess.run(total, options=full, run_metadata=tf.RunMetadata())
+    time.sleep(0.1)""",
+)
+
+
+def test_the_widget_streams_while_the_cell_runs(lab: Any, browser: Any) -> None:
+    """Mid-cell the live widget already shows some runs; at the end the saved output has all."""
+    assert "time.sleep" in STREAMING
+    path = lab.root / "streaming.ipynb"
+    path.write_text(
+        json.dumps(notebook(["%load_ext placeviz", f"%%placement --gpus 4\n{STREAMING}"]))
+    )
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        page.evaluate(
+            """async () => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                await panel.sessionContext.ready;
+                window.__runAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
+            }"""
+        )
+        # The first run count the page shows: mid-cell (from the widget) it is below the total.
+        first = page.wait_for_function(
+            """() => {
+                const root = document.querySelector('.jp-NotebookPanel .placeviz-inspector');
+                const runs = root ? Number(root.dataset.runs) : 0;
+                return runs >= 1 ? runs : null;
+            }""",
+            timeout=60_000,
+        ).json_value()
+        assert first < STREAMED_RUNS, (
+            f"the live widget showed no run while the cell ran {STREAMED_RUNS} of them "
+            f"(the first count shown was {first}, from the final output)"
+        )
+        assert page.evaluate("async () => await window.__runAll"), "Run All failed"
+        root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        expect()(root).to_have_attribute("data-runs", str(STREAMED_RUNS), timeout=30_000)
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+
+
+CHAIN = """\
+import placeviz as tf
+
+x = tf.constant(1.0, name="x")
+for _ in range({steps}):
+    x = x * 2.0
+"""
+
+
+@pytest.mark.usefixtures("kernel_env")
+def test_twenty_inspectors_in_one_notebook(lab: Any, browser: Any, tmp_path: Path) -> None:
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    sources = [CHAIN.format(steps=k) for k in range(20)]
+    expected = [op_count(source, gpus=2) for source in sources]
+    assert len(set(expected)) == 20  # every inspector has its own op count
+    cells = ["%load_ext placeviz", *(f"%%placement --gpus 2\n{s}" for s in sources)]
+    executed = nbformat.from_dict(notebook(cells))
+    nbclient.NotebookClient(
+        executed,
+        kernel_name="python3",
+        timeout=120,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    path = lab.root / "twenty.ipynb"
+    nbformat.write(nbformat.from_dict(without_kernel(executed)), path)
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=False)
+        roots = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(roots).to_have_count(20)
+        for i, root in enumerate(roots.all()):
+            root.scroll_into_view_if_needed()
+            expect()(root).to_have_attribute("data-ops", str(expected[i]))
+            expect()(root).to_have_attribute("data-first-paint-ms", _number())
+            assert int(root.get_attribute("data-drawn")) > 0
+    finally:
+        page.close()
+
+
+# -- the standalone page ----------------------------------------------------------------------
+def write_page(trace: pv.Trace, path: Path) -> Path:
+    trace.to_html(path)
+    return path
+
+
+@pytest.fixture
+def offline_page(page: Any, standalone_bundle: None) -> Iterator[Any]:
+    """A tab that records every request leaving the file it shows (the page must make none)."""
+    requests: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            None
+            if request.url.startswith(("file:", "data:", "blob:"))
+            else requests.append(request.url)
+        ),
+    )
+    page.requests = requests
+    yield page
+
+
+def test_standalone_html(offline_page: Any, tmp_path: Path) -> None:
+    sess = build(TOWERS, gpus=4)["sess"]
+    expected_ops = len(pv.get_default_graph().get_operations())
+    path = write_page(sess.trace(), tmp_path / "towers.html")
+    offline_page.goto(path.as_uri())
+    root = offline_page.locator(".placeviz-inspector")
+    expect()(root).to_have_count(1)
+    check_towers(root, expected_ops)
+    assert offline_page.requests == []
+    assert offline_page.problems == []
+
+
+# Markup in the text a user controls: a device function's name (it goes into the placement
+# reason) and the file name code was compiled from (it goes into each op's source line).
+PAYLOAD = '</script><img src=x onerror="window.__pwned = 1">'
+FILE_PAYLOAD = "<img src=y onerror=window.__pwned=2>"
+
+
+def test_standalone_html_shows_user_markup_as_text(offline_page: Any, tmp_path: Path) -> None:
+    def on_gpu_1(op: Any) -> str:
+        return "/gpu:1"
+
+    on_gpu_1.__name__ = on_gpu_1.__qualname__ = PAYLOAD
+    code = "import placeviz as tf\nsess = tf.Session()\nx = tf.constant(2.0, name='x')\n"
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    pv.reset_default_graph()
+    namespace: dict[str, Any] = {}
+    exec(compile(code, FILE_PAYLOAD, "exec"), namespace)
+    with pv.device(on_gpu_1):
+        untrusted = pv.multiply(namespace["x"], 3.0, name="untrusted")
+    sess = namespace["sess"]
+    assert sess.run(untrusted) == 6.0
+    assert PAYLOAD in sess.placement.explain("untrusted").text  # the markup is in the document
+    path = write_page(sess.trace(), tmp_path / "untrusted.html")
+    page = offline_page
+    page.goto(path.as_uri())
+    root = page.locator(".placeviz-inspector")
+    expect()(root).to_have_count(1)
+    expect()(root).to_have_attribute("data-first-paint-ms", _number())
+    select_by_search(root, "untrusted")
+    expect()(root.locator(".placeviz-details-name")).to_have_text("untrusted")
+    expect()(root.locator(".placeviz-reason")).to_contain_text(PAYLOAD)
+    select_by_search(root, "x")
+    expect()(root.locator(".placeviz-details-source")).to_contain_text(FILE_PAYLOAD)
+    page.wait_for_timeout(200)  # an injected image's error handler would have run by now
+    assert page.locator("img").count() == 0
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.problems == []
+    assert page.requests == []
+
+
+def test_a_copied_page_renders_on_its_own(offline_page: Any, tmp_path: Path) -> None:
+    """The file needs nothing beside it: moved elsewhere, it still renders."""
+    sess = build(TOWERS, gpus=4)["sess"]
+    path = write_page(sess.trace(), tmp_path / "towers.html")
+    moved = tmp_path / "elsewhere" / "copy.html"
+    moved.parent.mkdir()
+    shutil.move(path, moved)
+    offline_page.goto(moved.as_uri())
+    expect()(offline_page.locator(".placeviz-inspector")).to_have_attribute(
+        "data-devices", str(len(TOWER_DEVICES))
+    )
