@@ -89,7 +89,7 @@ def test_a_fast_loop_is_sent_at_most_twenty_times_a_second_and_nothing_is_lost()
 def test_the_first_update_carries_the_tables_and_a_new_session_resets_the_view() -> None:
     sent, send = _sink()
     first, total = _towers_session()
-    stream = LiveStream(send, origin_ns=time.perf_counter_ns(), max_rate=1e9)
+    stream = LiveStream(send, origin_ns=time.perf_counter_ns())
     stream.watch(first)
     first.run(total)
     second = pv.Session(config=pv.ConfigProto(allow_soft_placement=True))
@@ -104,19 +104,39 @@ def test_the_first_update_carries_the_tables_and_a_new_session_resets_the_view()
     assert len(tables) == 2  # a second run of an already placed graph sends no tables
 
 
-def test_updates_wait_for_the_interval_and_the_timer_sends_them() -> None:
+def test_updates_go_out_while_the_cell_runs_not_only_at_close() -> None:
     sent, send = _sink()
-    now = [100.0]
     session, total = _towers_session()
-    stream = LiveStream(send, origin_ns=0, max_rate=20.0, clock=lambda: now[0])
+    stream = LiveStream(send, origin_ns=0, max_rate=20.0)
     stream.watch(session)
-    session.run(total)  # placement, then the run: the first update goes at once
-    count = len(sent)
-    assert count >= 1
-    session.run(total)  # within the interval: queued
-    assert len(sent) == count
+    session.run(total)
     deadline = time.monotonic() + 2.0
-    while len(sent) == count and time.monotonic() < deadline:
-        time.sleep(0.01)  # the timer (real time, 50 ms) sends it
-    assert len(sent) == count + 1
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)  # the ticker sends within an interval (50 ms)
+    assert sent and sent[0][0]["count"] > 0
     stream.close()
+
+
+def test_a_long_run_reports_which_ops_wait_run_and_are_done_while_it_runs() -> None:
+    sent, send = _sink()
+    pv.reset_default_graph()
+    x = pv.random_uniform([1200, 1200], seed=1)
+    for _ in range(8):
+        x = pv.matmul(x, x) * 1e-3  # ~0.1 s each on this machine's CPU
+    session = pv.Session()
+    stream = LiveStream(send, origin_ns=0, max_rate=50.0)
+    stream.watch(session)
+    session.run(x)
+    stream.close()
+    snapshots = [c["progress"] for c, _ in sent if c.get("progress")]
+    assert snapshots, "no progress was sent during an ~1 s run"
+    ids = {op.name: op._id for op in pv.get_default_graph().get_operations()}
+    matmuls = {ids["MatMul"], *(ids[f"MatMul_{i}"] for i in range(1, 8))}
+    for snapshot in snapshots:
+        assert len(snapshot["running"]) == 1  # one stream: one op at a time
+        everything = snapshot["waiting"] + snapshot["running"] + snapshot["done"]
+        assert sorted(everything) == sorted(set(everything)) and matmuls <= set(everything)
+    done = [len(s["done"]) for s in snapshots]
+    assert done == sorted(done) and done[-1] > done[0]  # ops finish as the run goes on
+    last = [c for c, _ in sent if "progress" in c][-1]
+    assert last["progress"] is None  # the run ended: the view drops its snapshot

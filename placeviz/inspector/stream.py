@@ -2,16 +2,16 @@
 
 While a cell runs the front end processes no messages, so the kernel cannot wait for
 acknowledgements; instead it sends at most ``max_rate`` updates a second. The recorder's
-subscriber only queues the batch (cheap, on the running thread); encoding and sending happen at
-most once per interval, on the caller's thread when the interval has passed, else on a timer that
-sends what has queued by then. Each update carries what changed: a reset when the cell moved on to
-another session, the tables when placement changed, new run records, and the new events.
+subscriber only queues the batch (a list append on the running thread); a ticker thread wakes once
+per interval and sends one update with what changed: a reset when the cell moved on to another
+session, the tables when placement changed, new run records, the new events, and a snapshot of the
+run in flight (which ops wait, run, are done), so ops change state while a long run goes on.
 """
 
 from __future__ import annotations
 
 import threading
-import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -25,71 +25,67 @@ Send = Callable[[dict[str, Any], list[memoryview]], None]
 
 class LiveStream:
     """Sends the events of the sessions it watches to ``send``, at most ``max_rate`` times a
-    second; ``close`` sends what is left and stops watching."""
+    second; ``close`` sends what is left and stops."""
 
-    def __init__(
-        self,
-        send: Send,
-        origin_ns: int,
-        max_rate: float = 20.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, send: Send, origin_ns: int, max_rate: float = 20.0) -> None:
         self._send = send
         self.origin_ns = origin_ns
         self.interval = 1.0 / max_rate
-        self._clock = clock
         self._lock = threading.Lock()
-        self._pending: list[tuple[Session, EventBatch]] = []
-        self._last_sent = -float("inf")
-        self._timer: threading.Timer | None = None
+        # Appended by running threads, drained by the ticker: deque's append and popleft are
+        # atomic, so neither side takes a lock.
+        self._pending: deque[tuple[Session, EventBatch]] = deque()
         self._unsubscribe: list[Callable[[], None]] = []
         self._shown: Session | None = None  # the session the view holds events of
         self._next_run = 0  # id of the shown session's first run not yet sent
+        self._progress: dict[str, Any] | None = None  # the snapshot the view has
         self.sent = 0  # updates sent, for tests and benchmarks
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, name="placeviz-live", daemon=True)
+        self._ticker.start()
 
     def watch(self, session: Session) -> None:
         """Stream ``session``'s future events (and its tables, when it first sends any)."""
-        callback = lambda batch: self._queue(session, batch)  # noqa: E731
+        callback = lambda batch: self._pending.append((session, batch))  # noqa: E731
         self._unsubscribe.append(session.recorder.subscribe(callback))
 
-    def _queue(self, session: Session, batch: EventBatch) -> None:
-        with self._lock:
-            self._pending.append((session, batch))
-            wait = self._last_sent + self.interval - self._clock()
-            if wait > 0:
-                if self._timer is None:
-                    self._timer = threading.Timer(wait, self.flush)
-                    self._timer.daemon = True
-                    self._timer.start()
-                return
-        self.flush()
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.flush()
 
     def flush(self) -> None:
-        """Send what has queued, as one update per session it came from."""
+        """Send what has queued and where the run in flight is, as one update (one per session
+        when batches of several sessions queued)."""
         with self._lock:
-            pending, self._pending = self._pending, []
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            if not pending:
-                return
-            self._last_sent = self._clock()
-            for session, batches in _by_session(pending):
-                self._send_update(session, batches)
+            pending = [self._pending.popleft() for _ in range(len(self._pending))]
+            updates = [self._update(session, batches) for session, batches in _by_session(pending)]
+            progress = self._shown.progress() if self._shown is not None else None
+            if progress != self._progress:
+                if not updates:
+                    updates.append(({"kind": "update", "count": 0}, []))
+                updates[-1][0]["progress"] = progress
+                self._progress = progress
+            for content, buffers in updates:
+                self._send(content, buffers)
+                self.sent += 1
 
     def close(self) -> None:
+        self._stop.set()
+        self._ticker.join()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
         self.flush()
 
-    def _send_update(self, session: Session, batches: list[EventBatch]) -> None:
+    def _update(
+        self, session: Session, batches: list[EventBatch]
+    ) -> tuple[dict[str, Any], list[memoryview]]:
         columns = EventBatch.join(batches).columns
         content: dict[str, Any] = {"kind": "update", "count": len(columns["kind"])}
         placed = bool((columns["kind"] == int(EventKind.PLACEMENT)).any())
         if session is not self._shown:
             content["reset"] = True
-            self._shown, self._next_run = session, 0
+            self._shown, self._next_run, self._progress = session, 0, None
         if placed or "reset" in content:
             tables = session.tables(runs=[])
             content["tables"] = {
@@ -102,8 +98,7 @@ class LiveStream:
         if runs:
             content["runs"] = runs
             self._next_run = runs[-1]["id"] + 1
-        self._send(content, encode_events(columns, self.origin_ns))
-        self.sent += 1
+        return content, encode_events(columns, self.origin_ns)
 
 
 def _by_session(pending: list[tuple[Session, EventBatch]]) -> list[tuple[Session, list]]:

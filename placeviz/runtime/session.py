@@ -95,6 +95,7 @@ class Session:
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
+        self._in_flight: tuple[_RunStart, tuple[CompiledPlan, PlanColumns]] | None = None
         # The trace level of runs given no RunOptions (the %%placement magic traces fully, so
         # its inspector has memory to show).
         self.trace_level: int = RunOptions.NO_TRACE
@@ -117,6 +118,32 @@ class Session:
     def last_run(self) -> dict[str, Any] | None:
         """The record of the latest run (id, t0, t1, status, error, fetches), or None."""
         return self._runs[-1] if self._runs else None
+
+    def progress(self) -> dict[str, Any] | None:
+        """The run in flight, if any: its id and the node ids of its ops waiting, running and
+        done, read from the plan's step clocks (for a live view, from another thread; the run
+        itself does nothing for it). Steps stamp their end; a parallel run also their start."""
+        flight = self._in_flight
+        if flight is None:
+            return None
+        run, (compiled, columns) = flight
+        ops = (columns.kinds == int(EventKind.OP)) & ~columns.virtual  # steps that stamp clocks
+        done = np.asarray(compiled.ends) >= run.t0
+        starts = compiled.starts
+        if starts is not None and compiled.parallel:
+            running = (np.asarray(starts) >= run.t0) & ~done & ops
+        else:  # one stream: the first op step not done yet is the one running
+            running = np.zeros_like(done)
+            left = np.flatnonzero(ops & ~done)
+            if len(left):
+                running[left[0]] = True
+        nodes = columns.nodes
+        return {
+            "run": run.id,
+            "waiting": nodes[ops & ~done & ~running].tolist(),
+            "running": nodes[running].tolist(),
+            "done": nodes[ops & done].tolist(),
+        }
 
     def runs_since(self, run_id: int) -> list[dict[str, Any]]:
         """Records of the finished runs with ids from ``run_id`` on (read from the newest end)."""
@@ -192,14 +219,17 @@ class Session:
         run = _RunStart(self._run_count, self._recorder.total, _clock(), fetched)
         self._run_count += 1
         failure: RunFailure | None = None
+        self._in_flight = (run, prepared)
         try:
             with self._intra_op_limit():
                 results = compiled.run(values)
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
+            self._in_flight = None
             self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
             raise
+        self._in_flight = None
         if failure is None:
             self._finish_run(prepared, run, None, None)
         else:
