@@ -92,6 +92,67 @@ describe('applyMessage', () => {
   });
 });
 
+describe('applyMessage progress', () => {
+  const live = { run: 2, waiting: [2], running: [1], done: [0] };
+
+  it('applies a progress snapshot alone', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const changes: string[] = [];
+    store.onChange((change) => changes.push(change));
+    applyMessage(store, { kind: 'update', count: 0, progress: live });
+    expect(store.progress).toEqual(live);
+    expect(store.events.count).toBe(7);
+    expect(changes).toEqual(['progress']);
+    applyMessage(store, { kind: 'update', count: 0 }); // no progress field: kept
+    expect(store.progress).toEqual(live);
+  });
+
+  it('appends the batch, then clears the snapshot on progress: null', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    applyMessage(store, { kind: 'update', count: 0, progress: live });
+    const changes: string[] = [];
+    store.onChange((change) => changes.push(change));
+    const runs = [{ id: 2, t0: 1400, t1: 1500, status: 'ok' as const }];
+    applyMessage(store, { kind: 'update', count: 2, runs, progress: null }, eventBuffers(2, 2));
+    expect(store.events.count).toBe(9);
+    expect(store.runs.map((r) => r.id)).toEqual([0, 1, 2]);
+    expect(store.progress).toBeNull();
+    expect(changes).toEqual(['tables', 'events', 'progress']);
+  });
+
+  it('rejects a malformed progress before changing anything', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    applyMessage(store, { kind: 'update', count: 0, progress: live });
+    const changes: string[] = [];
+    store.onChange((change) => changes.push(change));
+    for (const progress of [
+      5,
+      'running',
+      [1, 2],
+      { waiting: [], running: [], done: [] },
+      { run: '2', waiting: [], running: [], done: [] },
+      { run: 2, waiting: [1], running: [], done: 'all' },
+      { run: 2, waiting: ['a'], running: [], done: [] },
+      { run: 2, waiting: [], running: [1.5], done: [] },
+      { run: 2, waiting: [], done: [] },
+    ]) {
+      expect(
+        () =>
+          applyMessage(
+            store,
+            { kind: 'update', reset: true, count: 2, runs: [], progress },
+            eventBuffers(2, 1),
+          ),
+        JSON.stringify(progress),
+      ).toThrow(/update\.progress/);
+    }
+    expect(changes).toEqual([]);
+    expect(store.events.count).toBe(7);
+    expect(store.runs.length).toBe(2);
+    expect(store.progress).toEqual(live);
+  });
+});
+
 describe('applyDocument', () => {
   it('updates a store in place when the schema is the same', () => {
     const store = PlacementStore.fromDocument(smallDocument());
@@ -157,6 +218,18 @@ describe('PlacementInspectorModel', () => {
     expect(m.store).toBe(store);
     expect(store.nodes.length).toBe(3);
     expect(store.events.count).toBe(7);
+  });
+
+  it('applies the progress of custom messages', () => {
+    const m = model(smallDocument());
+    m.trigger(
+      'msg:custom',
+      { kind: 'update', count: 0, progress: { run: 3, waiting: [0], running: [], done: [] } },
+      [],
+    );
+    expect(m.store.progress?.run).toBe(3);
+    m.trigger('msg:custom', { kind: 'update', count: 0, progress: null }, []);
+    expect(m.store.progress).toBeNull();
   });
 
   it('records a bad message instead of throwing', () => {

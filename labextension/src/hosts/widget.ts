@@ -8,7 +8,7 @@
 import { DOMWidgetModel, DOMWidgetView, type ISerializers } from '@jupyter-widgets/base';
 import { decodeBatch } from '../render/batch';
 import { createInspector, type Inspector } from '../render/inspector';
-import { PlacementStore } from '../render/store';
+import { PlacementStore, type RunProgress } from '../render/store';
 import type { RunRecord, Tables } from '../render/types';
 
 export const MODULE_NAME = 'placeviz';
@@ -34,11 +34,43 @@ export interface LiveMessage {
   tables?: unknown;
   runs?: unknown;
   count?: unknown;
+  progress?: unknown;
+}
+
+/** An update's `progress`: undefined (leave the snapshot), null (clear it) or a valid snapshot. */
+export function parseProgress(progress: unknown): RunProgress | null | undefined {
+  if (progress === undefined || progress === null) {
+    return progress;
+  }
+  const fail = (what: string): never => {
+    throw new Error(`placeviz: update.progress ${what}`);
+  };
+  if (typeof progress !== 'object' || Array.isArray(progress)) {
+    fail('must be an object {run, waiting, running, done} or null');
+  }
+  const record = progress as Record<string, unknown>;
+  if (!Number.isInteger(record.run)) {
+    fail('.run must be an integer run id');
+  }
+  const ids = (key: 'waiting' | 'running' | 'done'): number[] => {
+    const list = record[key];
+    if (!Array.isArray(list) || !list.every((id) => Number.isInteger(id))) {
+      fail(`.${key} must be a list of node ids`);
+    }
+    return list as number[];
+  };
+  return {
+    run: record.run as number,
+    waiting: ids('waiting'),
+    running: ids('running'),
+    done: ids('done'),
+  };
 }
 
 /**
  * Apply one kernel -> view `update` (docs/inspector.md, "Live messages") to a store: a reset, new
- * tables, run records to append, then the events of the buffers, each only when the update has it.
+ * tables, run records to append, the events of the buffers, then the snapshot of the run in flight
+ * (`progress`: an object replaces it, null clears it), each only when the update has it.
  */
 export function applyMessage(
   store: PlacementStore,
@@ -55,6 +87,7 @@ export function applyMessage(
     throw new Error('placeviz: update.runs must be a list of run records');
   }
   const runs = (content.runs ?? []) as RunRecord[];
+  const progress = parseProgress(content.progress);
   if (content.reset === true) {
     store.reset();
   }
@@ -71,6 +104,9 @@ export function applyMessage(
   }
   if (batch !== null) {
     store.appendBatch(batch);
+  }
+  if (progress !== undefined) {
+    store.setProgress(progress);
   }
 }
 

@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DagView, type PaintInfo } from './dag';
+import { WAITING_ALPHA } from './dagcolour';
 import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
@@ -13,12 +14,24 @@ vi.mock('./layout', async (original) => {
   return { ...actual, layoutDag: vi.fn(actual.layoutDag) };
 });
 
-/** A 2D context that accepts every call and records the text drawn (6 px per character). */
-function fakeContext(): { ctx: CanvasRenderingContext2D; texts: string[] } {
+/**
+ * A 2D context that accepts every call and records the text drawn (6 px per character), the
+ * stroke styles stroked and the alphas filled with.
+ */
+function fakeContext(): {
+  ctx: CanvasRenderingContext2D;
+  texts: string[];
+  strokes: unknown[];
+  fills: unknown[];
+} {
   const texts: string[] = [];
+  const strokes: unknown[] = [];
+  const fills: unknown[] = [];
   const props: Record<string | symbol, unknown> = {
     fillText: (text: string) => texts.push(text),
     measureText: (text: string) => ({ width: text.length * 6 }),
+    stroke: () => strokes.push(props.strokeStyle),
+    fill: () => fills.push(props.globalAlpha),
   };
   const ctx = new Proxy(props, {
     get: (target, key) => (key in target ? target[key] : () => undefined),
@@ -27,7 +40,7 @@ function fakeContext(): { ctx: CanvasRenderingContext2D; texts: string[] } {
       return true;
     },
   });
-  return { ctx: ctx as unknown as CanvasRenderingContext2D, texts };
+  return { ctx: ctx as unknown as CanvasRenderingContext2D, texts, strokes, fills };
 }
 
 function frame(): Promise<void> {
@@ -177,5 +190,27 @@ describe('DagView', () => {
     await frame();
     expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts + 1);
     expect(view.element.dataset.boxes).toBe('2');
+  });
+
+  it('repaints the run in flight without laying out again, in any colour mode', async () => {
+    const fake = fakeContext();
+    const { store, paints } = setup(fake.ctx);
+    await frame();
+    const layouts = vi.mocked(layoutDag).mock.calls.length;
+    const before = paints.length;
+    expect(fake.strokes).not.toContain('#ffa000');
+    fake.fills.length = 0;
+    store.setProgress({ run: 2, waiting: [2], running: [1], done: [0] });
+    await frame();
+    expect(paints.length).toBe(before + 1);
+    expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts);
+    expect(fake.strokes).toContain('#ffa000'); // the running op's outline
+    expect(fake.fills).toContain(WAITING_ALPHA); // the waiting op, faded
+    fake.strokes.length = 0;
+    store.setProgress(null);
+    await frame();
+    expect(paints.length).toBe(before + 2);
+    expect(fake.strokes).not.toContain('#ffa000');
+    expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts);
   });
 });

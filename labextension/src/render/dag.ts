@@ -4,7 +4,7 @@
  * tables or the folded scopes change; event batches only recolour. Painting happens at most once
  * per animation frame, however many changes arrive in between.
  */
-import { colourBoxes, type BoxColours } from './dagcolour';
+import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { buildDagModel, type DagModel } from './dagmodel';
 import { paintDag, type DagTheme } from './dagpaint';
 import { tooltipLines } from './dagtooltip';
@@ -46,6 +46,7 @@ const THEME_DEFAULTS: Record<keyof DagTheme, [string, string]> = {
   transfer: ['--placeviz-dag-transfer', '#e65100'],
   accent: ['--placeviz-accent', '#1976d2'],
   mismatch: ['--placeviz-error', '#d32f2f'],
+  running: ['--placeviz-dag-running', '#ffa000'],
 };
 
 const schedule: (cb: () => void) => number =
@@ -76,6 +77,9 @@ export class DagView {
   private colours: BoxColours | null = null;
   private dimmed: Uint8Array | null = null;
   private dimmedStale = true;
+  /** Per box, the run in flight's mark; stale after a progress or graph change. */
+  private live: Uint8Array | null = null;
+  private liveStale = true;
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
@@ -179,6 +183,14 @@ export class DagView {
           }
           this.needsFit ||= !this.userMoved;
           this.invalidateModel();
+          this.schedulePaint();
+        } else if (change === 'progress') {
+          // The run in flight moved on: its marks change in every mode, and the live states in
+          // 'state' mode (the layout stays).
+          this.liveStale = true;
+          if (this.state.get('colour') === 'state' && this.state.get('time') === null) {
+            this.colours = null;
+          }
           this.schedulePaint();
         } else if (this.state.get('colour') === 'state' || this.state.get('colour') === 'time') {
           // Events change only these colourings; device and memory colours stay as drawn.
@@ -364,6 +376,7 @@ export class DagView {
     this.model = null;
     this.colours = null;
     this.dimmedStale = true;
+    this.liveStale = true;
     this.hoverBox = -1;
     this.tooltip.hidden = true;
   }
@@ -405,6 +418,14 @@ export class DagView {
       }
     }
     return this.dimmed;
+  }
+
+  private currentLive(model: DagModel): Uint8Array | null {
+    if (this.liveStale) {
+      this.liveStale = false;
+      this.live = progressMarks(model, this.store);
+    }
+    return this.live;
   }
 
   private schedulePaint(): void {
@@ -461,6 +482,7 @@ export class DagView {
     }
     const colours = this.currentColours(model);
     const dimmed = this.currentDimmed(model);
+    const live = this.currentLive(model);
     const boxOfNode = (id: number | null) => {
       const index = id === null ? -1 : this.store.nodeIndex(id);
       return index < 0 ? -1 : model.folded.boxOf[index];
@@ -474,6 +496,7 @@ export class DagView {
         devicePixelRatio: this.devicePixelRatio(),
         colours,
         dimmed,
+        live,
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),
         theme: this.theme(),

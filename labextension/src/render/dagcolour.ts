@@ -118,3 +118,51 @@ function byValue(model: DagModel, values: Float64Array, scale: SequentialScale):
   });
   return { palette, index };
 }
+
+/** Per box, what the run in flight is doing there (progressMarks). */
+export const LIVE_NONE = 0;
+export const LIVE_WAITING = 1;
+export const LIVE_DONE = 2;
+export const LIVE_RUNNING = 3;
+
+/** Opacity of a box the filter leaves out, and of one whose ops wait in the run in flight. */
+export const FILTERED_ALPHA = 0.15;
+export const WAITING_ALPHA = 0.35;
+
+/**
+ * Per box, the mark of the run in flight (null when none is): LIVE_RUNNING when one of its ops runs
+ * now, else LIVE_DONE when one has finished in this run, else LIVE_WAITING when it has ops of the
+ * run and none has started; LIVE_NONE for boxes without ops in the run.
+ */
+export function progressMarks(model: DagModel, store: PlacementStore): Uint8Array | null {
+  const live = store.progress;
+  if (live === null) {
+    return null;
+  }
+  const marks = new Uint8Array(model.folded.boxes.length);
+  const mark = (ids: readonly number[], value: number) => {
+    for (const id of ids) {
+      const node = store.nodeIndex(id);
+      const box = node < 0 ? -1 : model.folded.boxOf[node];
+      if (box >= 0 && box < marks.length && marks[box] < value) {
+        marks[box] = value;
+      }
+    }
+  };
+  // Marked in rising order of precedence: waiting < done < running.
+  mark(live.waiting, LIVE_WAITING);
+  mark(live.done, LIVE_DONE);
+  mark(live.running, LIVE_RUNNING);
+  return marks;
+}
+
+/**
+ * A box's opacity: faint when the filter leaves it out, faded while its ops wait in the run in
+ * flight, else opaque. `filtered` is the filter's mark (1: left out), `live` the progress mark.
+ */
+export function boxAlpha(filtered: number, live: number): number {
+  if (filtered === 1) {
+    return FILTERED_ALPHA;
+  }
+  return live === LIVE_WAITING ? WAITING_ALPHA : 1;
+}

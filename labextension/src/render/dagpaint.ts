@@ -4,7 +4,7 @@
  * transfer byte counts and labels appear. Only what intersects the viewport is drawn.
  */
 import { textColourOn } from './colours';
-import type { BoxColours } from './dagcolour';
+import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import { BOX_HEIGHT, BOX_WIDTH, type DagModel } from './dagmodel';
 import { formatBytes } from './format';
 import type { NodeRecord } from './types';
@@ -17,6 +17,8 @@ export interface DagTheme {
   transfer: string;
   accent: string;
   mismatch: string;
+  /** Outline of the ops running now in the run in flight. */
+  running: string;
 }
 
 export interface PaintRequest {
@@ -28,6 +30,8 @@ export interface PaintRequest {
   colours: BoxColours;
   /** Per box, 1 when the filter leaves it out (drawn faint); null: no filter. */
   dimmed: Uint8Array | null;
+  /** Per box, the run in flight's mark (dagcolour.progressMarks); null: no run in flight. */
+  live: Uint8Array | null;
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
@@ -39,7 +43,6 @@ const LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
 const BYTES_SCALE = 0.9;
 const LABEL_FONT_PX = 11;
-const DIMMED_ALPHA = 0.15;
 
 /** At most this many edges in view are drawn at each zoom; beyond, edges are left out. */
 function edgeBudget(scale: number): number {
@@ -152,16 +155,22 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): void {
 }
 
 function drawBoxes(request: PaintRequest, visible: Int32Array): void {
-  const { ctx, model, colours, dimmed, viewport, theme } = request;
+  const { ctx, model, colours, dimmed, live, viewport, theme } = request;
   const { x, y } = model.layout;
   const px = 1 / viewport.scale;
   const byColour = groupByColour(visible, colours);
-  for (const faint of dimmed === null ? [false] : [false, true]) {
-    ctx.globalAlpha = faint ? DIMMED_ALPHA : 1;
+  // One pass per opacity (a few at most): boxes filtered out, waiting in the run in flight, the rest.
+  const alphaOf = (b: number) => boxAlpha(dimmed?.[b] ?? 0, live?.[b] ?? 0);
+  const passes = new Set<number>();
+  for (const b of visible) {
+    passes.add(alphaOf(b));
+  }
+  for (const pass of passes) {
+    ctx.globalAlpha = pass;
     byColour.forEach((boxes, colour) => {
       ctx.beginPath();
       for (const b of boxes) {
-        if (dimmed === null || (dimmed[b] === 1) === faint) {
+        if (alphaOf(b) === pass) {
           ctx.rect(x[b], y[b], BOX_WIDTH, BOX_HEIGHT);
         }
       }
@@ -204,6 +213,10 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   }
   ctx.fillStyle = theme.mismatch;
   ctx.fill();
+  if (live !== null) {
+    // Ops running now in the run in flight: a heavy outline at every zoom.
+    outline((b) => live[b] === LIVE_RUNNING, theme.running, 4, []);
+  }
 }
 
 /** Visible boxes bucketed by palette index, so each fill style is set once. */

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createInspector, runsSummary } from './inspector';
+import { createInspector, progressSummary, runsSummary } from './inspector';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { smallDocument } from './__tests__/fixtures';
@@ -55,6 +55,33 @@ describe('createInspector', () => {
     inspector.dispose();
   });
 
+  it('shows the run in flight on the root and in the header', async () => {
+    const host = document.createElement('div');
+    const store = PlacementStore.fromDocument(smallDocument());
+    const inspector = createInspector(host, store);
+    const root = inspector.element;
+    const header = root.querySelector('.placeviz-runs')!;
+    expect(root.dataset.running).toBe('0');
+    expect(root.dataset.liveRun).toBe('');
+    store.setProgress({ run: 2, waiting: [2], running: [0, 1], done: [] });
+    await frames();
+    expect(root.dataset.running).toBe('2');
+    expect(root.dataset.liveRun).toBe('2');
+    expect(header.textContent).toBe('run 3 running · 0 of 3 ops done');
+    store.setProgress({ run: 2, waiting: [], running: [2], done: [0, 1] });
+    await frames();
+    expect(root.dataset.running).toBe('1');
+    expect(header.textContent).toBe('run 3 running · 2 of 3 ops done');
+    // the run's RUN event ends it
+    store.appendLists({ kind: [0], t0: [400], t1: [900], run: [2] });
+    await frames();
+    expect(root.dataset.running).toBe('0');
+    expect(root.dataset.liveRun).toBe('');
+    expect(root.dataset.events).toBe('8');
+    expect(header.textContent).toBe('run 2 of 2 · error · 100 ns');
+    inspector.dispose();
+  });
+
   it('shares one ViewState between the views', () => {
     const host = document.createElement('div');
     const inspector = createInspector(host, PlacementStore.fromDocument(smallDocument()));
@@ -76,5 +103,16 @@ describe('runsSummary', () => {
     );
     doc.runs = [];
     expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet');
+  });
+});
+
+describe('progressSummary', () => {
+  it('counts the run in flight after the recorded runs, or names its record', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    expect(progressSummary(store)).toBeNull();
+    store.setProgress({ run: 7, waiting: [1, 2], running: [], done: [0] });
+    expect(progressSummary(store)).toBe('run 3 running · 1 of 3 ops done');
+    store.setProgress({ run: 1, waiting: [], running: [], done: [] });
+    expect(progressSummary(store)).toBe('run 2 running · 0 of 0 ops done');
   });
 });

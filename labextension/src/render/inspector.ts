@@ -38,6 +38,21 @@ export function runsSummary(store: PlacementStore): string {
   return `run ${runs.length} of ${runs.length} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}`;
 }
 
+/**
+ * "run 4 running · 12 of 40 ops done" while a run is in flight (its number counts runs as the
+ * summary does), null when none is.
+ */
+export function progressSummary(store: PlacementStore): string | null {
+  const live = store.progress;
+  if (live === null) {
+    return null;
+  }
+  const recorded = store.runs.findIndex((r) => r.id === live.run);
+  const ordinal = recorded >= 0 ? recorded + 1 : store.runs.length + 1;
+  const planned = live.waiting.length + live.running.length + live.done.length;
+  return `run ${ordinal} running · ${live.done.length} of ${planned} ops done`;
+}
+
 function now(): number {
   return typeof performance !== 'undefined' ? performance.now() : Date.now();
 }
@@ -125,10 +140,13 @@ export function createInspector(
     root.dataset.events = String(store.events.count);
     root.dataset.runs = String(store.runs.length);
     root.dataset.schema = store.schema;
+    const live = store.progress;
+    root.dataset.running = String(live?.running.length ?? 0);
+    root.dataset.liveRun = live === null ? '' : String(live.run);
     if (root.dataset.drawn === undefined) {
       root.dataset.drawn = '0';
     }
-    summary.textContent = runsSummary(store);
+    summary.textContent = progressSummary(store) ?? runsSummary(store);
     const failed = store.runs.filter((r) => r.status === 'error' && r.error);
     errors.replaceChildren(
       ...failed.slice(-3).map((run) => {
@@ -143,9 +161,15 @@ export function createInspector(
   renderHeader();
 
   let frame: number | null = null;
+  /** Whether the changes since the last frame were only to the run in flight. */
+  let progressOnly = true;
   const flush = () => {
     frame = null;
     renderHeader();
+    if (progressOnly) {
+      return; // nothing the other views derive from the store changed (the DAG repaints itself)
+    }
+    progressOnly = true;
     legend.update();
     details.update();
     scrubber.update();
@@ -154,7 +178,7 @@ export function createInspector(
   };
   disposers.push(
     store.onChange((change: StoreChange) => {
-      void change;
+      progressOnly &&= change === 'progress';
       if (frame === null) {
         frame = schedule(flush);
       }

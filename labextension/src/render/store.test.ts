@@ -232,3 +232,63 @@ describe('decodeBatch', () => {
     expect(store.events.peer[8]).toBe(1);
   });
 });
+
+describe('PlacementStore.setProgress', () => {
+  const live = { run: 2, waiting: [2], running: [1], done: [0] };
+
+  it('holds a copy of the snapshot and tells listeners, without touching the events', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const heard: string[] = [];
+    store.onChange((change) => heard.push(change));
+    expect(store.progress).toBeNull();
+    const sent = { run: 2, waiting: [2], running: [1], done: [0] };
+    store.setProgress(sent);
+    sent.waiting.push(0);
+    expect(store.progress).toEqual(live);
+    expect(store.events.count).toBe(7);
+    store.setProgress({ run: 2, waiting: [], running: [2], done: [0, 1] });
+    expect(store.progress?.running).toEqual([2]);
+    store.setProgress(null);
+    expect(store.progress).toBeNull();
+    store.setProgress(null); // nothing to clear: no notification
+    expect(heard).toEqual(['progress', 'progress', 'progress']);
+  });
+
+  it('lays the run in flight over the live view only', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    store.setProgress({ run: 2, waiting: [2, 99], running: [1], done: [0] });
+    expect(states(store, null)).toEqual(['done', 'running', 'waiting']);
+    // scrubbing the past ignores it
+    expect(states(store, 50)).toEqual(['done', 'done', 'running']);
+    expect(states(store, 300)).toEqual(['done', 'failed', 'done']);
+    store.setProgress(null);
+    expect(states(store, null)).toEqual(['done', 'failed', 'done']);
+  });
+
+  it('drops the snapshot when the RUN event of its run arrives, and on reset', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const heard: string[] = [];
+    store.onChange((change) => heard.push(change));
+    store.setProgress(live);
+    // OP events of run 2 and the RUN event of another run leave it
+    store.appendLists({
+      kind: [EventKind.OP, EventKind.RUN],
+      t0: [400, 0],
+      t1: [500, 1],
+      run: [2, 7],
+    });
+    expect(store.progress).toEqual(live);
+    const runEnd = batchOf(2, 0);
+    runEnd.kind[1] = EventKind.RUN;
+    runEnd.run.fill(2);
+    store.appendBatch(runEnd);
+    expect(store.progress).toBeNull();
+    expect(store.events.count).toBe(11);
+    expect(heard).toEqual(['progress', 'events', 'events', 'progress']);
+    heard.length = 0;
+    store.setProgress(live);
+    store.reset();
+    expect(store.progress).toBeNull();
+    expect(heard).toEqual(['progress', 'events', 'progress']);
+  });
+});

@@ -4,21 +4,37 @@
  */
 import { EventColumns } from './events';
 import { normalizeDocument, normalizeTables } from './normalize';
-import { OpTimeline, type OpSpans } from './opstate';
-import type {
-  DeviceRecord,
-  EdgeRecord,
-  EventBatch,
-  EventLists,
-  NodeRecord,
-  RunRecord,
-  Tables,
+import { DONE, OpTimeline, RUNNING, WAITING, type OpSpans } from './opstate';
+import {
+  EventKind,
+  type DeviceRecord,
+  type EdgeRecord,
+  type EventBatch,
+  type EventLists,
+  type NodeRecord,
+  type RunRecord,
+  type Tables,
 } from './types';
 
 export { OP_STATES, type OpSpans } from './opstate';
 
-/** What changed: the graph tables (views lay out again) or only the events (views recolour). */
-export type StoreChange = 'tables' | 'events';
+/**
+ * What changed: the graph tables (views lay out again), the events (views recolour), or only the
+ * snapshot of the run in flight (views repaint their live marks and the header; nothing derived
+ * from the events changes).
+ */
+export type StoreChange = 'tables' | 'events' | 'progress';
+
+/**
+ * The run in flight (a live update's `progress`): the node ids of its plan not started yet, running
+ * now and finished. A snapshot replaces the previous one whole.
+ */
+export interface RunProgress {
+  readonly run: number;
+  readonly waiting: readonly number[];
+  readonly running: readonly number[];
+  readonly done: readonly number[];
+}
 
 export class PlacementStore {
   readonly schema: string;
@@ -29,6 +45,7 @@ export class PlacementStore {
   private deviceIndexById = new Map<number, number>();
   private listeners = new Set<(change: StoreChange) => void>();
   private timeline: OpTimeline | null = null;
+  private liveRun: RunProgress | null = null;
 
   private constructor(schema: string, tables: Tables) {
     this.schema = schema;
@@ -59,6 +76,10 @@ export class PlacementStore {
   get runs(): readonly RunRecord[] {
     return this.tables.runs;
   }
+  /** The snapshot of the run in flight; null when no run is in flight. */
+  get progress(): RunProgress | null {
+    return this.liveRun;
+  }
 
   /** Index of the node with this id in `nodes`, -1 when there is none. */
   nodeIndex(id: number): number {
@@ -86,20 +107,51 @@ export class PlacementStore {
     this.changed('tables');
   }
 
+  /**
+   * Append events. When they hold the RUN event of the run in flight, that run has ended: its
+   * snapshot is dropped (listeners hear 'events', then 'progress').
+   */
   appendBatch(batch: EventBatch): void {
+    const before = this.events.count;
     this.events.appendBatch(batch);
-    this.changed('events');
+    this.afterAppend(before);
   }
 
   appendLists(events: Partial<EventLists>): void {
+    const before = this.events.count;
     this.events.appendLists(events);
-    this.changed('events');
+    this.afterAppend(before);
   }
 
-  /** Forget the events (a new cell run into the same widget). */
+  /** Forget the events and the run in flight (a new cell run into the same widget). */
   reset(): void {
     this.events.clear();
+    const hadProgress = this.liveRun !== null;
+    this.liveRun = null;
     this.changed('events');
+    if (hadProgress) {
+      this.changed('progress');
+    }
+  }
+
+  /**
+   * Show `progress` as the run in flight, replacing any previous snapshot; null: no run in flight.
+   * The lists are copied. Listeners hear 'progress' (when there was or is a snapshot).
+   */
+  setProgress(progress: RunProgress | null): void {
+    if (progress === null && this.liveRun === null) {
+      return;
+    }
+    this.liveRun =
+      progress === null
+        ? null
+        : Object.freeze({
+            run: progress.run,
+            waiting: Object.freeze([...progress.waiting]),
+            running: Object.freeze([...progress.running]),
+            done: Object.freeze([...progress.done]),
+          });
+    this.changed('progress');
   }
 
   /** Call `cb` after each mutation; returns the function that stops it. */
@@ -118,9 +170,27 @@ export class PlacementStore {
     return this.derived().endTime;
   }
 
-  /** Fill `out[nodeIndex]` with OP_STATES codes at time `t` (null: the end of everything). */
+  /**
+   * Fill `out[nodeIndex]` with OP_STATES codes at time `t`. null: the live view, the end of
+   * everything with the run in flight laid over it (its waiting, running and done ops); a past
+   * time ignores the run in flight.
+   */
   stateAt(t: number | null, out: Uint8Array): void {
     this.derived().stateAt(t, out);
+    const live = this.liveRun;
+    if (t === null && live !== null) {
+      const mark = (ids: readonly number[], state: number) => {
+        for (const id of ids) {
+          const index = this.nodeIndex(id);
+          if (index >= 0 && index < out.length) {
+            out[index] = state;
+          }
+        }
+      };
+      mark(live.waiting, WAITING);
+      mark(live.done, DONE);
+      mark(live.running, RUNNING);
+    }
   }
 
   private derived(): OpTimeline {
@@ -143,8 +213,29 @@ export class PlacementStore {
     this.deviceIndexById = new Map(this.tables.devices.map((d, i) => [d.id, i]));
   }
 
+  private afterAppend(before: number): void {
+    const live = this.liveRun;
+    let ended = false;
+    if (live !== null) {
+      const { kind, run, count } = this.events;
+      for (let e = before; e < count && !ended; e++) {
+        ended = kind[e] === EventKind.RUN && run[e] === live.run;
+      }
+    }
+    if (ended) {
+      this.liveRun = null;
+    }
+    this.changed('events');
+    if (ended) {
+      this.changed('progress');
+    }
+  }
+
   private changed(change: StoreChange): void {
-    this.timeline = null;
+    if (change !== 'progress') {
+      // The run in flight is laid over the derivations, not part of them.
+      this.timeline = null;
+    }
     for (const listener of [...this.listeners]) {
       listener(change);
     }
