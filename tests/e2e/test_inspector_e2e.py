@@ -357,6 +357,49 @@ def test_the_widget_streams_while_the_cell_runs(lab: Any, browser: Any) -> None:
     lab.shut_down_kernels()
 
 
+LONG_RUN = """\
+%%placement
+import placeviz as tf
+
+x = tf.random_uniform([1200, 1200], seed=1)
+for _ in range(12):
+    x = tf.matmul(x, x) * 1e-3  # about 0.1 s each on a CPU core: one run of over a second
+tf.Session().run(x)
+"""
+
+
+def test_ops_change_state_while_a_long_run_goes_on(lab: Any, browser: Any) -> None:
+    """During one long run the DAG shows an op running (data-running), then none once it ended."""
+    path = lab.root / "long_run.ipynb"
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", LONG_RUN])))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        page.evaluate(
+            """async () => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                await panel.sessionContext.ready;
+                window.__runAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
+            }"""
+        )
+        running = page.wait_for_function(
+            """() => {
+                const root = document.querySelector('.jp-NotebookPanel .placeviz-inspector');
+                return root && root.dataset.running === '1' ? root.dataset.liveRun : null;
+            }""",
+            timeout=60_000,
+        ).json_value()
+        assert running == "0"  # the cell's first and only run, while it runs
+        assert page.evaluate("async () => await window.__runAll"), "Run All failed"
+        root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+        expect()(root).to_have_attribute("data-runs", "1", timeout=30_000)
+        expect()(root).to_have_attribute("data-running", "0")
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+
+
 CHAIN = """\
 import placeviz as tf
 
