@@ -3,7 +3,9 @@
 Issue 5's check: streaming into the widget costs a run <= 5%. Measured in a real Jupyter kernel
 (ipykernel; the widget's comm really sends over ZeroMQ, drained by this process), alternating
 blocks without and with the inspector so both see the same machine state; median of the blocks.
+Runs are fully traced by default, as the magic traces them.
 Run: python benchmarks/bench_stream_cost.py [--runs 2000] [--blocks 7] [--layers 8]
+     [--trace-level FULL_TRACE|NO_TRACE]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ with dc.use(ctx):
             towers.append(y)
     total = pv.add_n(towers)
     sess = pv.Session(config=pv.ConfigProto(allow_soft_placement=True))
+    sess.trace_level = pv.RunOptions.{trace_level}  # FULL_TRACE: as in a %%placement cell
     sess.run(total)
 
     def block(runs):
@@ -61,12 +64,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000, help="runs per block")
     parser.add_argument("--blocks", type=int, default=7)
     parser.add_argument("--layers", type=int, default=8, help="matmul+relu layers per tower")
+    parser.add_argument("--trace-level", choices=["FULL_TRACE", "NO_TRACE"], default="FULL_TRACE")
     args = parser.parse_args()
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     manager, client = start_new_kernel(kernel_name="python3", env=env)
     try:
-        code = KERNEL_CODE.format(runs=args.runs, blocks=args.blocks, layers=args.layers)
+        code = KERNEL_CODE.format(
+            runs=args.runs, blocks=args.blocks, layers=args.layers, trace_level=args.trace_level
+        )
         msg_id = client.execute(code)
         printed, updates = "", 0
         while True:
@@ -88,7 +94,8 @@ def main() -> None:
     result = json.loads(printed.strip().splitlines()[-1])
     ratio = result["streamed"] / result["plain"]
     print(
-        f"graph: {result['ops']} ops on 4 simulated GPUs; {args.blocks} blocks of {args.runs} runs"
+        f"graph: {result['ops']} ops on 4 simulated GPUs, {args.trace_level}; "
+        f"{args.blocks} blocks of {args.runs} runs"
     )
     print(f"Session.run without inspector: {result['plain'] * 1e6:8.1f} us (median block)")
     print(f"Session.run, streaming live:   {result['streamed'] * 1e6:8.1f} us (median block)")
