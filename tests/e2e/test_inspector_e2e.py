@@ -276,6 +276,30 @@ def test_saved_notebook_shows_the_inspector_without_a_kernel(
         page.close()
 
 
+def test_saved_output_renders_in_notebook_7(lab: Any, browser: Any) -> None:
+    """Notebook 7 (served by the same Jupyter server) loads the same extension: a saved
+    inspector output renders there with its legend and op count."""
+    namespace = build(TOWERS, gpus=4)
+    document = namespace["sess"].trace(runs=None).to_document()
+    saved = notebook([TOWERS])
+    saved["cells"][0]["outputs"] = [
+        {"output_type": "display_data", "metadata": {}, "data": {MIME: document}}
+    ]
+    path = lab.root / "notebook7.ipynb"
+    path.write_text(json.dumps(saved))
+    page = browser.new_page()
+    try:
+        page.goto(lab.page_url(f"notebooks/{path.name}"))
+        root = page.locator(".placeviz-inspector")
+        expect()(root).to_have_count(1, timeout=60_000)
+        expect()(root).to_have_attribute("data-ops", str(len(document["nodes"])))
+        expect()(root.locator(".placeviz-legend-entry")).to_have_count(len(TOWER_DEVICES))
+        assert set(legend_devices(root)) == TOWER_DEVICES
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+
+
 def test_the_teaching_notebook_runs_all_in_jupyterlab(lab: Any, browser: Any) -> None:
     """A student's "Run All" goes past the cell that fails on purpose (Run All stops at any
     failed cell, tagged raises-exception or not); every ``%%placement`` cell shows an inspector."""
