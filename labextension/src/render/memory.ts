@@ -12,18 +12,12 @@
  * - Hovering the plot lists the largest tensors live at that time (allocated, not yet freed) and
  *   the ops that produced them; otherwise the list is for the scrubber time (or the peak).
  */
-import { loadPlotly, escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
-import {
-  cursorShapes,
-  pointerToData,
-  Throttle,
-  timeExtent,
-  xRangeMs,
-  type PanelOptions,
-} from './panel';
-import { EventKind, type DeviceRecord, type EventBatch, type NodeRecord } from './types';
+import { cursorShapes, pointerToData, timeExtent, xRangeMs, type PanelOptions } from './panel';
+import { EventKind, type DeviceRecord, type EventBatch } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyTrace } from 'plotly.js-basic-dist-min';
@@ -226,95 +220,45 @@ function byteUnit(max: number): { scale: number; name: string } {
   return { scale: 1024 ** i, name: units[i] };
 }
 
-export class MemoryPanel {
-  readonly element: HTMLDivElement;
-  private readonly plot: HTMLDivElement;
-  private readonly note: HTMLDivElement;
+export class MemoryPanel extends PlotPanel {
+  protected readonly messageLine: HTMLDivElement;
   private readonly liveTitle: HTMLDivElement;
   private readonly liveList: HTMLOListElement;
   private model: MemoryModel = { series: [], allocations: [] };
-  private nodes = new Map<number, NodeRecord>();
-  private devices: readonly DeviceRecord[] = [];
   private hoverTime: number | null = null;
-  private plotted: PlotlyModule | null = null;
-  private drawing = false;
-  private redraw = false;
-  private disposed = false;
-  private readonly throttle: Throttle;
-  private readonly unlisten: () => void;
 
   constructor(
     parent: HTMLElement,
-    private readonly store: PlacementStore,
-    private readonly state: ViewState,
-    private readonly options: PanelOptions = {},
+    store: PlacementStore,
+    state: ViewState,
+    options: PanelOptions = {},
   ) {
+    super(parent, store, state, options, 'placeviz-memory', 'Memory in use');
     const doc = parent.ownerDocument;
-    this.element = doc.createElement('div');
-    this.element.className = 'placeviz-panel placeviz-memory';
     this.element.dataset.series = '0';
-    const title = doc.createElement('div');
-    title.className = 'placeviz-panel-title';
-    title.textContent = 'Memory in use';
-    this.plot = doc.createElement('div');
-    this.plot.className = 'placeviz-plot';
-    this.note = doc.createElement('div');
-    this.note.className = 'placeviz-panel-note';
+    this.messageLine = doc.createElement('div');
+    this.messageLine.className = 'placeviz-panel-note';
     const live = doc.createElement('div');
     live.className = 'placeviz-live-tensors';
     this.liveTitle = doc.createElement('div');
     this.liveTitle.className = 'placeviz-live-title';
     this.liveList = doc.createElement('ol');
     live.append(this.liveTitle, this.liveList);
-    this.element.append(title, this.plot, this.note, live);
-    parent.appendChild(this.element);
+    this.element.append(this.plot, this.messageLine, live);
     this.plot.addEventListener('mousemove', (event) => {
       const at = pointerToData(this.plot, event);
       this.setHoverTime(at === null ? null : at.x * 1e6);
     });
     this.plot.addEventListener('mouseleave', () => this.setHoverTime(null));
-    this.throttle = new Throttle(options.throttleMs ?? 250, () => this.recompute());
-    this.unlisten = state.listen((changed) => this.onState(changed));
-    this.recompute();
+    this.start();
   }
 
   get seriesModel(): MemoryModel {
     return this.model;
   }
 
-  /** The store changed: recompute (throttled) and redraw. */
-  update(): void {
-    if (!this.disposed) {
-      this.throttle.call();
-    }
-  }
-
-  /** Draw again with the current theme colours (JupyterLab switched theme). */
-  refresh(): void {
-    if (!this.disposed) {
-      void this.draw();
-    }
-  }
-
-  dispose(): void {
-    if (this.disposed) {
-      return;
-    }
-    this.disposed = true;
-    this.throttle.cancel();
-    this.unlisten();
-    this.plotted?.purge(this.plot);
-    this.element.remove();
-  }
-
-  private recompute(): void {
-    if (this.disposed) {
-      return;
-    }
-    const store = this.store;
-    this.devices = store.devices;
-    this.nodes = new Map(store.nodes.map((n) => [n.id, n]));
-    this.model = computeMemory(store.events);
+  protected recompute(): void {
+    this.model = computeMemory(this.store.events);
     this.element.dataset.series = String(this.model.series.length);
     const offScale = this.model.series
       .map((s) => ({ s, device: this.deviceRecord(s.device) }))
@@ -323,14 +267,17 @@ export class MemoryPanel {
           device && device.memory_limit > 0 && !limitDrawn(device.memory_limit, s.peak),
       )
       .map(({ device }) => `${shortDeviceName(device!.name)} ${formatBytes(device!.memory_limit)}`);
-    this.note.textContent =
+    this.messageLine.textContent =
       this.model.series.length === 0
         ? 'No memory events recorded.'
         : offScale.length > 0
           ? `Limits not drawn (more than ${LIMIT_SCALE}x the peak): ${offScale.join(', ')}`
           : '';
     this.renderLiveTensors();
-    void this.draw();
+  }
+
+  protected hasData(): boolean {
+    return this.model.series.length > 0;
   }
 
   private setHoverTime(t: number | null): void {
@@ -341,7 +288,7 @@ export class MemoryPanel {
   }
 
   private deviceRecord(id: number): DeviceRecord | undefined {
-    return this.devices.find((d) => d.id === id);
+    return this.store.devices.find((d) => d.id === id);
   }
 
   private deviceLabel(id: number): string {
@@ -349,7 +296,7 @@ export class MemoryPanel {
     return device ? shortDeviceName(device.name) : `device ${id}`;
   }
 
-  private onState(changed: ReadonlySet<keyof ViewStateFields>): void {
+  protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
     if (changed.has('time')) {
       this.renderLiveTensors();
       if (this.plotted) {
@@ -432,7 +379,7 @@ export class MemoryPanel {
     const traces: PlotlyTrace[] = [];
     for (const s of this.model.series) {
       const device = this.deviceRecord(s.device);
-      const colour = panelDeviceColour(this.devices, s.device);
+      const colour = panelDeviceColour(this.store.devices, s.device);
       const label = escapePlotlyText(this.deviceLabel(s.device));
       const limit = device?.memory_limit ?? 0;
       const drawLimit = limitDrawn(limit, s.peak);
@@ -486,52 +433,29 @@ export class MemoryPanel {
     return { traces, unit: unit.name };
   }
 
-  private async draw(): Promise<void> {
-    if (this.drawing) {
-      this.redraw = true;
-      return;
-    }
-    if (this.model.series.length === 0 && !this.plotted) {
-      return;
-    }
-    this.drawing = true;
-    try {
-      const plotly = await loadPlotly();
-      if (this.disposed) {
-        return;
-      }
-      const theme = plotTheme(this.element);
-      const { traces, unit } = this.traces();
-      const layout = {
-        height: this.options.height ?? 220,
-        margin: { l: 56, r: 12, t: 8, b: 36 },
-        paper_bgcolor: theme.background,
-        plot_bgcolor: theme.background,
-        font: { family: theme.font, color: theme.fontColor, size: 11 },
-        showlegend: true,
-        legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
-        hovermode: 'x',
-        // Keep the user's zoom across updates while events stream in.
-        uirevision: 'placeviz',
-        xaxis: {
-          title: { text: 'ms' },
-          gridcolor: theme.grid,
-          zeroline: false,
-          range: xRangeMs(timeExtent(this.store.events)),
-        },
-        yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
-        shapes: this.cursorShapes(),
-      };
-      await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
-      this.plotted = plotly;
-    } catch (error) {
-      this.note.textContent = `Plot unavailable: ${String(error)}`;
-    } finally {
-      this.drawing = false;
-      if (this.redraw && !this.disposed) {
-        this.redraw = false;
-        void this.draw();
-      }
-    }
+  protected async react(plotly: PlotlyModule): Promise<void> {
+    const theme = plotTheme(this.element);
+    const { traces, unit } = this.traces();
+    const layout = {
+      height: this.options.height ?? 220,
+      margin: { l: 56, r: 12, t: 8, b: 36 },
+      paper_bgcolor: theme.background,
+      plot_bgcolor: theme.background,
+      font: { family: theme.font, color: theme.fontColor, size: 11 },
+      showlegend: true,
+      legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
+      hovermode: 'x',
+      // Keep the user's zoom across updates while events stream in.
+      uirevision: 'placeviz',
+      xaxis: {
+        title: { text: 'ms' },
+        gridcolor: theme.grid,
+        zeroline: false,
+        range: xRangeMs(timeExtent(this.store.events)),
+      },
+      yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
+      shapes: this.cursorShapes(),
+    };
+    await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
   }
 }

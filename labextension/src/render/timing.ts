@@ -7,23 +7,16 @@
  * elements. Hovering is resolved here, not by plotly (which only hovers segment ends): the pointer
  * is mapped to a lane and a time and the bar under it found by binary search.
  */
-import { loadPlotly, escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { PlotPanel } from './plotpanel';
 import { formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
-import {
-  cursorShapes,
-  pointerToData,
-  Throttle,
-  timeExtent,
-  xRangeMs,
-  type PanelOptions,
-} from './panel';
+import { cursorShapes, pointerToData, timeExtent, xRangeMs, type PanelOptions } from './panel';
 import {
   EventKind,
   TimingSource,
   type DeviceRecord,
   type EventBatch,
-  type NodeRecord,
   type RunRecord,
 } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
@@ -378,47 +371,30 @@ const MAX_HIGHLIGHTS = 500;
 /** Plot width assumed before plotly has laid the plot out. */
 const DEFAULT_PLOT_PX = 900;
 
-export class TimingPanel {
-  readonly element: HTMLDivElement;
-  private readonly plot: HTMLDivElement;
-  private readonly caption: HTMLDivElement;
+export class TimingPanel extends PlotPanel {
+  protected readonly messageLine: HTMLDivElement;
   private readonly tooltip: HTMLDivElement;
   private model!: TimingModel;
-  private nodes = new Map<number, NodeRecord>();
-  private devices: readonly DeviceRecord[] = [];
-  private plotted: PlotlyModule | null = null;
-  private drawing = false;
-  private redraw = false;
-  private disposed = false;
   private hoveredHere: number | null = null;
   /** The x range (ms) the user zoomed to; null: the events' extent. */
   private viewMs: [number, number] | null = null;
-  private readonly throttle: Throttle;
-  private readonly unlisten: () => void;
 
   constructor(
     parent: HTMLElement,
-    private readonly store: PlacementStore,
-    private readonly state: ViewState,
-    private readonly options: PanelOptions = {},
+    store: PlacementStore,
+    state: ViewState,
+    options: PanelOptions = {},
   ) {
+    super(parent, store, state, options, 'placeviz-timing', 'Timing');
     const doc = parent.ownerDocument;
-    this.element = doc.createElement('div');
-    this.element.className = 'placeviz-panel placeviz-timing';
     this.element.dataset.bars = '0';
     this.element.dataset.lanes = '0';
-    const title = doc.createElement('div');
-    title.className = 'placeviz-panel-title';
-    title.textContent = 'Timing';
-    this.caption = doc.createElement('div');
-    this.caption.className = 'placeviz-panel-note placeviz-timing-sources';
-    this.plot = doc.createElement('div');
-    this.plot.className = 'placeviz-plot';
+    this.messageLine = doc.createElement('div');
+    this.messageLine.className = 'placeviz-panel-note placeviz-timing-sources';
     this.tooltip = doc.createElement('div');
     this.tooltip.className = 'placeviz-tooltip';
     this.tooltip.hidden = true;
-    this.element.append(title, this.caption, this.plot, this.tooltip);
-    parent.appendChild(this.element);
+    this.element.append(this.messageLine, this.plot, this.tooltip);
     this.plot.addEventListener('mousemove', (event) => this.onPointer(event));
     this.plot.addEventListener('mouseleave', () => this.setHover(null, null));
     this.plot.addEventListener('click', (event) => {
@@ -427,46 +403,15 @@ export class TimingPanel {
         this.state.set({ selected: this.model.bars.node[hit] });
       }
     });
-    this.throttle = new Throttle(options.throttleMs ?? 250, () => this.recompute());
-    this.unlisten = state.listen((changed) => this.onState(changed));
-    this.recompute();
+    this.start();
   }
 
   get timingModel(): TimingModel {
     return this.model;
   }
 
-  update(): void {
-    if (!this.disposed) {
-      this.throttle.call();
-    }
-  }
-
-  /** Draw again with the current theme colours (JupyterLab switched theme). */
-  refresh(): void {
-    if (!this.disposed) {
-      void this.draw();
-    }
-  }
-
-  dispose(): void {
-    if (this.disposed) {
-      return;
-    }
-    this.disposed = true;
-    this.throttle.cancel();
-    this.unlisten();
-    this.plotted?.purge(this.plot);
-    this.element.remove();
-  }
-
-  private recompute(): void {
-    if (this.disposed) {
-      return;
-    }
+  protected recompute(): void {
     const store = this.store;
-    this.devices = store.devices;
-    this.nodes = new Map(store.nodes.map((n) => [n.id, n]));
     this.model = computeTiming(store.events, {
       devices: store.devices,
       runs: store.runs,
@@ -477,18 +422,21 @@ export class TimingPanel {
     const parts: string[] = [];
     for (const [device, set] of this.model.sources) {
       const labels = [...set].sort().map((s) => SOURCE_LABELS[s] ?? `source ${s}`);
-      const record = this.devices.find((d) => d.id === device);
+      const record = this.store.devices.find((d) => d.id === device);
       const simulated = record?.kind === 'simulated' ? ', simulated device' : '';
-      parts.push(`${deviceShort(this.devices, device)}: ${labels.join('/')}${simulated}`);
+      parts.push(`${deviceShort(this.store.devices, device)}: ${labels.join('/')}${simulated}`);
     }
-    this.caption.textContent =
+    this.messageLine.textContent =
       this.model.lanes.length === 0
         ? 'No op timings recorded.'
         : `Timing source — ${parts.join(' · ')}`;
-    void this.draw();
   }
 
-  private onState(changed: ReadonlySet<keyof ViewStateFields>): void {
+  protected hasData(): boolean {
+    return this.model.lanes.length > 0;
+  }
+
+  protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
     if (
       this.plotted &&
       (changed.has('time') || changed.has('hovered') || changed.has('selected'))
@@ -574,7 +522,7 @@ export class TimingPanel {
           hoverinfo: 'skip',
           connectgaps: false,
           line: {
-            color: panelDeviceColour(this.devices, group.device),
+            color: panelDeviceColour(this.store.devices, group.device),
             width: lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX,
           },
         });
@@ -604,66 +552,43 @@ export class TimingPanel {
     void this.draw();
   }
 
-  private async draw(): Promise<void> {
-    if (this.drawing) {
-      this.redraw = true;
-      return;
-    }
-    if (this.model.lanes.length === 0 && !this.plotted) {
-      return;
-    }
-    this.drawing = true;
-    try {
-      const plotly = await loadPlotly();
-      if (this.disposed) {
-        return;
-      }
-      const theme = plotTheme(this.element);
-      const lanes = this.model.lanes;
-      const traces = this.traces();
-      const layout = {
-        height: this.options.height ?? Math.max(120, 48 + LANE_PX * lanes.length),
-        margin: { l: 40, r: 12, t: 4, b: 36 },
-        paper_bgcolor: theme.background,
-        plot_bgcolor: theme.background,
-        font: { family: theme.font, color: theme.fontColor, size: 11 },
-        showlegend: false,
-        hovermode: false,
-        dragmode: 'zoom',
-        uirevision: 'placeviz',
-        xaxis: {
-          title: { text: 'ms' },
-          gridcolor: theme.grid,
-          zeroline: false,
-          range: xRangeMs(timeExtent(this.store.events)),
-        },
-        yaxis: {
-          automargin: true,
-          tickmode: 'array',
-          tickvals: lanes.map((_, i) => i),
-          ticktext: lanes.map((l) => escapePlotlyText(l.label)),
-          range: [lanes.length - 0.5, -0.5],
-          fixedrange: true,
-          showgrid: false,
-          zeroline: false,
-        },
-        shapes: this.shapes(),
-      };
-      await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
-      if (this.plotted === null) {
-        (this.plot as unknown as PlotlyHTMLElement).on('plotly_relayout', (event) =>
-          this.onRelayout(event),
-        );
-      }
-      this.plotted = plotly;
-    } catch (error) {
-      this.caption.textContent = `Plot unavailable: ${String(error)}`;
-    } finally {
-      this.drawing = false;
-      if (this.redraw && !this.disposed) {
-        this.redraw = false;
-        void this.draw();
-      }
+  protected async react(plotly: PlotlyModule): Promise<void> {
+    const theme = plotTheme(this.element);
+    const lanes = this.model.lanes;
+    const traces = this.traces();
+    const layout = {
+      height: this.options.height ?? Math.max(120, 48 + LANE_PX * lanes.length),
+      margin: { l: 40, r: 12, t: 4, b: 36 },
+      paper_bgcolor: theme.background,
+      plot_bgcolor: theme.background,
+      font: { family: theme.font, color: theme.fontColor, size: 11 },
+      showlegend: false,
+      hovermode: false,
+      dragmode: 'zoom',
+      uirevision: 'placeviz',
+      xaxis: {
+        title: { text: 'ms' },
+        gridcolor: theme.grid,
+        zeroline: false,
+        range: xRangeMs(timeExtent(this.store.events)),
+      },
+      yaxis: {
+        automargin: true,
+        tickmode: 'array',
+        tickvals: lanes.map((_, i) => i),
+        ticktext: lanes.map((l) => escapePlotlyText(l.label)),
+        range: [lanes.length - 0.5, -0.5],
+        fixedrange: true,
+        showgrid: false,
+        zeroline: false,
+      },
+      shapes: this.shapes(),
+    };
+    await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+    if (this.plotted === null) {
+      (this.plot as unknown as PlotlyHTMLElement).on('plotly_relayout', (event) =>
+        this.onRelayout(event),
+      );
     }
   }
 
@@ -702,7 +627,7 @@ export class TimingPanel {
     const what = node ? `${node.name} (${node.type})` : `node ${nodeId}`;
     const where =
       lane.kind === 'transfer'
-        ? `transfer to ${deviceShort(this.devices, bars.device[bar])}`
+        ? `transfer to ${deviceShort(this.store.devices, bars.device[bar])}`
         : lane.label.split(' · ')[0];
     const source = SOURCE_LABELS[bars.source[bar]] ?? '';
     this.tooltip.textContent = `${what} · ${formatNs(bars.t1[bar] - bars.t0[bar])} · ${where}${

@@ -1,0 +1,122 @@
+/**
+ * What the memory and timing panels share: their element and title, a plot drawn by plotly
+ * (loaded lazily), recomputation throttled while events stream in, redraws coalesced (a draw
+ * asked for while one is in flight runs once after it), and disposal.
+ */
+import { loadPlotly, type PlotlyModule } from './plotly';
+import { Throttle, type PanelOptions } from './panel';
+import type { NodeRecord } from './types';
+import type { ViewState, ViewStateFields } from './viewstate';
+import type { PlacementStore } from './store';
+
+export abstract class PlotPanel {
+  readonly element: HTMLDivElement;
+  protected readonly plot: HTMLDivElement;
+  /** plotly, once it has drawn this panel. */
+  protected plotted: PlotlyModule | null = null;
+  protected disposed = false;
+  /** The store's nodes by id, as of the last recomputation. */
+  protected nodes = new Map<number, NodeRecord>();
+  private drawing = false;
+  private redraw = false;
+  private readonly throttle: Throttle;
+  private unlisten: () => void = () => undefined;
+
+  protected constructor(
+    parent: HTMLElement,
+    protected readonly store: PlacementStore,
+    protected readonly state: ViewState,
+    protected readonly options: PanelOptions,
+    kind: string,
+    title: string,
+  ) {
+    const doc = parent.ownerDocument;
+    this.element = doc.createElement('div');
+    this.element.className = `placeviz-panel ${kind}`;
+    const heading = doc.createElement('div');
+    heading.className = 'placeviz-panel-title';
+    heading.textContent = title;
+    this.element.append(heading);
+    this.plot = doc.createElement('div');
+    this.plot.className = 'placeviz-plot';
+    parent.appendChild(this.element);
+    this.throttle = new Throttle(options.throttleMs ?? 250, () => this.refreshModel());
+  }
+
+  /** Subclasses call this once their own elements exist: follow the view state, then draw. */
+  protected start(): void {
+    this.unlisten = this.state.listen((changed) => this.onState(changed));
+    this.refreshModel();
+  }
+
+  /** The store changed: recompute (throttled) and redraw. */
+  update(): void {
+    if (!this.disposed) {
+      this.throttle.call();
+    }
+  }
+
+  /** Draw again with the current theme colours (JupyterLab switched theme). */
+  refresh(): void {
+    if (!this.disposed) {
+      void this.draw();
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.disposed = true;
+    this.throttle.cancel();
+    this.unlisten();
+    this.plotted?.purge(this.plot);
+    this.element.remove();
+  }
+
+  /** Rebuild the panel's model and text from the store. */
+  protected abstract recompute(): void;
+  protected abstract onState(changed: ReadonlySet<keyof ViewStateFields>): void;
+  /** Whether there is anything to plot (an empty panel that never plotted stays empty). */
+  protected abstract hasData(): boolean;
+  /** `plotly.react` the plot with the current model. */
+  protected abstract react(plotly: PlotlyModule): Promise<void>;
+  /** Where a failure to plot is said. */
+  protected abstract readonly messageLine: HTMLElement;
+
+  private refreshModel(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.nodes = new Map(this.store.nodes.map((n) => [n.id, n]));
+    this.recompute();
+    void this.draw();
+  }
+
+  protected async draw(): Promise<void> {
+    if (this.drawing) {
+      this.redraw = true;
+      return;
+    }
+    if (!this.hasData() && !this.plotted) {
+      return;
+    }
+    this.drawing = true;
+    try {
+      const plotly = await loadPlotly();
+      if (this.disposed) {
+        return;
+      }
+      await this.react(plotly);
+      this.plotted = plotly;
+    } catch (error) {
+      this.messageLine.textContent = `Plot unavailable: ${String(error)}`;
+    } finally {
+      this.drawing = false;
+      if (this.redraw && !this.disposed) {
+        this.redraw = false;
+        void this.draw();
+      }
+    }
+  }
+}
