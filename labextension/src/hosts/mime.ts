@@ -3,6 +3,7 @@
  * so a saved notebook shows the inspector without a kernel. A document that cannot be read shows
  * a one-line error instead of throwing into JupyterLab's output area.
  */
+import { now } from '../render/frames';
 import { Widget } from '@lumino/widgets';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { createInspector, type Inspector } from '../render/inspector';
@@ -19,7 +20,7 @@ export class PlacementRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const startedAt = typeof performance !== 'undefined' ? performance.now() : Date.now();
+    const startedAt = now();
     this.inspector?.dispose();
     this.inspector = null;
     this.node.replaceChildren();

@@ -5,6 +5,7 @@
  * kernel's custom messages even while no view is shown (an output area being re-rendered), and
  * every view of the model draws the same store.
  */
+import { now } from '../render/frames';
 import { DOMWidgetModel, DOMWidgetView, type ISerializers } from '@jupyter-widgets/base';
 import { decodeBatch } from '../render/batch';
 import { createInspector, type Inspector } from '../render/inspector';
@@ -204,7 +205,7 @@ export class PlacementInspectorView extends DOMWidgetView {
   private errorLine: HTMLDivElement | null = null;
 
   override render(): void {
-    const startedAt = typeof performance !== 'undefined' ? performance.now() : Date.now();
+    const startedAt = now();
     this.el.classList.add('placeviz-widget');
     const model = this.model as PlacementInspectorModel;
     this.errorLine = document.createElement('div');

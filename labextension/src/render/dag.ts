@@ -4,6 +4,7 @@
  * tables or the folded scopes change; event batches only recolour. Painting happens at most once
  * per animation frame, however many changes arrive in between.
  */
+import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { buildDagModel, type DagModel } from './dagmodel';
 import { paintDag, type DagTheme } from './dagpaint';
@@ -48,19 +49,6 @@ const THEME_DEFAULTS: Record<keyof DagTheme, [string, string]> = {
   mismatch: ['--placeviz-error', '#d32f2f'],
   running: ['--placeviz-dag-running', '#ffa000'],
 };
-
-const schedule: (cb: () => void) => number =
-  typeof requestAnimationFrame === 'function'
-    ? (cb) => requestAnimationFrame(cb)
-    : (cb) => setTimeout(cb, 16) as unknown as number;
-const unschedule: (handle: number) => void =
-  typeof cancelAnimationFrame === 'function'
-    ? (handle) => cancelAnimationFrame(handle)
-    : (handle) => clearTimeout(handle);
-
-function now(): number {
-  return typeof performance !== 'undefined' ? performance.now() : Date.now();
-}
 
 export class DagView {
   readonly element: HTMLElement;

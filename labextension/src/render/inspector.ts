@@ -5,6 +5,7 @@
  * The root keeps the data- attributes of docs/inspector.md current; store changes are applied
  * at most once per animation frame, however many live messages arrive in between.
  */
+import { now, schedule, unschedule } from './frames';
 import { DagView } from './dag';
 import { renderDetails } from './details';
 import { renderLegend } from './legend';
@@ -52,19 +53,6 @@ export function progressSummary(store: PlacementStore): string | null {
   const planned = live.waiting.length + live.running.length + live.done.length;
   return `run ${ordinal} running · ${live.done.length} of ${planned} ops done`;
 }
-
-function now(): number {
-  return typeof performance !== 'undefined' ? performance.now() : Date.now();
-}
-
-const schedule: (cb: () => void) => number =
-  typeof requestAnimationFrame === 'function'
-    ? (cb) => requestAnimationFrame(cb)
-    : (cb) => setTimeout(cb, 16) as unknown as number;
-const unschedule: (handle: number) => void =
-  typeof cancelAnimationFrame === 'function'
-    ? (handle) => cancelAnimationFrame(handle)
-    : (handle) => clearTimeout(handle);
 
 export function createInspector(
   host: HTMLElement,
