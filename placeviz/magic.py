@@ -19,6 +19,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.display import display
 
 from placeviz.devices import context as device_context
 from placeviz.devices.profiles import DEFAULT_PROFILE
@@ -77,17 +78,18 @@ class PlacementMagics(Magics):
             except BaseException:
                 # The runs up to the error, failed one included, stay inspectable.
                 latest = _latest_run(sessions)
-                if latest is not None:
-                    shell.user_ns[args.output] = latest.trace(runs=None)
+                trace = latest.trace(runs=None) if latest is not None else None
+                if trace is not None:
+                    shell.user_ns[args.output] = trace
                 if live:
                     # A failed placement ran nothing, yet its session shows what was placed.
-                    live.finish(latest or _latest_made(sessions))
+                    live.finish(latest or _latest_made(sessions), trace)
                 raise
             # A cell that caught a failed placement shows its graph rather than running its sinks.
             shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
             trace = shown.trace(runs=None)
             if live:
-                live.finish(shown)  # within the cell's devices, whose state the tables read
+                live.finish(shown, trace)  # within the cell's devices, which the tables read
         shell.user_ns[args.output] = trace
         if args.trace:
             trace.to_chrome_trace(args.trace)
@@ -101,26 +103,26 @@ class _LiveOutput:
     """The cell's output while it runs (a streaming inspector) and after (the document)."""
 
     def __init__(self) -> None:
+        # ipywidgets comes with the jupyter extra; a terminal IPython never gets here.
         from placeviz.inspector.widget import PlacementInspector
 
         self.inspector = PlacementInspector()
         self.handle: Any = None
 
     def show(self) -> None:
-        from IPython.display import display
-
         self.handle = display(self.inspector, display_id=True)
 
     def watch(self, session: Session) -> None:
         self.inspector.watch(session)
 
-    def finish(self, session: Session | None) -> None:
-        """Replace the live view by the final document, which the notebook keeps."""
+    def finish(self, session: Session | None, trace: Trace | None) -> None:
+        """Replace the live view by the final document, which the notebook keeps; ``trace`` is
+        the session's whole trace when the cell already made it."""
         self.inspector.stop()
         if session is None:
             bundle = {"text/plain": "no session ran"}
         else:
-            trace = _shown_trace(session)
+            trace = _shown_trace(session, trace)
             bundle = {MIME_TYPE: trace.to_document(), "text/plain": summary_text(trace)}
         self.handle.update(bundle, raw=True)
         self.inspector.close()
@@ -130,11 +132,11 @@ class _LiveOutput:
 SHOWN_EVENTS = 250_000
 
 
-def _shown_trace(session: Session) -> Trace:
-    """What the cell's output keeps: every run, or, for long loops, the latest run in full and
-    the records of the runs before it."""
+def _shown_trace(session: Session, whole: Trace | None) -> Trace:
+    """What the cell's output keeps: every run (``whole``, made here if not given), or, for long
+    loops, the latest run in full and the records of the runs before it."""
     if len(session.recorder) <= SHOWN_EVENTS:
-        return session.trace(runs=None)
+        return whole if whole is not None else session.trace(runs=None)
     trace = session.trace(runs=1)
     latest = trace.runs[-1]["id"]
     trace.runs = session.runs_since(max(latest - 999, 0))
