@@ -127,7 +127,7 @@ class Session:
         if flight is None:
             return None
         run, (compiled, columns) = flight
-        ops = (columns.kinds == int(EventKind.OP)) & ~columns.virtual  # steps that stamp clocks
+        ops = columns.clocked_ops
         done = np.asarray(compiled.ends) >= run.t0
         starts = compiled.starts
         if starts is not None and compiled.parallel:
@@ -226,10 +226,10 @@ class Session:
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
-            self._in_flight = None
             self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
             raise
-        self._in_flight = None
+        finally:
+            self._in_flight = None
         if failure is None:
             self._finish_run(prepared, run, None, None)
         else:

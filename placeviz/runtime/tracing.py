@@ -52,6 +52,8 @@ class PlanColumns:
         )
         self.virtual = np.array([not s.moves_data for s in steps], dtype=bool)
         self.has_virtual = bool(self.virtual.any())
+        # Op steps that stamp their clocks: what a live view's progress snapshot reads.
+        self.clocked_ops = (self.kinds == int(EventKind.OP)) & ~self.virtual
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
         # and the bytes known from static shapes, used when the run is not fully traced.
         producer: dict[int, int] = {}
