@@ -330,6 +330,22 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(lab: Any, browser: Any) ->
     lab.shut_down_kernels()
 
 
+def start_run_all(page: Any) -> None:
+    """Start Run All in the open notebook without waiting for it, to watch the page meanwhile."""
+    page.evaluate(
+        """async () => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            await panel.sessionContext.ready;
+            window.__runAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
+        }"""
+    )
+
+
+def finish_run_all(page: Any) -> bool:
+    """Wait for the Run All that ``start_run_all`` began; whether it succeeded."""
+    return bool(page.evaluate("async () => await window.__runAll"))
+
+
 STREAMED_RUNS = 30
 STREAMING = TOWERS.replace(
     "print(sess.run(total, options=full, run_metadata=tf.RunMetadata()))",
@@ -352,13 +368,7 @@ def test_the_widget_streams_while_the_cell_runs(lab: Any, browser: Any) -> None:
     try:
         open_lab(page, lab)
         open_notebook(page, path.name, kernel=True)
-        page.evaluate(
-            """async () => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                await panel.sessionContext.ready;
-                window.__runAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
-            }"""
-        )
+        start_run_all(page)
         # The first run count the page shows: mid-cell (from the widget) it is below the total.
         first = page.wait_for_function(
             """() => {
@@ -372,7 +382,7 @@ def test_the_widget_streams_while_the_cell_runs(lab: Any, browser: Any) -> None:
             f"the live widget showed no run while the cell ran {STREAMED_RUNS} of them "
             f"(the first count shown was {first}, from the final output)"
         )
-        assert page.evaluate("async () => await window.__runAll"), "Run All failed"
+        assert finish_run_all(page), "Run All failed"
         root = page.locator(".jp-NotebookPanel .placeviz-inspector")
         expect()(root).to_have_count(1)
         expect()(root).to_have_attribute("data-runs", str(STREAMED_RUNS), timeout=30_000)
@@ -400,13 +410,7 @@ def test_ops_change_state_while_a_long_run_goes_on(lab: Any, browser: Any) -> No
     try:
         open_lab(page, lab)
         open_notebook(page, path.name, kernel=True)
-        page.evaluate(
-            """async () => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                await panel.sessionContext.ready;
-                window.__runAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
-            }"""
-        )
+        start_run_all(page)
         running = page.wait_for_function(
             """() => {
                 const root = document.querySelector('.jp-NotebookPanel .placeviz-inspector');
@@ -415,7 +419,7 @@ def test_ops_change_state_while_a_long_run_goes_on(lab: Any, browser: Any) -> No
             timeout=60_000,
         ).json_value()
         assert running == "0"  # the cell's first and only run, while it runs
-        assert page.evaluate("async () => await window.__runAll"), "Run All failed"
+        assert finish_run_all(page), "Run All failed"
         root = page.locator(".jp-NotebookPanel .placeviz-inspector")
         expect()(root).to_have_attribute("data-runs", "1", timeout=30_000)
         expect()(root).to_have_attribute("data-running", "0")
