@@ -24,7 +24,7 @@ from IPython.display import display
 from placeviz.devices import context as device_context
 from placeviz.devices.profiles import DEFAULT_PROFILE
 from placeviz.events.html import MIME_TYPE
-from placeviz.events.trace import Trace
+from placeviz.events.trace import RUNS_LISTED, Trace
 from placeviz.graph import core
 from placeviz.runtime import session as session_module
 from placeviz.runtime.config import RunOptions
@@ -139,7 +139,7 @@ def _shown_trace(session: Session, whole: Trace | None) -> Trace:
         return whole if whole is not None else session.trace(runs=None)
     trace = session.trace(runs=1)
     latest = trace.runs[-1]["id"]
-    trace.runs = session.runs_since(max(latest - 999, 0))
+    trace.runs = session.runs_since(max(latest + 1 - RUNS_LISTED, 0))
     return trace
 
 

@@ -63,10 +63,18 @@ def _towers_session() -> tuple[pv.Session, Any]:
     return pv.Session(config=pv.ConfigProto(allow_soft_placement=True)), total
 
 
-def test_a_fast_loop_is_sent_at_most_twenty_times_a_second_and_nothing_is_lost() -> None:
+def _events_by_run(columns: dict[str, np.ndarray]) -> dict[int, dict[str, list]]:
+    """Events split by their run column (-1: not a run's, e.g. placement)."""
+    return {
+        int(run): {name: columns[name][columns["run"] == run].tolist() for name in COLUMNS}
+        for run in np.unique(columns["run"])
+    }
+
+
+def test_a_fast_loop_is_sent_at_most_twenty_times_a_second_each_run_listed() -> None:
     sent, send = _sink()
     session, total = _towers_session()
-    stream = LiveStream(send, origin_ns=time.perf_counter_ns(), max_rate=20.0)
+    stream = LiveStream(send, origin_ns=0, max_rate=20.0)
     stream.watch(session)
     began = time.monotonic()
     for _ in range(300):
@@ -76,14 +84,40 @@ def test_a_fast_loop_is_sent_at_most_twenty_times_a_second_and_nothing_is_lost()
     # One update may go at once, then one per interval (the last one at close).
     assert len(sent) <= math.ceil(elapsed * 20) + 2
     assert len(sent) < 300
-    streamed = [decode_events(buffers) for _, buffers in sent]
-    recorded = session.trace(runs=None).events
-    for name in ("kind", "node", "device", "bytes", "run"):
-        joined = np.concatenate([s[name] for s in streamed])
-        assert joined.tolist() == recorded[name].tolist(), name
-    assert sum(content["count"] for content, _ in sent) == len(recorded["kind"])
     runs = [run["id"] for content, _ in sent for run in content.get("runs", [])]
     assert runs == list(range(300))
+    recorded = session.trace(runs=None).events
+    streamed_total = sum(content["count"] + content.get("skipped", 0) for content, _ in sent)
+    assert streamed_total == len(recorded["kind"])
+    # What is sent of a run is all of it, as recorded; the last run always is.
+    by_run = _events_by_run(recorded)
+    sent_runs = []
+    for _, buffers in sent:
+        for run, events in _events_by_run(decode_events(buffers)).items():
+            for name in ("kind", "node", "device", "bytes"):
+                assert events[name] == by_run[run][name], (run, name)
+            sent_runs.append(run)
+    assert sent_runs[-1] == 299 and sorted(set(sent_runs)) == sorted(sent_runs)
+
+
+def test_an_update_sends_the_newest_run_whole_and_counts_those_it_skips() -> None:
+    sent, send = _sink()
+    session, total = _towers_session()
+    stream = LiveStream(send, origin_ns=0, max_rate=1e-6)  # only explicit flushes send
+    stream.watch(session)
+    session.run(total)
+    stream.flush()  # a run longer than the interval: sent whole
+    for _ in range(3):
+        session.run(total)
+    stream.flush()  # three runs in one interval: the third's events, the records of all
+    stream.close()
+    first, second = (content for content, _ in sent)
+    assert [run["id"] for run in first["runs"]] == [0] and "skipped" not in first
+    assert [run["id"] for run in second["runs"]] == [1, 2, 3]
+    recorded = _events_by_run(session.trace(runs=None).events)
+    assert set(_events_by_run(decode_events(sent[1][1]))) == {3}
+    assert second["count"] == len(recorded[3]["kind"])
+    assert second["skipped"] == len(recorded[1]["kind"]) + len(recorded[2]["kind"])
 
 
 def test_the_first_update_carries_the_tables_and_a_new_session_resets_the_view() -> None:

@@ -33,15 +33,19 @@ Column = Sequence[int] | np.ndarray | int  # an int: the same value for every ev
 
 
 class EventBatch:
-    """Events from cursor ``start`` on (see ``Recorder.total``), as NumPy columns.
+    """Events from cursor ``start`` on (see ``Recorder.total``), as NumPy columns; ``run`` is the
+    id of the run whose events they are (None: not one run's, e.g. placement).
 
     The columns are built on first read: a subscriber that only queues a batch costs the run that
     published it a few pointer copies (the live inspector reads its queue a few times a second).
     Chunks never change once recorded, so a batch may be read on another thread.
     """
 
-    def __init__(self, start: int, parts: list[tuple[_Chunk, int, int]]) -> None:
+    def __init__(
+        self, start: int, parts: list[tuple[_Chunk, int, int]], run: int | None = None
+    ) -> None:
         self.start = start
+        self.run = run
         self._parts = parts  # (chunk, lo, hi) in cursor order
 
     def __len__(self) -> int:
@@ -129,11 +133,13 @@ class Recorder:
         self._size += chunk.size
         self._total += chunk.size
 
-    def publish(self, since_total: int) -> None:
-        """Hand the events recorded since ``since_total`` to subscribers, then roll over."""
+    def publish(self, since_total: int, run: int | None = None) -> None:
+        """Hand the events recorded since ``since_total`` (those of ``run``, when it is one run's)
+        to subscribers, then roll over."""
         self._flush()
         if self._subscribers and self._total > since_total:
             batch = self.batch(since_total)
+            batch.run = run
             for subscriber in list(self._subscribers):
                 subscriber(batch)
         while self._size > self.max_events and len(self._chunks) > 1:

@@ -18,6 +18,9 @@ from placeviz.events.html import MIME_TYPE, write_html
 from placeviz.events.kinds import KIND_NAMES, SOURCE_NAMES, EventKind
 
 SCHEMA = "placeviz/1"
+# Views list at most this many run records, the newest: a loop's thousands of runs would make
+# every run list, and a live view's first update, slow to build and to read.
+RUNS_LISTED = 1000
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,16 @@ While a cell runs the front end processes no messages, so the kernel cannot wait
 acknowledgements; instead it sends at most ``max_rate`` updates a second. The recorder's
 subscriber only queues the batch (a list append on the running thread); a ticker thread wakes once
 per interval and sends one update with what changed: a reset when the cell moved on to another
-session, the tables when placement changed, new run records, the new events, and a snapshot of the
-run in flight (which ops wait, run, are done), so ops change state while a long run goes on.
+session, the tables when placement changed, new run records, the new events, and a snapshot of a
+run in flight for longer than an interval (which ops wait, run, are done), so ops change state
+while a long run goes on.
+
+A loop of short runs ends more runs per interval than anyone can watch, and building each one's
+columns would cost the loop (the ticker takes the GIL from it). So an update carries the record of
+every run but the events of only the newest run that ended since the previous update, and says how
+many events it skipped; they stay in the session's trace (the cell's ``-o`` variable). Runs longer
+than the interval are all sent whole. A view that starts on a session with a history gets the
+records of its latest ``RUNS_LISTED`` runs.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 
 from placeviz.events.kinds import EventKind
 from placeviz.events.recorder import EventBatch
+from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import encode_events
 from placeviz.runtime.session import Session
 
@@ -39,6 +48,7 @@ class LiveStream:
         self._shown: Session | None = None  # the session the view holds events of
         self._next_run = 0  # id of the shown session's first run not yet sent
         self._progress: dict[str, Any] | None = None  # the snapshot the view has
+        self._in_flight: int | None = None  # the run in flight at the previous tick
         self.sent = 0  # updates sent, for tests and benchmarks
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="placeviz-live", daemon=True)
@@ -59,7 +69,7 @@ class LiveStream:
         with self._lock:
             pending = [self._pending.popleft() for _ in range(len(self._pending))]
             updates = [self._update(session, batches) for session, batches in _by_session(pending)]
-            progress = self._shown.progress() if self._shown is not None else None
+            progress = self._long_run_progress()
             if progress != self._progress:
                 if not updates:
                     updates.append(({"kind": "update", "count": 0}, []))
@@ -68,6 +78,14 @@ class LiveStream:
             for content, buffers in updates:
                 self._send(content, buffers)
                 self.sent += 1
+
+    def _long_run_progress(self) -> dict[str, Any] | None:
+        """The shown session's run in flight, once it was in flight at the previous tick too: a
+        snapshot of a run shorter than the interval would only make the view flicker."""
+        progress = self._shown.progress() if self._shown is not None else None
+        run = None if progress is None else progress["run"]
+        seen, self._in_flight = self._in_flight, run
+        return progress if run is not None and run == seen else None
 
     def close(self) -> None:
         self._stop.set()
@@ -80,12 +98,17 @@ class LiveStream:
     def _update(
         self, session: Session, batches: list[EventBatch]
     ) -> tuple[dict[str, Any], list[memoryview]]:
-        columns = EventBatch.join(batches).columns
+        sent, skipped = _newest_run_only(batches)
+        columns = EventBatch.join(sent).columns
         content: dict[str, Any] = {"kind": "update", "count": len(columns["kind"])}
+        if skipped:
+            content["skipped"] = skipped
         placed = bool((columns["kind"] == int(EventKind.PLACEMENT)).any())
         if session is not self._shown:
             content["reset"] = True
-            self._shown, self._next_run, self._progress = session, 0, None
+            latest = session.last_run
+            first = 0 if latest is None else max(latest["id"] + 1 - RUNS_LISTED, 0)
+            self._shown, self._next_run, self._progress = session, first, None
         if placed or "reset" in content:
             tables = session.tables(runs=[])
             content["tables"] = {
@@ -99,6 +122,14 @@ class LiveStream:
             content["runs"] = runs
             self._next_run = runs[-1]["id"] + 1
         return content, encode_events(columns, self.origin_ns)
+
+
+def _newest_run_only(batches: list[EventBatch]) -> tuple[list[EventBatch], int]:
+    """Of ``batches``, those not of one run (placement) and the newest run's; and how many events
+    the others hold."""
+    newest = next((batch for batch in reversed(batches) if batch.run is not None), None)
+    sent = [batch for batch in batches if batch.run is None or batch is newest]
+    return sent, sum(len(batch) for batch in batches) - sum(len(batch) for batch in sent)
 
 
 def _by_session(pending: list[tuple[Session, EventBatch]]) -> list[tuple[Session, list]]:

@@ -275,7 +275,7 @@ class Session:
                 "fetches": [element.name for element in run.fetched],
             }
         )
-        self._recorder.publish(run.since)
+        self._recorder.publish(run.since, run.id)
 
     def _compile(
         self, fetches: list[Any], feeds: list[Tensor], key: Any, full: bool
