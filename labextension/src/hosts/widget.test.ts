@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it, vi } from 'vitest';
+import { RUNS_LISTED } from '../render/normalize';
 import { PlacementStore } from '../render/store';
 import { COLUMN_NAMES, EventKind, type EventBatch } from '../render/types';
 import { smallDocument } from '../render/__tests__/fixtures';
@@ -80,6 +81,29 @@ describe('applyMessage', () => {
     expect(store.events.count).toBe(2);
     expect(store.runs.length).toBe(0);
     expect(store.nodes.length).toBe(3);
+  });
+
+  it('keeps the newest RUNS_LISTED run records and counts the events a fast loop skipped', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const runs = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        id: from + i,
+        t0: 1,
+        t1: 2,
+        status: 'ok' as const,
+      }));
+    applyMessage(store, { kind: 'update', runs: runs(2, 700), skipped: 300 });
+    applyMessage(
+      store,
+      { kind: 'update', runs: runs(702, 700), skipped: 200, count: 1 },
+      eventBuffers(1, 0),
+    );
+    expect(store.runs.length).toBe(RUNS_LISTED);
+    expect(store.runs[store.runs.length - 1].id).toBe(1401);
+    expect(store.runs[0].id).toBe(1402 - RUNS_LISTED);
+    expect(store.skippedEvents).toBe(500);
+    applyMessage(store, { kind: 'update', reset: true, skipped: 7 });
+    expect(store.skippedEvents).toBe(7); // counted after the reset, for the new session
   });
 
   it('rejects unknown kinds and malformed batches, changing nothing', () => {

@@ -35,6 +35,7 @@ export interface LiveMessage {
   tables?: unknown;
   runs?: unknown;
   count?: unknown;
+  skipped?: unknown;
   progress?: unknown;
 }
 
@@ -70,8 +71,9 @@ export function parseProgress(progress: unknown): RunProgress | null | undefined
 
 /**
  * Apply one kernel -> view `update` (docs/inspector.md, "Live messages") to a store: a reset, new
- * tables, run records to append, the events of the buffers, then the snapshot of the run in flight
- * (`progress`: an object replaces it, null clears it), each only when the update has it.
+ * tables, run records to append (the newest RUNS_LISTED kept), the count of events skipped, the
+ * events of the buffers, then the snapshot of the run in flight (`progress`: an object replaces
+ * it, null clears it), each only when the update has it.
  */
 export function applyMessage(
   store: PlacementStore,
@@ -91,6 +93,10 @@ export function applyMessage(
   const progress = parseProgress(content.progress);
   if (content.reset === true) {
     store.reset();
+  }
+  const skipped = Number(content.skipped ?? 0);
+  if (Number.isFinite(skipped) && skipped > 0) {
+    store.addSkipped(skipped);
   }
   if (content.tables !== undefined || content.reset === true || runs.length > 0) {
     const tables = (content.tables ?? store) as Partial<Tables>;

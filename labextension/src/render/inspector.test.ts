@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createInspector, progressSummary, runsSummary } from './inspector';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
+import { RUNS_LISTED } from './normalize';
 import { smallDocument } from './__tests__/fixtures';
 
 const frames = () => new Promise((resolve) => setTimeout(resolve, 60));
@@ -104,14 +105,34 @@ describe('runsSummary', () => {
     doc.runs = [];
     expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet');
   });
+
+  it('numbers runs by id when older records were dropped, and says what was not streamed', () => {
+    const doc = smallDocument();
+    doc.runs = Array.from({ length: RUNS_LISTED + 500 }, (_, id) => ({
+      id,
+      t0: 1000,
+      t1: 1100,
+      status: 'ok' as const,
+    }));
+    const store = PlacementStore.fromDocument(doc);
+    expect(store.runs.length).toBe(RUNS_LISTED);
+    expect(store.runs[0].id).toBe(500);
+    expect(runsSummary(store)).toBe('run 1500 of 1500 · ok · 100 ns');
+    store.addSkipped(123_456);
+    expect(runsSummary(store)).toBe(
+      'run 1500 of 1500 · ok · 100 ns · 123,456 events not streamed (in the trace)',
+    );
+    store.reset();
+    expect(store.skippedEvents).toBe(0);
+  });
 });
 
 describe('progressSummary', () => {
-  it('counts the run in flight after the recorded runs, or names its record', () => {
+  it('numbers the run in flight by its id, from 1', () => {
     const store = PlacementStore.fromDocument(smallDocument());
     expect(progressSummary(store)).toBeNull();
     store.setProgress({ run: 7, waiting: [1, 2], running: [], done: [0] });
-    expect(progressSummary(store)).toBe('run 3 running · 1 of 3 ops done');
+    expect(progressSummary(store)).toBe('run 8 running · 1 of 3 ops done');
     store.setProgress({ run: 1, waiting: [], running: [], done: [] });
     expect(progressSummary(store)).toBe('run 2 running · 0 of 0 ops done');
   });

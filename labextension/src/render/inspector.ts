@@ -14,7 +14,7 @@ import { MemoryPanel } from './memory';
 import { Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
 import { ViewState } from './viewstate';
-import type { PlacementStore, StoreChange } from './store';
+import { runsMade, type PlacementStore, type StoreChange } from './store';
 
 export interface InspectorOptions {
   /** performance.now() when the host started; data-first-paint-ms is measured from it. */
@@ -27,7 +27,10 @@ export interface Inspector {
   dispose(): void;
 }
 
-/** "run 3 of 3 · ok · 1.20 ms", or "no runs yet". */
+/**
+ * "run 3 of 3 · ok · 1.20 ms", or "no runs yet"; with " · N events not streamed (in the trace)"
+ * when a fast loop's live view skipped runs' events. Runs are numbered from 1 by id.
+ */
 export function runsSummary(store: PlacementStore): string {
   const runs = store.runs;
   if (runs.length === 0) {
@@ -36,22 +39,21 @@ export function runsSummary(store: PlacementStore): string {
   const last = runs[runs.length - 1];
   const failed = runs.filter((r) => r.status === 'error').length;
   const failures = failed > 0 && last.status !== 'error' ? ` · ${failed} failed` : '';
-  return `run ${runs.length} of ${runs.length} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}`;
+  const skipped =
+    store.skippedEvents > 0
+      ? ` · ${store.skippedEvents.toLocaleString('en-US')} events not streamed (in the trace)`
+      : '';
+  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}${skipped}`;
 }
 
-/**
- * "run 4 running · 12 of 40 ops done" while a run is in flight (its number counts runs as the
- * summary does), null when none is.
- */
+/** "run 4 running · 12 of 40 ops done" while a run is in flight, null when none is. */
 export function progressSummary(store: PlacementStore): string | null {
   const live = store.progress;
   if (live === null) {
     return null;
   }
-  const recorded = store.runs.findIndex((r) => r.id === live.run);
-  const ordinal = recorded >= 0 ? recorded + 1 : store.runs.length + 1;
   const planned = live.waiting.length + live.running.length + live.done.length;
-  return `run ${ordinal} running · ${live.done.length} of ${planned} ops done`;
+  return `run ${live.run + 1} running · ${live.done.length} of ${planned} ops done`;
 }
 
 export function createInspector(
@@ -127,6 +129,7 @@ export function createInspector(
     root.dataset.devices = String(store.devices.length);
     root.dataset.events = String(store.events.count);
     root.dataset.runs = String(store.runs.length);
+    root.dataset.skippedEvents = String(store.skippedEvents);
     root.dataset.schema = store.schema;
     const live = store.progress;
     root.dataset.running = String(live?.running.length ?? 0);
@@ -140,7 +143,7 @@ export function createInspector(
       ...failed.slice(-3).map((run) => {
         const line = doc.createElement('div');
         line.className = 'placeviz-error';
-        line.textContent = `run ${store.runs.indexOf(run) + 1} failed: ${run.error ?? ''}`;
+        line.textContent = `run ${run.id + 1} failed: ${run.error ?? ''}`;
         return line;
       }),
     );

@@ -39,6 +39,12 @@ export function normalizeDocument(doc: unknown): NormalizedDocument {
   };
 }
 
+/**
+ * Views keep the records of the newest this many runs (the kernel caps what it sends the same way,
+ * placeviz.events.trace.RUNS_LISTED): a loop's thousands would make every run list slow.
+ */
+export const RUNS_LISTED = 1000;
+
 /** The static tables of a document or of a live `tables` message. */
 export function normalizeTables(raw: unknown): Tables {
   if (!isObject(raw)) {
@@ -62,7 +68,10 @@ export function normalizeTables(raw: unknown): Tables {
     edges: (Array.isArray(raw.edges) ? raw.edges : [])
       .filter(isObject)
       .map((e) => normalizeEdge(e, devicesOf)),
-    runs: (Array.isArray(raw.runs) ? raw.runs : []).filter(isObject).map(normalizeRun),
+    runs: (Array.isArray(raw.runs) ? raw.runs : [])
+      .filter(isObject)
+      .map(normalizeRun)
+      .slice(-RUNS_LISTED),
   };
 }
 

@@ -128,6 +128,29 @@ describe('Scrubber', () => {
     expect(state.get('time')).toBeNull();
   });
 
+  it('rebuilds the run list only when runs came, keeping the picked run', () => {
+    const { parent, store, scrubber } = setup();
+    const select = parent.querySelector<HTMLSelectElement>('select.placeviz-run')!;
+    select.value = '1';
+    select.dispatchEvent(new Event('change'));
+    const first = select.options[1];
+    scrubber.update(); // new events, no new runs
+    expect(select.options[1]).toBe(first);
+    expect(select.value).toBe('1');
+    store.applyTables({
+      origin_ns: store.originNs,
+      devices: [...store.devices],
+      nodes: [...store.nodes],
+      edges: [...store.edges],
+      runs: [...store.runs, { id: 2, t0: 1400, t1: 1500, status: 'ok' }],
+    });
+    scrubber.update();
+    expect(select.options[1]).not.toBe(first);
+    expect(select.options.length).toBe(4);
+    expect(select.options[3].textContent).toBe('run 3 of 3 · ok · 100 ns');
+    expect(select.value).toBe('1');
+  });
+
   it('hides the run list for a single run and disables itself without events', () => {
     const doc = smallDocument();
     doc.runs = doc.runs.slice(0, 1);

@@ -10,7 +10,7 @@
 import { formatNs } from './format';
 import { timeExtent } from './panel';
 import type { ViewState, ViewStateFields } from './viewstate';
-import type { PlacementStore } from './store';
+import { runsMade, type PlacementStore } from './store';
 import type { RunRecord } from './types';
 
 /** How long playing through the whole range takes. */
@@ -23,16 +23,18 @@ export interface RunSpan {
   label: string;
 }
 
-/** "run 3 · ok · 1.20 ms" for each run, with its span relative to the origin. */
+/** "run 3 of 9 · ok · 1.20 ms" for each run (numbered from 1 by id), with its span relative to
+ * the origin. */
 export function runSpans(runs: readonly RunRecord[], originNs: number): RunSpan[] {
-  return runs.map((run, i) => {
+  const count = runsMade(runs);
+  return runs.map((run) => {
     const start = run.t0 - originNs;
     const end = Math.max(start, run.t1 - originNs);
     return {
       id: run.id,
       start,
       end,
-      label: `run ${i + 1} of ${runs.length} · ${run.status} · ${formatNs(end - start)}`,
+      label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
     };
   });
 }
@@ -46,6 +48,7 @@ export class Scrubber {
   private range: [number, number] = [0, 0];
   private selectedRun: number | null = null;
   private spans: RunSpan[] = [];
+  private listed = ''; // which runs the select lists: records never change, so ids and count
   private frame: number | null = null;
   private disposed = false;
   private readonly unlisten: () => void;
@@ -190,6 +193,13 @@ export class Scrubber {
   }
 
   private renderRuns(): void {
+    const spans = this.spans;
+    const listed = `${spans[0]?.id}:${spans[spans.length - 1]?.id}:${spans.length}`;
+    if (listed === this.listed) {
+      this.runSelect.value = this.selectedRun === null ? '' : String(this.selectedRun);
+      return; // a live update without new runs: a thousand options are not rebuilt each time
+    }
+    this.listed = listed;
     const doc = this.element.ownerDocument;
     this.runSelect.hidden = this.spans.length < 2;
     const options: HTMLOptionElement[] = [];

@@ -18,6 +18,11 @@ import {
 
 export { OP_STATES, type OpSpans } from './opstate';
 
+/** Runs the session made, listed or not: run ids count from 0 (older records may be dropped). */
+export function runsMade(runs: readonly RunRecord[]): number {
+  return runs.length === 0 ? 0 : runs[runs.length - 1].id + 1;
+}
+
 /**
  * What changed: the graph tables (views lay out again), the events (views recolour), or only the
  * snapshot of the run in flight (views repaint their live marks and the header; nothing derived
@@ -46,6 +51,7 @@ export class PlacementStore {
   private listeners = new Set<(change: StoreChange) => void>();
   private timeline: OpTimeline | null = null;
   private liveRun: RunProgress | null = null;
+  private skipped = 0;
 
   private constructor(schema: string, tables: Tables) {
     this.schema = schema;
@@ -75,6 +81,10 @@ export class PlacementStore {
   }
   get runs(): readonly RunRecord[] {
     return this.tables.runs;
+  }
+  /** Events of past runs the kernel did not stream live (a fast loop; all are in its trace). */
+  get skippedEvents(): number {
+    return this.skipped;
   }
   /** The snapshot of the run in flight; null when no run is in flight. */
   get progress(): RunProgress | null {
@@ -123,9 +133,15 @@ export class PlacementStore {
     this.afterAppend(before);
   }
 
+  /** Count events a live update skipped (see `skippedEvents`). */
+  addSkipped(count: number): void {
+    this.skipped += count;
+  }
+
   /** Forget the events and the run in flight (a new cell run into the same widget). */
   reset(): void {
     this.events.clear();
+    this.skipped = 0;
     const hadProgress = this.liveRun !== null;
     this.liveRun = null;
     this.changed('events');
