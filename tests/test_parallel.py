@@ -25,11 +25,15 @@ def _infer_same(inputs, attrs):  # type: ignore[no-untyped-def]
     return single(inputs[0].shape, inputs[0].dtype)
 
 
+SLEPT: list[str] = []  # names of the sleep ops that finished, in order
+
+
 def _sleep_kernel(xp, op, state):  # type: ignore[no-untyped-def]
     seconds = op.attrs["seconds"]
 
     def sleep(x):  # type: ignore[no-untyped-def]
         time.sleep(seconds)
+        SLEPT.append(op.name)
         return x
 
     return sleep
@@ -137,6 +141,32 @@ def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> Non
     trace = sess.trace(runs=2)
     failed = [r for r in trace.runs if r["status"] == "error"]
     assert len(failed) == 1 and "exploded" in failed[0]["error"]
+    sess.close()
+
+
+def test_a_failed_run_raises_once_every_stream_stopped_and_its_trace_has_their_steps() -> None:
+    with pv.device("/cpu:0"):
+        x = pv.constant([1.0, 2.0], name="x")
+    with pv.device("/gpu:0"):
+        slow = x
+        for i in range(10):
+            slow = sleep(slow, 0.2, name=f"slow_{i}")
+    with pv.device("/gpu:1"):
+        boom = explode(x + 1.0, 0.3, name="boom")  # fails while slow_1 runs
+    with pv.device("/cpu:0"):
+        both = pv.add(slow, boom, name="both")
+    sess = pv.Session()
+    SLEPT.clear()
+    with pytest.raises(pv.errors.InvalidArgumentError):
+        sess.run(both)
+    # slow_1 was running when boom failed: the run waited for it; slow_2 never began.
+    assert SLEPT == ["slow_0", "slow_1"]
+    time.sleep(0.3)
+    assert SLEPT == ["slow_0", "slow_1"]
+    events = sess.trace(runs=1).events
+    ids = {op._id: op.name for op in pv.get_default_graph().get_operations()}
+    ran = {ids[int(node)] for node in events["node"][events["kind"] == int(EventKind.OP)]}
+    assert {"slow_0", "slow_1", "boom"} <= ran and "slow_2" not in ran
     sess.close()
 
 

@@ -54,12 +54,13 @@ _CHECK = "if CX[0]: raise _Cancelled"
 
 
 class _Outcome:
-    """How a parallel run is going: the first failure, and when every stream is done."""
+    """How a parallel run is going: the first failure, and when every stream is done (a failed
+    run too waits for all: streams stop at their next step, and the trace must hold what they
+    did before the error reaches the caller)."""
 
     def __init__(self, streams: int, events: list[Any], cancel: list[bool]) -> None:
         self.remaining = streams
         self.error: BaseException | None = None
-        self.finished = threading.Event()  # all streams done, or the first one failed
         self.all_done = threading.Event()
         self._events = events
         self._cancel = cancel
@@ -81,7 +82,6 @@ class _Outcome:
                 last = self.remaining == 0
             if last:
                 self.all_done.set()
-                self.finished.set()
 
     def cancel(self) -> None:
         """Stop every stream at its next step and wake the ones waiting on another."""
@@ -89,7 +89,6 @@ class _Outcome:
         for event in self._events:
             if event is not None:
                 event.set()
-        self.finished.set()
 
 
 def _no_memory_check(step: int, measured: Sequence[int]) -> None:
@@ -495,7 +494,7 @@ class CompiledPlan:
                 ),
             )
         try:
-            while not outcome.finished.wait(0.05):
+            while not outcome.all_done.wait(0.05):
                 pass
         except KeyboardInterrupt:
             outcome.cancel()
