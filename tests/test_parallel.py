@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import gc
+import itertools
 import threading
 import time
 import tracemalloc
@@ -167,6 +168,42 @@ def test_a_failed_run_raises_once_every_stream_stopped_and_its_trace_has_their_s
     ids = {op._id: op.name for op in pv.get_default_graph().get_operations()}
     ran = {ids[int(node)] for node in events["node"][events["kind"] == int(EventKind.OP)]}
     assert {"slow_0", "slow_1", "boom"} <= ran and "slow_2" not in ran
+    sess.close()
+
+
+def test_runs_from_several_threads_take_turns_and_each_is_traced_whole() -> None:
+    total = _two_sleepy_towers(0.002)
+    sess = pv.Session()
+    sess.trace_level = pv.RunOptions.FULL_TRACE
+    results: list[np.ndarray] = []
+
+    def loop() -> None:
+        for _ in range(30):
+            results.append(sess.run(total))
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        # Interleaved runs of one plan queued their streams' jobs crosswise on the workers and
+        # waited on each other for ever.
+        assert not thread.is_alive(), "runs from several threads deadlocked"
+    assert len(results) == 90
+    for value in results:
+        np.testing.assert_allclose(value, [4.0, 8.0])
+    trace = sess.trace(runs=None)
+    assert sorted(run["id"] for run in trace.runs) == list(range(90))
+    spans = sorted((run["t0"], run["t1"]) for run in trace.runs)
+    assert all(end <= next_start for (_, end), (next_start, _) in itertools.pairwise(spans))
+    events = trace.events
+    by_id = {run["id"]: (run["t0"], run["t1"]) for run in trace.runs}
+    ops = events["kind"] == int(EventKind.OP)
+    per_run = np.bincount(events["run"][ops], minlength=90)
+    assert per_run.min() == per_run.max() >= 5  # each run's steps, once: none lost or mixed
+    for run, t0, t1 in zip(events["run"][ops], events["t0"][ops], events["t1"][ops]):
+        start, end = by_id[int(run)]
+        assert start <= t0 <= t1 <= end
     sess.close()
 
 

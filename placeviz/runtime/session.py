@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import threading
 import time
 import traceback
 import weakref
@@ -95,6 +96,9 @@ class Session:
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
+        # One run at a time: a plan's clocks, the recorder and the run records are the session's
+        # own, and a trace whose runs interleave could not say which step belongs to which run.
+        self._turn = threading.RLock()
         self._in_flight: tuple[_RunStart, tuple[CompiledPlan, PlanColumns]] | None = None
         # The trace level of runs given no RunOptions (the %%placement magic traces fully, so
         # its inspector has memory to show).
@@ -178,7 +182,18 @@ class Session:
 
         With ``options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)`` and ``run_metadata``,
         ``run_metadata.trace`` receives the run's Trace (any run's can be had from ``trace()``).
+        Runs called from several threads take turns (a run's devices still work in parallel).
         """
+        with self._turn:
+            return self._run(fetches, feed_dict, options, run_metadata)
+
+    def _run(
+        self,
+        fetches: Any,
+        feed_dict: Mapping[Any, Any] | None,
+        options: RunOptions | None,
+        run_metadata: RunMetadata | None,
+    ) -> Any:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         level = self.trace_level if options is None else options.trace_level
