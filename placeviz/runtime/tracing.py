@@ -83,6 +83,9 @@ class PlanColumns:
         self.memory_sorted: dict[str, np.ndarray] = {}
         self._memory_order: np.ndarray | None = None
         self.memory_arrays: dict[str, np.ndarray] | None = None
+        # Where each step's output sizes lie in a fully traced run's flat list, and how many.
+        self.byte_offsets = np.maximum(np.asarray(compiled.byte_offsets, dtype=np.int64), 0)
+        self.byte_lengths = np.asarray(compiled.byte_counts, dtype=np.int64)
         if compiled.full_trace:
             rows = []
             for h in held:
@@ -130,17 +133,17 @@ def _memory_order(memory: dict[str, np.ndarray], count: int) -> np.ndarray:
 class _OutputBytes:
     """The sizes a fully traced run measured, indexed by (step, output)."""
 
-    def __init__(self, compiled: CompiledPlan) -> None:
+    def __init__(self, compiled: CompiledPlan, columns: PlanColumns) -> None:
         self.flat = np.asarray(compiled.out_bytes, dtype=np.int64)
-        self.offsets = np.asarray(compiled.byte_offsets, dtype=np.int64)
-        self.lengths = np.asarray(compiled.byte_counts, dtype=np.int64)
+        self.offsets = columns.byte_offsets
+        self.lengths = columns.byte_lengths
         self.sums = np.concatenate(([0], np.cumsum(self.flat)))
 
     def of_steps(self, steps: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         """Bytes of output ``outputs[i]`` of step ``steps[i]`` (-1: all its outputs; 0 if none)."""
         valid = steps >= 0
         step = np.where(valid, steps, 0)
-        start = np.maximum(self.offsets[step], 0)
+        start = self.offsets[step]
         length = self.lengths[step]
         whole = self.sums[start + length] - self.sums[start]
         if len(self.flat):
@@ -239,7 +242,7 @@ def record_run(
             return array if count == len(array) else array[:count]
         return array[index]
 
-    measured = _OutputBytes(compiled) if compiled.full_trace else None
+    measured = _OutputBytes(compiled, columns) if compiled.full_trace else None
     if measured is not None:
         step_index = np.arange(count) if index is None else index
         step_bytes: Sequence[int] | np.ndarray = measured.of_steps(
