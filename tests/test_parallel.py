@@ -114,17 +114,25 @@ def test_parallel_run_trace_shows_the_overlap() -> None:
     sess.close()
 
 
-def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> None:
+def _slow_chain_beside_a_failure(
+    steps: int, step_seconds: float, fails_after: float
+) -> tuple[pv.Tensor, pv.Tensor, pv.Tensor, pv.Tensor]:
+    """x; sleeps slow_0..slow_{steps-1} in a chain on GPU:0; 'boom' failing on GPU:1; both."""
     with pv.device("/cpu:0"):
         x = pv.constant([1.0, 2.0], name="x")
     with pv.device("/gpu:0"):
         slow = x
-        for i in range(40):
-            slow = sleep(slow, 0.05, name=f"slow_{i}")  # two seconds in all
+        for i in range(steps):
+            slow = sleep(slow, step_seconds, name=f"slow_{i}")
     with pv.device("/gpu:1"):
-        boom = explode(x + 1.0, 0.05, name="boom")
+        boom = explode(x + 1.0, fails_after, name="boom")
     with pv.device("/cpu:0"):
         both = pv.add(slow, boom, name="both")
+    return x, slow, boom, both
+
+
+def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> None:
+    x, slow, boom, both = _slow_chain_beside_a_failure(40, 0.05, 0.05)  # two seconds of sleeps
     sess = pv.Session()
     sess.run([slow, boom.op.inputs[0]])  # start the session's workers
     threads_before = threading.active_count()
@@ -146,16 +154,7 @@ def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> Non
 
 
 def test_a_failed_run_raises_once_every_stream_stopped_and_its_trace_has_their_steps() -> None:
-    with pv.device("/cpu:0"):
-        x = pv.constant([1.0, 2.0], name="x")
-    with pv.device("/gpu:0"):
-        slow = x
-        for i in range(10):
-            slow = sleep(slow, 0.2, name=f"slow_{i}")
-    with pv.device("/gpu:1"):
-        boom = explode(x + 1.0, 0.3, name="boom")  # fails while slow_1 runs
-    with pv.device("/cpu:0"):
-        both = pv.add(slow, boom, name="both")
+    _, _, _, both = _slow_chain_beside_a_failure(10, 0.2, 0.3)  # boom fails while slow_1 runs
     sess = pv.Session()
     SLEPT.clear()
     with pytest.raises(pv.errors.InvalidArgumentError):
