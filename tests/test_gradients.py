@@ -372,6 +372,26 @@ def test_seed_of_an_unknown_shape_reads_it_at_run_time() -> None:
         np.testing.assert_array_equal(sess.run(g, {x: np.zeros((2, 5))}), np.ones((2, 5)))
 
 
+@pytest.mark.parametrize("reduce", [pv.reduce_sum, pv.reduce_max, pv.reduce_min])
+def test_a_reduction_over_an_unknown_rank_reads_its_kept_shape_without_reducing_again(
+    reduce: Any,
+) -> None:
+    x = pv.placeholder(pv.float64, name="x")  # rank unknown: only the run says what -1 names
+    (g,) = pv.gradients(reduce(x, axis=[-1]), [x])
+    graph_ops = pv.get_default_graph().get_operations()
+    reductions = [op for op in graph_ops if op.type in ("Sum", "Max", "Min") and x in op.inputs]
+    assert len(reductions) == 1  # the forward one: the kept shape comes from shape ops
+    xv = np.array([[1.0, 5.0, 2.0], [4.0, 4.0, 0.0]])
+    expected = {
+        pv.reduce_sum: np.ones_like(xv),
+        pv.reduce_max: np.array([[0.0, 1.0, 0.0], [0.5, 0.5, 0.0]]),
+        pv.reduce_min: np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+    }[reduce]
+    with pv.Session() as sess:
+        np.testing.assert_allclose(sess.run(g, {x: xv}), expected)
+        np.testing.assert_allclose(sess.run(g, {x: xv[None]}), expected[None])
+
+
 def test_grad_ys_weight_each_y_and_are_checked() -> None:
     x = pv.placeholder(pv.float64, [2])
     y1, y2 = x * 2.0, pv.square(x)

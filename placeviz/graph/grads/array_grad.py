@@ -31,6 +31,7 @@ not_differentiable(
     "Shape",
     "Size",
     "ConcatOffset",
+    "ReducedShape",
 )
 
 

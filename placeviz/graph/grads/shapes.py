@@ -71,10 +71,8 @@ def keep_reduced_dims(op: Operation, value: Tensor) -> Tensor:
         # A full reduction gives a scalar, which broadcasts against any input as it is.
         return value
     if rank is None:
-        # Only the run knows which dimensions negative axes name: take the kept shape from a
-        # keepdims reduction of the input itself.
-        kept = math_ops.reduce_sum(x, axis=list(axis), keepdims=True)
-        return shape_ops.reshape(value, shape_ops.shape(kept))
+        # Only the run knows which dimensions negative axes name.
+        return shape_ops.reshape(value, shape_ops.reduced_shape(shape_ops.shape(x), axis))
     axes = sorted({normalize_axis(a, rank) for a in axis})
     if x.shape.is_fully_defined:
         dims = x.shape.as_list()

@@ -3,7 +3,8 @@
 Forward code keeps shapes, axes and sizes static (attrs), but gradients cannot always: a
 ``placeholder(float32)`` has no static shape, so reducing a broadcast gradient needs the shapes
 of the values a run actually feeds. These are TensorFlow's ops for that (``Shape``, ``Size``,
-``BroadcastGradientArgs``, ``BroadcastTo``, ``ConcatOffset``), plus builders for the
+``BroadcastGradientArgs``, ``BroadcastTo``, ``ConcatOffset``; ``ReducedShape`` is one op where TF
+builds ``reduced_shape`` from several), plus builders for the
 tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions. The public
 ``pv.reshape`` and friends keep taking static shapes only.
 
@@ -234,6 +235,45 @@ def concat_offset(axis: int, shapes: Sequence[Tensor], name: str | None = None) 
     """Where each of ``shapes`` starts in their concatenation along ``axis`` (static)."""
     attrs = {"axis": operator.index(axis)}
     return list(make_op("ConcatOffset", list(shapes), name or "ConcatOffset", attrs).outputs)
+
+
+# -- ReducedShape ------------------------------------------------------------------------------
+def _infer_reduced_shape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    check_shape_tensor(inputs[0], "input_shape")
+    return single(inputs[0].shape, inputs[0].dtype)
+
+
+def _reduced_shape_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    axes = op.attrs["axis"]
+    dtype = op.outputs[0].dtype.np
+
+    def reduced(input_shape: Any) -> Any:
+        dims = list(host_ints(input_shape))
+        rank = len(dims)
+        for axis in axes:
+            if not -rank <= axis < rank:
+                raise InvalidArgumentError(
+                    f"axis {axis} is out of range for a tensor of rank {rank}", op=op
+                )
+            dims[axis % rank] = 1
+        return xp.asarray(dims, dtype=dtype)
+
+    return reduced
+
+
+registry.register(
+    OpDef(
+        type="ReducedShape", infer=_infer_reduced_shape, kernel=_reduced_shape_kernel,
+        cost=free_cost,
+    )
+)  # fmt: skip
+
+
+def reduced_shape(input_shape: Tensor, axis: Sequence[int], name: str | None = None) -> Tensor:
+    """The shape a keepdims reduction over ``axis`` leaves of an input shaped ``input_shape``
+    (TF's ``math_ops.reduced_shape``, as one op): for gradients over inputs of unknown rank."""
+    attrs = {"axis": tuple(operator.index(a) for a in axis)}
+    return make_op("ReducedShape", [input_shape], name or "ReducedShape", attrs).outputs[0]
 
 
 # -- tensor-argument forms of Reshape, Fill, Slice and the reductions --------------------------
