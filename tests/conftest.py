@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,7 @@ def _has_real_gpu() -> bool:
 
 
 HAS_GPU = _has_real_gpu()
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +36,40 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch):
     yield
     pv.disable_eager_execution()
     pv.config.reset_devices()
+
+
+@pytest.fixture(scope="session")
+def kernel_environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Variables under which a Jupyter kernel a test starts runs this interpreter on this
+    checkout, with no user config. A fresh venv may have no ``python3`` kernelspec and a user's
+    may point at another Python, so a private one goes first on ``JUPYTER_PATH``."""
+    base = tmp_path_factory.mktemp("kernel-env")
+    spec_dir = base / "jupyter-path" / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (placeviz tests)",
+        "language": "python",
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    return {
+        # The user's entries stay after the private one.
+        "JUPYTER_PATH": os.pathsep.join(
+            filter(None, [str(base / "jupyter-path"), os.environ.get("JUPYTER_PATH")])
+        ),
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "IPYTHONDIR": str(base / "ipython"),
+        # The kernel imports this checkout's placeviz, as pytest does.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+
+
+@pytest.fixture
+def kernel_env(kernel_environment: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels started by this test (nbclient's) run this interpreter on this checkout."""
+    for name, value in kernel_environment.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

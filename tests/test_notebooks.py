@@ -7,8 +7,6 @@ They are executed with nbclient, as a student's "Run All" would, on simulated GP
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +25,13 @@ LOCAL = "/job:localhost/replica:0/task:0/device:"
 MIME = "application/vnd.placeviz+json"
 
 
-def install_kernelspec(jupyter_path: Path) -> str:
-    """A ``python3`` kernelspec for this interpreter, found before any user-wide one.
-
-    A fresh venv may have none, and a user's ``python3`` may point at another Python, so the spec
-    goes under a private ``JUPYTER_PATH`` entry, which Jupyter searches first.
-    """
-    spec_dir = jupyter_path / "kernels" / "python3"
-    spec_dir.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (placeviz tests)",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return "python3"
-
-
-def execute(name: str, workdir: Path, kernel_name: str) -> Any:
-    """Run the notebook in ``workdir`` (files it writes land there) and return it with outputs."""
+def execute(name: str, workdir: Path) -> Any:
+    """Run the notebook in ``workdir`` (files it writes land there) and return it with outputs,
+    on the ``python3`` kernelspec of the ``kernel_environment`` fixture."""
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
-        kernel_name=kernel_name,
+        kernel_name="python3",
         timeout=180,
         allow_errors=False,  # only cells tagged raises-exception may fail
         resources={"metadata": {"path": str(workdir)}},
@@ -89,19 +71,17 @@ def placeviz_documents(cell: Any) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def where_ops_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+def where_ops_run(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> tuple[dict[str, Any], Path]:
     """notebooks/01_where_ops_run.ipynb executed once, its cells by id, and its working dir."""
     workdir = tmp_path_factory.mktemp("where_ops_run")
     with pytest.MonkeyPatch.context() as monkeypatch:
-        jupyter_path = workdir / ".jupyter-path"
-        kernel_name = install_kernelspec(jupyter_path)
-        monkeypatch.setenv("JUPYTER_PATH", str(jupyter_path))
-        monkeypatch.setenv("IPYTHONDIR", str(workdir / ".ipython"))
-        pythonpath = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(pythonpath))
+        for name, value in kernel_environment.items():
+            monkeypatch.setenv(name, value)
         for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
             monkeypatch.delenv(name, raising=False)
-        notebook = execute("01_where_ops_run.ipynb", workdir, kernel_name)
+        notebook = execute("01_where_ops_run.ipynb", workdir)
     return {cell["id"]: cell for cell in notebook.cells}, workdir
 
 

@@ -96,46 +96,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def private_jupyter_path(base: Path) -> Path:
-    """A ``python3`` kernelspec for this interpreter, searched before any user-wide one."""
-    spec_dir = base / "kernels" / "python3"
-    spec_dir.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (placeviz e2e)",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return base
-
-
-def kernel_environment(base: Path) -> dict[str, str]:
-    """Variables for a kernel that runs this interpreter on this checkout, with no user config."""
-    return {
-        # First on the path, so its python3 kernelspec wins; the user's entries stay after it.
-        "JUPYTER_PATH": os.pathsep.join(
-            filter(
-                None,
-                [str(private_jupyter_path(base / "jupyter-path")), os.environ.get("JUPYTER_PATH")],
-            )
-        ),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "IPYTHONDIR": str(base / "ipython"),
-        # The kernel imports this checkout's placeviz, as pytest does.
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-
-
-@pytest.fixture
-def kernel_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kernels started by this test (nbclient's) run this interpreter on this checkout."""
-    for name, value in kernel_environment(tmp_path / "kernel-env").items():
-        monkeypatch.setenv(name, value)
-    for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture(scope="session")
 def standalone_bundle() -> None:
     """The built inspector bundle that ``Trace.to_html`` inlines."""
@@ -211,7 +171,9 @@ def installed_lab_extensions(lab: Lab) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+def lab(
+    tmp_path_factory: pytest.TempPathFactory, browser: Any, kernel_environment: dict[str, str]
+) -> Iterator[Lab]:
     """``jupyter lab`` on a free local port with a token, rooted in a temporary directory."""
     base = tmp_path_factory.mktemp("lab")
     root = base / "root"
@@ -225,7 +187,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]
     token = uuid.uuid4().hex
     port = free_port()
     env = dict(os.environ)
-    env.update(kernel_environment(base))
+    env.update(kernel_environment)
     for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
         env.pop(name, None)
     log = base / "lab.log"
