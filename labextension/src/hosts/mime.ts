@@ -3,6 +3,7 @@
  * so a saved notebook shows the inspector without a kernel. A document that cannot be read shows
  * a one-line error instead of throwing into JupyterLab's output area.
  */
+import { documentError } from '../render/dom';
 import { now } from '../render/frames';
 import { Widget } from '@lumino/widgets';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -32,12 +33,7 @@ export class PlacementRenderer extends Widget implements IRenderMime.IRenderer {
       const store = PlacementStore.fromDocument(data);
       this.inspector = createInspector(this.node, store, { startedAt });
     } catch (error) {
-      const line = document.createElement('div');
-      line.className = 'placeviz-error placeviz-host-error';
-      line.textContent = `placeviz: cannot show this placement document: ${
-        error instanceof Error ? error.message : String(error)
-      }`;
-      this.node.appendChild(line);
+      this.node.appendChild(documentError(this.node.ownerDocument, error));
     }
     return Promise.resolve();
   }

@@ -3,6 +3,7 @@
  * Jupyter). On load it renders each `<script type="application/vnd.placeviz+json">` into a new
  * div inserted after it, and `window.placeviz.render(element, document)` renders on demand.
  */
+import { documentError } from '../render/dom';
 import { createInspector, type Inspector } from '../render/inspector';
 import { PlacementStore } from '../render/store';
 
@@ -22,15 +23,6 @@ function ensureStyle(doc: Document): void {
   (doc.head ?? doc.documentElement).appendChild(style);
 }
 
-function showError(element: HTMLElement, error: unknown): void {
-  const line = element.ownerDocument.createElement('div');
-  line.className = 'placeviz-error placeviz-host-error';
-  line.textContent = `placeviz: cannot show this placement document: ${
-    error instanceof Error ? error.message : String(error)
-  }`;
-  element.appendChild(line);
-}
-
 /** Render a placement document (object or JSON text) into `element`; errors are shown as text. */
 export function render(element: HTMLElement, doc: unknown): Inspector | null {
   const startedAt = performance.now();
@@ -40,7 +32,7 @@ export function render(element: HTMLElement, doc: unknown): Inspector | null {
     const data = typeof doc === 'string' ? JSON.parse(doc) : doc;
     return createInspector(element, PlacementStore.fromDocument(data), { startedAt });
   } catch (error) {
-    showError(element, error);
+    element.appendChild(documentError(element.ownerDocument, error));
     return null;
   }
 }

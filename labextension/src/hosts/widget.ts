@@ -5,6 +5,7 @@
  * kernel's custom messages even while no view is shown (an output area being re-rendered), and
  * every view of the model draws the same store.
  */
+import { element } from '../render/dom';
 import { now } from '../render/frames';
 import { DOMWidgetModel, DOMWidgetView, type ISerializers } from '@jupyter-widgets/base';
 import { decodeBatch } from '../render/batch';
@@ -214,8 +215,7 @@ export class PlacementInspectorView extends DOMWidgetView {
     const startedAt = now();
     this.el.classList.add('placeviz-widget');
     const model = this.model as PlacementInspectorModel;
-    this.errorLine = document.createElement('div');
-    this.errorLine.className = 'placeviz-error placeviz-host-error';
+    this.errorLine = element(document, 'div', 'placeviz-error placeviz-host-error');
     this.el.appendChild(this.errorLine);
     this.showError(model.error);
     this.inspector = createInspector(this.el, model.store, { startedAt });

@@ -4,6 +4,7 @@
  * tables or the folded scopes change; event batches only recolour. Painting happens at most once
  * per animation frame, however many changes arrive in between.
  */
+import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { buildDagModel, type DagModel } from './dagmodel';
@@ -83,17 +84,13 @@ export class DagView {
     private readonly state: ViewState,
   ) {
     const doc = parent.ownerDocument;
-    this.element = doc.createElement('div');
-    this.element.className = 'placeviz-dag-view';
-    const toolbar = doc.createElement('div');
-    toolbar.className = 'placeviz-dag-toolbar';
-    this.search = doc.createElement('input');
-    this.search.className = 'placeviz-search';
+    this.element = element(doc, 'div', 'placeviz-dag-view');
+    const toolbar = element(doc, 'div', 'placeviz-dag-toolbar');
+    this.search = element(doc, 'input', 'placeviz-search');
     this.search.type = 'search';
     this.search.placeholder = 'find op, type or device (Enter)';
     this.search.setAttribute('aria-label', 'find op, type or device');
-    this.colourSelect = doc.createElement('select');
-    this.colourSelect.className = 'placeviz-colour';
+    this.colourSelect = element(doc, 'select', 'placeviz-colour');
     this.colourSelect.setAttribute('aria-label', 'colour ops by');
     for (const { mode, label } of COLOUR_MODES) {
       const option = doc.createElement('option');
@@ -103,10 +100,8 @@ export class DagView {
     }
     this.colourSelect.value = state.get('colour');
     toolbar.append(this.search, this.colourSelect);
-    this.canvas = doc.createElement('canvas');
-    this.canvas.className = 'placeviz-dag';
-    this.tooltip = doc.createElement('div');
-    this.tooltip.className = 'placeviz-tooltip';
+    this.canvas = element(doc, 'canvas', 'placeviz-dag');
+    this.tooltip = element(doc, 'div', 'placeviz-tooltip');
     this.tooltip.hidden = true;
     this.element.append(toolbar, this.canvas, this.tooltip);
     parent.appendChild(this.element);
@@ -337,12 +332,9 @@ export class DagView {
       this.state.set({ hovered: node < 0 ? null : this.store.nodes[node].id });
       const doc = this.element.ownerDocument;
       this.tooltip.replaceChildren(
-        ...(box < 0 ? [] : tooltipLines(this.store, model, box)).map((text, i) => {
-          const line = doc.createElement('div');
-          line.className = i === 0 ? 'placeviz-tooltip-title' : 'placeviz-tooltip-line';
-          line.textContent = text;
-          return line;
-        }),
+        ...(box < 0 ? [] : tooltipLines(this.store, model, box)).map((text, i) =>
+          element(doc, 'div', i === 0 ? 'placeviz-tooltip-title' : 'placeviz-tooltip-line', text),
+        ),
       );
       this.tooltip.hidden = box < 0;
     }

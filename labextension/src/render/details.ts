@@ -3,6 +3,7 @@
  * outputs are buttons that select that op. The host calls update() after store changes; the pane
  * follows the selection by itself.
  */
+import { element } from './dom';
 import { formatBytes, formatNs } from './format';
 import { formatShapes } from './opformat';
 import type { PlacementStore } from './store';
@@ -46,23 +47,15 @@ export function renderDetails(
   state: ViewState,
 ): DetailsHandle {
   const doc = parent.ownerDocument;
-  const root = doc.createElement('div');
-  root.className = 'placeviz-details';
-  parent.appendChild(root);
+  const root = parent.appendChild(element(doc, 'div', 'placeviz-details'));
   let adjacency: { edges: readonly EdgeRecord[]; lists: Neighbours } | null = null;
 
-  const element = (tag: string, className: string, text?: string): HTMLElement => {
-    const node = doc.createElement(tag);
-    node.className = className;
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  };
+  const make = <K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string) =>
+    element(doc, tag, className, text);
 
   const row = (list: HTMLElement, label: string, ...values: (HTMLElement | string)[]) => {
-    list.append(element('dt', 'placeviz-details-label', label));
-    const value = element('dd', 'placeviz-details-value');
+    list.append(make('dt', 'placeviz-details-label', label));
+    const value = make('dd', 'placeviz-details-value');
     value.append(...values);
     list.append(value);
     return value;
@@ -72,11 +65,11 @@ export function renderDetails(
     id === null ? 'not placed' : (store.deviceById(id)?.name ?? `unknown device ${id}`);
 
   const opLinks = (edges: EdgeRecord[], end: 'src' | 'dst'): HTMLElement => {
-    const list = element('ul', 'placeviz-details-ops');
+    const list = make('ul', 'placeviz-details-ops');
     for (const edge of edges.slice(0, MAX_NEIGHBOURS)) {
       const other = store.nodeById(edge[end]);
-      const item = element('li', '');
-      const link = element(
+      const item = make('li', '');
+      const link = make(
         'button',
         'placeviz-details-op',
         `${edge.kind === 'control' ? '^' : ''}${other?.name ?? `#${edge[end]}`}`,
@@ -91,9 +84,7 @@ export function renderDetails(
       list.append(item);
     }
     if (edges.length > MAX_NEIGHBOURS) {
-      list.append(
-        element('li', 'placeviz-details-more', `… ${edges.length - MAX_NEIGHBOURS} more`),
-      );
+      list.append(make('li', 'placeviz-details-more', `… ${edges.length - MAX_NEIGHBOURS} more`));
     }
     return list;
   };
@@ -103,14 +94,14 @@ export function renderDetails(
     const t0 = spans.t0[index];
     const t1 = spans.t1[index];
     if (Number.isNaN(t0)) {
-      return [element('span', 'placeviz-details-muted', 'has not run')];
+      return [make('span', 'placeviz-details-muted', 'has not run')];
     }
     const run = store.runs.find((r) => r.id === spans.run[index]);
     const start = run ? run.t0 - store.originNs : t0;
     const end = run ? Math.max(run.t1 - store.originNs, t1) : t1;
     const span = Math.max(end - start, 1);
-    const track = element('div', 'placeviz-details-timeline');
-    const bar = element('div', 'placeviz-details-bar');
+    const track = make('div', 'placeviz-details-timeline');
+    const bar = make('div', 'placeviz-details-bar');
     bar.style.left = `${(100 * (t0 - start)) / span}%`;
     bar.style.width = `${Math.max((100 * (t1 - t0)) / span, 0.5)}%`;
     if (spans.failed[index]) {
@@ -121,18 +112,18 @@ export function renderDetails(
     const text = `${formatNs(t1 - t0)}, starting ${formatNs(t0 - start)} ${where}${
       spans.failed[index] ? ' (failed)' : ''
     }`;
-    return [track, element('div', 'placeviz-details-muted', text)];
+    return [track, make('div', 'placeviz-details-muted', text)];
   };
 
   const show = (node: NodeRecord, index: number) => {
-    root.append(element('div', 'placeviz-details-name', node.name));
-    const list = element('dl', 'placeviz-details-list');
+    root.append(make('div', 'placeviz-details-name', node.name));
+    const list = make('dl', 'placeviz-details-list');
     row(list, 'type', node.type || 'unknown');
     if (node.reason) {
-      const kind = element('span', 'placeviz-reason-kind', node.reason.kind);
-      row(list, 'why here', kind, element('span', 'placeviz-reason', node.reason.text));
+      const kind = make('span', 'placeviz-reason-kind', node.reason.kind);
+      row(list, 'why here', kind, make('span', 'placeviz-reason', node.reason.text));
     } else {
-      row(list, 'why here', element('span', 'placeviz-reason', 'no placement reason recorded'));
+      row(list, 'why here', make('span', 'placeviz-reason', 'no placement reason recorded'));
     }
     row(list, 'requested', node.requested || '(any device)');
     row(list, 'assigned', deviceName(node.device));
@@ -147,7 +138,7 @@ export function renderDetails(
     row(list, `inputs (${inputs.length})`, opLinks(inputs, 'src'));
     row(list, `outputs (${outputs.length})`, opLinks(outputs, 'dst'));
     row(list, 'last run', ...timeline(index));
-    row(list, 'source', element('code', 'placeviz-details-source', node.source || 'unknown'));
+    row(list, 'source', make('code', 'placeviz-details-source', node.source || 'unknown'));
     root.append(list);
   };
 
@@ -157,7 +148,7 @@ export function renderDetails(
     const index = selected === null ? -1 : store.nodeIndex(selected);
     if (index < 0) {
       root.append(
-        element(
+        make(
           'p',
           'placeviz-details-empty',
           'Click an op in the graph to see where it runs and why.',

@@ -5,6 +5,7 @@
  * The root keeps the data- attributes of docs/inspector.md current; store changes are applied
  * at most once per animation frame, however many live messages arrive in between.
  */
+import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { DagView } from './dag';
 import { renderDetails } from './details';
@@ -64,15 +65,10 @@ export function createInspector(
   const startedAt = options.startedAt ?? now();
   const doc = host.ownerDocument;
   const state = new ViewState();
-  const el = (tag: string, className: string, parent: HTMLElement): HTMLElement => {
-    const element = doc.createElement(tag);
-    element.className = className;
-    parent.appendChild(element);
-    return element;
-  };
+  const el = (tag: 'div' | 'span', className: string, parent: HTMLElement): HTMLElement =>
+    parent.appendChild(element(doc, tag, className));
 
-  const root = doc.createElement('div');
-  root.className = 'placeviz-inspector';
+  const root = element(doc, 'div', 'placeviz-inspector');
   root.dataset.firstPaintMs = '';
   const header = el('div', 'placeviz-header', root);
   const title = el('span', 'placeviz-title', header);
@@ -141,10 +137,12 @@ export function createInspector(
     const failed = store.runs.filter((r) => r.status === 'error' && r.error);
     errors.replaceChildren(
       ...failed.slice(-3).map((run) => {
-        const line = doc.createElement('div');
-        line.className = 'placeviz-error';
-        line.textContent = `run ${run.id + 1} failed: ${run.error ?? ''}`;
-        return line;
+        return element(
+          doc,
+          'div',
+          'placeviz-error',
+          `run ${run.id + 1} failed: ${run.error ?? ''}`,
+        );
       }),
     );
     errors.hidden = failed.length === 0;

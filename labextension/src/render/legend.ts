@@ -3,6 +3,7 @@
  * under the GPU they share). Clicking an entry filters the views to that device; again, clears.
  * The host calls update() after store changes; the legend follows the filter by itself.
  */
+import { element } from './dom';
 import { devicePalette, legendGroups } from './colours';
 import { shortDeviceName } from './format';
 import type { PlacementStore } from './store';
@@ -20,31 +21,23 @@ export function renderLegend(
   state: ViewState,
 ): LegendHandle {
   const doc = parent.ownerDocument;
-  const root = doc.createElement('div');
-  root.className = 'placeviz-legend';
-  parent.appendChild(root);
+  const root = parent.appendChild(element(doc, 'div', 'placeviz-legend'));
   let shownDevices: readonly DeviceRecord[] | null = null;
 
-  const element = (tag: string, className: string, text?: string): HTMLElement => {
-    const node = doc.createElement(tag);
-    node.className = className;
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  };
+  const make = <K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string) =>
+    element(doc, tag, className, text);
 
   const entry = (device: DeviceRecord, colour: string): HTMLElement => {
-    const button = element('button', 'placeviz-legend-entry');
+    const button = make('button', 'placeviz-legend-entry');
     button.setAttribute('type', 'button');
     button.dataset.device = device.name;
     button.dataset.kind = device.kind;
     button.title = device.description ? `${device.name}\n${device.description}` : device.name;
-    const swatch = element('span', 'placeviz-legend-swatch');
+    const swatch = make('span', 'placeviz-legend-swatch');
     swatch.style.background = colour;
-    button.append(swatch, element('span', 'placeviz-legend-name', shortDeviceName(device.name)));
+    button.append(swatch, make('span', 'placeviz-legend-name', shortDeviceName(device.name)));
     if (device.kind !== 'real') {
-      button.append(element('span', 'placeviz-legend-note', `(${device.kind})`));
+      button.append(make('span', 'placeviz-legend-note', `(${device.kind})`));
     }
     button.addEventListener('click', () => {
       state.set({ filter: state.get('filter') === device.name ? '' : device.name });
@@ -59,15 +52,15 @@ export function renderLegend(
     const showHosts = groups.length > 1;
     root.replaceChildren(
       ...groups.map((group) => {
-        const host = element('div', 'placeviz-legend-host');
+        const host = make('div', 'placeviz-legend-host');
         if (showHosts) {
-          host.append(element('div', 'placeviz-legend-host-name', group.host || 'other devices'));
+          host.append(make('div', 'placeviz-legend-host-name', group.host || 'other devices'));
         }
         for (const physical of group.physical) {
-          const box = element('div', 'placeviz-legend-physical');
+          const box = make('div', 'placeviz-legend-physical');
           const shared = physical.devices.length > 1 || physical.devices[0].kind === 'logical';
           if (shared) {
-            box.append(element('div', 'placeviz-legend-physical-name', physical.parent));
+            box.append(make('div', 'placeviz-legend-physical-name', physical.parent));
           }
           for (const device of physical.devices) {
             box.append(entry(device, palette.get(device.id)?.colour ?? 'transparent'));

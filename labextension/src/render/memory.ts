@@ -12,6 +12,7 @@
  * - Hovering the plot lists the largest tensors live at that time (allocated, not yet freed) and
  *   the ops that produced them; otherwise the list is for the scrubber time (or the peak).
  */
+import { element } from './dom';
 import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
@@ -236,12 +237,9 @@ export class MemoryPanel extends PlotPanel {
     super(parent, store, state, options, 'placeviz-memory', 'Memory in use');
     const doc = parent.ownerDocument;
     this.element.dataset.series = '0';
-    this.messageLine = doc.createElement('div');
-    this.messageLine.className = 'placeviz-panel-note';
-    const live = doc.createElement('div');
-    live.className = 'placeviz-live-tensors';
-    this.liveTitle = doc.createElement('div');
-    this.liveTitle.className = 'placeviz-live-title';
+    this.messageLine = element(doc, 'div', 'placeviz-panel-note');
+    const live = element(doc, 'div', 'placeviz-live-tensors');
+    this.liveTitle = element(doc, 'div', 'placeviz-live-title');
     this.liveList = doc.createElement('ol');
     live.append(this.liveTitle, this.liveList);
     this.element.append(this.plot, this.messageLine, live);

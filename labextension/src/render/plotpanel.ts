@@ -3,6 +3,7 @@
  * (loaded lazily), recomputation throttled while events stream in, redraws coalesced (a draw
  * asked for while one is in flight runs once after it), and disposal.
  */
+import { element } from './dom';
 import { loadPlotly, type PlotlyModule } from './plotly';
 import { Throttle, type PanelOptions } from './panel';
 import type { NodeRecord } from './types';
@@ -31,14 +32,9 @@ export abstract class PlotPanel {
     title: string,
   ) {
     const doc = parent.ownerDocument;
-    this.element = doc.createElement('div');
-    this.element.className = `placeviz-panel ${kind}`;
-    const heading = doc.createElement('div');
-    heading.className = 'placeviz-panel-title';
-    heading.textContent = title;
-    this.element.append(heading);
-    this.plot = doc.createElement('div');
-    this.plot.className = 'placeviz-plot';
+    this.element = element(doc, 'div', `placeviz-panel ${kind}`);
+    this.element.append(element(doc, 'div', 'placeviz-panel-title', title));
+    this.plot = element(doc, 'div', 'placeviz-plot');
     parent.appendChild(this.element);
     this.throttle = new Throttle(options.throttleMs ?? 250, () => this.refreshModel());
   }

@@ -7,6 +7,7 @@
  * narrows the slider and playback to that run's span and moves the time to the run's end; "all
  * runs" restores the whole range and the end state.
  */
+import { element } from './dom';
 import { formatNs } from './format';
 import { timeExtent } from './panel';
 import type { ViewState, ViewStateFields } from './viewstate';
@@ -59,20 +60,15 @@ export class Scrubber {
     private readonly state: ViewState,
   ) {
     const doc = parent.ownerDocument;
-    this.element = doc.createElement('div');
-    this.element.className = 'placeviz-scrubber';
-    this.playButton = doc.createElement('button');
+    this.element = element(doc, 'div', 'placeviz-scrubber');
+    this.playButton = element(doc, 'button', 'placeviz-play');
     this.playButton.type = 'button';
-    this.playButton.className = 'placeviz-play';
-    this.input = doc.createElement('input');
+    this.input = element(doc, 'input', 'placeviz-time');
     this.input.type = 'range';
-    this.input.className = 'placeviz-time';
     this.input.step = 'any';
     this.input.setAttribute('aria-label', 'Time');
-    this.label = doc.createElement('span');
-    this.label.className = 'placeviz-time-label';
-    this.runSelect = doc.createElement('select');
-    this.runSelect.className = 'placeviz-run';
+    this.label = element(doc, 'span', 'placeviz-time-label');
+    this.runSelect = element(doc, 'select', 'placeviz-run');
     this.runSelect.setAttribute('aria-label', 'Run');
     this.element.append(this.playButton, this.input, this.label, this.runSelect);
     parent.appendChild(this.element);

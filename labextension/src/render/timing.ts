@@ -7,6 +7,7 @@
  * elements. Hovering is resolved here, not by plotly (which only hovers segment ends): the pointer
  * is mapped to a lane and a time and the bar under it found by binary search.
  */
+import { element } from './dom';
 import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
 import { formatNs, shortDeviceName } from './format';
@@ -389,10 +390,8 @@ export class TimingPanel extends PlotPanel {
     const doc = parent.ownerDocument;
     this.element.dataset.bars = '0';
     this.element.dataset.lanes = '0';
-    this.messageLine = doc.createElement('div');
-    this.messageLine.className = 'placeviz-panel-note placeviz-timing-sources';
-    this.tooltip = doc.createElement('div');
-    this.tooltip.className = 'placeviz-tooltip';
+    this.messageLine = element(doc, 'div', 'placeviz-panel-note placeviz-timing-sources');
+    this.tooltip = element(doc, 'div', 'placeviz-tooltip');
     this.tooltip.hidden = true;
     this.element.append(this.messageLine, this.plot, this.tooltip);
     this.plot.addEventListener('mousemove', (event) => this.onPointer(event));

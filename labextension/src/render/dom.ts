@@ -1,0 +1,30 @@
+/**
+ * Building the views' DOM. Text is always set as text (`textContent`), never parsed as HTML:
+ * op names and device names in a document are untrusted.
+ */
+
+/** A new `tag` element of `doc` with `className`, and `text` as its text when given. */
+export function element<K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  className: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = doc.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+/** The line a host shows instead of an inspector when it cannot read a document. */
+export function documentError(doc: Document, error: unknown): HTMLDivElement {
+  const reason = error instanceof Error ? error.message : String(error);
+  return element(
+    doc,
+    'div',
+    'placeviz-error placeviz-host-error',
+    `placeviz: cannot show this placement document: ${reason}`,
+  );
+}
