@@ -25,7 +25,7 @@ def test_the_wheel_holds_the_labextension_and_the_standalone_bundle(tmp_path: Pa
     (wheel,) = tmp_path.glob("placeviz-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        data = f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.data/data/"
+        data = "-".join(wheel.name.split("-")[:2]) + ".data/data/"  # placeviz-0.1.0.data/data/
         package = json.loads(archive.read(data + SHARED + "package.json"))
         install = json.loads(archive.read(data + SHARED + "install.json"))
     assert package["name"] == "placeviz"

@@ -82,10 +82,13 @@ class LiveStream:
     def _long_run_progress(self) -> dict[str, Any] | None:
         """The shown session's run in flight, once it was in flight at the previous tick too: a
         snapshot of a run shorter than the interval would only make the view flicker."""
-        progress = self._shown.progress() if self._shown is not None else None
-        run = None if progress is None else progress["run"]
+        session = self._shown
+        run = None if session is None else session.run_in_flight
         seen, self._in_flight = self._in_flight, run
-        return progress if run is not None and run == seen else None
+        if run is None or run != seen:
+            return None  # no snapshot is built for the runs of a fast loop
+        progress = session.progress()  # type: ignore[union-attr]
+        return progress if progress is not None and progress["run"] == run else None
 
     def close(self) -> None:
         self._stop.set()
@@ -129,7 +132,8 @@ def _newest_run_only(batches: list[EventBatch]) -> tuple[list[EventBatch], int]:
     the others hold."""
     newest = next((batch for batch in reversed(batches) if batch.run is not None), None)
     sent = [batch for batch in batches if batch.run is None or batch is newest]
-    return sent, sum(len(batch) for batch in batches) - sum(len(batch) for batch in sent)
+    skipped = sum(len(batch) for batch in batches if batch.run is not None and batch is not newest)
+    return sent, skipped
 
 
 def _by_session(pending: list[tuple[Session, EventBatch]]) -> list[tuple[Session, list]]:

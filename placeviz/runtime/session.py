@@ -123,6 +123,12 @@ class Session:
         """The record of the latest run (id, t0, t1, status, error, fetches), or None."""
         return self._runs[-1] if self._runs else None
 
+    @property
+    def run_in_flight(self) -> int | None:
+        """The id of the run going on now, if any (cheap: ``progress`` says how far it got)."""
+        flight = self._in_flight
+        return None if flight is None else flight[0].id
+
     def progress(self) -> dict[str, Any] | None:
         """The run in flight, if any: its id and the node ids of its ops waiting, running and
         done, read from the plan's step clocks (for a live view, from another thread; the run
