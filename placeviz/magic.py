@@ -138,8 +138,7 @@ def _shown_trace(session: Session, whole: Trace | None) -> Trace:
     if len(session.recorder) <= SHOWN_EVENTS:
         return whole if whole is not None else session.trace(runs=None)
     trace = session.trace(runs=1)
-    latest = trace.runs[-1]["id"]
-    trace.runs = session.runs_since(max(latest + 1 - RUNS_LISTED, 0))
+    trace.runs = session.latest_runs(RUNS_LISTED)
     return trace
 
 

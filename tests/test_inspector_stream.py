@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import placeviz as pv
 from placeviz.events.kinds import EventKind
 from placeviz.events.recorder import COLUMNS, DTYPES
+from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import WIRE_DTYPES, decode_events, encode_events
 from placeviz.inspector.stream import LiveStream
 
@@ -174,3 +175,22 @@ def test_a_long_run_reports_which_ops_wait_run_and_are_done_while_it_runs() -> N
     assert done == sorted(done) and done[-1] > done[0]  # ops finish as the run goes on
     last = [c for c, _ in sent if "progress" in c][-1]
     assert last["progress"] is None  # the run ended: the view drops its snapshot
+
+
+def test_a_view_that_starts_on_a_long_history_gets_the_newest_run_records_only() -> None:
+    x = pv.constant([1.0, 2.0])
+    y = x * 2.0
+    session = pv.Session()
+    for _ in range(RUNS_LISTED + 5):
+        session.run(y)
+    sent, send = _sink()
+    stream = LiveStream(send, origin_ns=0, max_rate=1e-6)  # only explicit flushes send
+    stream.watch(session)
+    session.run(y)
+    stream.flush()
+    session.run(y)
+    stream.close()
+    first, second = (content for content, _ in sent)
+    assert first["reset"] is True
+    assert [run["id"] for run in first["runs"]] == list(range(6, RUNS_LISTED + 6))
+    assert [run["id"] for run in second["runs"]] == [RUNS_LISTED + 6]

@@ -109,9 +109,7 @@ class LiveStream:
         placed = bool((columns["kind"] == int(EventKind.PLACEMENT)).any())
         if session is not self._shown:
             content["reset"] = True
-            latest = session.last_run
-            first = 0 if latest is None else max(latest["id"] + 1 - RUNS_LISTED, 0)
-            self._shown, self._next_run, self._progress = session, first, None
+            self._shown, self._progress = session, None
         if placed or "reset" in content:
             tables = session.tables(runs=[])
             content["tables"] = {
@@ -120,7 +118,10 @@ class LiveStream:
                 "nodes": tables["nodes"],
                 "edges": tables["edges"],
             }
-        runs = session.runs_since(self._next_run)
+        if "reset" in content:
+            runs = session.latest_runs(RUNS_LISTED)
+        else:
+            runs = session.runs_since(self._next_run)
         if runs:
             content["runs"] = runs
             self._next_run = runs[-1]["id"] + 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import threading
 import time
 import traceback
@@ -154,6 +155,10 @@ class Session:
             "running": nodes[running].tolist(),
             "done": nodes[ops & done].tolist(),
         }
+
+    def latest_runs(self, count: int) -> list[dict[str, Any]]:
+        """Records of the newest ``count`` finished runs, oldest first."""
+        return list(itertools.islice(reversed(self._runs), count))[::-1]
 
     def runs_since(self, run_id: int) -> list[dict[str, Any]]:
         """Records of the finished runs with ids from ``run_id`` on (read from the newest end)."""
