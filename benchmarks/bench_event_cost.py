@@ -1,9 +1,9 @@
 """Cost per recorded event (issue 3's target: <= 0.5 us per event).
 
-Measures, in one process: ``append`` (one event at a time: placements, runs); recording a real
-run (record_run on a 2,000-step plan with FULL_TRACE: ops plus allocations and frees); and the
-same followed by reading every event back as NumPy columns (``batch``), since the recorder keeps
-chunks and materializes them when read. Run: python benchmarks/bench_event_cost.py
+Measures, in one process: recording a real run (record_run on a 2,000-step plan with FULL_TRACE:
+ops plus allocations and frees); and the same followed by reading every event back as NumPy
+columns (``batch``), since the recorder keeps chunks and materializes them when read.
+Run: python benchmarks/bench_event_cost.py
 """
 
 from __future__ import annotations
@@ -15,14 +15,6 @@ import numpy as np
 import placeviz as pv
 from placeviz.events.recorder import Recorder
 from placeviz.runtime.tracing import record_run
-
-
-def per_event_append(n: int) -> float:
-    recorder = Recorder(max_events=10 * n)
-    start = time.perf_counter()
-    for i in range(n):
-        recorder.append(2, i, i + 1, i, 0, 0, 64, 1, 0, -1)
-    return (time.perf_counter() - start) / n
 
 
 def per_event_record_run(repeats: int, read_back: bool) -> tuple[float, int]:
@@ -48,11 +40,8 @@ def per_event_record_run(repeats: int, read_back: bool) -> tuple[float, int]:
 
 
 def main() -> None:
-    n = 200_000
-    append = min(per_event_append(n) for _ in range(3))
     record, per_run = min(per_event_record_run(20, read_back=False) for _ in range(3))
     both, _ = min(per_event_record_run(20, read_back=True) for _ in range(3))
-    print(f"append, one event at a time                 {append * 1e6:6.3f} us/event")
     print(f"record_run, FULL_TRACE ({per_run} events/run)  {record * 1e6:6.3f} us/event")
     print(f"record_run and read back as NumPy columns   {both * 1e6:6.3f} us/event")
     print("target <= 0.5 us/event")

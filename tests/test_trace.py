@@ -195,6 +195,20 @@ def test_subscribers_receive_each_run_and_old_events_roll_over() -> None:
     assert len(batches) == 60
 
 
+def test_placements_stay_in_the_trace_after_their_events_rolled_over() -> None:
+    x = pv.constant([1.0, 2.0], name="x")
+    y = pv.square(x, name="y")
+    sess = pv.Session()
+    sess.recorder.max_events = 50
+    for _ in range(40):
+        sess.run(y)
+    assert len(sess.recorder) <= 50  # the first run's placement events are no longer held
+    for trace in (sess.trace(runs=1), sess.trace(runs=None)):
+        events = trace.events
+        placed = events["node"][events["kind"] == int(EventKind.PLACEMENT)]
+        assert sorted(placed.tolist()) == sorted([x.op._id, y.op._id])
+
+
 def test_reserved_memory_follows_the_gpu_options() -> None:
     pv.config.simulate_gpus(1, memory_limit_mb=1024)
     with pv.device("/gpu:0"):

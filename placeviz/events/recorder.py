@@ -89,44 +89,19 @@ class Recorder:
         self._chunks: deque[_Chunk] = deque()
         self._size = 0  # events held
         self._total = 0  # events ever recorded: the cursor subscribers use
-        self._pending: list[tuple[int, ...]] = []  # single events, rows until the next chunk
         self._subscribers: list[Callable[[EventBatch], None]] = []
 
     def __len__(self) -> int:
-        return self._size + len(self._pending)
+        return self._size
 
     @property
     def total(self) -> int:
-        return self._total + len(self._pending)
-
-    def append(
-        self,
-        kind: int,
-        t0: int,
-        t1: int = 0,
-        node: int = -1,
-        device: int = -1,
-        stream: int = -1,
-        nbytes: int = 0,
-        source: int = 0,
-        run: int = -1,
-        peer: int = -1,
-    ) -> None:
-        """One event, for the rare kinds (placement, run); runs' steps arrive through ``extend``."""
-        self._pending.append((kind, t0, t1, node, device, stream, nbytes, source, run, peer))
+        return self._total
 
     def extend(self, size: int, columns: dict[str, Column]) -> None:
         """``size`` events as columns; the recorder keeps the sequences, so do not mutate them."""
-        self._flush()
         if size:
             self._add(_Chunk(self._total, size, columns))
-
-    def _flush(self) -> None:
-        pending = self._pending
-        if pending:
-            self._pending = []
-            columns = dict(zip(COLUMNS, (list(c) for c in zip(*pending))))
-            self._add(_Chunk(self._total, len(pending), columns))
 
     def _add(self, chunk: _Chunk) -> None:
         self._chunks.append(chunk)
@@ -136,7 +111,6 @@ class Recorder:
     def publish(self, since_total: int, run: int | None = None) -> None:
         """Hand the events recorded since ``since_total`` (those of ``run``, when it is one run's)
         to subscribers, then roll over."""
-        self._flush()
         if self._subscribers and self._total > since_total:
             batch = self.batch(since_total)
             batch.run = run
@@ -152,7 +126,6 @@ class Recorder:
 
     def batch(self, since_total: int = 0, until_total: int | None = None) -> EventBatch:
         """The events still held between cursors ``since_total`` and ``until_total``."""
-        self._flush()
         until = self._total if until_total is None else until_total
         parts: list[tuple[_Chunk, int, int]] = []
         for chunk in reversed(self._chunks):  # recent events are read most, so start there

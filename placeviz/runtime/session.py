@@ -89,9 +89,10 @@ class Session:
         self._recorder = Recorder()
         self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
         self._run_cursors: deque[int] = deque(maxlen=_MAX_RUNS_KEPT)  # recorder cursor per run
-        self._placement_ranges: list[tuple[int, int]] = []  # recorder cursors of placements
-        # Placement events already read back: concatenated, and the running count per range.
+        # Every placement event, kept here too: a trace shows all placements even after the
+        # recorder rolled their events over. Per placement: its cursor and the count so far.
         self._placement_columns = {name: np.zeros(0, DTYPES[name]) for name in COLUMNS}
+        self._placement_cursors: list[int] = []
         self._placement_counts: list[int] = []
         self._run_count = 0
         self._peak_bytes: dict[str, int] = {}  # per device, the largest plan's peak so far
@@ -336,14 +337,12 @@ class Session:
         kept = (
             [self._runs[i] for i in range(max(count - runs, 0), count)] if runs else [*self._runs]
         )
-        if kept and runs:
-            # The kept runs' events, and every placement (made at whichever run placed the op).
-            since = self._run_cursors[-len(kept)]
-            earlier = self._placements_before(since)
-            recent = self._recorder.batch(since).columns
-            columns = {name: np.concatenate((earlier[name], recent[name])) for name in COLUMNS}
-        else:
-            columns = self._recorder.batch().columns
+        # The kept runs' events (all still held when runs is None), and every placement made
+        # before them (at whichever run placed the op).
+        batch = self._recorder.batch(self._run_cursors[-len(kept)] if kept and runs else 0)
+        earlier = self._placements_before(batch.start)
+        recent = batch.columns
+        columns = {name: np.concatenate((earlier[name], recent[name])) for name in COLUMNS}
         return Trace(**self.tables(runs=kept), events=columns)
 
     def tables(self, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -378,21 +377,8 @@ class Session:
         return min(-(-peak // _GROWTH_CHUNK) * _GROWTH_CHUNK, device.memory_limit)
 
     def _placements_before(self, cursor: int) -> dict[str, np.ndarray]:
-        """The placement events recorded before ``cursor``, read from the recorder only once."""
-        ranges = self._placement_ranges
-        if len(self._placement_counts) < len(ranges):
-            fresh = [self._recorder.batch(a, b) for a, b in ranges[len(self._placement_counts) :]]
-            self._placement_columns = {
-                name: np.concatenate(
-                    [self._placement_columns[name]] + [f.columns[name] for f in fresh]
-                )
-                for name in COLUMNS
-            }
-            total = self._placement_counts[-1] if self._placement_counts else 0
-            for batch in fresh:
-                total += len(batch.columns["kind"])
-                self._placement_counts.append(total)
-        taken = bisect.bisect_right(ranges, cursor, key=lambda r: r[1])
+        """The placement events recorded before ``cursor``."""
+        taken = bisect.bisect_left(self._placement_cursors, cursor)
         count = self._placement_counts[taken - 1] if taken else 0
         return {name: column[:count] for name, column in self._placement_columns.items()}
 
@@ -465,9 +451,28 @@ class Session:
         since = self._recorder.total
         for op, device, reason in decisions:
             self._placement._entries[op.name] = (device, reason)
-            device_id = self._device_ids[device.name]
-            self._recorder.append(int(EventKind.PLACEMENT), now, now, op._id, device_id, -1)
-        self._placement_ranges.append((since, self._recorder.total))
+        count = len(decisions)
+        devices = [self._device_ids[device.name] for _, device, _ in decisions]
+        placed = {
+            "kind": np.full(count, int(EventKind.PLACEMENT), DTYPES["kind"]),
+            "t0": np.full(count, now, DTYPES["t0"]),
+            "t1": np.full(count, now, DTYPES["t1"]),
+            "node": np.array([op._id for op, _, _ in decisions], DTYPES["node"]),
+            "device": np.array(devices, DTYPES["device"]),
+            "stream": np.full(count, -1, DTYPES["stream"]),
+            "bytes": np.zeros(count, DTYPES["bytes"]),
+            "source": np.zeros(count, DTYPES["source"]),
+            "run": np.full(count, -1, DTYPES["run"]),
+            "peer": np.full(count, -1, DTYPES["peer"]),
+        }
+        if count:
+            self._placement_columns = {
+                name: np.concatenate((self._placement_columns[name], placed[name]))
+                for name in COLUMNS
+            }
+            self._placement_cursors.append(since)
+            self._placement_counts.append(len(self._placement_columns["kind"]))
+        self._recorder.extend(count, placed)
         self._recorder.publish(since)
         self._placed_version = self.graph.version
         if self._log and decisions:
