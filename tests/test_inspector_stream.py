@@ -194,3 +194,22 @@ def test_a_view_that_starts_on_a_long_history_gets_the_newest_run_records_only()
     assert first["reset"] is True
     assert [run["id"] for run in first["runs"]] == list(range(6, RUNS_LISTED + 6))
     assert [run["id"] for run in second["runs"]] == [RUNS_LISTED + 6]
+
+
+def test_a_second_session_placed_before_a_flush_still_sends_its_runs() -> None:
+    sent, send = _sink()
+    first, total = _towers_session()
+    stream = LiveStream(send, origin_ns=0, max_rate=1e-6)  # only explicit flushes send
+    stream.watch(first)
+    for _ in range(3):
+        first.run(total)
+    stream.flush()
+    second = pv.Session(config=pv.ConfigProto(allow_soft_placement=True))
+    stream.watch(second)
+    second._place()  # its placement is published before its first run ends
+    stream.flush()
+    for _ in range(3):
+        second.run(total)
+    stream.close()
+    runs = [[run["id"] for run in content.get("runs", [])] for content, _ in sent]
+    assert runs == [[0, 1, 2], [], [0, 1, 2]]

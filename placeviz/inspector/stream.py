@@ -109,7 +109,7 @@ class LiveStream:
         placed = bool((columns["kind"] == int(EventKind.PLACEMENT)).any())
         if session is not self._shown:
             content["reset"] = True
-            self._shown, self._progress = session, None
+            self._shown, self._next_run, self._progress = session, 0, None
         if placed or "reset" in content:
             tables = session.tables(runs=[])
             content["tables"] = {
