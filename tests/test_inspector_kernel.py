@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,6 @@ from jupyter_client.manager import start_new_kernel  # noqa: E402
 from placeviz.events.html import MIME_TYPE  # noqa: E402
 from placeviz.inspector.encoding import decode_events  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
 TOWERS = """%%placement --gpus 4
 import placeviz as tf
 from placeviz.examples.towers import build_towers
@@ -30,9 +27,11 @@ for _ in range(3):
 
 
 @pytest.fixture(scope="module")
-def kernel():  # type: ignore[no-untyped-def]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    manager, client = start_new_kernel(kernel_name="python3", env=env)
+def kernel(kernel_environment: dict[str, str]):  # type: ignore[no-untyped-def]
+    with pytest.MonkeyPatch.context() as monkeypatch:  # the kernelspec is looked up here
+        for name, value in kernel_environment.items():
+            monkeypatch.setenv(name, value)
+        manager, client = start_new_kernel(kernel_name="python3", env=dict(os.environ))
     yield client
     client.stop_channels()
     manager.shutdown_kernel(now=True)
