@@ -150,7 +150,9 @@ class CompiledPlan:
         }
         self._line_steps: dict[int, int] = {}
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
-        self._feed_converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
+        converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
+        # None when every feed goes to the host as it is (no check per run).
+        self._feed_converters = converters if any(converters) else None
         lines, results, args = self._generate(plan, state)
         self.byte_offsets = [-1] * len(self.steps)  # FULL_TRACE: where each step's sizes go
         self.byte_counts = [0] * len(self.steps)
@@ -457,7 +459,7 @@ class CompiledPlan:
     def run(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
         """Run once; on failure raise RunFailure with the placeviz error and the failed step."""
         converters = self._feed_converters
-        if any(converters):
+        if converters is not None:
             feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
         self.interrupted_step = None
         try:

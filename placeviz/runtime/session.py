@@ -218,7 +218,7 @@ class Session:
         ):
             prepared = self._plans.get(fetches)
             if prepared is not None:
-                return self._execute(prepared, (), [fetches], run_metadata)[0]
+                return self._execute(prepared, (), run_metadata)[0]
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         feeds, values = self._feeds(feed_dict or {})
@@ -230,7 +230,7 @@ class Session:
         prepared = self._plans.get(key)
         if prepared is None:
             prepared = self._compile(unique, feeds, key, full)
-        results = self._execute(prepared, values, unique, run_metadata)
+        results = self._execute(prepared, values, run_metadata)
         by_element = dict(zip(unique, results))
         return rebuild([by_element[e] for e in elements])
 
@@ -238,12 +238,11 @@ class Session:
         self,
         prepared: tuple[CompiledPlan, PlanColumns],
         values: Any,
-        fetched: list[Any],
         run_metadata: RunMetadata | None,
     ) -> tuple[Any, ...]:
         """Run a compiled plan and record it, also when it fails (traces are always complete)."""
         compiled = prepared[0]
-        run = _RunStart(self._run_count, self._recorder.total, _clock(), fetched)
+        run = _RunStart(self._run_count, self._recorder.total, _clock())
         self._run_count += 1
         failure: RunFailure | None = None
         self._in_flight = (run, prepared)
@@ -299,7 +298,7 @@ class Session:
                 "t1": t_end,
                 "status": "ok" if error is None else "error",
                 "error": error,
-                "fetches": [element.name for element in run.fetched],
+                "fetches": list(columns.fetch_names),
             }
         )
         self._recorder.publish(run.since, run.id)
@@ -517,7 +516,6 @@ class _RunStart(NamedTuple):
     id: int
     since: int  # the recorder's cursor when the run began
     t0: int
-    fetched: list[Any]
 
 
 class _DefaultSession:

@@ -33,6 +33,8 @@ class PlanColumns:
     ) -> None:
         steps = compiled.steps
         self.count = len(steps)
+        # Each run's record names its fetches: formatted once, not per run.
+        self.fetch_names = [fetch.name for fetch in compiled.plan.fetches]
         # The recorder keeps these arrays by reference in every run's chunk (views, no copies),
         # in its own dtypes, so reading events back converts nothing.
         self.kinds = np.array([int(s.kind) for s in steps], dtype=DTYPES["kind"])
@@ -57,24 +59,22 @@ class PlanColumns:
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
         # and the bytes known from static shapes, used when the run is not fully traced.
         producer: dict[int, int] = {}
-        self.byte_sources: list[tuple[int, int]] = []
+        byte_sources: list[tuple[int, int]] = []
         static_bytes: list[int] = []
         for i, step in enumerate(steps):
             if step.kind is EventKind.TRANSFER and step.tensor is not None:
-                self.byte_sources.append(
-                    (producer.get(id(step.tensor), -1), step.tensor.value_index)
-                )
+                byte_sources.append((producer.get(id(step.tensor), -1), step.tensor.value_index))
                 static_bytes.append(_static_bytes([step.tensor]))
             else:
                 for tensor in step.op.outputs:
                     producer[id(tensor)] = i
-                self.byte_sources.append((i, -1))
+                byte_sources.append((i, -1))
                 refs = step.op.op_def.ref_output
                 static_bytes.append(0 if refs else _static_bytes(step.op.outputs))
         self.static_bytes = np.array(static_bytes, dtype=DTYPES["bytes"])
         self.arrays = {
-            "byte_step": np.asarray([b[0] for b in self.byte_sources], dtype=np.int64),
-            "byte_index": np.asarray([b[1] for b in self.byte_sources], dtype=np.int64),
+            "byte_step": np.asarray([b[0] for b in byte_sources], dtype=np.int64),
+            "byte_index": np.asarray([b[1] for b in byte_sources], dtype=np.int64),
         }
         self.model = TimelineModel(steps)
         self.modeled = self.model.any_modeled
@@ -244,9 +244,9 @@ def record_run(
 
     measured = _OutputBytes(compiled, columns) if compiled.full_trace else None
     if measured is not None:
-        step_index = np.arange(count) if index is None else index
+        steps = np.arange(count) if index is None else index
         step_bytes: Sequence[int] | np.ndarray = measured.of_steps(
-            columns.arrays["byte_step"][step_index], columns.arrays["byte_index"][step_index]
+            columns.arrays["byte_step"][steps], columns.arrays["byte_index"][steps]
         )
     else:
         step_bytes = take(columns.static_bytes)
@@ -267,7 +267,6 @@ def record_run(
         },
     )
     if measured is not None:
-        steps = np.arange(count) if index is None else index
         _record_memory(recorder, columns, measured, steps, t0, t1, t_end, run_id)
 
 
