@@ -579,6 +579,11 @@ def _session_for(element: Tensor | Operation, session: Any) -> Any:
     return session
 
 
+def is_tensor_like(value: Any) -> bool:
+    """A Tensor, or what stands for one (a Variable: it has ``_as_graph_element``)."""
+    return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
+
+
 def as_graph_element(obj: Any) -> Tensor | Operation:
     """The Tensor or Operation behind ``obj`` (a Tensor, an Operation or a Variable)."""
     if isinstance(obj, Tensor | Operation):

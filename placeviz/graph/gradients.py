@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from placeviz.graph import grads as _grads
-from placeviz.graph.core import Graph, Operation, Tensor, as_graph_element
+from placeviz.graph.core import Graph, Operation, Tensor, as_graph_element, is_tensor_like
 from placeviz.graph.grads.shapes import shape_of
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 from placeviz.graph.variables import Variable
@@ -159,7 +159,7 @@ class _Backprop:
             dims = shape_of(y)
             one = constant_op.constant(1, dtype=y.dtype, name=name)
             return shape_ops.fill(dims, one)
-        is_tensor = isinstance(seed, Tensor) or hasattr(seed, "_as_graph_element")
+        is_tensor = is_tensor_like(seed)
         tensor = constant_op.convert_to_tensor(
             seed, dtype=None if is_tensor else y.dtype, name=name
         )

@@ -87,8 +87,6 @@ class OpDef:
     supported: Mapping[str, frozenset[DType]] = field(default_factory=lambda: ALL_DEVICES)
     # backend-specific kernel builders that replace ``kernel`` (e.g. a CuPy RNG).
     kernel_overrides: Mapping[str, KernelBuilder] = field(default_factory=dict)
-    # inputs taken by reference (a variable slot), not by value: the op colocates with them.
-    ref_inputs: frozenset[int] = frozenset()
     # the op's output is a reference to mutable state (a variable) rather than a value.
     ref_output: bool = False
     stateful: bool = False

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from placeviz import dtypes
-from placeviz.graph.core import Graph, Tensor, get_default_graph
+from placeviz.graph.core import Graph, Tensor, get_default_graph, is_tensor_like
 from placeviz.graph.initializers import GlorotUniform, Zeros
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.shapes import TensorShape, as_shape
@@ -297,6 +297,6 @@ def _recipe(name: str, shape: Any, dtype: dtypes.DType, initializer: Any) -> Cal
 
 def _dtype_of(value: Any) -> dtypes.DType:
     """The dtype a value initializer would have, without adding a Const to the graph."""
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+    if is_tensor_like(value):
         return convert_to_tensor(value).dtype
     return dtypes.infer_dtype(value)

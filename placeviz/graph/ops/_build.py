@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from placeviz import dtypes
 from placeviz.dtypes import DType
 from placeviz.graph.core import Operation, Tensor, get_default_graph
 from placeviz.graph.shapes import TensorShape
@@ -52,9 +51,3 @@ def constant_kernel(value: Any) -> Any:
         return lambda: array
 
     return build
-
-
-FLOAT_KERNELS: Mapping[str, frozenset[DType]] = {
-    "CPU": frozenset(dtypes.ALL),
-    "GPU": frozenset(dtypes.ALL),
-}

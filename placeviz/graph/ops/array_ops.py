@@ -19,7 +19,7 @@ import numpy as np
 
 from placeviz import dtypes
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import constant_op, state_ops
 from placeviz.graph.ops._build import make_op, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -37,14 +37,10 @@ Shapes = Sequence[tuple[int, ...]]
 
 
 # -- shared helpers ----------------------------------------------------------------------------
-def _is_tensor(value: Any) -> bool:
-    return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
-
-
 def _has_tensor(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_has_tensor(v) for v in value)
-    return _is_tensor(value)
+    return is_tensor_like(value)
 
 
 def _ints(value: Any, what: str) -> tuple[int, ...]:
@@ -53,7 +49,7 @@ def _ints(value: Any, what: str) -> tuple[int, ...]:
         if not value.is_fully_defined:
             raise ValueError(f"{what} must be fully defined, got {value}")
         return tuple(value.as_list())  # type: ignore[arg-type]
-    if _is_tensor(value):
+    if is_tensor_like(value):
         raise TypeError(f"{what} must be Python ints, not a tensor ({value!r})")
     items = value if isinstance(value, list | tuple | np.ndarray) else [value]
     try:
@@ -103,13 +99,13 @@ def _convert_all(values: Sequence[Any], what: str) -> list[Tensor]:
     """Python values next to tensors take the first tensor's dtype and graph, as in TF."""
     if not values:
         raise ValueError(f"{what} needs at least one value")
-    first = next((v for v in values if _is_tensor(v)), None)
+    first = next((v for v in values if is_tensor_like(v)), None)
     if first is None:
         return [convert_to_tensor(v) for v in values]
     first_tensor = convert_to_tensor(first)
     with first_tensor.graph.as_default():
         return [
-            convert_to_tensor(v) if _is_tensor(v) else convert_to_tensor(v, first_tensor.dtype)
+            convert_to_tensor(v) if is_tensor_like(v) else convert_to_tensor(v, first_tensor.dtype)
             for v in values
         ]
 
@@ -707,7 +703,7 @@ def pad(tensor: Any, paddings: Any, name: str | None = None) -> Tensor:
     int tensor of shape [rank, 2] (constant mode only)."""
     x = convert_to_tensor(tensor)
     with x.graph.as_default():
-        pads = convert_to_tensor(paddings, dtype=None if _is_tensor(paddings) else dtypes.int32)
+        pads = convert_to_tensor(paddings, dtype=None if is_tensor_like(paddings) else dtypes.int32)
     return make_op("Pad", [x, pads], name or "Pad").outputs[0]
 
 

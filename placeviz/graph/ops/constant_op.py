@@ -11,7 +11,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.dtypes import DType
 from placeviz.graph import registry
-from placeviz.graph.core import Tensor, as_graph_element, get_default_graph
+from placeviz.graph.core import Tensor, as_graph_element, get_default_graph, is_tensor_like
 from placeviz.graph.ops._build import constant_kernel, make_op, single
 from placeviz.graph.shapes import TensorShape
 
@@ -79,7 +79,7 @@ def constant(
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A Tensor for ``value``: tensors and variables pass through, anything else becomes a Const."""
     target = dtypes.as_dtype(dtype) if dtype is not None else None
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+    if is_tensor_like(value):
         element = as_graph_element(value)
         if not isinstance(element, Tensor):
             raise TypeError(f"Cannot convert Operation '{element.name}' to a Tensor.")
@@ -89,9 +89,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
                 f"'{element.name}' with dtype {element.dtype.name}"
             )
         return element
-    if isinstance(value, list | tuple) and any(
-        isinstance(v, Tensor) or hasattr(v, "_as_graph_element") for v in value
-    ):
+    if isinstance(value, list | tuple) and any(is_tensor_like(v) for v in value):
         from placeviz.graph.ops.array_ops import stack
 
         return stack([convert_to_tensor(v, dtype) for v in value], name=name or "packed")
@@ -100,8 +98,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
 
 def convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     """Convert two operands; a Python number takes the dtype of the tensor it meets, as in TF."""
-    x_is_tensor = isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
-    y_is_tensor = isinstance(y, Tensor) or hasattr(y, "_as_graph_element")
+    x_is_tensor = is_tensor_like(x)
+    y_is_tensor = is_tensor_like(y)
     if x_is_tensor:
         tx = convert_to_tensor(x)
         with _graph_of(tx):

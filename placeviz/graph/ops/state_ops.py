@@ -116,7 +116,6 @@ for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_ker
             kernel=_kernel,
             cost=memory_cost,
             supported=VARIABLE_KERNELS,
-            ref_inputs=frozenset({0}),
             stateful=True,
         )
     )

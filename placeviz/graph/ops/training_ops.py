@@ -109,7 +109,6 @@ for _type, _kernel in (
             kernel=_kernel,
             cost=_cost(_type),
             supported=VARIABLE_KERNELS,
-            ref_inputs=frozenset(range(_SIGNATURES[_type][1])),
             stateful=True,
         )
     )
