@@ -474,7 +474,7 @@ class Graph:
             if not device_set and not target._requested.is_empty:
                 op._requested = target._requested
                 op._device_scopes = (
-                    (f"colocate_with('{target.name}')", user_location()),
+                    (f"colocate_with('{target.name}')", op.location),
                     *target._device_scopes,
                 )
                 device_set = True
