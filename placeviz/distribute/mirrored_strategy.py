@@ -119,7 +119,7 @@ class MirroredStrategy:
             per_replica = [PerReplica(values) for values in zip(*(args for _, args, _ in calls))]
             merged = merge_fn(self, *per_replica)
             for _, _, waiter in calls:
-                waiter.control_inputs.append(merged)
+                waiter._add_control_input(merged)
 
     def experimental_local_results(self, value: Any) -> tuple[Any, ...]:
         return value.values if isinstance(value, PerReplica | MirroredVariable) else (value,)

@@ -196,6 +196,23 @@ class Operation:
     def run(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> None:
         _session_for(self, session).run(self, feed_dict=feed_dict)
 
+    def _add_control_input(self, op: Operation) -> None:
+        """As TensorFlow's: this op waits for ``op``, which may have been created after it."""
+        self._add_control_inputs([op])
+
+    def _add_control_inputs(self, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            if not isinstance(op, Operation):
+                raise TypeError(f"op must be an Operation: {op!r}")
+            if op.graph is not self.graph:
+                raise ValueError(
+                    f"Control input '{op.name}' (created at {op.source}) is not an element of "
+                    f"the graph of '{self.name}' (created at {self.source})."
+                )
+            if op not in self.control_inputs:
+                self.control_inputs.append(op)
+        self.graph._edges_changed += 1
+
     def __repr__(self) -> str:
         return f"<pv.Operation '{self.name}' type={self.type}>"
 
@@ -249,13 +266,15 @@ class Graph:
         # variable_creator_scope's creators, innermost last (a distribution strategy mirrors).
         self._variable_creators: list[Callable[..., Any]] = []
         self._finalized = False
+        self._edges_changed = 0  # control inputs added to existing ops (plans must be rebuilt)
         self.seed: int | None = None
 
     # -- lookup ------------------------------------------------------------------------------
     @property
     def version(self) -> int:
-        """Grows with every op added; sessions use it to notice unplaced ops."""
-        return len(self._ops)
+        """Grows with every op added or edge changed: sessions use it to notice unplaced ops and
+        plans made before an edge changed."""
+        return len(self._ops) + self._edges_changed
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)

@@ -1,14 +1,18 @@
 """What one ``Session.run`` executes: the ops its fetches need, in order, with transfers.
 
 Pruning walks back from the fetches and stops at fed tensors; an op whose outputs are all fed
-does not run (a control edge on it waits for nothing, as in TensorFlow). Ops are appended to a
-graph only after their inputs and control inputs exist, so creation order is already a
-topological order. Every edge between ops on different devices gets an explicit transfer to the
-consumer's device, made once per (tensor, device) and shared by every consumer there.
+does not run (a control edge on it waits for nothing, as in TensorFlow). Ops run in creation
+order where that is a topological order (almost always: an op is made after its inputs), else in
+the topological order closest to it, since a control input can be added to an op after a later
+one was made (``op._add_control_input``, a strategy's merge). Every edge between ops on
+different devices gets an explicit transfer to the consumer's device, made once per
+(tensor, device) and shared by every consumer there.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -66,7 +70,7 @@ def build_plan(
             if id(tensor) not in fed and tensor.op._id not in needed:
                 stack.append(tensor.op)
         stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
-    ops = [needed[i] for i in sorted(needed)]
+    ops = execution_order(needed)
     for op in ops:
         failure = failures.get(op._id)
         if failure is not None:
@@ -88,3 +92,34 @@ def build_plan(
             made.add(key)
             plan.transfers.setdefault(op._id, []).append(Transfer(tensor, src, dst))
     return plan
+
+
+def execution_order(ops: Mapping[int, Operation]) -> list[Operation]:
+    """``ops`` (by id) in creation order, moved only as far as edges to later ops require."""
+    ordered = [ops[i] for i in sorted(ops)]
+    if all(
+        dep._id < op._id
+        for op in ordered
+        for dep in itertools.chain((t.op for t in op.inputs), op.control_inputs)
+    ):
+        return ordered
+    waiting_on = {op._id: 0 for op in ordered}
+    users: dict[int, list[int]] = {}
+    for op in ordered:
+        for dep in {*(t.op._id for t in op.inputs), *(c._id for c in op.control_inputs)}:
+            if dep in ops:
+                waiting_on[op._id] += 1
+                users.setdefault(dep, []).append(op._id)
+    ready = [i for i, count in waiting_on.items() if count == 0]
+    heapq.heapify(ready)
+    result = []
+    while ready:
+        index = heapq.heappop(ready)
+        result.append(ops[index])
+        for user in users.get(index, ()):
+            waiting_on[user] -= 1
+            if waiting_on[user] == 0:
+                heapq.heappush(ready, user)
+    if len(result) < len(ordered):  # the graph validator reports cycles before plans are built
+        raise InvalidArgumentError("The graph's data and control edges form a cycle")
+    return result

@@ -77,6 +77,7 @@ class Session:
         self._placement = Placement()
         self._failures: dict[int, PlacementFailure] = {}
         self._placed_version = -1
+        self._edges_changed = 0  # the graph's count of changed edges that the cached plans saw
         self._state = SessionState()
         # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
         parallel = self.config.inter_op_parallelism_threads != 1
@@ -445,6 +446,9 @@ class Session:
 
     def _place(self) -> None:
         self._context.initialize()
+        if self._edges_changed != self.graph._edges_changed:
+            self._plans.clear()  # a control input was added to an op that plans may hold
+            self._edges_changed = self.graph._edges_changed
         decisions, self._failures = self._placer.place(self.graph._ops, self._placement)
         now = _clock()
         since = self._recorder.total

@@ -14,13 +14,20 @@ DEFAULT_GRAPH_SEED = 87654321
 
 
 class VariableSlot:
-    """The value of one variable in one session; None until an initializer assigns it."""
+    """The value of one variable in one session, as TensorFlow 1's reference variables hold it.
 
-    __slots__ = ("op", "value")
+    ``read()`` forwards the variable's buffer (``v/read`` copies nothing) and ``assign`` writes
+    into that buffer when the sizes agree, as TF's Assign kernel does; so every read ordered after
+    an assign, by a data or a control edge, sees the new value. Readers get a read-only view, so
+    no kernel writes into a variable by accident and a fetched value is copied for the caller.
+    """
+
+    __slots__ = ("_buffer", "op", "value")
 
     def __init__(self, op: Operation) -> None:
         self.op = op
-        self.value: Any = None
+        self.value: Any = None  # the readers' view of ``_buffer``; None until initialized
+        self._buffer: Any = None  # the variable's own, writeable storage
 
     def read(self) -> Any:
         value = self.value
@@ -34,8 +41,40 @@ class VariableSlot:
         return value
 
     def assign(self, value: Any) -> Any:
-        self.value = value
-        return value
+        buffer = self._buffer
+        shape = getattr(value, "shape", ())
+        if buffer is None or buffer.size != _size(shape):
+            # First initialization or a new size: storage of its own (never the producer's
+            # array, which may be a constant other ops still read).
+            self._buffer = buffer = _owned_copy(value)
+            self.value = _read_only(buffer)
+            return self.value
+        if buffer.shape != shape:  # same size, new shape: TF reshapes the buffer it keeps
+            self._buffer = buffer = buffer.reshape(shape)
+            self.value = _read_only(buffer)
+        buffer[...] = value
+        return self.value
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    size = 1
+    for dim in shape:
+        size *= dim
+    return size
+
+
+def _owned_copy(value: Any) -> Any:
+    if isinstance(value, np.ndarray | np.generic):
+        return np.array(value, copy=True)
+    return value.copy()  # a CuPy array
+
+
+def _read_only(buffer: Any) -> Any:
+    if isinstance(buffer, np.ndarray):
+        view = buffer.view()
+        view.flags.writeable = False
+        return view
+    return buffer  # CuPy arrays have no write flag; their fetches are copied to the host anyway
 
 
 class SessionState:
