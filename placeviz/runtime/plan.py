@@ -20,6 +20,7 @@ from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.state_ops import missing_feed_message
+from placeviz.graph.validate import validate
 from placeviz.placement.placer import Placement, PlacementFailure
 
 
@@ -70,6 +71,7 @@ def build_plan(
             if id(tensor) not in fed and tensor.op._id not in needed:
                 stack.append(tensor.op)
         stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
+    validate(list(needed.values()))
     ops = execution_order(needed)
     for op in ops:
         failure = failures.get(op._id)
@@ -120,6 +122,4 @@ def execution_order(ops: Mapping[int, Operation]) -> list[Operation]:
             waiting_on[user] -= 1
             if waiting_on[user] == 0:
                 heapq.heappush(ready, user)
-    if len(result) < len(ordered):  # the graph validator reports cycles before plans are built
-        raise InvalidArgumentError("The graph's data and control edges form a cycle")
-    return result
+    return result  # complete: validate() has ruled out cycles
