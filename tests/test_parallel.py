@@ -133,8 +133,10 @@ def _slow_chain_beside_a_failure(
 
 def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> None:
     x, slow, boom, both = _slow_chain_beside_a_failure(40, 0.05, 0.05)  # two seconds of sleeps
+    with pv.device("/cpu:0"):
+        on_cpu = x + 0.0  # x is a constant, which costs no step: the CPU needs an op to start
     sess = pv.Session()
-    sess.run([slow, boom.op.inputs[0]])  # start the session's workers
+    sess.run([slow, boom.op.inputs[0], on_cpu])  # start the session's workers
     threads_before = threading.active_count()
     start = time.perf_counter()
     with pytest.raises(pv.errors.InvalidArgumentError) as info:

@@ -92,6 +92,16 @@ class OpDef:
     stateful: bool = False
     # the kernel returns a tuple of outputs (split, unstack), even when there is only one.
     multi_output: bool = False
+    # no kernel computes the output: it must be fed (a placeholder).
+    needs_feed: bool = False
+    # computes nothing: it only orders other ops through control edges (NoOp).
+    control_only: bool = False
+    # the kernel's result is fixed once it is built (a constant, a variable's slot): a plan takes
+    # it when compiled, so running the op costs nothing (TensorFlow folds such constants).
+    fixed_output: bool = False
+    # the kernel is an elementwise ufunc: it can write its one output into a buffer given as
+    # ``out=`` and keeps no reference to its inputs, so plans can reuse buffers around it.
+    ufunc: bool = False
 
     def kernel_for(self, backend: str) -> KernelBuilder:
         if backend not in BACKENDS:

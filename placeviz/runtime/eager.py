@@ -41,7 +41,7 @@ class _GraphRunner:
         self._values: dict[Tensor, Any] = {}
 
     def on_create(self, op: Operation) -> None:
-        if op.type == "Placeholder" or not self._ready(op):
+        if op.op_def.needs_feed or not self._ready(op):
             return
         if op.op_def.ref_output:
             # A variable's value lives in the session; the ops that read or assign it run.

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError
 from placeviz.events.kinds import EventKind
@@ -42,8 +44,10 @@ class Step:
     device: Device
     tensor: Tensor | None = None
     peer: Device | None = None
-    moves_data: bool = True  # False: both devices hold host memory, so nothing is copied
     deps: tuple[int, ...] = ()  # steps that must finish first (data, control, transfers)
+    # False: the step runs no code, so it takes no time: a transfer between devices that share
+    # memory, or an op whose value the plan took when it was compiled (a constant).
+    runs_code: bool = True
 
 
 class _Cancelled(Exception):
@@ -153,11 +157,13 @@ class CompiledPlan:
         converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
         # None when every feed goes to the host as it is (no check per run).
         self._feed_converters = converters if any(converters) else None
-        lines, results, args = self._generate(plan, state)
+        lines, results, args, constants = self._generate(plan, state)
         self.byte_offsets = [-1] * len(self.steps)  # FULL_TRACE: where each step's sizes go
         self.byte_counts = [0] * len(self.steps)
         self.byte_slots = 0
         self._static_sizes: dict[int, int] = {}
+        for line in constants:
+            self._bytes_lines(line)  # static sizes only: a constant measures nothing
         stepped = [self.steps[line.step] for line in lines if line.step is not None]
         streams = list(dict.fromkeys(step.device.name for step in stepped))
         self.parallel = workers is not None and len(streams) > 1
@@ -194,7 +200,9 @@ class CompiledPlan:
         self.steps.append(step)
         return len(self.steps) - 1
 
-    def _generate(self, plan: Plan, state: SessionState) -> str:
+    def _generate(
+        self, plan: Plan, state: SessionState
+    ) -> tuple[list[_Line], list[tuple[str, str | None]], list[str], list[_Line]]:
         slots: dict[tuple[int, str], str] = {}  # (tensor id, device name) -> variable holding it
         ready: dict[tuple[int, str], int] = {}  # (tensor id, device name) -> step that made it
         op_steps: dict[int, tuple[int, ...]] = {}  # op id -> steps a control edge waits for
@@ -205,6 +213,8 @@ class CompiledPlan:
             slots[(id(tensor), plan.devices[tensor.op._id].name)] = f"f{i}"
         contexts: dict[str, KernelContext] = {}
         lines: list[_Line] = []
+        constants: list[_Line] = []  # steps of fixed-output ops: no code, only their sizes
+        buffers = self._reused_buffers(plan)
         for op in plan.ops:
             device = plan.devices[op._id]
             for transfer in plan.transfers.get(op._id, ()):
@@ -212,9 +222,14 @@ class CompiledPlan:
                 dst_key = (id(transfer.tensor), transfer.dst.name)
                 copy = backends.transfer(transfer.src, transfer.dst)
                 deps = (ready[src_key],) if src_key in ready else ()
-                moved = copy is not None
                 step = Step(
-                    EventKind.TRANSFER, op, device, transfer.tensor, transfer.src, moved, deps
+                    EventKind.TRANSFER,
+                    op,
+                    device,
+                    transfer.tensor,
+                    transfer.src,
+                    deps,
+                    runs_code=copy is not None,
                 )
                 index = self._add_step(step)
                 ready[dst_key] = index
@@ -230,10 +245,12 @@ class CompiledPlan:
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
                 deps.update(op_steps.get(control._id, ()))
-            if op.type == "NoOp":
+            if op.op_def.control_only:
                 op_steps[op._id] = tuple(sorted(deps))  # waits for its inputs; nothing to run
                 continue
-            index = self._add_step(Step(EventKind.OP, op, device, deps=tuple(sorted(deps))))
+            fixed = op.op_def.fixed_output
+            step = Step(EventKind.OP, op, device, deps=tuple(sorted(deps)), runs_code=not fixed)
+            index = self._add_step(step)
             op_steps[op._id] = (index,)
             xp = backends.array_module(device)
             context = contexts.get(xp.__name__)
@@ -241,20 +258,74 @@ class CompiledPlan:
                 context = contexts[xp.__name__] = KernelContext(state, xp)
             kernel = op.op_def.kernel_for("cupy" if device.backend == "cupy" else "numpy")
             with backends.device_scope(device):
-                fn = self._bind("k", kernel(xp, op, context))
+                built = kernel(xp, op, context)
             inputs = [slots[(id(t), device.name)] for t in op.inputs]
-            outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
+            if fixed:  # its one value, computed now, is what every run's consumers read
+                outputs = [self._bind("c", built())]
+            else:
+                outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
             for tensor, name in zip(op.outputs, outputs):
                 if id(tensor) in fed:
                     continue  # consumers see the fed value, not the one computed here
                 slots[(id(tensor), device.name)] = name
                 ready[(id(tensor), device.name)] = index
-            call = f"{fn}({', '.join(inputs)})"
+            if fixed:
+                constants.append(_Line("", [], outputs, index))
+                continue
+            fn = self._bind("k", built)
+            arguments = [*inputs, f"out={buffers[op._id]}"] if op._id in buffers else inputs
+            call = f"{fn}({', '.join(arguments)})"
             unpack = "," if op.op_def.multi_output and len(outputs) == 1 else ""
             text = f"{', '.join(outputs)}{unpack} = {call}" if outputs else call
             lines.append(_Line(text, inputs, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
-        return lines, results, args
+        return lines, results, args, constants
+
+    def _reused_buffers(self, plan: Plan) -> dict[int, str]:
+        """Ops that write their output into a buffer the plan owns (``out=``), by op id.
+
+        TensorFlow's executor reuses a dead input's buffer for an elementwise op's output; here
+        the plan knows every lifetime in advance. A ufunc's output with a static shape on a
+        NumPy device qualifies when nothing but ufuncs on that device reads it (no fetch,
+        transfer or op that could keep a reference): after its last reader ran, its buffer
+        serves the next output of that device, shape and dtype. Values stay bit-identical.
+        """
+        fetched = {id(f) for f in plan.fetches if isinstance(f, Tensor)}
+        seen_elsewhere = fetched | {id(t.tensor) for t in plan.all_transfers()}
+        seen_elsewhere.update(id(t) for t in plan.feeds)
+        readers: dict[int, list[int]] = {}  # tensor id -> positions in plan.ops
+        for position, op in enumerate(plan.ops):
+            for tensor in op.inputs:
+                readers.setdefault(id(tensor), []).append(position)
+        free: dict[tuple[str, tuple[int, ...], str], list[str]] = {}
+        released: dict[int, list[tuple[tuple[str, tuple[int, ...], str], str]]] = {}
+        chosen: dict[int, str] = {}
+        for position, op in enumerate(plan.ops):
+            device = plan.devices[op._id]
+            tensor = op.outputs[0] if len(op.outputs) == 1 else None
+            users = readers.get(id(tensor), []) if tensor is not None else []
+            if (
+                tensor is not None
+                and users
+                and op.op_def.ufunc
+                and device.backend == "numpy"
+                and tensor.shape.is_fully_defined
+                and tensor.shape.ndims
+                and id(tensor) not in seen_elsewhere
+                and all(
+                    plan.ops[u].op_def.ufunc and plan.devices[plan.ops[u]._id].name == device.name
+                    for u in users
+                )
+            ):
+                dims = tuple(tensor.shape.dims)
+                key = (device.name, dims, tensor.dtype.name)
+                pool = free.get(key)
+                name = pool.pop() if pool else self._bind("O", np.empty(dims, tensor.dtype.np))
+                chosen[op._id] = name
+                released.setdefault(max(users), []).append((key, name))
+            for key, name in released.pop(position, ()):
+                free.setdefault(key, []).append(name)
+        return chosen
 
     def _sequential_source(
         self, lines: list[_Line], results: list[tuple[str, str | None]], args: list[str]
@@ -324,7 +395,8 @@ class CompiledPlan:
         for line in lines:
             for name in line.defs:
                 defined[name] = (stream_of[line.step], line.step)  # type: ignore[index]
-        fetched = {name for _, name in results if name}
+        # The plan's own values (constants) are globals: every stream reads them directly.
+        fetched = {name for _, name in results if name and name not in self._namespace}
         slots: dict[str, int] = {}
 
         def slot(name: str) -> int:
@@ -345,7 +417,7 @@ class CompiledPlan:
                 producers.update(
                     defined[u][1]
                     for u in line.uses
-                    if defined[u][0] != stream  # type: ignore[misc]
+                    if u in defined and defined[u][0] != stream  # type: ignore[misc]
                 )
                 waits = []
                 for dep in sorted(p for p in producers if p is not None):
@@ -355,7 +427,9 @@ class CompiledPlan:
                     waited[other] = dep
                     waits.append(dep)
                     waited_on.add(dep)
-                foreign = [u for u in dict.fromkeys(line.uses) if defined[u][0] != stream]
+                foreign = [
+                    u for u in dict.fromkeys(line.uses) if u in defined and defined[u][0] != stream
+                ]
                 loads = [u for u in foreign if u not in imported]
                 imported.update(loads)
                 exported.update(u for u in loads if defined[u][1] is not None)
@@ -388,7 +462,8 @@ class CompiledPlan:
                     self._line_steps[len(source)] = line.step
             source.append("    return None")
         texts = [
-            _substitute(expr, name, f"V[{slots[name]}]") if name else expr for expr, name in results
+            _substitute(expr, name, f"V[{slots[name]}]") if name in fetched else expr
+            for expr, name in results
         ]
         source.append(f"def _collect(V):\n    return {_tuple(texts)}")
         self._feed_slots = [slots[a] for a in args]
@@ -397,10 +472,10 @@ class CompiledPlan:
         return "\n".join(source) + "\n"
 
     def _real_deps(self, index: int) -> list[int]:
-        """The step's dependencies, looking through transfers that run no code."""
+        """The step's dependencies, looking through steps that run no code."""
         result: list[int] = []
         for dep in self.steps[index].deps:
-            if self.steps[dep].kind is EventKind.TRANSFER and not self.steps[dep].moves_data:
+            if not self.steps[dep].runs_code:
                 result.extend(self._real_deps(dep))
             else:
                 result.append(dep)
@@ -449,8 +524,8 @@ class CompiledPlan:
             dead = [
                 n
                 for n in dict.fromkeys((*line.uses, *line.defs))
-                if last_use.get(n) == index and n not in kept
-            ]
+                if last_use.get(n) == index and n not in kept and n not in self._namespace
+            ]  # the plan's own values (constants, buffers) are globals that live with it
             if dead:
                 result.append(_Line(f"del {', '.join(dead)}", [], [], None))
         return result

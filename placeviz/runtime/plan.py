@@ -77,7 +77,7 @@ def build_plan(
         failure = failures.get(op._id)
         if failure is not None:
             raise failure.error
-        if op.type == "Placeholder":
+        if op.op_def.needs_feed:
             raise InvalidArgumentError(missing_feed_message(op), op=op)
     devices = {op._id: placement.device(op.name) for op in ops}
     for tensor in feeds:

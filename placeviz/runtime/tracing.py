@@ -52,7 +52,7 @@ class PlanColumns:
             [device_ids[s.peer.name] if s.peer is not None else -1 for s in steps],
             dtype=DTYPES["peer"],
         )
-        self.virtual = np.array([not s.moves_data for s in steps], dtype=bool)
+        self.virtual = np.array([not s.runs_code for s in steps], dtype=bool)
         self.has_virtual = bool(self.virtual.any())
         # Op steps that stamp their clocks: what a live view's progress snapshot reads.
         self.clocked_ops = (self.kinds == int(EventKind.OP)) & ~self.virtual

@@ -31,6 +31,7 @@ registry.register(
         infer=_infer_const,
         kernel=_const_kernel,
         cost=registry.free_cost,
+        fixed_output=True,
     )
 )
 

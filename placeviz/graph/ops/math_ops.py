@@ -53,7 +53,9 @@ def _xp_function(name: str) -> Any:
 
 
 for _type, (_fn, _allowed) in _BINARY.items():
-    registry.register(OpDef(type=_type, infer=_infer_binary(_type), kernel=_xp_function(_fn)))
+    registry.register(
+        OpDef(type=_type, infer=_infer_binary(_type), kernel=_xp_function(_fn), ufunc=True)
+    )
 
 
 def _binary(op_type: str, x: Any, y: Any, name: str | None) -> Tensor:
@@ -108,7 +110,9 @@ def _infer_comparison(op_type: str) -> Any:
 
 
 for _type, _fn in _COMPARISONS.items():
-    registry.register(OpDef(type=_type, infer=_infer_comparison(_type), kernel=_xp_function(_fn)))
+    registry.register(
+        OpDef(type=_type, infer=_infer_comparison(_type), kernel=_xp_function(_fn), ufunc=True)
+    )
 
 
 def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -167,17 +171,17 @@ def _reciprocal(xp: Any, op: Operation, state: Any) -> Any:
 
 
 _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
-    # op type: (kernel builder, dtypes allowed, FLOPs per element)
-    "Neg": (_xp_function("negative"), dtypes.NUMBERS, 1.0),
-    "Abs": (_xp_function("abs"), dtypes.NUMBERS, 1.0),
-    "Square": (_xp_function("square"), dtypes.NUMBERS, 1.0),
-    "Sqrt": (_xp_function("sqrt"), dtypes.FLOATS, 4.0),
-    "Exp": (_xp_function("exp"), dtypes.FLOATS, 8.0),
-    "Log": (_xp_function("log"), dtypes.FLOATS, 8.0),
-    "Tanh": (_xp_function("tanh"), dtypes.FLOATS, 8.0),
+    # op type: (array-module ufunc name or kernel builder, dtypes allowed, FLOPs per element)
+    "Neg": ("negative", dtypes.NUMBERS, 1.0),
+    "Abs": ("abs", dtypes.NUMBERS, 1.0),
+    "Square": ("square", dtypes.NUMBERS, 1.0),
+    "Sqrt": ("sqrt", dtypes.FLOATS, 4.0),
+    "Exp": ("exp", dtypes.FLOATS, 8.0),
+    "Log": ("log", dtypes.FLOATS, 8.0),
+    "Tanh": ("tanh", dtypes.FLOATS, 8.0),
     "Sigmoid": (_sigmoid, dtypes.FLOATS, 10.0),
     "Relu": (_relu, dtypes.NUMBERS, 1.0),
-    "Sign": (_xp_function("sign"), dtypes.NUMBERS, 1.0),
+    "Sign": ("sign", dtypes.NUMBERS, 1.0),
     "Reciprocal": (_reciprocal, dtypes.FLOATS, 4.0),
 }
 
@@ -199,8 +203,9 @@ for _type, (_kernel, _allowed, _flops) in _UNARY.items():
         OpDef(
             type=_type,
             infer=_infer_unary(_type, _allowed),
-            kernel=_kernel,
+            kernel=_xp_function(_kernel) if isinstance(_kernel, str) else _kernel,
             cost=_unary_cost(_flops),
+            ufunc=isinstance(_kernel, str),
         )
     )
 

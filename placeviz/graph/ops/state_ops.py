@@ -44,7 +44,13 @@ def missing_feed_message(op: Operation) -> str:
 
 
 registry.register(
-    OpDef(type="Placeholder", infer=_infer_placeholder, kernel=_placeholder_kernel, cost=free_cost)
+    OpDef(
+        type="Placeholder",
+        infer=_infer_placeholder,
+        kernel=_placeholder_kernel,
+        cost=free_cost,
+        needs_feed=True,
+    )
 )
 
 
@@ -73,6 +79,7 @@ registry.register(
         supported=VARIABLE_KERNELS,
         ref_output=True,
         stateful=True,
+        fixed_output=True,
     )
 )
 
@@ -186,7 +193,13 @@ def _infer_no_op(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
 
 
 registry.register(
-    OpDef(type="NoOp", infer=_infer_no_op, kernel=lambda xp, op, state: _nothing, cost=free_cost)
+    OpDef(
+        type="NoOp",
+        infer=_infer_no_op,
+        kernel=lambda xp, op, state: _nothing,
+        cost=free_cost,
+        control_only=True,
+    )
 )
 
 
