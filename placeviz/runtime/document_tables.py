@@ -1,0 +1,90 @@
+"""The placement document's tables (devices, nodes, edges, runs) for a session's graph.
+
+The one place that turns a graph, its placement and its devices into the records the browser
+draws: a Trace carries them, and a live view sends them whenever the graph or its placement
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from placeviz.devices.context import Device
+from placeviz.graph.core import Graph, tensor_bytes
+from placeviz.placement.placer import Placement
+from placeviz.runtime.tracing import device_record
+
+
+def document_tables(
+    graph: Graph,
+    placement: Placement,
+    devices: Sequence[Device],
+    reserved: Callable[[Device], int],
+    runs: list[dict[str, Any]],
+) -> dict[str, Any]:
+    device_ids = {device.name: i for i, device in enumerate(devices)}
+    return {
+        "devices": [
+            {**device_record(d, i), "reserved": reserved(d)} for i, d in enumerate(devices)
+        ],
+        "nodes": _node_records(graph, placement, device_ids),
+        "edges": _edge_records(graph, placement),
+        "runs": runs,
+    }
+
+
+def _node_records(
+    graph: Graph, placement: Placement, device_ids: dict[str, int]
+) -> list[dict[str, Any]]:
+    records = []
+    entries = placement._entries
+    for op in graph._ops:
+        entry = entries.get(op.name)
+        reason = None
+        if entry is not None:
+            r = entry[1]
+            reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
+        sizes = [tensor_bytes(t) for t in op.outputs]
+        records.append(
+            {
+                "id": op._id,
+                "name": op.name,
+                "type": op.type,
+                "scope": op.name.rpartition("/")[0],
+                "requested": op.device,
+                "device": device_ids[entry[0].name] if entry is not None else None,
+                "reason": reason,
+                "shapes": [
+                    None if t.shape.dims is None else list(t.shape.dims) for t in op.outputs
+                ],
+                "dtype": op.dtype.name if op.dtype is not None else None,
+                "bytes_out": None if None in sizes else sum(s or 0 for s in sizes),
+                "source": op.source,
+            }
+        )
+    return records
+
+
+def _edge_records(graph: Graph, placement: Placement) -> list[dict[str, Any]]:
+    entries = placement._entries
+    edges = []
+    for op in graph._ops:
+        mine = entries.get(op.name)
+        for tensor in op.inputs:
+            theirs = entries.get(tensor.op.name)
+            crosses = mine is not None and theirs is not None and mine[0].name != theirs[0].name
+            edges.append(
+                {
+                    "src": tensor.op._id,
+                    "dst": op._id,
+                    "kind": "data",
+                    "bytes": tensor_bytes(tensor),
+                    "crosses": crosses,
+                }
+            )
+        edges.extend(
+            {"src": c._id, "dst": op._id, "kind": "control", "bytes": None, "crosses": False}
+            for c in op.control_inputs
+        )
+    return edges

@@ -1,0 +1,73 @@
+"""Where each op of a session's graph runs: decided when a run first follows the op's creation,
+then kept for the session's life (placements stick, as in TensorFlow)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from placeviz.devices.context import Device
+from placeviz.graph.core import Graph, Operation, tensor_bytes
+from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
+from placeviz.runtime import placement_log
+from placeviz.runtime.memory import Resident
+from placeviz.runtime.run_log import RunLog
+
+
+class PlacementState:
+    """The session's placement of one graph, its failed groups, and the variables it placed."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        devices: Sequence[Device],
+        device_ids: dict[str, int],
+        soft: bool,
+        log: bool,
+    ) -> None:
+        self.graph = graph
+        self.placement = Placement()
+        self.failures: dict[int, PlacementFailure] = {}
+        self.variables: list[Operation] = []  # placed ops whose output is a variable's state
+        self._placer = SimplePlacer(devices, soft=soft)
+        self._device_ids = device_ids
+        self._log = log
+        self._version = -1  # the graph's version this placement covers
+        self._edges_changed = 0
+
+    @property
+    def current(self) -> bool:
+        """No op was added, and no edge changed, since the last ``update``."""
+        return self._version == self.graph.version
+
+    def update(self, run_log: RunLog) -> bool:
+        """Place the ops made since the last update; True when an existing op's edges changed
+        (so plans compiled before are stale)."""
+        graph = self.graph
+        edges_changed = graph._edges_changed
+        ops = graph._ops[:]  # ops another thread adds from here on are placed next time
+        decisions, self.failures = self._placer.place(ops, self.placement)
+        entries = self.placement._entries
+        for op, device, reason in decisions:
+            entries[op.name] = (device, reason)
+            if op.op_def.ref_output:
+                self.variables.append(op)
+        run_log.record_placements(
+            [op._id for op, _, _ in decisions],
+            [self._device_ids[device.name] for _, device, _ in decisions],
+        )
+        self._version = len(ops) + edges_changed
+        stale = edges_changed != self._edges_changed
+        self._edges_changed = edges_changed
+        if self._log and decisions:
+            lines = placement_log.placement_lines((op, device) for op, device, _ in decisions)
+            placement_log.write("\n".join(lines))
+        return stale
+
+    def resident(self) -> list[Resident]:
+        """Every placed variable holds its value on its device for the session's life."""
+        held = []
+        for op in self.variables:
+            size = tensor_bytes(op.outputs[0])
+            if size:
+                held.append(Resident(self.placement.device(op.name), size, op))
+        return held

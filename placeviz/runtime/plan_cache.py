@@ -1,0 +1,99 @@
+"""A session's compiled plans: one per set of fetches and feeds, checked to fit before it runs.
+
+Compiling builds the plan (pruned, validated, ordered), generates its code, and checks its
+memory against every device's limit with the variables the session holds; the peak each device
+reached is kept, since ``allow_growth`` reserves memory up to the largest peak so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from typing import Any
+
+from placeviz.devices.context import Device
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
+from placeviz.placement.placer import Placement, PlacementFailure
+from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes
+from placeviz.runtime.plan import Plan, build_plan
+from placeviz.runtime.run_log import Prepared
+from placeviz.runtime.state import SessionState
+from placeviz.runtime.tracing import PlanColumns
+from placeviz.runtime.workers import StreamWorkers
+
+_MAX_CACHED_PLANS = 128
+
+
+class PlanCache:
+    """Compiled plans by key (the newest 128), and the peak bytes each device reached."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        workers: StreamWorkers | None,
+        device_ids: Mapping[str, int],
+    ) -> None:
+        self._state = state
+        self._workers = workers
+        self._device_ids = dict(device_ids)
+        self._plans: dict[Any, Prepared] = {}
+        self.peak_bytes: dict[str, int] = {}  # per device name, the largest plan's peak so far
+
+    def get(self, key: Any) -> Prepared | None:
+        return self._plans.get(key)
+
+    def clear(self) -> None:
+        self._plans.clear()
+
+    def items(self) -> list[tuple[Any, Prepared]]:
+        return list(self._plans.items())
+
+    def values(self) -> list[Prepared]:
+        return list(self._plans.values())
+
+    def compile(
+        self,
+        key: Any,
+        fetches: Sequence[Tensor | Operation],
+        feeds: Sequence[Tensor],
+        placement: Placement,
+        failures: Mapping[int, PlacementFailure],
+        done: Container[int],
+        full_trace: bool,
+        resident: Sequence[Resident],
+    ) -> Prepared:
+        plan = build_plan(fetches, feeds, placement, failures, done)
+        dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
+        compiled = CompiledPlan(
+            plan,
+            self._state,
+            full_trace=full_trace,
+            workers=self._workers,
+            check_dynamic_memory=dynamic,
+        )
+        held = lifetimes(compiled.steps, plan.fetches)
+        for device, peak in check_fits(compiled.steps, held, resident).items():
+            self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
+        if dynamic:
+            compiled.set_memory_check(
+                RunTimeCheck(compiled.steps, held, resident, compiled.byte_offsets)
+            )
+        prepared = (compiled, PlanColumns(compiled, held, self._device_ids))
+        if len(self._plans) >= _MAX_CACHED_PLANS:
+            self._plans.pop(next(iter(self._plans)))
+        self._plans[key] = prepared
+        return prepared
+
+
+def _sizes_known_only_at_run_time_on_gpus(plan: Plan) -> bool:
+    """Whether a GPU in the plan makes a tensor whose size static shapes do not give."""
+    return any(
+        _on_gpu(plan.devices[op._id])
+        and not op.op_def.ref_output
+        and any(tensor_bytes(t) is None for t in op.outputs)
+        for op in plan.ops
+    )
+
+
+def _on_gpu(device: Device) -> bool:
+    return device.device_type != "CPU"

@@ -1,0 +1,164 @@
+"""A session's record of what happened: its runs, their events, and every placement.
+
+Kept apart from running: the executor only hands each finished run's clocks here, and a trace
+or a live view reads from here, from another thread too.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import time
+from collections import deque
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from placeviz.events.kinds import EventKind
+from placeviz.events.recorder import COLUMNS, DTYPES, Recorder
+from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.tracing import PlanColumns, record_run
+
+_MAX_RUNS_KEPT = 100_000
+clock = time.perf_counter_ns
+
+Prepared = tuple[CompiledPlan, PlanColumns]
+
+
+class RunStart(NamedTuple):
+    id: int
+    since: int  # the recorder's cursor when the run began
+    t0: int
+
+
+class RunLog:
+    """Run records (the newest 100,000), the recorder of their events, and placement events."""
+
+    def __init__(self) -> None:
+        self.recorder = Recorder()
+        self._runs: deque[dict[str, Any]] = deque(maxlen=_MAX_RUNS_KEPT)
+        self._cursors: deque[int] = deque(maxlen=_MAX_RUNS_KEPT)  # recorder cursor per run
+        self._started = 0
+        self._in_flight: tuple[RunStart, Prepared] | None = None
+        # Every placement event, kept here too: a trace shows all placements even after the
+        # recorder rolled their events over. One chunk per placement, and its recorder cursor
+        # (chunks are joined only when a trace reads them: eager mode places once per op).
+        self._placements: list[dict[str, np.ndarray]] = []
+        self._placement_cursors: list[int] = []
+
+    # -- runs ------------------------------------------------------------------------------------
+    def start(self, prepared: Prepared) -> RunStart:
+        run = RunStart(self._started, self.recorder.total, clock())
+        self._started += 1
+        self._in_flight = (run, prepared)
+        return run
+
+    def finish(
+        self, prepared: Prepared, run: RunStart, failed_step: int | None, error: str | None
+    ) -> None:
+        self._in_flight = None
+        t_end = clock()
+        compiled, columns = prepared
+        record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step)
+        self._cursors.append(run.since)
+        self._runs.append(
+            {
+                "id": run.id,
+                "t0": run.t0,
+                "t1": t_end,
+                "status": "ok" if error is None else "error",
+                "error": error,
+                "fetches": list(columns.fetch_names),
+            }
+        )
+        self.recorder.publish(run.since, run.id)
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        return self._runs[-1] if self._runs else None
+
+    @property
+    def in_flight(self) -> int | None:
+        flight = self._in_flight
+        return None if flight is None else flight[0].id
+
+    def records(self) -> list[dict[str, Any]]:
+        return [*self._runs]
+
+    def latest(self, count: int) -> list[dict[str, Any]]:
+        """Records of the newest ``count`` finished runs, oldest first."""
+        return list(itertools.islice(reversed(self._runs), count))[::-1]
+
+    def since(self, run_id: int) -> list[dict[str, Any]]:
+        """Records of the finished runs with ids from ``run_id`` on (read from the newest end)."""
+        newer = []
+        for record in reversed(self._runs):
+            if record["id"] < run_id:
+                break
+            newer.append(record)
+        return newer[::-1]
+
+    def progress(self) -> dict[str, Any] | None:
+        """The run in flight: node ids of its ops waiting, running and done, read from the
+        plan's step clocks (steps stamp their end; a parallel run also their start)."""
+        flight = self._in_flight
+        if flight is None:
+            return None
+        run, (compiled, columns) = flight
+        ops = columns.clocked_ops
+        done = np.asarray(compiled.ends) >= run.t0
+        starts = compiled.starts
+        if starts is not None and compiled.parallel:
+            running = (np.asarray(starts) >= run.t0) & ~done & ops
+        else:  # one stream: the first op step not done yet is the one running
+            running = np.zeros_like(done)
+            left = np.flatnonzero(ops & ~done)
+            if len(left):
+                running[left[0]] = True
+        nodes = columns.nodes
+        return {
+            "run": run.id,
+            "waiting": nodes[ops & ~done & ~running].tolist(),
+            "running": nodes[running].tolist(),
+            "done": nodes[ops & done].tolist(),
+        }
+
+    # -- events ----------------------------------------------------------------------------------
+    def record_placements(self, nodes: list[int], devices: list[int]) -> None:
+        count = len(nodes)
+        now = clock()
+        since = self.recorder.total
+        placed = {
+            "kind": np.full(count, int(EventKind.PLACEMENT), DTYPES["kind"]),
+            "t0": np.full(count, now, DTYPES["t0"]),
+            "t1": np.full(count, now, DTYPES["t1"]),
+            "node": np.array(nodes, DTYPES["node"]),
+            "device": np.array(devices, DTYPES["device"]),
+            "stream": np.full(count, -1, DTYPES["stream"]),
+            "bytes": np.zeros(count, DTYPES["bytes"]),
+            "source": np.zeros(count, DTYPES["source"]),
+            "run": np.full(count, -1, DTYPES["run"]),
+            "peer": np.full(count, -1, DTYPES["peer"]),
+        }
+        if count:
+            self._placements.append(placed)
+            self._placement_cursors.append(since)
+        self.recorder.extend(count, placed)
+        self.recorder.publish(since)
+
+    def events(self, runs: int | None) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+        """The last ``runs`` run records (None: all kept) and their events, after every
+        placement made before them."""
+        count = len(self._runs)
+        # Indexing from the end: a deque reaches its last items in constant time.
+        kept = (
+            [self._runs[i] for i in range(max(count - runs, 0), count)] if runs else [*self._runs]
+        )
+        batch = self.recorder.batch(self._cursors[-len(kept)] if kept and runs else 0)
+        earlier = self._placements[: bisect.bisect_left(self._placement_cursors, batch.start)]
+        recent = batch.columns
+        columns = {
+            name: np.concatenate([*(chunk[name] for chunk in earlier), recent[name]])
+            for name in COLUMNS
+        }
+        return kept, columns
