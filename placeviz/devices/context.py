@@ -9,6 +9,7 @@ machines without one: they are physical devices like real ones and are labelled 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -78,8 +79,9 @@ class Device:
     memory_limit: int
     logical: bool  # carved from a physical device that has several logical devices
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
+        """The full name, formatted once: plans and traces ask for it per op."""
         return self.spec.to_string()
 
     @property
