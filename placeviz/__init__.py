@@ -47,6 +47,7 @@ from placeviz.graph.ops.array_ops import (
     zeros_like,
 )
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
+from placeviz.graph.ops.loss_ops import stop_gradient
 from placeviz.graph.ops.math_ops import (
     abs,
     add,

@@ -1,0 +1,286 @@
+"""The fused ops TF1 models train with: softmax cross-entropy (dense and sparse labels),
+LogSoftmax, BiasAdd and its gradient, and StopGradient.
+
+Each cross-entropy op computes the loss and its gradient with respect to the logits in one
+pass, as TensorFlow's kernels do, so a training step's backward pass reuses the forward work.
+placeviz takes rank-2 logits directly (TensorFlow wraps the op in Reshape/Slice ops that flatten
+other ranks to 2 and back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor, get_default_graph
+from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
+from placeviz.graph.ops.constant_op import convert_to_tensor
+from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost, free_cost
+from placeviz.graph.shapes import ShapeError, TensorShape
+
+_FLOAT_KERNELS = {t: frozenset(dtypes.FLOATS) for t in registry.DEVICE_TYPES}
+
+
+def _log_softmax_rows(xp: Any, logits: Any) -> Any:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _cost(flops: float) -> Any:
+    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
+
+
+# -- SoftmaxCrossEntropyWithLogits -------------------------------------------------------------
+def _infer_dense_loss(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    features, labels = inputs
+    dtype = same_dtype("SoftmaxCrossEntropyWithLogits", inputs, ("features", "labels"))
+    require_dtype("SoftmaxCrossEntropyWithLogits", dtype, dtypes.FLOATS)
+    shape = _rank_two("logits", features.shape)
+    if not shape.is_compatible_with(_rank_two("labels", labels.shape)):
+        raise ShapeError(
+            f"logits and labels must be broadcastable: logits_size={features.shape} "
+            f"labels_size={labels.shape}"
+        )
+    shape = shape.merge_with(labels.shape)
+    return [(TensorShape(shape.dims[:1]), dtype), (shape, dtype)]
+
+
+def _rank_two(what: str, shape: TensorShape) -> TensorShape:
+    if shape.ndims is None:
+        return TensorShape([None, None])
+    if shape.ndims != 2:
+        raise ShapeError(f"{what} must be 2-dimensional, but has shape {shape}")
+    return shape
+
+
+def _dense_loss_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def loss(features: Any, labels: Any) -> tuple[Any, Any]:
+        log_probs = _log_softmax_rows(xp, features)
+        return -(labels * log_probs).sum(axis=-1), xp.exp(log_probs) - labels
+
+    return loss
+
+
+registry.register(
+    OpDef(
+        type="SoftmaxCrossEntropyWithLogits",
+        infer=_infer_dense_loss,
+        kernel=_dense_loss_kernel,
+        cost=_cost(14.0),
+        supported=_FLOAT_KERNELS,
+        multi_output=True,
+    )
+)
+
+
+def softmax_cross_entropy_with_logits_v2(
+    labels: Any, logits: Any, axis: int = -1, name: str | None = None
+) -> Tensor:
+    """Per-row cross-entropy of ``softmax(logits)`` against the distributions ``labels``."""
+    logits_t = convert_to_tensor(logits)
+    with logits_t.graph.as_default():
+        labels_t = convert_to_tensor(labels, dtype=logits_t.dtype)
+        _last_axis_only(axis, logits_t)
+        op = make_op(
+            "SoftmaxCrossEntropyWithLogits",
+            [logits_t, labels_t],
+            name or "softmax_cross_entropy_with_logits",
+        )
+    return op.outputs[0]
+
+
+def softmax_cross_entropy_with_logits(
+    labels: Any, logits: Any, axis: int = -1, name: str | None = None
+) -> Tensor:
+    """TF1's older form: no gradient flows into ``labels``."""
+    logits_t = convert_to_tensor(logits)
+    graph = logits_t.graph
+    with (
+        graph.as_default(),
+        graph.name_scope(name or "softmax_cross_entropy_with_logits_sg") as scope,
+    ):
+        held = stop_gradient(labels, name="labels_stop_gradient")
+        # a name ending in "/" is the scope's own name, as in TensorFlow
+        return softmax_cross_entropy_with_logits_v2(held, logits_t, axis=axis, name=scope)
+
+
+def _last_axis_only(axis: int, logits: Tensor) -> None:
+    rank = logits.shape.ndims
+    if axis not in (-1, 1) and not (rank is not None and axis == rank - 1):
+        raise ValueError(
+            f"placeviz computes softmax cross-entropy along the last axis of rank-2 logits; "
+            f"got axis={axis} for logits of shape {logits.shape}"
+        )
+
+
+# -- SparseSoftmaxCrossEntropyWithLogits -------------------------------------------------------
+def _infer_sparse_loss(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    features, labels = inputs
+    require_dtype("SparseSoftmaxCrossEntropyWithLogits", features.dtype, dtypes.FLOATS)
+    require_dtype("SparseSoftmaxCrossEntropyWithLogits", labels.dtype, (dtypes.int32, dtypes.int64))
+    shape = _rank_two("logits", features.shape)
+    if labels.shape.ndims not in (None, 1):
+        raise ShapeError(f"labels must be 1-D, but got shape {labels.shape}")
+    rows = TensorShape(shape.dims[:1])
+    if not rows.is_compatible_with(labels.shape):
+        raise ShapeError(
+            f"logits and labels must have the same first dimension, got logits shape "
+            f"{features.shape} and labels shape {labels.shape}"
+        )
+    return [(rows.merge_with(labels.shape), features.dtype), (shape, features.dtype)]
+
+
+def _sparse_loss_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def loss(features: Any, labels: Any) -> tuple[Any, Any]:
+        classes = features.shape[-1]
+        if labels.size and (labels.min() < 0 or labels.max() >= classes):
+            bad = int(labels.min() if labels.min() < 0 else labels.max())
+            raise InvalidArgumentError(
+                f"Received a label value of {bad} which is outside the valid range of "
+                f"[0, {classes}).  Label values: {' '.join(str(int(v)) for v in labels)}",
+                op=op,
+            )
+        rows = xp.arange(features.shape[0])
+        log_probs = _log_softmax_rows(xp, features)
+        backprop = xp.exp(log_probs)
+        backprop[rows, labels] -= 1
+        return -log_probs[rows, labels], backprop
+
+    return loss
+
+
+registry.register(
+    OpDef(
+        type="SparseSoftmaxCrossEntropyWithLogits",
+        infer=_infer_sparse_loss,
+        kernel=_sparse_loss_kernel,
+        cost=_cost(14.0),
+        supported=_FLOAT_KERNELS,
+        multi_output=True,
+    )
+)
+
+
+def sparse_softmax_cross_entropy_with_logits(
+    labels: Any, logits: Any, name: str | None = None
+) -> Tensor:
+    """Per-row cross-entropy of ``softmax(logits)`` against class indices ``labels``."""
+    logits_t = convert_to_tensor(logits)
+    graph = logits_t.graph
+    with graph.as_default(), graph.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
+        labels_t = convert_to_tensor(labels)
+        op = make_op(
+            "SparseSoftmaxCrossEntropyWithLogits",
+            [logits_t, labels_t],
+            "SparseSoftmaxCrossEntropyWithLogits",
+        )
+    return op.outputs[0]
+
+
+# -- LogSoftmax --------------------------------------------------------------------------------
+def _infer_log_softmax(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    logits = inputs[0]
+    require_dtype("LogSoftmax", logits.dtype, dtypes.FLOATS)
+    if logits.shape.ndims == 0:
+        raise ShapeError("logits must have rank at least 1, but has rank 0")
+    return single(logits.shape, logits.dtype)
+
+
+registry.register(
+    OpDef(
+        type="LogSoftmax",
+        infer=_infer_log_softmax,
+        kernel=lambda xp, op, state: lambda x: _log_softmax_rows(xp, x),
+        cost=_cost(12.0),
+        supported=_FLOAT_KERNELS,
+    )
+)
+
+
+def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -> Tensor:
+    """``logits - log(sum(exp(logits)))`` along the last axis, computed stably."""
+    tensor = convert_to_tensor(logits)
+    if axis is not None and axis != -1 and axis != (tensor.shape.ndims or 0) - 1:
+        raise ValueError(f"placeviz computes log_softmax along the last axis; got axis={axis}")
+    return make_op("LogSoftmax", [tensor], name or "LogSoftmax").outputs[0]
+
+
+# -- BiasAdd, BiasAddGrad ----------------------------------------------------------------------
+def _infer_bias_add(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    value, bias = inputs
+    dtype = same_dtype("BiasAdd", inputs, ("value", "bias"))
+    if value.shape.ndims is not None and value.shape.ndims < 2:
+        raise ShapeError(f"Shape must be at least rank 2 but is rank {value.shape.ndims}")
+    if bias.shape.ndims not in (None, 1):
+        raise ShapeError(f"Shape must be rank 1 but is rank {bias.shape.ndims}")
+    last = value.shape.dims[-1] if value.shape.ndims else None
+    size = bias.shape.dims[0] if bias.shape.ndims else None
+    if last is not None and size is not None and last != size:
+        raise ShapeError(
+            f"Dimensions must be equal, but are {last} and {size} (the last dimension of "
+            "value and the size of bias)"
+        )
+    return single(value.shape, dtype)
+
+
+registry.register(
+    OpDef(
+        type="BiasAdd",
+        infer=_infer_bias_add,
+        kernel=lambda xp, op, state: xp.add,
+        ufunc=True,
+    )
+)
+
+
+def bias_add(
+    value: Any, bias: Any, data_format: str | None = None, name: str | None = None
+) -> Tensor:
+    """``value + bias`` with ``bias`` added along the last dimension (NHWC)."""
+    if data_format not in (None, "NHWC", "N...C"):
+        raise ValueError(f"placeviz's bias_add supports data_format NHWC, got {data_format!r}")
+    value_t = convert_to_tensor(value)
+    with value_t.graph.as_default():
+        bias_t = convert_to_tensor(bias, dtype=value_t.dtype)
+    return make_op("BiasAdd", [value_t, bias_t], name or "BiasAdd").outputs[0]
+
+
+def _infer_bias_add_grad(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    grad = inputs[0]
+    last = grad.shape.dims[-1] if grad.shape.ndims else None
+    return single(TensorShape([last]), grad.dtype)
+
+
+registry.register(
+    OpDef(
+        type="BiasAddGrad",
+        infer=_infer_bias_add_grad,
+        kernel=lambda xp, op, state: lambda g: g.sum(axis=tuple(range(g.ndim - 1))),
+    )
+)
+
+
+def bias_add_grad(grad: Tensor, name: str | None = None) -> Tensor:
+    return make_op("BiasAddGrad", [grad], name or "BiasAddGrad").outputs[0]
+
+
+# -- StopGradient ------------------------------------------------------------------------------
+registry.register(
+    OpDef(
+        type="StopGradient",
+        infer=lambda inputs, attrs: single(inputs[0].shape, inputs[0].dtype),
+        kernel=lambda xp, op, state: lambda x: x,
+        cost=free_cost,
+    )
+)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:
+    """The value of ``input``; gradients do not flow through it."""
+    tensor = convert_to_tensor(input)
+    graph = tensor.graph if tensor.graph is not None else get_default_graph()
+    with graph.as_default():
+        return make_op("StopGradient", [tensor], name or "StopGradient").outputs[0]
