@@ -40,6 +40,12 @@ class VariableSlot:
             )
         return value
 
+    def buffer(self) -> Any:
+        """The variable's own storage, for kernels that update it in place (TF's Apply* ops,
+        which write into the variable rather than replace it)."""
+        self.read()  # uninitialized: the error every read gives
+        return self._buffer
+
     def assign(self, value: Any) -> Any:
         buffer = self._buffer
         shape = getattr(value, "shape", ())

@@ -57,7 +57,9 @@ def _infer_apply(op_type: str) -> Any:
 
 def _gradient_descent(xp: Any, op: Operation, state: Any) -> Any:
     def apply(var: Any, alpha: Any, delta: Any) -> Any:
-        return var.assign(var.read() - alpha * delta)
+        weights = var.buffer()
+        xp.subtract(weights, alpha * delta, out=weights)
+        return var.read()
 
     return apply
 
@@ -66,20 +68,38 @@ def _momentum(xp: Any, op: Operation, state: Any) -> Any:
     nesterov = op.attrs.get("use_nesterov", False)
 
     def apply(var: Any, accum: Any, lr: Any, grad: Any, momentum: Any) -> Any:
-        a = accum.assign(accum.read() * momentum + grad)
+        a = accum.buffer()
+        xp.multiply(a, momentum, out=a)
+        xp.add(a, grad, out=a)
         step = lr * (grad + momentum * a) if nesterov else lr * a
-        return var.assign(var.read() - step)
+        weights = var.buffer()
+        xp.subtract(weights, step, out=weights)
+        return var.read()
 
     return apply
 
 
 def _adam(xp: Any, op: Operation, state: Any) -> Any:
+    """One pass of TF's ApplyAdam, in place: two temporaries instead of one array per term."""
+
     def apply(*args: Any) -> Any:
         var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad = args
         lr_t = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
-        m_t = m.assign(m.read() + (grad - m.read()) * (1 - beta1))
-        v_t = v.assign(v.read() + (grad * grad - v.read()) * (1 - beta2))
-        return var.assign(var.read() - lr_t * m_t / (xp.sqrt(v_t) + epsilon))
+        m_t, v_t, weights = m.buffer(), v.buffer(), var.buffer()
+        scratch = xp.empty_like(m_t)  # an array also for a scalar variable
+        xp.subtract(grad, m_t, out=scratch)  # m += (grad - m) * (1 - beta1)
+        scratch *= 1 - beta1
+        xp.add(m_t, scratch, out=m_t)
+        xp.multiply(grad, grad, out=scratch)  # v += (grad * grad - v) * (1 - beta2)
+        xp.subtract(scratch, v_t, out=scratch)
+        scratch *= 1 - beta2
+        xp.add(v_t, scratch, out=v_t)
+        xp.multiply(lr_t, m_t, out=scratch)  # var -= lr_t * m / (sqrt(v) + epsilon)
+        denominator = xp.sqrt(v_t)
+        denominator += epsilon
+        xp.divide(scratch, denominator, out=scratch)
+        xp.subtract(weights, scratch, out=weights)
+        return var.read()
 
     return apply
 
