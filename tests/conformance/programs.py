@@ -2020,3 +2020,41 @@ def session_eval_shape_attributes(tf: Any) -> Any:
 def session_placeholder_shape_unknown(tf: Any) -> Any:
     x = tf.placeholder(tf.float32, name="x")
     return Note(ndims=x.shape.ndims, text=str(x.shape))
+
+
+# -- Shape, Size, Rank: values, names, and where they go when their input is pinned ----------
+
+family(
+    "shape_ops",
+    {
+        "shape": lambda tf: tf.shape(tf.constant(_X)),
+        "shape_int64": lambda tf: tf.shape(tf.constant(_X), out_type=tf.int64),
+        "size": lambda tf: tf.size(tf.constant(_X)),
+        "rank": lambda tf: tf.rank(tf.constant(_X)),
+        "shape_of_placeholder": lambda tf: _fed_shape(tf),
+        "names": lambda tf: Note(
+            names=[tf.shape(tf.constant(1.0)).name, tf.size([1]).name, tf.rank([[1]]).name]
+        ),
+    },
+)
+
+
+def _fed_shape(tf: Any) -> Any:
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    return Run(tf.shape(x), {x: np.zeros((3, 2), np.float32)})
+
+
+def _metadata_of_pinned_input(kind: str) -> Build:
+    def build(tf: Any) -> Any:
+        with tf.device("/cpu:2"):
+            x = tf.identity(tf.constant(_X), name="x")
+        return getattr(tf, kind)(x, name="m")
+
+    return build
+
+
+family(
+    "cpus4_metadata_op_of_pinned_input",
+    {kind: _metadata_of_pinned_input(kind) for kind in ("shape", "size", "rank")},
+    cpus=4,
+)

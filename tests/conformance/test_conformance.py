@@ -26,6 +26,10 @@ IMPLICIT_CONSTANTS = (
     "concat/axis, ExpandDims/dim, Reshape/shape, split/split_dim, Sum/reduction_indices, "
     "GatherV2/axis, Slice/begin, Assign/value inputs"
 )
+SHAPE_OPS = (
+    "item 4: tf.shape, tf.size and tf.rank are missing (TF 2.21 puts them on CPU:0, not next "
+    "to their pinned input)"
+)
 CPU_COUNT = "item 3: ConfigProto(device_count={'CPU': 4}) makes no CPU:1..3"
 GROUP_PER_DEVICE = (
     "item 3: tf.group (global_variables_initializer, an optimizer's step) puts one NoOp per "
@@ -138,6 +142,9 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "cpus4_device_function_returning_none": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
     "cpus4_device_function_sees_node_def_device": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
     "cpus4_device_spec_object": CPU_COUNT,
+    "cpus4_metadata_op_of_pinned_input_rank": because(SHAPE_OPS, CPU_COUNT),
+    "cpus4_metadata_op_of_pinned_input_shape": because(SHAPE_OPS, CPU_COUNT),
+    "cpus4_metadata_op_of_pinned_input_size": because(SHAPE_OPS, CPU_COUNT),
     "cpus4_generator_follows_its_consumer": CPU_COUNT,
     "cpus4_generator_with_two_consumers_stays": CPU_COUNT,
     "cpus4_group_on_several_devices": because(CPU_COUNT, GROUP_PER_DEVICE),
@@ -371,6 +378,12 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "session_eval_shape_attributes": IMPLICIT_CONSTANTS,
     "session_fetch_variable_and_read": because(VARIABLE_TYPE, READ_VALUE_NAME),
     "session_run_operation_returns_none": VARIABLE_TYPE,
+    "shape_ops_names": SHAPE_OPS,
+    "shape_ops_rank": SHAPE_OPS,
+    "shape_ops_shape": SHAPE_OPS,
+    "shape_ops_shape_int64": SHAPE_OPS,
+    "shape_ops_shape_of_placeholder": SHAPE_OPS,
+    "shape_ops_size": SHAPE_OPS,
     "tuple_gates_values": TUPLE,
     "variable_add_after_assign_with_control_dependency": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
     "variable_assign_add_method": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
