@@ -2058,3 +2058,124 @@ family(
     {kind: _metadata_of_pinned_input(kind) for kind in ("shape", "size", "rank")},
     cpus=4,
 )
+
+
+# -- replica_device_setter: cases of TensorFlow's device_setter_test.py ---------------------------
+
+_PS_WORKER = {"ps": ["ps0:2222", "ps1:2222"], "worker": ["worker0:2222", "worker1:2222"]}
+_SUN_MOON = {"sun": ["sun0:2222", "sun1:2222", "sun2:2222"], "moon": ["moon0:2222", "moon1:2222"]}
+
+
+def _setter_devices(*variables: Any, **others: Any) -> Note:
+    found = {f"v{i}": [v.device, v.initializer.device] for i, v in enumerate(variables)}
+    return Note(**found, **{name: t.device for name, t in others.items()})
+
+
+@program
+def device_setter_cpu_override(tf: Any) -> Any:
+    with tf.device(tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(_PS_WORKER))):
+        with tf.device("/cpu:0"):
+            v = tf.Variable([1, 2])
+        w = tf.Variable([2, 1])
+        with tf.device("/cpu:0"):
+            a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_pin_variable_to_job(tf: Any) -> Any:
+    with tf.device(tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(_PS_WORKER))):
+        v = tf.Variable([1, 2])
+        with tf.device("/job:moon"):
+            w = tf.Variable([2, 1])
+            with tf.device("/job:ps"):
+                x = tf.Variable([0, 1])
+        a = v + w + x
+    return _setter_devices(v, w, x, a=a)
+
+
+@program
+def device_setter_cpu_ps_device(tf: Any) -> Any:
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1, ps_device="/cpu:0")):
+        v = tf.Variable([1, 2])
+        with tf.device("/job:moon"):
+            w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_no_merging(tf: Any) -> Any:
+    cluster = tf.train.ClusterSpec(_PS_WORKER)
+    with tf.device(tf.train.replica_device_setter(cluster=cluster, merge_devices=False)):
+        v = tf.Variable([1, 2])
+        with tf.device("/job:ps"):
+            w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_cluster_dict(tf: Any) -> Any:
+    with tf.device(tf.train.replica_device_setter(cluster=_PS_WORKER)):
+        v = tf.Variable([1, 2])
+        w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_cluster_def(tf: Any) -> Any:
+    cluster = tf.train.ClusterSpec(_PS_WORKER).as_cluster_def()
+    with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+        v = tf.Variable([1, 2])
+        w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_other_job_names(tf: Any) -> Any:
+    setter = tf.train.replica_device_setter(
+        ps_device="/job:moon", worker_device="/job:sun", cluster=tf.train.ClusterSpec(_SUN_MOON)
+    )
+    with tf.device(setter):
+        v = tf.Variable([1, 2])
+        w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_ps_cpu_constraint(tf: Any) -> Any:
+    setter = tf.train.replica_device_setter(
+        ps_device="/job:moon/cpu:0",
+        worker_device="/job:sun",
+        cluster=tf.train.ClusterSpec(_SUN_MOON),
+    )
+    with tf.device(setter):
+        v = tf.Variable([1, 2])
+        w = tf.Variable([2, 1])
+        a = v + w
+    return _setter_devices(v, w, a=a)
+
+
+@program
+def device_setter_ps_ops_types(tf: Any) -> Any:
+    """Only variable ops go to the ps job unless ps_ops names more."""
+    setter = tf.train.replica_device_setter(ps_tasks=2, ps_ops=["VariableV2", "Variable", "Const"])
+    with tf.device(setter):
+        c = tf.constant(1.0, name="c")
+        v = tf.Variable(1.0, name="v")
+        y = v * c
+    return Note(c=c.device, v=v.device, y=y.device)
+
+
+@program(cpus=4)
+def device_setter_runs_locally(tf: Any) -> Any:
+    """With local devices as ps and worker, the setter's requests place ops on real CPUs."""
+    setter = tf.train.replica_device_setter(ps_tasks=1, ps_device="/cpu:1", worker_device="/cpu:2")
+    with tf.device(setter):
+        v = tf.Variable([1.0, 2.0], name="v")
+        y = tf.reduce_sum(v * 3.0, name="y")
+    return Runs(v.initializer, y)
