@@ -2179,3 +2179,185 @@ def device_setter_runs_locally(tf: Any) -> Any:
         v = tf.Variable([1.0, 2.0], name="v")
         y = tf.reduce_sum(v * 3.0, name="y")
     return Runs(v.initializer, y)
+
+
+# -- colocation groups and requests: cases of TensorFlow's ops_test.py (graph facts only) --------
+
+
+@program
+def colocation_basic(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    with tf.colocate_with(a.op):
+        tf.constant(3.0, name="b")
+    with tf.device("/cpu:0"):
+        c = tf.constant(4.0, name="c")
+    with tf.colocate_with(c.op):
+        tf.constant(5.0, name="d")
+
+
+@program
+def colocation_device_interaction(tf: Any) -> None:
+    with tf.device("/cpu:0"):
+        with tf.device("/device:GPU:0"):
+            a = tf.constant([2.0], name="a")
+        with tf.colocate_with(a.op):
+            tf.constant(3.0, name="b")
+
+
+@program
+def colocation_location_overrides(tf: Any) -> None:
+    with tf.device("/cpu:0"):
+        with tf.device("/device:GPU:0"):
+            a = tf.constant([2.0], name="a")
+            with tf.colocate_with(a.op):
+                tf.constant(3.0, name="b")
+            tf.constant(4.0, name="c")
+        tf.constant(5.0, name="d")
+
+
+@program
+def colocation_nested_same_group(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    with tf.colocate_with(a.op):
+        b = tf.constant(3.0, name="b")
+        with tf.colocate_with(b.op):
+            tf.constant(4.0, name="c")
+
+
+@program
+def colocation_multiple_groups(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    b = tf.constant(3.0, name="b")
+    with tf.colocate_with(a.op), tf.colocate_with(b.op):
+        tf.constant(4.0, name="c")
+
+
+@program
+def colocation_ignore_stack(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    b = tf.constant(3.0, name="b")
+    with tf.colocate_with(a.op), tf.colocate_with(b.op, ignore_existing=True):
+        tf.constant(4.0, name="c")
+
+
+@program
+def colocation_reset_with_none(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    with tf.colocate_with(a.op):
+        tf.constant(3.0, name="b")
+        with tf.colocate_with(None, ignore_existing=True):
+            tf.constant(4.0, name="c")
+
+
+@program
+def colocation_none_then_nested(tf: Any) -> None:
+    a = tf.constant([2.0], name="a")
+    with tf.colocate_with(a.op), tf.colocate_with(None, ignore_existing=True):
+        b = tf.constant(3.0, name="b")
+        with tf.colocate_with(b.op):
+            tf.constant(4.0, name="c")
+        tf.constant(5.0, name="d")
+
+
+@program
+def colocation_variable_assign_requested_elsewhere(tf: Any) -> None:
+    with tf.device("/job:ps"):
+        v = tf.Variable(0, name="v")
+    with tf.device("/job:worker/task:7"):
+        v.assign(1)
+
+
+@program
+def colocation_with_pinned_then_inner_device(tf: Any) -> None:
+    with tf.device("/job:ps/task:1"):
+        a = tf.constant(1.0, name="a")
+    with tf.colocate_with(a), tf.device("/job:worker"):
+        tf.constant(2.0, name="b")
+
+
+# -- the placer: cases of TensorFlow's placer_test.cc, on four CPUs ------------------------------
+
+
+@program(cpus=4)
+def placer_pinned_generator_keeps_its_pin(tf: Any) -> Any:
+    with tf.device("/cpu:1"):
+        a = tf.constant(1.0, name="a")
+    with tf.device("/cpu:2"):
+        b = tf.identity(a, name="b")
+    return b
+
+
+@program(cpus=4)
+def placer_generator_with_control_consumer(tf: Any) -> Any:
+    a = tf.constant(1.0, name="a")
+    with tf.device("/cpu:2"):
+        b = tf.identity(a, name="b")
+    with tf.device("/cpu:3"), tf.control_dependencies([a]):
+        c = tf.constant(2.0, name="c")
+    return [b, c]
+
+
+@program(cpus=4)
+def placer_generator_chain(tf: Any) -> Any:
+    """Only a source op follows its consumer; an op between them stays on the default device."""
+    a = tf.constant(1.0, name="a")
+    b = tf.identity(a, name="b")
+    with tf.device("/cpu:3"):
+        c = tf.identity(b, name="c")
+    return c
+
+
+@program(cpus=4)
+def placer_colocation_group_takes_member_pin(tf: Any) -> Any:
+    a = tf.constant(1.0, name="a")
+    with tf.colocate_with(a):
+        b = tf.constant(2.0, name="b")
+    b.op._set_device("/cpu:3")
+    return a + b
+
+
+@program(cpus=4)
+def placer_reference_edge_with_conflicting_pin(tf: Any) -> Any:
+    with tf.device("/cpu:1"):
+        v = tf.Variable(1.0, name="v")
+    a = tf.assign(v, 2.0, name="a")
+    a.op._set_device("/cpu:2")
+    return Runs(v.initializer, a)
+
+
+@program(cpus=4, soft=True)
+def placer_reference_edge_with_conflicting_pin_soft(tf: Any) -> Any:
+    with tf.device("/cpu:1"):
+        v = tf.Variable(1.0, name="v")
+    a = tf.assign(v, 2.0, name="a")
+    a.op._set_device("/cpu:2")
+    return Runs(v.initializer, a)
+
+
+@program(cpus=4)
+def placer_colocation_and_reference_edges(tf: Any) -> Any:
+    with tf.device("/cpu:2"):
+        v = tf.Variable(1.0, name="v")
+    with tf.colocate_with(v):
+        w = tf.Variable(2.0, name="w")
+    return Runs(tf.global_variables_initializer(), w)
+
+
+@program(cpus=4)
+def placer_partial_job_spec(tf: Any) -> Any:
+    with tf.device("/job:localhost/device:CPU:*"):
+        a = tf.constant(1.0, name="a")
+    with tf.device("/replica:0/task:0/cpu:2"):
+        b = tf.identity(a, name="b")
+    return b
+
+
+@program(cpus=4)
+def placer_two_variables_in_one_expression(tf: Any) -> Any:
+    with tf.device("/cpu:1"):
+        v = tf.Variable(1.0, name="v")
+    with tf.device("/cpu:2"):
+        w = tf.Variable(2.0, name="w")
+    with tf.device("/cpu:3"):
+        s = tf.add(v, w, name="s")
+    return Runs(tf.global_variables_initializer(), s)

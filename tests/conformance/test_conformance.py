@@ -143,6 +143,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "colocate_with_then_device_scope": CPU_COUNT,
     "colocate_with_unpinned_op": CPU_COUNT,
     "colocate_with_variable": because(VARIABLE_TYPE, CPU_COUNT),
+    "colocation_variable_assign_requested_elsewhere": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
     "const_string": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS),
     "control_dependencies_nested": CONTROL_INPUT_ORDER,
     "control_dependencies_run_side_effect": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
@@ -378,6 +379,19 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     ),
     "optimizer_var_list": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS),
     "pin_device_cpu_no_id": DEVICE_SPEC_SYNTAX,
+    "placer_colocation_and_reference_edges": because(VARIABLE_TYPE, CPU_COUNT, GROUP_PER_DEVICE),
+    "placer_colocation_group_takes_member_pin": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "placer_generator_chain": CPU_COUNT,
+    "placer_generator_with_control_consumer": CPU_COUNT,
+    "placer_partial_job_spec": CPU_COUNT,
+    "placer_pinned_generator_keeps_its_pin": CPU_COUNT,
+    "placer_reference_edge_with_conflicting_pin": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, DEVICE_FUNCTION_RESULT
+    ),
+    "placer_reference_edge_with_conflicting_pin_soft": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, DEVICE_FUNCTION_RESULT
+    ),
+    "placer_two_variables_in_one_expression": because(VARIABLE_TYPE, CPU_COUNT, GROUP_PER_DEVICE),
     "random_normal_pinned": because(IMPLICIT_CONSTANTS, CPU_COUNT, RANDOM_OP_GRAPH),
     "random_normal_shape": because(IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
     "random_uniform_bounds": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS, RANDOM_OP_GRAPH),
