@@ -2361,3 +2361,15 @@ def placer_two_variables_in_one_expression(tf: Any) -> Any:
     with tf.device("/cpu:3"):
         s = tf.add(v, w, name="s")
     return Runs(tf.global_variables_initializer(), s)
+
+
+# TensorFlow 2.21 accepts a double slash in every kind of name.
+family(
+    "double_slash",
+    {
+        "name_scope": lambda tf: Note(names=[t.name for t in _in_scopes(tf, ["a//b"])]),
+        "variable": lambda tf: Note(name=tf.Variable(1.0, name="a//b").name),
+        "get_variable": lambda tf: Note(name=tf.get_variable("a//b", shape=[1]).name),
+        "inside_scope": lambda tf: Note(names=[t.name for t in _in_scopes(tf, ["x"], "a//b")]),
+    },
+)

@@ -194,6 +194,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "device_spec_device_type_only": DEVICE_SPEC_SYNTAX,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "device_spec_trailing_slash": DEVICE_SPEC_SYNTAX,
+    "double_slash_get_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "double_slash_variable": VARIABLE_TYPE,
     "error_add_shapes": ERROR_MESSAGES,
     "error_assign_shape": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, ERROR_MESSAGES),
     "error_concat_scalars": IMPLICIT_CONSTANTS,
