@@ -1,0 +1,501 @@
+"""placeviz against the facts real TensorFlow recorded for each conformance program (issue 11).
+
+The facts come from ``scripts/record_tf_facts.py`` (see README.md); TensorFlow is not needed here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import placeviz as pv
+from conformance.compare import differences
+from conformance.harness import Backend, collect
+from conformance.programs import PROGRAMS
+
+RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
+
+# Why placeviz differs, one line per kind; "item N" is issue 11's list, "not listed" are
+# differences this harness found outside it.
+VARIABLE_READS = (
+    "item 1: a read ordered after an assign by a control dependency sees the old value "
+    "(TF's v/read forwards the variable's buffer)"
+)
+VARIABLE_TYPE = "item 4: variables are 'Variable' with float32 outputs, not VariableV2/float32_ref"
+IMPLICIT_CONSTANTS = (
+    "item 4: implicit constants are Const_N, or attributes, not add/y, Mul/x, transpose/perm, "
+    "concat/axis, ExpandDims/dim, Reshape/shape, split/split_dim, Sum/reduction_indices, "
+    "GatherV2/axis, Slice/begin, Assign/value inputs"
+)
+SHAPE_OPS = (
+    "item 4: tf.shape, tf.size and tf.rank are missing (TF 2.21 puts them on CPU:0, not next "
+    "to their pinned input)"
+)
+CPU_COUNT = "item 3: ConfigProto(device_count={'CPU': 4}) makes no CPU:1..3"
+GROUP_PER_DEVICE = (
+    "item 3: tf.group (global_variables_initializer, an optimizer's step) puts one NoOp per "
+    "device, on the inputs' device, not in the caller's device scope"
+)
+DEVICE_FUNCTION_RESULT = (
+    "item 5: a device function's result is stored canonicalised, not as returned; None from "
+    "it raises TypeError in TF"
+)
+NAME_VALIDATION = "item 9: invalid op and scope names (x:0, NUL, space, -a, _a, '') are accepted"
+READ_VALUE_NAME = "item 4: read_value() is v/read_1, not read"
+CONTROL_ON_VARIABLE = "item 4: control_dependencies([v]) adds v/read, not the variable op v"
+MATMUL_OPERATOR_NAME = "item 4: a @ b is named MatMul, not matmul"
+TUPLE = "item 4: tf.tuple is missing (tuple/control_dependency, used by optimizers' gating)"
+GRAD_YS = "item 4: gradients' seed is Const gradients/Fill, not Fill gradients/grad_ys_0"
+ADAM_NAMES = "item 4: Adam's beta power updates are Adam/update_beta*, not Adam/Assign*"
+DEVICE_SPEC_SYNTAX = "item 5: '/device:CPU' (no index) and '/job:w/' accepted/rejected unlike TF"
+GRADIENT_GRAPH = (
+    "not listed: gradient graphs differ (Sum's gradient is BroadcastTo, not Reshape+Tile; "
+    "Mul_1 input order; AddN colocation attr; broadcast add's gradient Sum keeps dims in TF)"
+)
+MISSING_OPERATORS = (
+    "not listed: no //, %, <, <=, >, t[i], tf.logical_and, string constants, "
+    "Variable.initialized_value, ClusterSpec.as_cluster_def"
+)
+RANDOM_OP_GRAPH = (
+    "not listed: random_normal/uniform are one op, not RandomStandardNormal*stddev+mean (or "
+    "RandomUniformInt for ints) under random_normal/ with shape/mean/stddev constants"
+)
+INT_TRUEDIV_CASTS = "not listed: int / int has no truediv/Cast ops to float64"
+DIV_ON_INTS = "not listed: tf.div on ints is floor division to int32 in TF, true division here"
+ADD_N_OF_ONE = "not listed: add_n([x]) returns x itself in TF, an AddN op here"
+CONCAT_OF_ONE = "not listed: concat([x]) is an Identity concat/concat in TF, a ConcatV2 here"
+LIKE_OPS = (
+    "not listed: zeros_like of a constant is a Const in TF, ones_like a Fill of its Shape; "
+    "ZerosLike/OnesLike here"
+)
+NOTHING_TO_RUN = (
+    "not listed: a run with nothing to compute (all fetches fed, or no fetches) places "
+    "nothing in TF; placeviz places the graph"
+)
+PLACE_WHOLE_GRAPH = (
+    "not listed: TF places the whole graph at the first run, so an unplaceable op fails every "
+    "run; placeviz fails only the runs that need it"
+)
+DEVICE_SPEC_MERGE = "not listed: DeviceSpec.merge_from does not update the spec in place"
+SLOT_COLOCATION = (
+    "not listed: a slot's initializer is colocated with the variable and the slot; TF: only "
+    "the variable (loc:@w)"
+)
+CONTROL_INPUT_ORDER = "not listed: nested control_dependencies list control inputs inner first"
+ERROR_MESSAGES = (
+    "not listed: error class or key words differ (shape/reshape/gather/fetch/feed messages, "
+    "OperatorNotAllowedInGraphError, 'Expected int32', get_variable wording)"
+)
+
+
+def because(*reasons: str) -> str:
+    return "; ".join(reasons)
+
+
+# Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
+# the test XPASSes, which fails the suite until the entry goes.
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "array_concat_axis0": IMPLICIT_CONSTANTS,
+    "array_concat_axis1": IMPLICIT_CONSTANTS,
+    "array_concat_negative_axis": IMPLICIT_CONSTANTS,
+    "array_concat_one": CONCAT_OF_ONE,
+    "array_expand_dims_0": IMPLICIT_CONSTANTS,
+    "array_expand_dims_last": IMPLICIT_CONSTANTS,
+    "array_fill": IMPLICIT_CONSTANTS,
+    "array_fill_int": IMPLICIT_CONSTANTS,
+    "array_gather": IMPLICIT_CONSTANTS,
+    "array_gather_axis1": IMPLICIT_CONSTANTS,
+    "array_gather_rows": IMPLICIT_CONSTANTS,
+    "array_getitem_index": MISSING_OPERATORS,
+    "array_getitem_slice": MISSING_OPERATORS,
+    "array_ones_like_int": LIKE_OPS,
+    "array_reshape": IMPLICIT_CONSTANTS,
+    "array_reshape_minus_one": IMPLICIT_CONSTANTS,
+    "array_reshape_to_scalar": IMPLICIT_CONSTANTS,
+    "array_slice": IMPLICIT_CONSTANTS,
+    "array_slice_minus_one": IMPLICIT_CONSTANTS,
+    "array_split_axis1": IMPLICIT_CONSTANTS,
+    "array_split_num": IMPLICIT_CONSTANTS,
+    "array_split_sizes": IMPLICIT_CONSTANTS,
+    "array_transpose_default": IMPLICIT_CONSTANTS,
+    "array_transpose_perm": IMPLICIT_CONSTANTS,
+    "array_zeros_like": LIKE_OPS,
+    "bad_name_colon": NAME_VALIDATION,
+    "bad_name_empty": because(IMPLICIT_CONSTANTS, NAME_VALIDATION),
+    "bad_name_leading_dash": NAME_VALIDATION,
+    "bad_name_name_scope_colon": NAME_VALIDATION,
+    "bad_name_name_scope_space": NAME_VALIDATION,
+    "bad_name_nul": NAME_VALIDATION,
+    "bad_name_space": NAME_VALIDATION,
+    "bad_name_underscore_start": NAME_VALIDATION,
+    "bad_name_variable_colon": NAME_VALIDATION,
+    "cluster_spec_as_cluster_def": MISSING_OPERATORS,
+    "colocate_conflicting_pins": DEVICE_FUNCTION_RESULT,
+    "colocate_conflicting_pins_soft": DEVICE_FUNCTION_RESULT,
+    "colocate_ignore_existing": CPU_COUNT,
+    "colocate_inside_device_scope": CPU_COUNT,
+    "colocate_with_none_clears": CPU_COUNT,
+    "colocate_with_pinned_op": CPU_COUNT,
+    "colocate_with_tensor": CPU_COUNT,
+    "colocate_with_then_device_scope": CPU_COUNT,
+    "colocate_with_unpinned_op": CPU_COUNT,
+    "colocate_with_variable": because(VARIABLE_TYPE, CPU_COUNT),
+    "colocation_variable_assign_requested_elsewhere": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "const_string": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS),
+    "control_dependencies_nested": CONTROL_INPUT_ORDER,
+    "control_dependencies_run_side_effect": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "cpus4_device_function": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "cpus4_device_function_returning_none": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "cpus4_device_function_sees_node_def_device": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "cpus4_device_spec_object": CPU_COUNT,
+    "cpus4_generator_follows_its_consumer": CPU_COUNT,
+    "cpus4_generator_with_two_consumers_stays": CPU_COUNT,
+    "cpus4_group_on_several_devices": because(CPU_COUNT, GROUP_PER_DEVICE),
+    "cpus4_group_under_device_scope": because(CPU_COUNT, GROUP_PER_DEVICE),
+    "cpus4_inputs_on_other_devices": CPU_COUNT,
+    "cpus4_metadata_op_of_pinned_input_rank": because(CPU_COUNT, SHAPE_OPS),
+    "cpus4_metadata_op_of_pinned_input_shape": because(CPU_COUNT, SHAPE_OPS),
+    "cpus4_metadata_op_of_pinned_input_size": because(CPU_COUNT, SHAPE_OPS),
+    "cpus4_nested_device_scopes": CPU_COUNT,
+    "cpus4_nested_partial_scopes_merge": CPU_COUNT,
+    "cpus4_no_op_with_control_inputs": CPU_COUNT,
+    "cpus4_pin_cpu1": CPU_COUNT,
+    "cpus4_pin_cpu3": CPU_COUNT,
+    "cpus4_pin_device_cpu2": CPU_COUNT,
+    "cpus4_pin_full_cpu2": CPU_COUNT,
+    "cpus4_placeholder_follows_its_consumer": CPU_COUNT,
+    "cpus4_set_device_after_creation": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "cpus4_unpinned_ops_go_to_cpu0": IMPLICIT_CONSTANTS,
+    "device_function_nested_in_string_scope": DEVICE_FUNCTION_RESULT,
+    "device_function_result_stored_as_returned": DEVICE_FUNCTION_RESULT,
+    "device_request_device_type_only": DEVICE_SPEC_SYNTAX,
+    "device_request_trailing_slash": DEVICE_SPEC_SYNTAX,
+    "device_setter_cluster_def": MISSING_OPERATORS,
+    "device_setter_cluster_dict": VARIABLE_TYPE,
+    "device_setter_cluster_spec": VARIABLE_TYPE,
+    "device_setter_cpu_override": VARIABLE_TYPE,
+    "device_setter_cpu_ps_device": VARIABLE_TYPE,
+    "device_setter_get_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "device_setter_merge_with_explicit_ps": VARIABLE_TYPE,
+    "device_setter_nested_device": VARIABLE_TYPE,
+    "device_setter_no_merging": VARIABLE_TYPE,
+    "device_setter_other_job_names": VARIABLE_TYPE,
+    "device_setter_pin_variable_to_job": VARIABLE_TYPE,
+    "device_setter_ps_cpu_constraint": VARIABLE_TYPE,
+    "device_setter_ps_device": VARIABLE_TYPE,
+    "device_setter_ps_ops_types": VARIABLE_TYPE,
+    "device_setter_ps_tasks_round_robin": VARIABLE_TYPE,
+    "device_setter_runs_locally": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT),
+    "device_setter_variable_ops": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "device_setter_worker_device": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "device_spec_device_type_only": DEVICE_SPEC_SYNTAX,
+    "device_spec_merge": DEVICE_SPEC_MERGE,
+    "device_spec_trailing_slash": DEVICE_SPEC_SYNTAX,
+    "double_slash_get_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "double_slash_variable": VARIABLE_TYPE,
+    "error_add_shapes": ERROR_MESSAGES,
+    "error_assign_shape": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_concat_scalars": IMPLICIT_CONSTANTS,
+    "error_concat_shapes": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_constant_float_to_int": ERROR_MESSAGES,
+    "error_feed_string_to_float": IMPLICIT_CONSTANTS,
+    "error_feed_unknown_name": ERROR_MESSAGES,
+    "error_feed_vector_to_scalar": IMPLICIT_CONSTANTS,
+    "error_feed_wrong_shape": IMPLICIT_CONSTANTS,
+    "error_fetch_from_other_graph": ERROR_MESSAGES,
+    "error_fetch_unknown_name": ERROR_MESSAGES,
+    "error_gather_out_of_range": ERROR_MESSAGES,
+    "error_get_variable_reuse_other_shape": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH
+    ),
+    "error_get_variable_twice": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "error_get_variable_without_shape": ERROR_MESSAGES,
+    "error_iterate_tensor": ERROR_MESSAGES,
+    "error_missing_feed": IMPLICIT_CONSTANTS,
+    "error_optimizer_no_gradients": because(VARIABLE_TYPE, GRAD_YS),
+    "error_reduce_axis": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_reshape_at_run_time": ERROR_MESSAGES,
+    "error_reshape_size": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_split_uneven": IMPLICIT_CONSTANTS,
+    "error_tensor_as_bool": ERROR_MESSAGES,
+    "error_uninitialized_get_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "error_uninitialized_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "error_uninitialized_variable_fetched": VARIABLE_TYPE,
+    "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
+    "error_variable_on_missing_gpu": VARIABLE_TYPE,
+    "error_variables_initializer_subset_leaves_others": VARIABLE_TYPE,
+    "feed_a_constant": IMPLICIT_CONSTANTS,
+    "feed_by_name": IMPLICIT_CONSTANTS,
+    "feed_int32": IMPLICIT_CONSTANTS,
+    "feed_int_list_to_float": IMPLICIT_CONSTANTS,
+    "feed_intermediate_tensor": IMPLICIT_CONSTANTS,
+    "feed_no_shape": IMPLICIT_CONSTANTS,
+    "feed_numpy_float64_to_float32": IMPLICIT_CONSTANTS,
+    "feed_scalar": IMPLICIT_CONSTANTS,
+    "feed_unknown_batch": IMPLICIT_CONSTANTS,
+    "feed_vector": IMPLICIT_CONSTANTS,
+    "fetch_empty_list": NOTHING_TO_RUN,
+    "fetch_nested": IMPLICIT_CONSTANTS,
+    "fetch_placeholder_with_feed": NOTHING_TO_RUN,
+    "get_variable_constant_initializer": VARIABLE_TYPE,
+    "get_variable_default_initializer": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "get_variable_from_value": VARIABLE_TYPE,
+    "get_variable_int": VARIABLE_TYPE,
+    "get_variable_ones": VARIABLE_TYPE,
+    "get_variable_random_normal_initializer": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH
+    ),
+    "get_variable_under_device_scope": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, GROUP_PER_DEVICE
+    ),
+    "get_variable_zeros": VARIABLE_TYPE,
+    "gradients_add_broadcast": because(IMPLICIT_CONSTANTS, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_colocated_with_ops": because(IMPLICIT_CONSTANTS, CPU_COUNT, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_grad_ys": because(GRAD_YS, GRADIENT_GRAPH),
+    "gradients_matmul": GRAD_YS,
+    "gradients_name_scope": because(GRAD_YS, GRADIENT_GRAPH),
+    "gradients_not_colocated": because(IMPLICIT_CONSTANTS, CPU_COUNT, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_of_variable": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_relu_sigmoid": because(IMPLICIT_CONSTANTS, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_square": because(IMPLICIT_CONSTANTS, GRAD_YS, GRADIENT_GRAPH),
+    "gradients_two_paths": because(GRAD_YS, GRADIENT_GRAPH),
+    "gradients_unconnected_is_none": because(IMPLICIT_CONSTANTS, GRAD_YS, GRADIENT_GRAPH),
+    "group_runs_all": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "math_add_n_one": ADD_N_OF_ONE,
+    "math_add_python_scalar_left": IMPLICIT_CONSTANTS,
+    "math_add_python_scalar_right": IMPLICIT_CONSTANTS,
+    "math_chained": IMPLICIT_CONSTANTS,
+    "math_div_fn_alias": DIV_ON_INTS,
+    "math_div_python_scalar_left": IMPLICIT_CONSTANTS,
+    "math_floordiv_floats": MISSING_OPERATORS,
+    "math_floordiv_ints": MISSING_OPERATORS,
+    "math_greater": MISSING_OPERATORS,
+    "math_less_equal": MISSING_OPERATORS,
+    "math_matmul_operator": MATMUL_OPERATOR_NAME,
+    "math_mod_ints": MISSING_OPERATORS,
+    "math_mul_numpy_array": IMPLICIT_CONSTANTS,
+    "math_mul_python_scalar_left": IMPLICIT_CONSTANTS,
+    "math_sub_python_scalar_left": IMPLICIT_CONSTANTS,
+    "math_truediv_fn": INT_TRUEDIV_CASTS,
+    "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
+    "name_scope_does_not_prefix_get_variable": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH
+    ),
+    "names_add_with_python_scalar": IMPLICIT_CONSTANTS,
+    "names_concat": IMPLICIT_CONSTANTS,
+    "names_expand_dims": IMPLICIT_CONSTANTS,
+    "names_gather": IMPLICIT_CONSTANTS,
+    "names_global_variables_initializer": VARIABLE_TYPE,
+    "names_matmul_fn": IMPLICIT_CONSTANTS,
+    "names_matmul_operator": MATMUL_OPERATOR_NAME,
+    "names_mul_scalar_left": IMPLICIT_CONSTANTS,
+    "names_random_normal": because(IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "names_random_uniform": because(IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "names_reduce_mean_keepdims": IMPLICIT_CONSTANTS,
+    "names_reduce_sum": IMPLICIT_CONSTANTS,
+    "names_reshape": IMPLICIT_CONSTANTS,
+    "names_split": IMPLICIT_CONSTANTS,
+    "names_tensor_attributes": IMPLICIT_CONSTANTS,
+    "names_tensor_names": IMPLICIT_CONSTANTS,
+    "names_transpose": IMPLICIT_CONSTANTS,
+    "names_tuple": TUPLE,
+    "names_variable": VARIABLE_TYPE,
+    "names_variable_assign": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "names_variable_assign_add": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "names_variable_consumers": VARIABLE_TYPE,
+    "names_variable_read_value": because(VARIABLE_TYPE, READ_VALUE_NAME),
+    "optimizer_adam_placement": because(
+        VARIABLE_TYPE,
+        IMPLICIT_CONSTANTS,
+        CPU_COUNT,
+        GROUP_PER_DEVICE,
+        TUPLE,
+        GRAD_YS,
+        ADAM_NAMES,
+        GRADIENT_GRAPH,
+        RANDOM_OP_GRAPH,
+        SLOT_COLOCATION,
+    ),
+    "optimizer_adam_step": because(
+        VARIABLE_TYPE,
+        IMPLICIT_CONSTANTS,
+        TUPLE,
+        GRAD_YS,
+        ADAM_NAMES,
+        GRADIENT_GRAPH,
+        RANDOM_OP_GRAPH,
+        SLOT_COLOCATION,
+    ),
+    "optimizer_adam_variables": because(
+        VARIABLE_TYPE,
+        IMPLICIT_CONSTANTS,
+        TUPLE,
+        GRAD_YS,
+        ADAM_NAMES,
+        GRADIENT_GRAPH,
+        RANDOM_OP_GRAPH,
+        SLOT_COLOCATION,
+    ),
+    "optimizer_colocate_gradients": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, GROUP_PER_DEVICE, GRAD_YS, GRADIENT_GRAPH
+    ),
+    "optimizer_compute_and_apply": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH
+    ),
+    "optimizer_global_step": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH
+    ),
+    "optimizer_gradient_descent_step": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH
+    ),
+    "optimizer_gradient_descent_two_steps": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH
+    ),
+    "optimizer_momentum_step": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH, SLOT_COLOCATION
+    ),
+    "optimizer_slot_names": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS, GRADIENT_GRAPH, SLOT_COLOCATION
+    ),
+    "optimizer_slots_follow_variable": because(
+        VARIABLE_TYPE,
+        IMPLICIT_CONSTANTS,
+        CPU_COUNT,
+        GROUP_PER_DEVICE,
+        TUPLE,
+        GRAD_YS,
+        GRADIENT_GRAPH,
+        SLOT_COLOCATION,
+    ),
+    "optimizer_under_device_scope": because(
+        VARIABLE_TYPE,
+        IMPLICIT_CONSTANTS,
+        CPU_COUNT,
+        GROUP_PER_DEVICE,
+        TUPLE,
+        GRAD_YS,
+        GRADIENT_GRAPH,
+    ),
+    "optimizer_var_list": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, TUPLE, GRAD_YS),
+    "pin_device_cpu_no_id": DEVICE_SPEC_SYNTAX,
+    "placer_colocation_and_reference_edges": because(VARIABLE_TYPE, CPU_COUNT, GROUP_PER_DEVICE),
+    "placer_colocation_group_takes_member_pin": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
+    "placer_generator_chain": CPU_COUNT,
+    "placer_generator_with_control_consumer": CPU_COUNT,
+    "placer_partial_job_spec": CPU_COUNT,
+    "placer_pinned_generator_keeps_its_pin": CPU_COUNT,
+    "placer_reference_edge_with_conflicting_pin": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, DEVICE_FUNCTION_RESULT
+    ),
+    "placer_reference_edge_with_conflicting_pin_soft": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, DEVICE_FUNCTION_RESULT
+    ),
+    "placer_two_variables_in_one_expression": because(VARIABLE_TYPE, CPU_COUNT, GROUP_PER_DEVICE),
+    "random_normal_pinned": because(IMPLICIT_CONSTANTS, CPU_COUNT, RANDOM_OP_GRAPH),
+    "random_normal_shape": because(IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "random_uniform_bounds": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS, RANDOM_OP_GRAPH),
+    "random_uniform_int": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS, RANDOM_OP_GRAPH),
+    "random_uniform_shape": because(IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "reduce_max_all": IMPLICIT_CONSTANTS,
+    "reduce_max_axis0": IMPLICIT_CONSTANTS,
+    "reduce_mean_all": IMPLICIT_CONSTANTS,
+    "reduce_mean_axis1": IMPLICIT_CONSTANTS,
+    "reduce_mean_ints_truncates": IMPLICIT_CONSTANTS,
+    "reduce_min_axis1": IMPLICIT_CONSTANTS,
+    "reduce_sum_all": IMPLICIT_CONSTANTS,
+    "reduce_sum_axis0": IMPLICIT_CONSTANTS,
+    "reduce_sum_axis1_keepdims": IMPLICIT_CONSTANTS,
+    "reduce_sum_axis_list": IMPLICIT_CONSTANTS,
+    "reduce_sum_ints": IMPLICIT_CONSTANTS,
+    "reduce_sum_named": IMPLICIT_CONSTANTS,
+    "reduce_sum_negative_axis": IMPLICIT_CONSTANTS,
+    "runs_twice_same_values": IMPLICIT_CONSTANTS,
+    "session_eval_shape_attributes": IMPLICIT_CONSTANTS,
+    "session_fetch_variable_and_read": because(VARIABLE_TYPE, READ_VALUE_NAME),
+    "session_run_operation_returns_none": VARIABLE_TYPE,
+    "shape_ops_names": SHAPE_OPS,
+    "shape_ops_rank": SHAPE_OPS,
+    "shape_ops_shape": SHAPE_OPS,
+    "shape_ops_shape_int64": SHAPE_OPS,
+    "shape_ops_shape_of_placeholder": SHAPE_OPS,
+    "shape_ops_size": SHAPE_OPS,
+    "tuple_gates_values": TUPLE,
+    "variable_add_after_assign_with_control_dependency": because(
+        VARIABLE_READS, VARIABLE_TYPE, IMPLICIT_CONSTANTS
+    ),
+    "variable_assign_add_method": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_assign_add_twice": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_assign_method": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, READ_VALUE_NAME),
+    "variable_assign_requested_elsewhere_follows_variable": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT
+    ),
+    "variable_assign_returns_new_value": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_assign_then_read_in_next_run": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_collections": VARIABLE_TYPE,
+    "variable_control_dependency_on_variable": because(VARIABLE_TYPE, CONTROL_ON_VARIABLE),
+    "variable_default_name": VARIABLE_TYPE,
+    "variable_device_function": because(
+        VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT, DEVICE_FUNCTION_RESULT
+    ),
+    "variable_fetch_directly": VARIABLE_TYPE,
+    "variable_float64": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_from_tensor": VARIABLE_TYPE,
+    "variable_initial_value_attribute": VARIABLE_TYPE,
+    "variable_initial_value_pinned_elsewhere": because(VARIABLE_TYPE, CPU_COUNT),
+    "variable_initialize_and_read": VARIABLE_TYPE,
+    "variable_initialized_value": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, MISSING_OPERATORS),
+    "variable_int": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
+    "variable_int_pinned_soft": because(VARIABLE_TYPE, CPU_COUNT),
+    "variable_names": VARIABLE_TYPE,
+    "variable_on_missing_gpu_soft": VARIABLE_TYPE,
+    "variable_pinned_with_its_ops": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, CPU_COUNT),
+    "variable_read_after_assign_with_control_dependency": because(
+        VARIABLE_READS, VARIABLE_TYPE, IMPLICIT_CONSTANTS
+    ),
+    "variable_read_requested_elsewhere": because(VARIABLE_TYPE, CPU_COUNT),
+    "variable_read_value_after_assign": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, READ_VALUE_NAME),
+    "variable_scope_auto_reuse": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_default_name": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_names": VARIABLE_TYPE,
+    "variable_scope_nested": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_object_reentry": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_reenter_op_names": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_reuse_true": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_scope_reuse_variables": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
+    "variable_trainable_false": VARIABLE_TYPE,
+    "variable_under_colocate_with": because(VARIABLE_TYPE, CPU_COUNT),
+    "variables_initializer_subset": VARIABLE_TYPE,
+}
+
+
+def _placement(sess: Any) -> dict[str, str]:
+    return dict(sess.placement)
+
+
+def _case(name: str) -> Any:
+    reason = KNOWN_DIFFERENCES.get(name)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", [_case(name) for name in PROGRAMS])
+def test_placeviz_shows_what_tensorflow_showed(name: str) -> None:
+    assert name in RECORDED["programs"], f"{name} has no recorded facts: re-record (README.md)"
+    pv.config.simulate_gpus(0)
+    program = PROGRAMS[name]
+    facts = collect(program, Backend(pv, _placement))
+    found = differences(program, RECORDED["programs"][name], facts)
+    assert not found, f"{name} (programs.py:{program.line}) differs from TensorFlow " + (
+        f"{RECORDED['tensorflow_version']}:\n  " + "\n  ".join(found)
+    )
+
+
+def test_every_recorded_program_is_declared() -> None:
+    assert sorted(set(RECORDED["programs"]) - set(PROGRAMS)) == []
+
+
+def test_known_differences_name_declared_programs() -> None:
+    assert sorted(set(KNOWN_DIFFERENCES) - set(PROGRAMS)) == []
