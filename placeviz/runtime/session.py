@@ -542,7 +542,7 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
     gpus = [d for d in devices if d.device_type == "GPU"]
     others = [d for d in devices if d.device_type != "GPU"]
     if options.visible_device_list:
-        order = []
+        order: dict[int, None] = {}  # insertion-ordered, with constant-time duplicate checks
         for item in options.visible_device_list.split(","):
             item = item.strip()
             if not item.isdigit():
@@ -552,7 +552,7 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
                     f"visible_device_list contained a duplicate entry: "
                     f"{options.visible_device_list}"
                 )
-            order.append(int(item))
+            order[int(item)] = None
         physical = list(dict.fromkeys(d.physical.index for d in gpus))
         for index in order:
             if index >= len(physical):
@@ -560,7 +560,10 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
                     f"visible_device_list names GPU {index}, but this process sees "
                     f"{len(physical)} GPU(s)"
                 )
-        gpus = [d for index in order for d in gpus if d.physical.index == physical[index]]
+        by_card: dict[int, list[Device]] = {}
+        for device in gpus:
+            by_card.setdefault(device.physical.index, []).append(device)
+        gpus = [d for index in order for d in by_card[physical[index]]]
     renumbered = []
     for i, device in enumerate(gpus):
         limit = device.memory_limit
@@ -577,8 +580,8 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
         kind = device_type.upper()
         if kind == "CPU":
             count = max(count, 1)
-        kept = [d for d in result if d.device_type == kind][: max(count, 0)]
-        result = [d for d in result if d.device_type != kind or d in kept]
+        kept = {id(d) for d in [d for d in result if d.device_type == kind][: max(count, 0)]}
+        result = [d for d in result if d.device_type != kind or id(d) in kept]
     return result
 
 
