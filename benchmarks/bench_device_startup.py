@@ -35,7 +35,8 @@ def main() -> None:
     args = parser.parse_args()
     for count in args.counts:
         seconds = startup_seconds(count)
-        print(f"{count:>6} GPUs: {seconds:7.3f} s in all, {seconds / count * 1e6:7.1f} us per device")
+        per_device_us = seconds / count * 1e6
+        print(f"{count:>6} GPUs: {seconds:7.3f} s in all, {per_device_us:7.1f} us per device")
     pv.config.reset_devices()
 
 
