@@ -445,7 +445,10 @@ class Session:
 
     def _place(self) -> None:
         self._context.initialize()
-        decisions, self._failures = self._placer.place(self.graph._ops, self._placement)
+        # Ops another thread adds while this places are left for the next run: the version
+        # recorded is the snapshot's, not the graph's when placing ends.
+        ops = list(self.graph._ops)
+        decisions, self._failures = self._placer.place(ops, self._placement)
         now = _clock()
         since = self._recorder.total
         for op, device, reason in decisions:
@@ -473,7 +476,7 @@ class Session:
             self._placement_counts.append(len(self._placement_columns["kind"]))
         self._recorder.extend(count, placed)
         self._recorder.publish(since)
-        self._placed_version = self.graph.version
+        self._placed_version = len(ops)
         if self._log and decisions:
             lines = placement_log.placement_lines((op, device) for op, device, _ in decisions)
             placement_log.write("\n".join(lines))
@@ -490,10 +493,16 @@ class Session:
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
+        """Stop the session's worker threads once the run in flight (if any) has ended.
+
+        Later runs raise; a run another thread had begun (placing, compiling) would otherwise
+        start fresh workers after they were stopped, and leave them running.
+        """
         self._closed = True
-        self._plans.clear()
-        if self._workers is not None:
-            self._workers.close()
+        with self._turn:
+            self._plans.clear()
+            if self._workers is not None:
+                self._workers.close()
 
     def as_default(self) -> _DefaultSession:
         return _DefaultSession(self)

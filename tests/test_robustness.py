@@ -1,0 +1,108 @@
+"""Bad input and threads: typed errors that name the op, and sessions that stay usable."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+
+
+@pytest.fixture
+def two_gpus() -> Iterator[None]:
+    pv.config.simulate_gpus(2)
+    yield
+
+
+def _two_towers() -> pv.Tensor:
+    with pv.device("/cpu:0"):
+        x = pv.constant([1.0, 2.0], name="x")
+    outs = []
+    for gpu in range(2):
+        with pv.device(f"/gpu:{gpu}"):
+            outs.append(x * float(gpu + 2))
+    with pv.device("/cpu:0"):
+        return pv.add_n(outs, name="total")
+
+
+# -- threads -------------------------------------------------------------------------------------
+def test_ops_added_by_another_thread_while_the_session_places_are_placed_too() -> None:
+    """An op created while ``_place`` runs is not in its snapshot: the next run places it."""
+    a = pv.constant(1.0, name="a")
+    sess = pv.Session()
+    added: list[pv.Tensor] = []
+    place = sess._placer.place
+
+    def place_while_another_thread_grows_the_graph(ops: Any, placement: Any) -> Any:
+        result = place(ops, placement)
+        grower = threading.Thread(target=lambda: added.append(pv.add(a, 2.0, name="late")))
+        with sess.graph.as_default():
+            grower.start()
+            grower.join()
+        return result
+
+    sess._placer.place = place_while_another_thread_grows_the_graph  # type: ignore[method-assign]
+    assert sess.run(a) == 1.0
+    (late,) = added
+    assert sess.run(late) == 3.0
+    assert sess.placement[late.op.name].endswith("CPU:0")
+
+
+@pytest.mark.usefixtures("two_gpus")
+def test_close_while_another_thread_is_starting_a_run_leaves_no_worker_thread() -> None:
+    total = _two_towers()
+    before = threading.active_count()
+    sess = pv.Session()
+    compiling, release = threading.Event(), threading.Event()
+    compile_plan = sess._compile
+
+    def slow_compile(*args: Any) -> Any:
+        compiling.set()
+        release.wait(5.0)
+        return compile_plan(*args)
+
+    sess._compile = slow_compile  # type: ignore[method-assign]
+    results: list[Any] = []
+    runner = threading.Thread(target=lambda: results.append(sess.run(total)))
+    runner.start()
+    assert compiling.wait(5.0)
+    closer = threading.Thread(target=sess.close)
+    closer.start()
+    time.sleep(0.05)
+    release.set()
+    runner.join(5.0)
+    closer.join(5.0)
+    np.testing.assert_array_equal(results[0], [5.0, 10.0])
+    assert threading.active_count() == before
+    with pytest.raises(RuntimeError, match="closed Session"):
+        sess.run(total)
+
+
+@pytest.mark.usefixtures("two_gpus")
+def test_close_while_other_threads_run_in_a_loop_leaves_no_worker_thread() -> None:
+    total = _two_towers()
+    before = threading.active_count()
+    sess = pv.Session()
+    errors: list[BaseException] = []
+
+    def loop() -> None:
+        try:
+            while True:
+                sess.run(total)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    runners = [threading.Thread(target=loop) for _ in range(3)]
+    for runner in runners:
+        runner.start()
+    time.sleep(0.2)
+    sess.close()
+    for runner in runners:
+        runner.join(5.0)
+    assert len(errors) == 3 and all("closed Session" in str(e) for e in errors)
+    assert threading.active_count() == before
