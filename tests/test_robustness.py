@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -106,3 +107,27 @@ def test_close_while_other_threads_run_in_a_loop_leaves_no_worker_thread() -> No
         runner.join(5.0)
     assert len(errors) == 3 and all("closed Session" in str(e) for e in errors)
     assert threading.active_count() == before
+
+
+# -- big fills -------------------------------------------------------------------------------------
+def test_zeros_bigger_than_a_gpu_cost_nothing_until_run_and_then_fail_typed() -> None:
+    """8000x8000 float32 zeros (244 MiB) pinned to a 64 MiB GPU: building the graph allocates
+    nothing; the run fails with ResourceExhaustedError naming op, device and bytes, and the
+    session still runs what fits."""
+    pv.config.simulate_gpus(1, memory_limit_mb=64)
+    tracemalloc.start()
+    try:
+        with pv.device("/gpu:0"):
+            big = pv.zeros([8000, 8000], name="big")
+            small = pv.ones([10, 10]) * 2.0
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    sess = pv.Session()
+    with pytest.raises(pv.errors.ResourceExhaustedError) as info:
+        sess.run(big)
+    message = str(info.value)
+    assert "'big'" in message and "GPU:0" in message and "256000000" in message
+    assert "test_robustness.py" in message
+    assert sess.run(small).sum() == 200.0
