@@ -131,3 +131,26 @@ def test_zeros_bigger_than_a_gpu_cost_nothing_until_run_and_then_fail_typed() ->
     assert "'big'" in message and "GPU:0" in message and "256000000" in message
     assert "test_robustness.py" in message
     assert sess.run(small).sum() == 200.0
+
+
+# -- run-time allocation failures ----------------------------------------------------------------
+@pytest.mark.parametrize("device", ["/cpu:0", "/gpu:0"])
+def test_a_failed_run_time_allocation_is_resource_exhausted_naming_op_device_and_bytes(
+    device: str,
+) -> None:
+    """A fill whose size only the run knows asks NumPy for 10^14 floats; the run raises
+    ResourceExhaustedError (TF's OOM wording), not a bare MemoryError, and the session lives."""
+    pv.config.simulate_gpus(1)
+    dims = pv.placeholder(pv.int64, [2], name="dims")
+    with pv.device(device):
+        huge = pv.fill(dims, 1.0, name="huge")
+    sess = pv.Session()
+    with pytest.raises(pv.errors.ResourceExhaustedError) as info:
+        sess.run(huge, {dims: [10**7, 10**7]})
+    message = str(info.value)
+    assert message.startswith("OOM when allocating tensor with shape[10000000,10000000]")
+    assert "400000000000000 bytes" in message
+    assert "'huge' (Fill)" in message and "test_robustness.py" in message
+    assert device.upper()[1:] in message.upper()
+    assert info.value.op is huge.op
+    np.testing.assert_array_equal(sess.run(huge, {dims: [1, 2]}), [[1.0, 1.0]])

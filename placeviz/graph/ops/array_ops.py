@@ -159,12 +159,15 @@ registry.register(OpDef(type="Fill", infer=_infer_fill, kernel=_fill_kernel, cos
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
-    """``value`` (a Python scalar or a scalar tensor) gives the dtype; nothing is allocated
-    until a run computes the fill."""
-    shape = static_dims(dims, "dims")
+    """``value`` (a Python scalar or a scalar tensor) gives the dtype; ``dims`` may be a 1-D int
+    tensor. Nothing is allocated until a run computes the fill."""
     graph = get_default_graph()
     with graph.name_scope(name or "Fill") as scope:
-        dims_tensor = constant_op.constant(shape, _shape_dtype(shape), name="dims")
+        if is_tensor_like(dims):
+            dims_tensor = convert_to_tensor(dims)
+        else:
+            shape = static_dims(dims, "dims")
+            dims_tensor = constant_op.constant(shape, _shape_dtype(shape), name="dims")
         value_tensor = convert_to_tensor(value, name="value")
         return shape_ops.fill(dims_tensor, value_tensor, name=scope)
 
