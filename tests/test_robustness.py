@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import tracemalloc
@@ -154,3 +155,82 @@ def test_a_failed_run_time_allocation_is_resource_exhausted_naming_op_device_and
     assert device.upper()[1:] in message.upper()
     assert info.value.op is huge.op
     np.testing.assert_array_equal(sess.run(huge, {dims: [1, 2]}), [[1.0, 1.0]])
+
+
+# -- wrong types for run and session arguments ---------------------------------------------------
+def test_feeding_an_int32_placeholder_a_value_out_of_its_range_names_the_placeholder() -> None:
+    """TF 2.21 wraps these silently (2**40 fed to int32 reads as 0); placeviz raises a typed
+    error naming the placeholder and its line, and the session stays usable."""
+    x = pv.placeholder(pv.int32, [None], name="x")
+    y = x + 1
+    sess = pv.Session()
+    for value in ([2**40], np.array([2**40]), np.array([-(2**33)], np.int64)):
+        with pytest.raises(pv.errors.InvalidArgumentError) as info:
+            sess.run(y, {x: value})
+        message = str(info.value)
+        assert "'x:0'" in message and "int32" in message and "out of bounds" in message
+        assert "test_robustness.py" in message
+        assert info.value.op is x.op
+    # In range, a wider integer array is converted; floats truncate, as in TF.
+    np.testing.assert_array_equal(sess.run(y, {x: np.array([5, -7], np.int64)}), [6, -6])
+    np.testing.assert_array_equal(sess.run(y, {x: [1.5]}), [2])
+
+
+def test_feed_values_of_the_wrong_type_get_tensorflows_error_classes() -> None:
+    """TF 2.21: ['a'] for int32 raises ValueError, [None] a TypeError."""
+    x = pv.placeholder(pv.int32, [None], name="x")
+    sess = pv.Session()
+    with pytest.raises(ValueError, match=r"Cannot feed \['a'\] to Tensor 'x:0'") as info:
+        sess.run(x, {x: ["a"]})
+    assert isinstance(info.value, pv.errors.InvalidArgumentError)
+    with pytest.raises(TypeError, match=r"Cannot feed \[None\] to Tensor 'x:0'") as info:
+        sess.run(x, {x: [None]})
+    assert isinstance(info.value, pv.errors.InvalidArgumentError)
+    np.testing.assert_array_equal(sess.run(x, {x: [3]}), [3])
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [("options", "full"), ("options", {"trace_level": 3}), ("run_metadata", 3)],
+)
+def test_run_arguments_of_the_wrong_type_are_type_errors_naming_them(
+    argument: str, value: Any
+) -> None:
+    x = pv.constant(1.0)
+    sess = pv.Session()
+    with pytest.raises(TypeError, match=f"Argument `{argument}` must be a pv.Run"):
+        sess.run(x, **{argument: value})
+    assert sess.run(x) == 1.0
+
+
+def test_a_config_that_is_not_a_config_proto_is_tensorflows_type_error() -> None:
+    """TF 2.21: Argument `config` must be a tf.ConfigProto, but got "str"."""
+    with pytest.raises(
+        TypeError, match=re.escape('Argument `config` must be a pv.ConfigProto, but got "str"')
+    ):
+        pv.Session(config="log_device_placement")
+
+
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: pv.ConfigProto(device_count="GPU"), "ConfigProto.device_count"),
+        (lambda: pv.ConfigProto(device_count={"GPU": "1"}), "ConfigProto.device_count"),
+        (lambda: pv.ConfigProto(inter_op_parallelism_threads="2"), "inter_op_parallelism"),
+        (lambda: pv.ConfigProto(allow_soft_placement="yes"), "ConfigProto.allow_soft_placement"),
+        (lambda: pv.ConfigProto(gpu_options={"allow_growth": True}), "ConfigProto.gpu_options"),
+        (lambda: pv.GPUOptions(per_process_gpu_memory_fraction="0.5"), "GPUOptions.per_process"),
+        (lambda: pv.GPUOptions(visible_device_list=[0, 1]), "GPUOptions.visible_device_list"),
+    ],
+)
+def test_config_fields_of_the_wrong_type_are_type_errors_naming_the_field(
+    make: Any, field: str
+) -> None:
+    with pytest.raises(TypeError, match=field):
+        make()
+
+
+def test_an_unknown_trace_level_label_is_a_value_error() -> None:
+    """TF 2.21: RunOptions(trace_level='full') raises ValueError 'unknown enum label'."""
+    with pytest.raises(ValueError, match="unknown enum label 'full'"):
+        pv.RunOptions(trace_level="full")

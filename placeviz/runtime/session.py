@@ -17,7 +17,7 @@ import numpy as np
 
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
-from placeviz.errors import InvalidArgumentError
+from placeviz.errors import DTypeMismatchError, InvalidArgumentError
 from placeviz.events.kinds import EventKind
 from placeviz.events.recorder import COLUMNS, DTYPES, Recorder
 from placeviz.events.trace import Trace
@@ -65,6 +65,7 @@ class Session:
                 "process only (clusters are not supported yet). Use pv.Session()."
             )
         self.graph = graph if graph is not None else get_default_graph()
+        _require_type("config", config, ConfigProto)
         self.config = config or ConfigProto()
         # The devices a session runs on are those of the context it was made in (a magic's cell
         # may have its own), also when it is used or traced after that context has ended.
@@ -208,6 +209,9 @@ class Session:
     ) -> Any:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if options is not None or run_metadata is not None:
+            _require_type("options", options, RunOptions)
+            _require_type("run_metadata", run_metadata, RunMetadata)
         level = self.trace_level if options is None else options.trace_level
         full = level >= RunOptions.FULL_TRACE
         if (
@@ -545,6 +549,14 @@ class _DefaultSession:
         session_stack().pop()
 
 
+def _require_type(argument: str, value: Any, kind: type) -> None:
+    """TF's wording for a session argument of the wrong type (None means the default)."""
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(
+            f'Argument `{argument}` must be a pv.{kind.__name__}, but got "{type(value).__name__}"'
+        )
+
+
 def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]:
     """Apply ``device_count``, ``visible_device_list`` and the GPU memory fraction."""
     options = config.gpu_options
@@ -632,13 +644,38 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
 
 
 def _feed_value(tensor: Tensor, value: Any) -> Any:
+    """The fed value as an array of the tensor's dtype.
+
+    TensorFlow wraps integers that do not fit the dtype silently (2**40 fed to int32 is 0);
+    placeviz refuses them, since the wrapped value would be a silent wrong answer.
+    """
+    target = tensor.dtype.np
+    what = f"Tensor '{tensor.name}' of dtype {tensor.dtype.name} (created at {tensor.op.source})"
     try:
-        array = np.array(value, dtype=tensor.dtype.np)
-    except (TypeError, ValueError) as exc:
+        array = np.array(value, dtype=target)
+    except OverflowError as exc:
         raise InvalidArgumentError(
-            f"Cannot feed {value!r} to Tensor '{tensor.name}' of dtype {tensor.dtype.name}: {exc}",
-            op=tensor.op,
+            f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op
         ) from None
+    except (TypeError, ValueError) as exc:
+        error = DTypeMismatchError if isinstance(exc, TypeError) else InvalidArgumentError
+        raise error(f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op) from None
+    if (
+        isinstance(value, np.ndarray)
+        and value.size
+        and value.dtype.kind in "iu"
+        and array.dtype.kind in "iu"
+        and not np.can_cast(value.dtype, array.dtype)
+    ):
+        bounds = np.iinfo(array.dtype)
+        low, high = value.min(), value.max()
+        if low < bounds.min or high > bounds.max:
+            outside = low if low < bounds.min else high
+            raise InvalidArgumentError(
+                f"Cannot feed an array of {value.dtype} to {what}: {outside} is out of bounds for "
+                f"{tensor.dtype.name} [{bounds.min}, {bounds.max}]",
+                op=tensor.op,
+            )
     if not tensor.shape.is_compatible_with(array.shape):
         raise InvalidArgumentError(
             f"Cannot feed value of shape {array.shape} for Tensor '{tensor.name}' (created at "
