@@ -256,14 +256,14 @@ class Session:
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
-            self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
+            self._finish_run(prepared, run, compiled.interrupted_step, "KeyboardInterrupt", values)
             raise
         finally:
             self._in_flight = None
         if failure is None:
-            self._finish_run(prepared, run, None, None)
+            self._finish_run(prepared, run, None, None, values)
         else:
-            self._finish_run(prepared, run, failure.failed_step, str(failure.error))
+            self._finish_run(prepared, run, failure.failed_step, str(failure.error), values)
         if run_metadata is not None:
             run_metadata.trace = self.trace(runs=1)
         if failure is not None:
@@ -290,10 +290,11 @@ class Session:
         run: _RunStart,
         failed_step: int | None,
         error: str | None,
+        feeds: Any,
     ) -> None:
         t_end = _clock()
         compiled, columns = prepared
-        record_run(self._recorder, compiled, columns, run.id, run.t0, t_end, failed_step)
+        record_run(self._recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         self._run_cursors.append(run.since)
         self._runs.append(
             {
@@ -607,11 +608,12 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
 
 
 def _sizes_known_only_at_run_time_on_gpus(plan: Any) -> bool:
-    """Whether a GPU in the plan makes a tensor whose size static shapes do not give."""
+    """Whether a GPU in the plan makes or uses a tensor whose size static shapes do not give
+    (the run then measures such sizes: to check memory, and to model a simulated GPU's time)."""
     return any(
         plan.devices[op._id].device_type != "CPU"
         and not op.op_def.ref_output
-        and any(tensor_bytes(t) is None for t in op.outputs)
+        and any(tensor_bytes(t) is None for t in (*op.inputs, *op.outputs))
         for op in plan.ops
     )
 
