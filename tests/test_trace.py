@@ -344,3 +344,15 @@ def test_plan_order_memory_events_match_the_general_path() -> None:
     times, in_use = first.trace.memory_timeline("CPU:0")
     assert (np.diff(times) >= 0).all() and in_use[-1] == 0
     assert max(in_use) >= 3 * 4 * 4 * 2  # x * 2.0 and its two halves were live together
+
+
+def test_a_scalar_fed_to_a_placeholder_of_unknown_shape_is_modeled_as_a_scalar() -> None:
+    pv.config.simulate_gpus(1)
+    with pv.device("/gpu:0"):
+        x = pv.placeholder(pv.float32, name="x")
+        y = pv.square(x, name="y")
+    metadata = pv.RunMetadata()
+    assert pv.Session().run(y, {x: 3.0}, run_metadata=metadata) == 9.0
+    ev = metadata.trace.events
+    ops = _kinds(metadata.trace, EventKind.OP)
+    assert set(ev["source"][ops]) == {int(TimingSource.MODELED)}

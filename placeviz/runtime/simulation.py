@@ -210,7 +210,8 @@ class TimelineModel:
         shapes = self.sizes.shapes(out_bytes, feeds)
 
         def shape(tensor: Tensor) -> Shape:
-            return shapes.get(id(tensor)) or _static_shape(tensor)  # type: ignore[return-value]
+            found = shapes.get(id(tensor))
+            return found if found is not None else _static_shape(tensor)  # type: ignore[return-value]
 
         durations = {}
         for i in self.run_time:
