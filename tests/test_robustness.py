@@ -134,6 +134,19 @@ def test_zeros_bigger_than_a_gpu_cost_nothing_until_run_and_then_fail_typed() ->
     assert sess.run(small).sum() == 200.0
 
 
+def test_zeros_of_a_trillion_elements_build_and_fail_typed_when_run() -> None:
+    """TF builds a Fill; its run fails with ResourceExhaustedError naming op, device and bytes
+    (placeviz checks static sizes before running, against the host's 1 TiB)."""
+    zeros = pv.zeros([10**6, 10**6], name="zeros")
+    sess = pv.Session()
+    with pytest.raises(pv.errors.ResourceExhaustedError) as info:
+        sess.run(zeros)
+    message = str(info.value)
+    assert "'zeros' (Fill" in message and "CPU:0" in message and "4000000000000 bytes" in message
+    assert "test_robustness.py" in message
+    np.testing.assert_array_equal(sess.run(pv.ones([2])), [1.0, 1.0])
+
+
 # -- run-time allocation failures ----------------------------------------------------------------
 @pytest.mark.parametrize("device", ["/cpu:0", "/gpu:0"])
 def test_a_failed_run_time_allocation_is_resource_exhausted_naming_op_device_and_bytes(
@@ -201,6 +214,16 @@ def test_run_arguments_of_the_wrong_type_are_type_errors_naming_them(
     with pytest.raises(TypeError, match=f"Argument `{argument}` must be a pv.Run"):
         sess.run(x, **{argument: value})
     assert sess.run(x) == 1.0
+
+
+@pytest.mark.parametrize("feed_dict", [[("x", [1])], "x:0", 3])
+def test_a_feed_dict_that_is_not_a_mapping_is_a_type_error_naming_it(feed_dict: Any) -> None:
+    """TF 2.21 raises TypeError ("'dict' must be a dictionary or collection.Mapping")."""
+    x = pv.placeholder(pv.int32, [None], name="x")
+    sess = pv.Session()
+    with pytest.raises(TypeError, match="`feed_dict` must be a dictionary"):
+        sess.run(x + 1, feed_dict=feed_dict)
+    np.testing.assert_array_equal(sess.run(x + 1, feed_dict={x: [1]}), [2])
 
 
 def test_a_config_that_is_not_a_config_proto_is_tensorflows_type_error() -> None:

@@ -487,6 +487,11 @@ class Session:
             placement_log.write("\n".join(lines))
 
     def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
+        if not isinstance(feed_dict, Mapping):
+            raise TypeError(
+                "Argument `feed_dict` must be a dictionary (a Mapping from tensors to values), "
+                f"not {type(feed_dict).__name__!r}"
+            )
         pairs = []
         for key, value in feed_dict.items():
             tensor = _resolve(key, self.graph, "feed")
