@@ -356,3 +356,26 @@ def test_a_scalar_fed_to_a_placeholder_of_unknown_shape_is_modeled_as_a_scalar()
     ev = metadata.trace.events
     ops = _kinds(metadata.trace, EventKind.OP)
     assert set(ev["source"][ops]) == {int(TimingSource.MODELED)}
+
+
+def test_a_plan_run_with_another_batch_size_is_modeled_with_that_size() -> None:
+    """The modeled durations follow each run's shapes, also when a plan alternates sizes."""
+    pv.config.simulate_gpus(1)
+    with pv.device("/cpu:0"):
+        x = pv.placeholder(pv.float32, [None, 256], name="x")
+    with pv.device("/gpu:0"):
+        product = pv.matmul(x, pv.ones([256, 1024]), name="product")
+    sess = pv.Session()
+
+    def product_ns(rows: int) -> int:
+        metadata = pv.RunMetadata()
+        sess.run(product, {x: np.ones((rows, 256), np.float32)}, run_metadata=metadata)
+        trace = metadata.trace
+        ev = trace.events
+        (i,) = np.flatnonzero(_kinds(trace, EventKind.OP) & (ev["node"] == product.op._id))
+        assert ev["source"][i] == int(TimingSource.MODELED)
+        return int(ev["t1"][i] - ev["t0"][i])
+
+    big, small = product_ns(8192), product_ns(16)
+    assert big > small
+    assert product_ns(8192) == big and product_ns(16) == small

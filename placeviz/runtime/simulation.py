@@ -24,6 +24,7 @@ from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
+_CACHED_SIZES = 8  # sets of run-time sizes whose modeled durations a plan keeps
 
 
 def _ns(seconds: float) -> int:
@@ -191,9 +192,9 @@ class TimelineModel:
             if _static_shape(t) is None
         }
         self.sizes = _RunTimeSizes(list(dynamic.values()), steps, feeds, byte_offsets)
-        # The latest run's sizes and the durations they gave: a loop of runs fed the same
-        # shapes models its steps once.
-        self._cached: tuple[tuple[Any, ...], dict[int, int]] | None = None
+        # Durations by the sizes that gave them, for the last few sets of sizes: a loop fed
+        # full batches and a smaller last one models its steps once per size.
+        self._cached: dict[tuple[Any, ...], dict[int, int]] = {}
         self.lanes = [
             (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")
             for step in steps
@@ -205,8 +206,9 @@ class TimelineModel:
 
     def _run_time_durations(self, out_bytes: Sequence[int], feeds: Sequence[Any]) -> dict[int, int]:
         key = self.sizes.key(out_bytes, feeds)
-        if self._cached is not None and self._cached[0] == key:
-            return self._cached[1]
+        cached = self._cached.get(key)
+        if cached is not None:
+            return cached
         shapes = self.sizes.shapes(out_bytes, feeds)
 
         def shape(tensor: Tensor) -> Shape:
@@ -230,7 +232,9 @@ class TimelineModel:
                 tensors = [*step.op.inputs, *step.op.outputs]
                 moved = sum(_nbytes(t, shape) for t, shape in zip(tensors, [*ins, *outs]))
                 durations[i] = _memory_bound_duration(step, moved)
-        self._cached = (key, durations)
+        if len(self._cached) >= _CACHED_SIZES:
+            self._cached.pop(next(iter(self._cached)))
+        self._cached[key] = durations
         return durations
 
     def lay_out(
