@@ -241,8 +241,8 @@ class TimelineModel:
         self,
         measured: Sequence[int],
         count: int,
-        out_bytes: Sequence[int] = (),
-        feeds: Sequence[Any] = (),
+        out_bytes: Sequence[int],
+        feeds: Sequence[Any],
     ) -> tuple[list[int], list[int], list[int]]:
         """Start, end (ns from the run's start) and timing source of the first ``count`` steps.
 

@@ -206,7 +206,7 @@ def record_run(
     t_start: int,
     t_end: int,
     failed_step: int | None,
-    feeds: Sequence[Any] = (),
+    feeds: Sequence[Any],
 ) -> None:
     """Add one run's events: the run, its steps and, when fully traced, its allocations.
 
