@@ -31,7 +31,7 @@ def per_event_record_run(repeats: int, read_back: bool) -> tuple[float, int]:
     before = len(recorder)
     start = time.perf_counter()
     for run in range(repeats):
-        record_run(recorder, compiled, columns, run, 0, 10**9, None)
+        record_run(recorder, compiled, columns, run, 0, 10**9, None, feeds=())
     if read_back:
         assert len(recorder.batch()) == len(recorder)
     elapsed = time.perf_counter() - start

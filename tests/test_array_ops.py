@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from placeviz import dtypes
 from placeviz import errors as pv_errors
 from placeviz.graph.core import Graph, Tensor
 from placeviz.graph.ops import array_ops, constant_op, math_ops, state_ops
+from placeviz.graph.ops.shape_ops import constant_value
 from placeviz.graph.shapes import TensorShape
 from placeviz.runtime.session import Session
 
@@ -46,6 +48,38 @@ def test_zeros_and_ones_are_named_constants() -> None:
     assert array_ops.zeros([]).shape == []
 
 
+def test_zeros_and_ones_of_1000_elements_or_more_are_fills_as_in_tensorflow() -> None:
+    """TF 2.21's ``_constant_if_small``: zeros([999]) is a Const, zeros([1000]) and
+    zeros([100, 100]) a Fill of a shape_as_tensor and a Const under the zeros scope."""
+    assert array_ops.zeros([999]).op.type == "Const"
+    z = array_ops.zeros([100, 100], name="z")
+    assert (z.op.type, z.op.name, z.shape, z.dtype) == ("Fill", "z", [100, 100], dtypes.float32)
+    assert [(t.op.name, t.dtype) for t in z.op.inputs] == [
+        ("z/shape_as_tensor", dtypes.int32),
+        ("z/Const", dtypes.float32),
+    ]
+    o = array_ops.ones([1000], dtype=dtypes.bool)
+    assert (o.op.type, o.op.name, o.dtype) == ("Fill", "ones", dtypes.bool)
+    shape, value = (constant_value(t) for t in o.op.inputs)
+    np.testing.assert_array_equal(shape, [1000])
+    assert value.dtype == np.bool_ and value == np.bool_(True)
+    # A dimension beyond int32 makes the shape int64, as in TF.
+    assert array_ops.zeros([3 * 10**9]).op.inputs[0].dtype is dtypes.int64
+
+
+def test_huge_zeros_ones_and_fill_allocate_nothing_while_the_graph_is_built() -> None:
+    tracemalloc.start()
+    try:
+        z = array_ops.zeros([10**6, 10**6])
+        o = array_ops.ones([8000, 8000])
+        f = array_ops.fill([10**6, 10**6], 2.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert z.shape == [10**6, 10**6] and o.shape == [8000, 8000] and f.shape == z.shape
+
+
 def test_zeros_needs_a_static_shape() -> None:
     with pytest.raises(ValueError, match="fully defined"):
         array_ops.zeros(TensorShape([None, 2]))
@@ -57,11 +91,16 @@ def test_zeros_needs_a_static_shape() -> None:
 
 def test_fill_takes_its_dtype_from_the_value() -> None:
     f = array_ops.fill([2, 3], 7)
+    # TF 2.21: inputs ('Fill/dims', int32) and ('Fill/value', the value's dtype)
     assert (f.op.type, f.op.name) == ("Fill", "Fill")
-    assert f.op.inputs[0].op.type == "Const"
+    assert [(t.op.type, t.op.name) for t in f.op.inputs] == [
+        ("Const", "Fill/dims"),
+        ("Const", "Fill/value"),
+    ]
+    assert f.op.inputs[0].dtype is dtypes.int32
     assert f.shape == [2, 3]
     assert f.dtype is dtypes.int32
-    value = run_kernel(f, np.array(7, np.int32))
+    value = run_kernel(f, np.array([2, 3], np.int32), np.array(7, np.int32))
     np.testing.assert_array_equal(value, np.full((2, 3), 7, np.int32))
     assert value.dtype == np.int32
     scalar = placeholder([], dtypes.float64)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -239,3 +241,28 @@ def test_local_targets_are_accepted() -> None:
     total = pv.constant(1.0) + pv.constant(1.0)
     assert pv.Session(target="").run(total) == 2.0
     assert pv.Session(target="local").run(total) == 2.0
+
+
+# -- many devices ----------------------------------------------------------------------------------
+def test_start_up_with_thousands_of_gpus_is_not_quadratic() -> None:
+    """Listing, visibility, device_count, visible_device_list and the first run of 6,000
+    simulated GPUs take well under 3 s (about 0.1 s; with a pairwise scan they took over 10 s).
+    benchmarks/bench_device_startup.py measures the per-device cost."""
+    count = 6000
+    begin = time.perf_counter()
+    pv.config.simulate_gpus(count)
+    gpus = pv.config.list_physical_devices("GPU")
+    pv.config.set_visible_devices(gpus, "GPU")
+    pv.config.experimental.set_memory_growth(gpus[-1], False)
+    visible = ",".join(str(i) for i in reversed(range(count)))
+    config = pv.ConfigProto(
+        device_count={"GPU": count}, gpu_options=pv.GPUOptions(visible_device_list=visible)
+    )
+    with pv.device("/GPU:0"):
+        value = pv.constant(2.0) * 3.0
+    with pv.Session(config=config) as sess:
+        assert sess.run(value) == 6.0
+        # visible_device_list's first entry is the last card
+        assert sess.devices[1].physical.index == count - 1
+        assert len(sess.devices) == count + 1
+    assert time.perf_counter() - begin < 3.0

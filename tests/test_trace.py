@@ -93,6 +93,95 @@ def test_simulated_gpu_steps_are_modeled_and_cpu_steps_clocked() -> None:
         assert ev["t0"][ops & (ev["device"] == gpu)].min() >= arrive
 
 
+def _training_step_times(batch: int | None, options: pv.RunOptions) -> dict[str, tuple]:
+    """(duration ns, timing source) per op and transfer of one training step on a simulated GPU,
+    inputs fed from the CPU, 2048 examples; ``batch`` is the placeholders' static first dim."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(1)
+    graph = pv.Graph()
+    with graph.as_default():
+        with pv.device("/cpu:0"):
+            x = pv.placeholder(pv.float32, [batch, 128], name="x")
+            y = pv.placeholder(pv.float32, [batch, 1], name="y")
+        with pv.device("/gpu:0"):
+            w = pv.Variable(pv.ones([128, 256]) * 0.01, name="w")
+            hidden = pv.nn.relu(pv.matmul(x, w, name="hidden"), name="relu")
+            error = pv.reduce_sum(hidden, axis=1, keepdims=True, name="out") - y
+            loss = pv.reduce_mean(pv.square(error, name="square"), name="loss")
+            train = pv.train.GradientDescentOptimizer(0.01).minimize(loss)
+        init = pv.global_variables_initializer()
+    sess = pv.Session(graph=graph)
+    sess.run(init)
+    metadata = pv.RunMetadata()
+    feed = {x: np.ones((2048, 128), np.float32), y: np.ones((2048, 1), np.float32)}
+    sess.run(train, feed, options=options, run_metadata=metadata)
+    trace = metadata.trace
+    ev = trace.events
+    steps = _kinds(trace, EventKind.OP) | _kinds(trace, EventKind.TRANSFER)
+    return {
+        f"{EventKind(int(ev['kind'][i])).name} {trace.node_name(int(ev['node'][i]))}": (
+            int(ev["t1"][i] - ev["t0"][i]),
+            int(ev["source"][i]),
+            int(ev["device"][i]),
+        )
+        for i in np.flatnonzero(steps)
+    }
+
+
+@pytest.mark.parametrize("level", [pv.RunOptions.NO_TRACE, pv.RunOptions.FULL_TRACE])
+def test_a_simulated_gpu_fed_run_time_shapes_is_modeled_with_those_shapes(level: int) -> None:
+    """Placeholders of shape [None, 128] fed 2048 rows: every step on (or to) the simulated GPU
+    is modeled, and each lasts exactly what it lasts when the static shape says 2048 (never the
+    host clock's time labelled modeled)."""
+    options = pv.RunOptions(trace_level=level)
+    dynamic = _training_step_times(None, options)
+    static = _training_step_times(2048, options)
+    modeled = int(TimingSource.MODELED)
+    on_gpu = {name: t for name, t in dynamic.items() if t[2] == 1}
+    assert len(on_gpu) > 10
+    assert {t[1] for t in on_gpu.values()} == {modeled}
+    # The forward ops, the inputs' copies and the gradients that see the same shapes in both
+    # graphs (other gradient ops differ: with unknown shapes they are built from Shape ops).
+    for name in (
+        "OP hidden",
+        "OP relu",
+        "OP out",
+        "OP sub",
+        "TRANSFER x",
+        "TRANSFER y",
+        "OP gradients/relu_grad/ReluGrad",
+        "OP gradients/hidden_grad/MatMul_1",
+        "OP gradients/square_grad/Mul_1",
+        "OP gradients/out_grad/BroadcastTo",
+    ):
+        assert dynamic[name] == static[name], name
+    # 2048x128x256 multiply-adds take longer than a launch alone (what w/read costs)
+    assert dynamic["OP hidden"][0] > dynamic["OP w/read"][0] + 1_000
+
+
+@pytest.mark.parametrize("level", [pv.RunOptions.NO_TRACE, pv.RunOptions.FULL_TRACE])
+def test_shapes_only_a_run_knows_the_rank_of_are_still_modeled(level: int) -> None:
+    """A reshape to a fed shape has no static rank: its consumers' times come from the sizes
+    the run measured, and every step on the simulated GPU stays modeled."""
+    from placeviz.graph.ops import shape_ops
+
+    pv.config.simulate_gpus(1)
+    with pv.device("/cpu:0"):
+        x = pv.placeholder(pv.float32, [None, None], name="x")
+        target = pv.placeholder(pv.int32, [None], name="target")
+    with pv.device("/gpu:0"):
+        h = pv.matmul(x, pv.ones([128, 256]), name="h")
+        flat = shape_ops.reshape(h, target)
+        total = pv.reduce_sum(pv.matmul(flat, pv.ones([256, 4]))) + pv.reduce_sum(flat)
+    metadata = pv.RunMetadata()
+    feed = {x: np.ones((2048, 128), np.float32), target: [-1, 256]}
+    options = pv.RunOptions(trace_level=level)
+    assert pv.Session().run(total, feed, options=options, run_metadata=metadata) == 2048 * 256 * 640
+    ev = metadata.trace.events
+    steps = _kinds(metadata.trace, EventKind.OP) | _kinds(metadata.trace, EventKind.TRANSFER)
+    assert set(ev["source"][steps & (ev["device"] == 1)]) == {int(TimingSource.MODELED)}
+
+
 def test_two_towers_overlap_on_two_simulated_gpus() -> None:
     def makespan(gpus: tuple[int, int]) -> int:
         pv.config.reset_devices()
@@ -255,3 +344,38 @@ def test_plan_order_memory_events_match_the_general_path() -> None:
     times, in_use = first.trace.memory_timeline("CPU:0")
     assert (np.diff(times) >= 0).all() and in_use[-1] == 0
     assert max(in_use) >= 3 * 4 * 4 * 2  # x * 2.0 and its two halves were live together
+
+
+def test_a_scalar_fed_to_a_placeholder_of_unknown_shape_is_modeled_as_a_scalar() -> None:
+    pv.config.simulate_gpus(1)
+    with pv.device("/gpu:0"):
+        x = pv.placeholder(pv.float32, name="x")
+        y = pv.square(x, name="y")
+    metadata = pv.RunMetadata()
+    assert pv.Session().run(y, {x: 3.0}, run_metadata=metadata) == 9.0
+    ev = metadata.trace.events
+    ops = _kinds(metadata.trace, EventKind.OP)
+    assert set(ev["source"][ops]) == {int(TimingSource.MODELED)}
+
+
+def test_a_plan_run_with_another_batch_size_is_modeled_with_that_size() -> None:
+    """The modeled durations follow each run's shapes, also when a plan alternates sizes."""
+    pv.config.simulate_gpus(1)
+    with pv.device("/cpu:0"):
+        x = pv.placeholder(pv.float32, [None, 256], name="x")
+    with pv.device("/gpu:0"):
+        product = pv.matmul(x, pv.ones([256, 1024]), name="product")
+    sess = pv.Session()
+
+    def product_ns(rows: int) -> int:
+        metadata = pv.RunMetadata()
+        sess.run(product, {x: np.ones((rows, 256), np.float32)}, run_metadata=metadata)
+        trace = metadata.trace
+        ev = trace.events
+        (i,) = np.flatnonzero(_kinds(trace, EventKind.OP) & (ev["node"] == product.op._id))
+        assert ev["source"][i] == int(TimingSource.MODELED)
+        return int(ev["t1"][i] - ev["t0"][i])
+
+    big, small = product_ns(8192), product_ns(16)
+    assert big > small
+    assert product_ns(8192) == big and product_ns(16) == small

@@ -2,8 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numbers
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
+
+
+def _check_field_types(message: Any) -> None:
+    """Each field takes its default's kind of value, as a protobuf field does: a wrong type is a
+    TypeError naming the field, not an AttributeError deep inside a later run."""
+    for spec in fields(message):
+        value = getattr(message, spec.name)
+        default = spec.default if spec.default is not MISSING else spec.default_factory()  # type: ignore[misc]
+        where = f"{type(message).__name__}.{spec.name}"
+        if isinstance(default, dict):
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and _is_int(v) for k, v in value.items()
+            ):
+                raise TypeError(f"{where} must map device type names to ints, got {value!r}")
+        elif isinstance(default, bool | int):
+            if not _is_int(value):
+                kind = type(default).__name__
+                raise TypeError(f"{where} must be a {kind}, got {type(value).__name__} {value!r}")
+        elif isinstance(default, float):
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise TypeError(f"{where} must be a number, got {type(value).__name__} {value!r}")
+        elif not isinstance(value, type(default)):
+            raise TypeError(
+                f"{where} must be a {type(default).__name__}, got {type(value).__name__} {value!r}"
+            )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral)
 
 
 @dataclass
@@ -15,6 +46,7 @@ class GPUOptions:
     visible_device_list: str = ""
 
     def __post_init__(self) -> None:
+        _check_field_types(self)
         if not 0.0 <= self.per_process_gpu_memory_fraction <= 1.0:
             raise ValueError(
                 "per_process_gpu_memory_fraction must be between 0 and 1, got "
@@ -34,6 +66,9 @@ class ConfigProto:
     intra_op_parallelism_threads: int = 0
     use_per_session_threads: bool = False
 
+    def __post_init__(self) -> None:
+        _check_field_types(self)
+
 
 @dataclass
 class RunOptions:
@@ -49,6 +84,14 @@ class RunOptions:
     FULL_TRACE = 3
 
     trace_level: int = NO_TRACE
+
+    def __post_init__(self) -> None:
+        if isinstance(self.trace_level, str):
+            raise ValueError(
+                f"RunOptions.trace_level: unknown enum label {self.trace_level!r}; use "
+                "pv.RunOptions.NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE or FULL_TRACE"
+            )
+        _check_field_types(self)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from placeviz.devices.context import Device
-from placeviz.errors import InternalError, InvalidArgumentError, OpError
+from placeviz.errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
 from placeviz.events.kinds import EventKind
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.runtime import backends
@@ -614,4 +614,17 @@ class CompiledPlan:
             )
         if isinstance(exc, OpError):
             return type(exc)(f"{exc.message}\n\t{where}", op=exc.op or op)
+        if isinstance(exc, MemoryError):  # NumPy's and CuPy's failed allocations
+            shape, dtype = getattr(exc, "shape", None), getattr(exc, "dtype", None)
+            size = getattr(exc, "_total_size", None) or getattr(exc, "size", None)
+            tensor = (
+                f"tensor with shape[{','.join(map(str, shape))}] and type {dtype}"
+                if shape is not None and dtype is not None
+                else "a tensor"
+            )
+            amount = f" ({size} bytes)" if size else ""
+            return ResourceExhaustedError(
+                f"OOM when allocating {tensor} on {step.device.name}{amount}: {exc}\n\t{where}",
+                op=op,
+            )
         return InvalidArgumentError(f"{type(exc).__name__}: {exc}\n\t{where}", op=op)

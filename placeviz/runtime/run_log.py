@@ -54,12 +54,19 @@ class RunLog:
         return run
 
     def finish(
-        self, prepared: Prepared, run: RunStart, failed_step: int | None, error: str | None
+        self,
+        prepared: Prepared,
+        run: RunStart,
+        failed_step: int | None,
+        error: str | None,
+        feeds: Any,
     ) -> None:
+        """Record a run that ended; ``feeds`` are its fed values (their shapes time the steps of
+        a simulated GPU whose shapes only the run knows)."""
         self._in_flight = None
         t_end = clock()
         compiled, columns = prepared
-        record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step)
+        record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         self._cursors.append(run.since)
         self._runs.append(
             {

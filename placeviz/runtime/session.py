@@ -21,7 +21,7 @@ import numpy as np
 
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
-from placeviz.errors import InvalidArgumentError
+from placeviz.errors import DTypeMismatchError, InvalidArgumentError
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -59,6 +59,7 @@ class Session:
                 "process only (clusters are not supported yet). Use pv.Session()."
             )
         self.graph = graph if graph is not None else get_default_graph()
+        _require_type("config", config, ConfigProto)
         self.config = config or ConfigProto()
         # The devices a session runs on are those of the context it was made in (a magic's cell
         # may have its own), also when it is used or traced after that context has ended.
@@ -162,6 +163,9 @@ class Session:
     ) -> Any:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if options is not None or run_metadata is not None:
+            _require_type("options", options, RunOptions)
+            _require_type("run_metadata", run_metadata, RunMetadata)
         level = self.trace_level if options is None else options.trace_level
         full = level >= RunOptions.FULL_TRACE
         if not feed_dict and not full and type(fetches) is Tensor and self._placing.current:
@@ -210,12 +214,12 @@ class Session:
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
-            self._log.finish(prepared, run, compiled.interrupted_step, "KeyboardInterrupt")
+            self._log.finish(prepared, run, compiled.interrupted_step, "KeyboardInterrupt", values)
             raise
         if failure is None:
-            self._log.finish(prepared, run, None, None)
+            self._log.finish(prepared, run, None, None, values)
         else:
-            self._log.finish(prepared, run, failure.failed_step, str(failure.error))
+            self._log.finish(prepared, run, failure.failed_step, str(failure.error), values)
         if run_metadata is not None:
             run_metadata.trace = self.trace(runs=1)
         if failure is not None:
@@ -271,6 +275,11 @@ class Session:
         return min(-(-peak // _GROWTH_CHUNK) * _GROWTH_CHUNK, device.memory_limit)
 
     def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
+        if not isinstance(feed_dict, Mapping):
+            raise TypeError(
+                "Argument `feed_dict` must be a dictionary (a Mapping from tensors to values), "
+                f"not {type(feed_dict).__name__!r}"
+            )
         pairs = []
         for key, value in feed_dict.items():
             tensor = _resolve(key, self.graph, "feed")
@@ -282,10 +291,16 @@ class Session:
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
+        """Stop the session's worker threads once the run in flight (if any) has ended.
+
+        Later runs raise; a run another thread had begun (placing, compiling) would otherwise
+        start fresh workers after they were stopped, and leave them running.
+        """
         self._closed = True
-        self._plans.clear()
-        if self._workers is not None:
-            self._workers.close()
+        with self._turn:
+            self._plans.clear()
+            if self._workers is not None:
+                self._workers.close()
 
     def as_default(self) -> _DefaultSession:
         return _DefaultSession(self)
@@ -322,13 +337,21 @@ class _DefaultSession:
         session_stack().pop()
 
 
+def _require_type(argument: str, value: Any, kind: type) -> None:
+    """TF's wording for a session argument of the wrong type (None means the default)."""
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(
+            f'Argument `{argument}` must be a pv.{kind.__name__}, but got "{type(value).__name__}"'
+        )
+
+
 def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]:
     """Apply ``device_count``, ``visible_device_list`` and the GPU memory fraction."""
     options = config.gpu_options
     gpus = [d for d in devices if d.device_type == "GPU"]
     others = [d for d in devices if d.device_type != "GPU"]
     if options.visible_device_list:
-        order = []
+        order: dict[int, None] = {}  # insertion-ordered, with constant-time duplicate checks
         for item in options.visible_device_list.split(","):
             item = item.strip()
             if not item.isdigit():
@@ -338,7 +361,7 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
                     f"visible_device_list contained a duplicate entry: "
                     f"{options.visible_device_list}"
                 )
-            order.append(int(item))
+            order[int(item)] = None
         physical = list(dict.fromkeys(d.physical.index for d in gpus))
         for index in order:
             if index >= len(physical):
@@ -346,7 +369,10 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
                     f"visible_device_list names GPU {index}, but this process sees "
                     f"{len(physical)} GPU(s)"
                 )
-        gpus = [d for index in order for d in gpus if d.physical.index == physical[index]]
+        by_card: dict[int, list[Device]] = {}
+        for device in gpus:
+            by_card.setdefault(device.physical.index, []).append(device)
+        gpus = [d for index in order for d in by_card[physical[index]]]
     renumbered = []
     for i, device in enumerate(gpus):
         limit = device.memory_limit
@@ -363,8 +389,8 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
         kind = device_type.upper()
         if kind == "CPU":
             count = max(count, 1)
-        kept = [d for d in result if d.device_type == kind][: max(count, 0)]
-        result = [d for d in result if d.device_type != kind or d in kept]
+        kept = {id(d) for d in [d for d in result if d.device_type == kind][: max(count, 0)]}
+        result = [d for d in result if d.device_type != kind or id(d) in kept]
     return result
 
 
@@ -396,13 +422,38 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
 
 
 def _feed_value(tensor: Tensor, value: Any) -> Any:
+    """The fed value as an array of the tensor's dtype.
+
+    TensorFlow wraps integers that do not fit the dtype silently (2**40 fed to int32 is 0);
+    placeviz refuses them, since the wrapped value would be a silent wrong answer.
+    """
+    target = tensor.dtype.np
+    what = f"Tensor '{tensor.name}' of dtype {tensor.dtype.name} (created at {tensor.op.source})"
     try:
-        array = np.array(value, dtype=tensor.dtype.np)
-    except (TypeError, ValueError) as exc:
+        array = np.array(value, dtype=target)
+    except OverflowError as exc:
         raise InvalidArgumentError(
-            f"Cannot feed {value!r} to Tensor '{tensor.name}' of dtype {tensor.dtype.name}: {exc}",
-            op=tensor.op,
+            f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op
         ) from None
+    except (TypeError, ValueError) as exc:
+        error = DTypeMismatchError if isinstance(exc, TypeError) else InvalidArgumentError
+        raise error(f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op) from None
+    if (
+        isinstance(value, np.ndarray)
+        and value.size
+        and value.dtype.kind in "iu"
+        and array.dtype.kind in "iu"
+        and not np.can_cast(value.dtype, array.dtype)
+    ):
+        bounds = np.iinfo(array.dtype)
+        low, high = value.min(), value.max()
+        if low < bounds.min or high > bounds.max:
+            outside = low if low < bounds.min else high
+            raise InvalidArgumentError(
+                f"Cannot feed an array of {value.dtype} to {what}: {outside} is out of bounds for "
+                f"{tensor.dtype.name} [{bounds.min}, {bounds.max}]",
+                op=tensor.op,
+            )
     if not tensor.shape.is_compatible_with(array.shape):
         raise InvalidArgumentError(
             f"Cannot feed value of shape {array.shape} for Tensor '{tensor.name}' (created at "

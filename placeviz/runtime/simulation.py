@@ -3,14 +3,18 @@ a discrete-event simulation over the run's dependencies.
 
 Values are still computed for real (with NumPy); only their timing is modeled. A step on a
 simulated GPU (or a transfer that touches one) takes ``max(FLOPs / peak, bytes / bandwidth)`` plus
-a launch latency; every other step keeps its measured clock duration. Each device runs one op at
+a launch latency, with the shapes of the run when static shapes do not give them; every other step
+keeps its measured clock duration. Each device runs one op at
 a time (its stream) and copies into a device use that device's copy engine, so two towers on two
 GPUs overlap while one GPU serializes them.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
+from typing import Any
 
 from placeviz import dtypes
 from placeviz.devices.context import Device
@@ -20,19 +24,44 @@ from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
+_CACHED_SIZES = 8  # sets of run-time sizes whose modeled durations a plan keeps
 
 
 def _ns(seconds: float) -> int:
     return round(seconds * 1e9)
 
 
-def _static_shapes(tensors: Sequence[Tensor]) -> list[tuple[int, ...]] | None:
-    shapes = []
-    for tensor in tensors:
-        if not tensor.shape.is_fully_defined:
-            return None
-        shapes.append(tuple(tensor.shape.dims or ()))  # type: ignore[arg-type]
-    return shapes
+Shape = tuple[int, ...]
+
+
+def _static_shape(tensor: Tensor) -> Shape | None:
+    if not tensor.shape.is_fully_defined:
+        return None
+    return tuple(tensor.shape.dims or ())  # type: ignore[arg-type]
+
+
+def _nbytes(tensor: Tensor, shape: Shape) -> int:
+    return math.prod(shape) * tensor.dtype.size
+
+
+def _shape_of_size(tensor: Tensor, nbytes: int) -> Shape:
+    """The shape a tensor of ``nbytes`` has, given what its static shape knows.
+
+    Exact when one dimension is unknown (a batch); otherwise the unknown elements go to the first
+    unknown dimension, which keeps the element count (all a memory-bound op's cost depends on).
+    """
+    elements = nbytes // max(tensor.dtype.size, 1)
+    dims = tensor.shape.dims
+    if dims is None:
+        return (elements,)
+    known = 1
+    for d in dims:
+        known *= d if d is not None else 1
+    first = next(i for i, d in enumerate(dims) if d is None)
+    return tuple(
+        (elements // known if known else 0) if i == first else (1 if d is None else d)
+        for i, d in enumerate(dims)
+    )
 
 
 def _peak_flops(profile: GPUProfile, dtype: dtypes.DType | None) -> float:
@@ -47,26 +76,37 @@ def _simulated(device: Device | None) -> bool:
     return device is not None and device.simulated and device.physical.profile is not None
 
 
-def modeled_duration(step: Step, transfer_bytes: int | None) -> int | None:
-    """Nanoseconds the step takes on its simulated device, or None where it is not modeled."""
-    if step.kind is EventKind.OP:
-        if not _simulated(step.device):
-            return None
-        profile = step.device.physical.profile
-        assert profile is not None
-        ins = _static_shapes(step.op.inputs)
-        outs = _static_shapes(step.op.outputs)
-        if ins is None or outs is None:
-            return None
-        cost = step.op.op_def.cost(step.op, ins, outs)
-        seconds = max(
-            cost.flops / _peak_flops(profile, step.op.dtype), cost.bytes / profile.memory_bandwidth
-        )
-        return _ns(seconds + profile.launch_latency_s)
-    if not (_simulated(step.device) or _simulated(step.peer)):
-        return None
-    size = transfer_bytes or 0
+def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int:
+    """The roofline: the slower of compute at peak and memory traffic at full bandwidth."""
+    profile = step.device.physical.profile
+    assert profile is not None
+    cost = step.op.op_def.cost(step.op, ins, outs)
+    seconds = max(
+        cost.flops / _peak_flops(profile, step.op.dtype), cost.bytes / profile.memory_bandwidth
+    )
+    return _ns(seconds + profile.launch_latency_s)
+
+
+def _memory_bound_duration(step: Step, size: int) -> int:
+    profile = step.device.physical.profile
+    assert profile is not None
+    return _ns(size / profile.memory_bandwidth + profile.launch_latency_s)
+
+
+def _transfer_duration(step: Step, size: int) -> int:
     return _TRANSFER_LATENCY_NS + _ns(size / _link_bandwidth(step.device, step.peer))
+
+
+def _tensors_of(step: Step) -> list[Tensor]:
+    if step.kind is EventKind.TRANSFER:
+        return [step.tensor] if step.tensor is not None else []
+    return [*step.op.inputs, *step.op.outputs]
+
+
+def _modeled(step: Step) -> bool:
+    if step.kind is EventKind.OP:
+        return _simulated(step.device)
+    return _simulated(step.device) or _simulated(step.peer)
 
 
 def _link_bandwidth(dst: Device, src: Device | None) -> float:
@@ -77,17 +117,84 @@ def _link_bandwidth(dst: Device, src: Device | None) -> float:
     return min(p.host_link_bandwidth for p in profiles)
 
 
-class TimelineModel:
-    """Per plan: the modeled duration of every step (None: use the measured one)."""
+class _RunTimeSizes:
+    """Where a run's sizes of the tensors without a static shape are: a fed value, or the bytes
+    the plan measured for the step that made or moved the tensor (a slot of ``out_bytes``)."""
 
-    def __init__(self, steps: Sequence[Step]) -> None:
+    def __init__(
+        self,
+        tensors: Sequence[Tensor],
+        steps: Sequence[Step],
+        feeds: Sequence[Tensor],
+        offsets: Sequence[int],
+    ) -> None:
+        feed_index = {id(t): i for i, t in enumerate(feeds)}
+        slot: dict[int, int] = {}
+        for i, step in enumerate(steps):
+            if offsets[i] < 0:
+                continue
+            if step.kind is EventKind.TRANSFER and step.tensor is not None:
+                slot.setdefault(id(step.tensor), offsets[i])
+            else:
+                for k, tensor in enumerate(step.op.outputs):
+                    slot.setdefault(id(tensor), offsets[i] + k)
+        self.fed = [(t, feed_index[id(t)]) for t in tensors if id(t) in feed_index]
+        self.measured = [(t, slot.get(id(t))) for t in tensors if id(t) not in feed_index]
+        slots = [s for _, s in self.measured if s is not None]
+        self._read = operator.itemgetter(*slots) if slots else None
+
+    def key(self, out_bytes: Sequence[int], feeds: Sequence[Any]) -> tuple[Any, ...]:
+        """What a run's sizes are determined by: the same key, the same shapes."""
+        measured = self._read(out_bytes) if self._read is not None else ()
+        return (measured, *(feeds[i].shape for _, i in self.fed))
+
+    def shapes(self, out_bytes: Sequence[int], feeds: Sequence[Any]) -> dict[int, Shape]:
+        """By tensor id: the shape each of these tensors had in the run."""
+        shapes = {id(t): tuple(feeds[i].shape) for t, i in self.fed}
+        for tensor, slot in self.measured:
+            shapes[id(tensor)] = _shape_of_size(tensor, out_bytes[slot] if slot is not None else 0)
+        return shapes
+
+
+class TimelineModel:
+    """Per plan: the modeled duration of every step on (or to and from) a simulated GPU.
+
+    Durations that static shapes give are computed once; the others each run, from the sizes
+    the run measured (never from the host's clock: a simulated GPU's time is always modeled).
+    """
+
+    def __init__(
+        self, steps: Sequence[Step], feeds: Sequence[Tensor], byte_offsets: Sequence[int]
+    ) -> None:
         self.steps = steps
-        self.durations: list[int | None] = []
-        for step in steps:
-            size = None
-            if step.tensor is not None:
-                size = tensor_bytes(step.tensor)
-            self.durations.append(modeled_duration(step, size))
+        self.modeled = [_modeled(step) for step in steps]
+        self.durations: list[int | None] = [None] * len(steps)
+        self.run_time: list[int] = []  # modeled steps whose durations need a run's sizes
+        for i, step in enumerate(steps):
+            if not self.modeled[i]:
+                continue
+            if step.kind is EventKind.OP:
+                ins = [_static_shape(t) for t in step.op.inputs]
+                outs = [_static_shape(t) for t in step.op.outputs]
+                if None not in ins and None not in outs:
+                    self.durations[i] = _op_duration(step, ins, outs)  # type: ignore[arg-type]
+                    continue
+            else:
+                size = tensor_bytes(step.tensor) if step.tensor is not None else 0
+                if size is not None:
+                    self.durations[i] = _transfer_duration(step, size)
+                    continue
+            self.run_time.append(i)
+        dynamic = {
+            id(t): t
+            for i in self.run_time
+            for t in _tensors_of(steps[i])
+            if _static_shape(t) is None
+        }
+        self.sizes = _RunTimeSizes(list(dynamic.values()), steps, feeds, byte_offsets)
+        # Durations by the sizes that gave them, for the last few sets of sizes: a loop fed
+        # full batches and a smaller last one models its steps once per size.
+        self._cached: dict[tuple[Any, ...], dict[int, int]] = {}
         self.lanes = [
             (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")
             for step in steps
@@ -95,12 +202,53 @@ class TimelineModel:
 
     @property
     def any_modeled(self) -> bool:
-        return any(d is not None for d in self.durations)
+        return any(self.modeled)
+
+    def _run_time_durations(self, out_bytes: Sequence[int], feeds: Sequence[Any]) -> dict[int, int]:
+        key = self.sizes.key(out_bytes, feeds)
+        cached = self._cached.get(key)
+        if cached is not None:
+            return cached
+        shapes = self.sizes.shapes(out_bytes, feeds)
+
+        def shape(tensor: Tensor) -> Shape:
+            found = shapes.get(id(tensor))
+            return found if found is not None else _static_shape(tensor)  # type: ignore[return-value]
+
+        durations = {}
+        for i in self.run_time:
+            step = self.steps[i]
+            if step.kind is EventKind.TRANSFER:
+                assert step.tensor is not None
+                durations[i] = _transfer_duration(step, _nbytes(step.tensor, shape(step.tensor)))
+                continue
+            ins = [shape(t) for t in step.op.inputs]
+            outs = [shape(t) for t in step.op.outputs]
+            try:
+                durations[i] = _op_duration(step, ins, outs)
+            except (ValueError, IndexError, TypeError):
+                # Shapes the sizes only approximate (rank unknown, several unknown dims) that
+                # the op's cost rule cannot read: time the data the op moves instead.
+                tensors = [*step.op.inputs, *step.op.outputs]
+                moved = sum(_nbytes(t, shape) for t, shape in zip(tensors, [*ins, *outs]))
+                durations[i] = _memory_bound_duration(step, moved)
+        if len(self._cached) >= _CACHED_SIZES:
+            self._cached.pop(next(iter(self._cached)))
+        self._cached[key] = durations
+        return durations
 
     def lay_out(
-        self, measured: Sequence[int], count: int
+        self,
+        measured: Sequence[int],
+        count: int,
+        out_bytes: Sequence[int],
+        feeds: Sequence[Any],
     ) -> tuple[list[int], list[int], list[int]]:
-        """Start, end (ns from the run's start) and timing source of the first ``count`` steps."""
+        """Start, end (ns from the run's start) and timing source of the first ``count`` steps.
+
+        ``out_bytes`` and ``feeds`` are the run's measured output sizes and fed values.
+        """
+        run_time = self._run_time_durations(out_bytes, feeds) if self.run_time else {}
         starts, ends, sources = [0] * count, [0] * count, [0] * count
         lane_free: dict[tuple[str, str], int] = {}
         for i in range(count):
@@ -108,6 +256,8 @@ class TimelineModel:
             ready = max((ends[d] for d in step.deps if d < i), default=0)
             start = max(ready, lane_free.get(self.lanes[i], 0))
             modeled = self.durations[i]
+            if modeled is None:
+                modeled = run_time.get(i)
             if modeled is not None:
                 duration, source = modeled, TimingSource.MODELED
             else:

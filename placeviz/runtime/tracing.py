@@ -76,7 +76,7 @@ class PlanColumns:
             "byte_step": np.asarray([b[0] for b in byte_sources], dtype=np.int64),
             "byte_index": np.asarray([b[1] for b in byte_sources], dtype=np.int64),
         }
-        self.model = TimelineModel(steps)
+        self.model = TimelineModel(steps, compiled.plan.feeds, compiled.byte_offsets)
         self.modeled = self.model.any_modeled
         # Steps of a sequential, clocked plan follow each other in plan order.
         self.sequential_clock = not compiled.parallel and not self.modeled
@@ -206,8 +206,12 @@ def record_run(
     t_start: int,
     t_end: int,
     failed_step: int | None,
+    feeds: Sequence[Any],
 ) -> None:
-    """Add one run's events: the run, its steps and, when fully traced, its allocations."""
+    """Add one run's events: the run, its steps and, when fully traced, its allocations.
+
+    ``feeds`` are the run's fed values: their shapes time the modeled steps that use them.
+    """
     if compiled.starts is not None:
         ran, starts, ends = _parallel_times(compiled, columns, t_start, t_end)
     else:
@@ -221,7 +225,9 @@ def record_run(
     prefix = isinstance(ran, range)
     if columns.modeled:
         measured = [end - start for start, end in zip(starts, ends)]
-        model_starts, model_ends, model_sources = columns.model.lay_out(measured, len(starts))
+        model_starts, model_ends, model_sources = columns.model.lay_out(
+            measured, len(starts), compiled.out_bytes, feeds
+        )
         t0 = [t_start + model_starts[i] for i in ran]
         t1 = [t_start + model_ends[i] for i in ran]
         sources = [model_sources[i] for i in ran]

@@ -104,8 +104,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_concat_one": CONCAT_OF_ONE,
     "array_expand_dims_0": IMPLICIT_CONSTANTS,
     "array_expand_dims_last": IMPLICIT_CONSTANTS,
-    "array_fill": IMPLICIT_CONSTANTS,
-    "array_fill_int": IMPLICIT_CONSTANTS,
     "array_gather": IMPLICIT_CONSTANTS,
     "array_gather_axis1": IMPLICIT_CONSTANTS,
     "array_gather_rows": IMPLICIT_CONSTANTS,

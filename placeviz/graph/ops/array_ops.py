@@ -19,8 +19,8 @@ import numpy as np
 
 from placeviz import dtypes
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor, is_tensor_like
-from placeviz.graph.ops import constant_op, state_ops
+from placeviz.graph.core import Operation, Tensor, get_default_graph, is_tensor_like
+from placeviz.graph.ops import constant_op, shape_ops, state_ops
 from placeviz.graph.ops._build import make_op, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -111,41 +111,65 @@ def _convert_all(values: Sequence[Any], what: str) -> list[Tensor]:
 
 
 # -- zeros, ones, Fill, ZerosLike, OnesLike ----------------------------------------------------
+# TF's ``_constant_if_small``: zeros and ones of fewer elements are a Const; larger ones a Fill,
+# so a graph holding a big tensor costs no memory until a run computes it.
+_SMALL_CONSTANT_ELEMENTS = 1000
+_INT32_MAX = 2**31 - 1
+
+
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
-    """A static shape makes zeros a constant in TF, not an op that computes."""
-    return constant_op.constant(0, dtypes.as_dtype(dtype), static_dims(shape), name or "zeros")
+    return _filled(shape, 0, dtypes.as_dtype(dtype), name or "zeros")
 
 
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
-    return constant_op.constant(1, dtypes.as_dtype(dtype), static_dims(shape), name or "ones")
+    return _filled(shape, 1, dtypes.as_dtype(dtype), name or "ones")
+
+
+def _filled(shape: Any, value: int, dtype: dtypes.DType, name: str) -> Tensor:
+    dims = static_dims(shape)
+    graph = get_default_graph()
+    with graph.name_scope(name) as scope:
+        if _count(dims) < _SMALL_CONSTANT_ELEMENTS:
+            return constant_op.constant(value, dtype, dims, name=scope)
+        shape_tensor = constant_op.constant(dims, _shape_dtype(dims), name="shape_as_tensor")
+        fill_value = constant_op.constant(value, dtype, name="Const")
+        return shape_ops.fill(shape_tensor, fill_value, name=scope)
+
+
+def _shape_dtype(dims: tuple[int, ...]) -> dtypes.DType:
+    """int32, or int64 where a dimension does not fit (TF's shape-to-tensor conversion)."""
+    return dtypes.int64 if any(d > _INT32_MAX for d in dims) else dtypes.int32
 
 
 def _infer_fill(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    """Inputs ``(value,)`` with static ``dims``, or TF's ``(dims, value)`` with a dims tensor."""
-    value = inputs[-1]
+    """TF's inputs ``(dims, value)``; the dims are known statically when they are a constant."""
+    dims, value = inputs
     if value.shape.ndims not in (None, 0):
         raise ShapeError(f"value must be a scalar, but has shape {value.shape}")
-    if len(inputs) == 2:
-        check_shape_tensor(inputs[0], "dims")
-        return single(shape_from_tensor(inputs[0]), value.dtype)
-    return single(TensorShape(attrs["dims"]), value.dtype)
+    check_shape_tensor(dims, "dims")
+    return single(shape_from_tensor(dims), value.dtype)
 
 
 def _fill_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    dims = op.attrs["dims"]
     dtype = op.outputs[0].dtype.np
-    if len(op.inputs) == 2:
-        return lambda dims, value: xp.full(host_ints(dims), value, dtype=dtype)
-    return lambda value: xp.full(dims, value, dtype=dtype)
+    return lambda dims, value: xp.full(host_ints(dims), value, dtype=dtype)
 
 
 registry.register(OpDef(type="Fill", infer=_infer_fill, kernel=_fill_kernel, cost=write_only_cost))
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
-    """``value`` (a Python scalar or a scalar tensor) is an input; it gives the dtype."""
-    attrs = {"dims": static_dims(dims, "dims")}
-    return make_op("Fill", [convert_to_tensor(value)], name or "Fill", attrs).outputs[0]
+    """``value`` (a Python scalar or a scalar tensor) gives the dtype; ``dims`` may be a 1-D int
+    tensor. Nothing is allocated until a run computes the fill."""
+    graph = get_default_graph()
+    with graph.name_scope(name or "Fill") as scope:
+        if is_tensor_like(dims):
+            dims_tensor = convert_to_tensor(dims)
+        else:
+            shape = static_dims(dims, "dims")
+            dims_tensor = constant_op.constant(shape, _shape_dtype(shape), name="dims")
+        value_tensor = convert_to_tensor(value, name="value")
+        return shape_ops.fill(dims_tensor, value_tensor, name=scope)
 
 
 def _infer_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:

@@ -284,7 +284,7 @@ def reshape(tensor: Tensor, shape: Tensor, name: str | None = None) -> Tensor:
 
 def fill(dims: Tensor, value: Tensor, name: str | None = None) -> Tensor:
     """``Fill`` with TF's inputs ``(dims, value)``: the dims are a run-time tensor."""
-    return make_op("Fill", [dims, value], name or "Fill", {"dims": None}).outputs[0]
+    return make_op("Fill", [dims, value], name or "Fill").outputs[0]
 
 
 def slice(input_: Tensor, begin: Tensor, size: Tensor, name: str | None = None) -> Tensor:
