@@ -472,10 +472,15 @@ class Graph:
         return op
 
     def _add_control_inputs(self, op: Operation) -> None:
+        """The dependencies of every enclosing block, outermost first (TensorFlow's order), up
+        to a ``control_dependencies(None)``."""
         input_ids = {t.op._id for t in op.inputs}
+        active: list[_ControlDependencies] = []
         for controller in reversed(self._control_stack):
             if controller is None:
                 break
+            active.append(controller)
+        for controller in reversed(active):
             if input_ids & controller.created:
                 continue  # an input already waits for this block's dependencies
             for dep in controller.deps:

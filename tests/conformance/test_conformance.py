@@ -84,7 +84,6 @@ SLOT_COLOCATION = (
     "not listed: a slot's initializer is colocated with the variable and the slot; TF: only "
     "the variable (loc:@w)"
 )
-CONTROL_INPUT_ORDER = "not listed: nested control_dependencies list control inputs inner first"
 ERROR_MESSAGES = (
     "not listed: error class or key words differ (shape/reshape/gather/fetch/feed messages, "
     "OperatorNotAllowedInGraphError, 'Expected int32', get_variable wording)"
@@ -143,7 +142,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "colocate_with_variable": because(VARIABLE_TYPE, CPU_COUNT),
     "colocation_variable_assign_requested_elsewhere": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
     "const_string": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS),
-    "control_dependencies_nested": CONTROL_INPUT_ORDER,
     "control_dependencies_run_side_effect": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS),
     "cpus4_device_function": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
     "cpus4_device_function_returning_none": because(CPU_COUNT, DEVICE_FUNCTION_RESULT),
