@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation
+from placeviz.placement.reason import REFERENCE, Reason
 
 
 def device_mapping(devices: Sequence[Device]) -> str:
@@ -34,6 +35,20 @@ def physical_description(device: Device) -> str:
     if device.logical:
         text += f", logical device with {device.memory_limit >> 20} MiB"
     return text
+
+
+def ignored_requests(decisions: Iterable[tuple[Operation, Device, Reason]]) -> list[str]:
+    """TensorFlow's note for each op whose request a reference edge overrode."""
+    lines = []
+    for op, _, reason in decisions:
+        if reason.kind == REFERENCE and reason.anchor is not None:
+            variable = op.graph.get_operation_by_name(reason.anchor)
+            lines.append(
+                f"Ignoring device specification {op.device} for node '{op.name}' because the "
+                f"input edge from '{variable.name}' is a reference connection and already has a "
+                f"device field set to {variable.device}"
+            )
+    return lines
 
 
 def placement_lines(decisions: Iterable[tuple[Operation, Device]]) -> list[str]:
