@@ -44,9 +44,9 @@ def ignored_requests(decisions: Iterable[tuple[Operation, Device, Reason]]) -> l
         if reason.kind == REFERENCE and reason.anchor is not None:
             variable = op.graph.get_operation_by_name(reason.anchor)
             lines.append(
-                f"Ignoring device specification {op.device} for node '{op.name}' because the "
-                f"input edge from '{variable.name}' is a reference connection and already has a "
-                f"device field set to {variable.device}"
+                f"Ignoring device specification {op.requested_device} for node '{op.name}' "
+                f"because the input edge from '{variable.name}' is a reference connection and "
+                f"already has a device field set to {variable.requested_device}"
             )
     return lines
 
