@@ -85,3 +85,13 @@ def test_colocate_with_none_clears_the_device_scopes_too() -> None:
     with pv.device("/cpu:1"), pv.colocate_with(None, ignore_existing=True):
         c = pv.constant(1.0).op
     assert c.device == ""
+
+
+@pytest.mark.parametrize("name", ["/job:1a/cpu:0", "/task:-1", "/device:CPU:-1", "/job:a-b"])
+def test_a_name_only_the_python_parser_accepts_fails_at_placement(name: str) -> None:
+    """TF 2.21 keeps such a name on the op; the run says 'Malformed device specification'."""
+    with pv.device(name):
+        c = pv.constant(1.0)
+    assert c.op.device == pv.DeviceSpec.from_string(name).to_string()
+    with pytest.raises(pv.errors.InvalidArgumentError, match="Malformed device specification"):
+        pv.Session(config=pv.ConfigProto(allow_soft_placement=True)).run(c)

@@ -9,10 +9,12 @@ they occur.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 # The types TF 2.21's parser accepts in the short form ``/<type>[:<index>|:*]``, in any case
 # (``DeviceSpecV2._get_valid_device_types`` without pluggable devices).
+_RUNTIME_NAME = re.compile("[A-Za-z][A-Za-z0-9_]*")
 _SHORT_FORM_TYPES = frozenset({"CPU", "GPU", "TPU", "CUSTOM", "EPU"})
 _UNKNOWN_HINT = (
     "expected job:<name>, replica:<int>, task:<int>, device:<TYPE>:<index> (or :*), "
@@ -121,6 +123,22 @@ class DeviceSpec:
     def is_fully_specified(self) -> bool:
         return None not in self._astuple()
 
+    def runtime_problem(self) -> str | None:
+        """Why TensorFlow's runtime (C++ ``DeviceNameUtils``) would call this name malformed.
+
+        Its Python parser lets through names the runtime rejects when it places the op: a job or
+        type that is not ``[A-Za-z][A-Za-z0-9_]*`` (``job:*`` means any job), a negative number.
+        """
+        job = None if self._job == "*" else self._job
+        for field, value in (("job", job), ("device_type", self._device_type)):
+            if value is not None and not _RUNTIME_NAME.fullmatch(value):
+                return f"{field} {value!r} does not match [A-Za-z][A-Za-z0-9_]*"
+        for field in ("replica", "task", "device_index"):
+            value = getattr(self, field)
+            if value is not None and value < 0:
+                return f"{field} {value} is negative"
+        return None
+
     def to_string(self) -> str:
         """Canonical name: set fields in TF's order, device always as ``/device:<TYPE>:<index>``."""
         parts = []
@@ -139,7 +157,7 @@ class DeviceSpec:
         """Nest ``other`` inside ``self``: its set fields win, unset ones are inherited.
 
         Unlike TF1's ``merge_from``, which mutates, this returns a new spec (specs are immutable,
-        as in TF2). Fields merge one by one, so ``/device:GPU:1`` merged with ``/device:CPU``
+        as in TF2). Fields merge one by one, so ``/device:GPU:1`` merged with ``/device:CPU:*``
         gives ``/device:CPU:1``, as in TensorFlow.
         """
         theirs = DeviceSpec.coerce(other)

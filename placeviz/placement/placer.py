@@ -163,6 +163,14 @@ class SimplePlacer:
         self, members: list[Operation], new: list[Operation], overrides: dict[int, Operation]
     ) -> _Group:
         """The group's candidate devices; raises when it has none."""
+        for op in members:
+            problem = op.requested_device.runtime_problem()
+            if problem is not None:
+                raise InvalidArgumentError(
+                    f"Malformed device specification '{op.device}' in node '{op.name}' "
+                    f"({op.type}, created at {op.source}): {problem}",
+                    op=op,
+                )
         spec, anchor = merged_request(members, self.soft, overrides)
         supported = self._supported_types(members)
         anchor = anchor or members[0]
