@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.events import document
 from placeviz.graph.ops.shape_ops import shape, size
+from placeviz.placement.reason import KINDS
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 
@@ -188,3 +190,33 @@ def test_a_compatible_request_on_a_reference_edge_is_merged() -> None:
         np.testing.assert_equal(sess.run(v), 3.0)
         assert placed(sess, v, a) == {"v": "CPU:2", "a": "CPU:2"}
         assert sess.placement.explain("a").kind == "pinned"
+
+
+# -- the kinds in the placement document -------------------------------------------------------
+def reason_kind_enums(node: object) -> list[list[str]]:
+    if isinstance(node, dict):
+        found = [e for value in node.values() for e in reason_kind_enums(value)]
+        kind = node.get("kind")
+        if isinstance(kind, dict) and "pinned" in kind.get("enum", []):
+            found.append(kind["enum"])
+        return found
+    if isinstance(node, list):
+        return [e for value in node for e in reason_kind_enums(value)]
+    return []
+
+
+def test_the_schema_lists_exactly_the_declared_reason_kinds() -> None:
+    assert reason_kind_enums(document.schema()) == [list(KINDS)]
+
+
+def test_a_document_with_heuristic_reasons_validates() -> None:
+    p = pv.placeholder(pv.float32, [2], name="p")
+    with pv.device("/cpu:2"):
+        x = pv.negative(p, name="x")
+    s = shape(x, name="s")
+    with four_cpus() as sess:
+        sess.run(s, feed_dict={p: [1.0, 2.0]})
+        doc = sess.trace().to_document()
+    document.validate(doc)
+    kinds = {sess.placement.explain(name).kind for name in ("p", "x", "s")}
+    assert kinds == {"generator", "pinned", "metadata"}
