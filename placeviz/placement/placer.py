@@ -3,7 +3,9 @@
 Rules (shared/reference/tf-placement-semantics.md): an op placed in an earlier run of the same
 session keeps its device; otherwise a pinned op goes where pinned, unset fields completed;
 otherwise GPU:0 when it has a GPU kernel for its dtype, else CPU:0. Colocation groups are placed
-together. Soft placement relaxes the device type and id, never the job or task.
+together. Soft placement relaxes the device type and id, never the job or task. Among the devices
+a group may take, TensorFlow's heuristics (core/common_runtime/placer.cc) may pick another than
+the first: metadata ops and lone Identities follow their input, generators their consumers.
 
 Every check for a group runs before anything is recorded, so a failed placement changes nothing.
 """
@@ -82,8 +84,7 @@ class PlacementFailure:
 class _Group:
     """One colocation group on its way to a device: where it may go, and who decided."""
 
-    members: list[Operation]
-    new: list[Operation]
+    new: list[Operation]  # the members not placed yet
     candidates: list[Device]  # the devices the group may take, preferred first
     kind: str  # how candidates[0] was chosen: pinned, default or soft
     text: str
@@ -178,7 +179,7 @@ class SimplePlacer:
             candidates, kind, text = self._default(members, supported)
         else:
             candidates, kind, text = self._requested(spec, anchor, members, supported)
-        return _Group(members, new, candidates, kind, text, anchor, spec)
+        return _Group(new, candidates, kind, text, anchor, spec)
 
     def _member_decisions(
         self, group: _Group, overrides: dict[int, Operation]
