@@ -220,3 +220,16 @@ def test_a_document_with_heuristic_reasons_validates() -> None:
     document.validate(doc)
     kinds = {sess.placement.explain(name).kind for name in ("p", "x", "s")}
     assert kinds == {"generator", "pinned", "metadata"}
+
+
+def test_the_placement_log_names_the_four_cpus(capfd: pytest.CaptureFixture[str]) -> None:
+    a = pv.constant(1.0, name="a")
+    with pv.device("/cpu:2"):
+        b = pv.identity(a, name="b")
+    with four_cpus(log_device_placement=True) as sess:
+        sess.run(b)
+    err = capfd.readouterr().err
+    # TF 2.21 printed these two lines (and 'Device mapping: no known devices.' before them).
+    assert "Device mapping:\nno known devices." in err
+    assert "b: (Identity): /job:localhost/replica:0/task:0/device:CPU:2" in err
+    assert "a: (Const): /job:localhost/replica:0/task:0/device:CPU:2" in err
