@@ -231,10 +231,10 @@ def test_session_log_lines_name_the_assigned_device(capsys: pytest.CaptureFixtur
     np.testing.assert_array_equal(sess.run(product), [[6.0]])
     np.testing.assert_array_equal(sess.run(product), [[6.0]])
     lines = capsys.readouterr().err.splitlines()
-    assert lines == [
+    assert lines == [  # TensorFlow's placer decides (and logs) the generators x and y last
+        f"{product.op.name}: (MatMul): {LOCAL}GPU:0",
         f"x: (Const): {LOCAL}GPU:0",
         f"y: (Const): {LOCAL}GPU:0",
-        f"{product.op.name}: (MatMul): {LOCAL}GPU:0",
     ]
 
 

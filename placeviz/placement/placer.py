@@ -141,8 +141,8 @@ class SimplePlacer:
             return group.device if group is not None else None
 
         consumers = _consumers(ops)
-        generators = [op for op in ops if op._id in group_of and _is_generator(op)]
-        first_pass = [op for op in ops if op._id in group_of and not _is_generator(op)]
+        generators = [op for op in ops if op._id in group_of and is_generator(op)]
+        first_pass = [op for op in ops if op._id in group_of and not is_generator(op)]
         for op in first_pass:
             group = group_of[op._id]
             if group.device is None:
@@ -341,7 +341,7 @@ def scope_phrase(op: Operation) -> str:
 _METADATA_TYPES = frozenset({"Shape", "Size", "Rank"})  # TF's NC_METADATA node class
 
 
-def _is_generator(op: Operation) -> bool:
+def is_generator(op: Operation) -> bool:
     """TF's ``IsGeneratorNode``: no data inputs, one output, and not a reference (a variable)."""
     return not op.inputs and len(op.outputs) == 1 and not op.op_def.ref_output
 

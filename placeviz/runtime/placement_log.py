@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation
+from placeviz.placement.placer import is_generator
 from placeviz.placement.reason import REFERENCE, Reason
 
 
@@ -52,7 +53,9 @@ def ignored_requests(decisions: Iterable[tuple[Operation, Device, Reason]]) -> l
 
 
 def placement_lines(decisions: Iterable[tuple[Operation, Device]]) -> list[str]:
-    return [f"{op.name}: ({op.type}): {device.name}" for op, device in decisions]
+    """In TensorFlow's order: as its placer decides, generators after every other op."""
+    ordered = sorted(decisions, key=lambda decision: is_generator(decision[0]))
+    return [f"{op.name}: ({op.type}): {device.name}" for op, device in ordered]
 
 
 def write(text: str) -> None:
