@@ -355,7 +355,7 @@ def _consumers(ops: Sequence[Operation]) -> dict[int, list[Operation]]:
     return result
 
 
-DeviceOf = Callable[[Operation], "Device | None"]
+DeviceOf = Callable[[Operation], Device | None]
 
 
 def _decide(group: _Group, op: Operation, choice: tuple[Device, Reason] | None) -> None:
