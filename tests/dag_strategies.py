@@ -209,9 +209,9 @@ def scopes(draw: st.DrawFn, setup: DeviceSetup) -> Scope:
     if choice == "cpu":
         return Scope(draw(st.sampled_from(_spec_forms("CPU", 0))), "CPU", 0)
     if choice == "cpu_any":
-        return Scope(draw(st.sampled_from(["/device:CPU", "/CPU:*"])), "CPU", None)
+        return Scope(draw(st.sampled_from(["/device:CPU:*", "/CPU:*"])), "CPU", None)
     if choice == "gpu_any":
-        return Scope(draw(st.sampled_from(["/device:GPU", "/GPU:*", "/gpu:*"])), "GPU", None)
+        return Scope(draw(st.sampled_from(["/device:GPU:*", "/GPU:*", "/gpu:*"])), "GPU", None)
     if choice == "missing_cpu":
         return Scope(draw(st.sampled_from(_spec_forms("CPU", 1))), "CPU", 1)
     index = draw(st.integers(0, n - 1) if choice == "gpu" else st.integers(n, n + 9))

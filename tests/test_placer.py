@@ -49,7 +49,7 @@ def test_default_is_cpu_without_gpus_or_without_a_gpu_kernel() -> None:
 
 
 def test_pinned_partial_spec_completes_unset_fields() -> None:
-    with pv.device("/device:GPU"):
+    with pv.device("/device:GPU:*"):
         c = pv.constant(1.0)
     with pv.device("/job:localhost"):
         d = pv.constant(2.0)

@@ -57,13 +57,28 @@ def test_device_count_one_gpu_of_four() -> None:
 
 
 @pytest.mark.usefixtures("gpus4")
-def test_device_count_keys_are_case_insensitive_and_cpu_stays() -> None:
-    sess = pv.Session(config=pv.ConfigProto(device_count={"gpu": 2, "CPU": 0}))
-    assert [d.name for d in sess.devices] == [
-        LOCAL + "CPU:0",
-        LOCAL + "GPU:0",
-        LOCAL + "GPU:1",
+def test_device_count_keys_are_exact_device_types() -> None:
+    """TF 2.21: device_count={'cpu': 3} leaves one CPU; the key must be 'CPU' (or 'GPU')."""
+    sess = pv.Session(config=pv.ConfigProto(device_count={"gpu": 2, "cpu": 3}))
+    assert [d.name for d in sess.devices] == [LOCAL + "CPU:0"] + [
+        f"{LOCAL}GPU:{i}" for i in range(4)
     ]
+
+
+def test_device_count_cpu_makes_that_many_cpu_devices() -> None:
+    """TF 2.21's list_devices() for device_count={'CPU': 4}: CPU:0 .. CPU:3 of localhost."""
+    with pv.Session(config=pv.ConfigProto(device_count={"CPU": 4})) as sess:
+        assert [d.name for d in sess.list_devices()] == [f"{LOCAL}CPU:{i}" for i in range(4)]
+        with pv.device("/cpu:3"):
+            product = small_matmul()
+        np.testing.assert_array_equal(sess.run(product), [[11.0]])
+        assert sess.placement[product.op.name] == LOCAL + "CPU:3"
+
+
+def test_device_count_zero_cpus_is_an_error() -> None:
+    """TF 2.21 refuses the session: NotFoundError 'No CPU devices are available in this process'."""
+    with pytest.raises(pv.errors.NotFoundError, match="No CPU devices are available"):
+        pv.Session(config=pv.ConfigProto(device_count={"CPU": 0}))
 
 
 # -- visible_device_list -------------------------------------------------------------------------
@@ -218,10 +233,10 @@ def test_session_log_lines_name_the_assigned_device(capsys: pytest.CaptureFixtur
     np.testing.assert_array_equal(sess.run(product), [[6.0]])
     np.testing.assert_array_equal(sess.run(product), [[6.0]])
     lines = capsys.readouterr().err.splitlines()
-    assert lines == [
+    assert lines == [  # TensorFlow's placer decides (and logs) the generators x and y last
+        f"{product.op.name}: (MatMul): {LOCAL}GPU:0",
         f"x: (Const): {LOCAL}GPU:0",
         f"y: (Const): {LOCAL}GPU:0",
-        f"{product.op.name}: (MatMul): {LOCAL}GPU:0",
     ]
 
 

@@ -12,15 +12,17 @@ import operator
 import re
 from typing import Any
 
-_NAME_PATTERN = "[A-Za-z][A-Za-z0-9_]*"
-_NAME_RE = re.compile(_NAME_PATTERN)
-# The short form ``/<TYPE>:<index>`` takes CPU/GPU in any case or an upper-case type, so a typo
-# such as ``/tsk:0`` is reported instead of being read as a device of type "tsk".
-_SHORT_TYPE_RE = re.compile("(?i:cpu|gpu)|[A-Z][A-Z0-9_]*")
-_INDEX_RE = re.compile("[0-9]+")
+# The types TF 2.21's parser accepts in the short form ``/<type>[:<index>|:*]``, in any case
+# (``DeviceSpecV2._get_valid_device_types`` without pluggable devices).
+_RUNTIME_NAME = re.compile("[A-Za-z][A-Za-z0-9_]*")
+_SHORT_FORM_TYPES = frozenset({"CPU", "GPU", "TPU", "CUSTOM", "EPU"})
+_UNKNOWN_HINT = (
+    "expected job:<name>, replica:<int>, task:<int>, device:<TYPE>:<index> (or :*), "
+    "or <type>[:<index>] for one of cpu, gpu, tpu, custom, epu"
+)
 
 _FIELDS = ("job", "replica", "task", "device_type", "device_index")
-_NORMALIZED_TYPES = {"CPU": "CPU", "GPU": "GPU"}
+_LEGACY_TYPES = {"cpu": "CPU", "gpu": "GPU"}  # TF upper-cases these spellings, and only these
 # Placement preference among device types; every other type ranks after these.
 _TYPE_RANK = {"GPU": 0, "CPU": 1}
 _OTHER_TYPE_RANK = len(_TYPE_RANK)
@@ -54,33 +56,31 @@ class DeviceSpec:
             raise ValueError(
                 f"DeviceSpec device_index={device_index!r} needs a device_type to index into"
             )
-        object.__setattr__(self, "_job", _check_name("job", job))
+        device_type = _check_str("device_type", device_type)
+        object.__setattr__(self, "_job", _check_str("job", job))
         object.__setattr__(self, "_replica", _check_index("replica", replica))
         object.__setattr__(self, "_task", _check_index("task", task))
-        device_type = _check_name("device_type", device_type)
-        if device_type is not None:
-            device_type = _NORMALIZED_TYPES.get(device_type.upper(), device_type)
-        object.__setattr__(self, "_device_type", device_type)
+        object.__setattr__(self, "_device_type", _LEGACY_TYPES.get(device_type, device_type))
         object.__setattr__(self, "_device_index", _check_index("device_index", device_index))
 
     @classmethod
     def from_string(cls, spec: str) -> DeviceSpec:
-        """Parse a device name; raise ``ValueError`` quoting ``spec`` rather than guess."""
+        """Parse a device name, accepting and rejecting what TF 2.21's ``DeviceSpec`` does.
+
+        That parser is lenient: empty components are skipped, a repeated job, replica or task
+        takes the last value, and values are not checked beyond ``int()`` (``/job:1a``,
+        ``/task:-1`` parse; no device has them, so placing an op there fails later). A
+        ``ValueError`` quoting ``spec`` says what it could not read.
+        """
         if not isinstance(spec, str):
             raise TypeError(f"A device specification must be a str, got {type(spec).__name__}")
-        body = spec.removeprefix("/")
-        if not body:
-            return cls()
         fields: dict[str, Any] = {}
         try:
-            for component in body.split("/"):
-                for name, value in _parse_component(component).items():
-                    if name in fields:
-                        raise ValueError(f"{_field_label(name)} is given twice")
-                    fields[name] = value
+            for component in spec.split("/"):
+                _read_component(component.split(":"), fields)
+            return cls(**fields)
         except ValueError as err:
             raise ValueError(f"Malformed device specification {spec!r}: {err}") from None
-        return cls(**fields)
 
     @classmethod
     def coerce(cls, value: DeviceSpec | str | None) -> DeviceSpec:
@@ -123,6 +123,22 @@ class DeviceSpec:
     def is_fully_specified(self) -> bool:
         return None not in self._astuple()
 
+    def runtime_problem(self) -> str | None:
+        """Why TensorFlow's runtime (C++ ``DeviceNameUtils``) would call this name malformed.
+
+        Its Python parser lets through names the runtime rejects when it places the op: a job or
+        type that is not ``[A-Za-z][A-Za-z0-9_]*`` (``job:*`` means any job), a negative number.
+        """
+        job = None if self._job == "*" else self._job
+        for field, value in (("job", job), ("device_type", self._device_type)):
+            if value is not None and not _RUNTIME_NAME.fullmatch(value):
+                return f"{field} {value!r} does not match [A-Za-z][A-Za-z0-9_]*"
+        for field in ("replica", "task", "device_index"):
+            value = getattr(self, field)
+            if value is not None and value < 0:
+                return f"{field} {value} is negative"
+        return None
+
     def to_string(self) -> str:
         """Canonical name: set fields in TF's order, device always as ``/device:<TYPE>:<index>``."""
         parts = []
@@ -141,7 +157,7 @@ class DeviceSpec:
         """Nest ``other`` inside ``self``: its set fields win, unset ones are inherited.
 
         Unlike TF1's ``merge_from``, which mutates, this returns a new spec (specs are immutable,
-        as in TF2). Fields merge one by one, so ``/device:GPU:1`` merged with ``/device:CPU``
+        as in TF2). Fields merge one by one, so ``/device:GPU:1`` merged with ``/device:CPU:*``
         gives ``/device:CPU:1``, as in TensorFlow.
         """
         theirs = DeviceSpec.coerce(other)
@@ -171,9 +187,10 @@ class DeviceSpec:
     def matches(self, device: DeviceSpec | str) -> bool:
         """Whether ``device`` satisfies this (partial) request: every field set here is equal."""
         other = DeviceSpec.coerce(device)
+        mine = self if self._job != "*" else self.replace(job=None)  # TF's C++ reads job:* as any
         return all(
-            mine is None or mine == theirs
-            for mine, theirs in zip(self._astuple(), other._astuple(), strict=True)
+            field is None or field == theirs
+            for field, theirs in zip(mine._astuple(), other._astuple(), strict=True)
         )
 
     def sort_key(self) -> tuple[str, int, int, int, str, int]:
@@ -226,78 +243,52 @@ class DeviceSpec:
         return f"DeviceSpec.from_string({self.to_string()!r})"
 
 
-def _check_name(field: str, value: object) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
-        raise ValueError(
-            f"DeviceSpec {field} must be None or a name matching {_NAME_PATTERN}, got {value!r}"
-        )
-    return value
+def _check_str(field: str, value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"DeviceSpec {field} must be None or a str, got {type(value).__name__}")
 
 
 def _check_index(field: str, value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValueError(f"DeviceSpec {field} must be None or an int >= 0, got bool {value!r}")
+        raise ValueError(f"DeviceSpec {field} must be None or an int, got bool {value!r}")
     try:
-        index = operator.index(value)
+        return operator.index(value)
     except TypeError:
         raise ValueError(
-            f"DeviceSpec {field} must be None or an int >= 0, got {type(value).__name__} {value!r}"
+            f"DeviceSpec {field} must be None or an int, got {type(value).__name__} {value!r}"
         ) from None
-    if index < 0:
-        raise ValueError(f"DeviceSpec {field} must be None or an int >= 0, got {index}")
-    return index
 
 
-def _field_label(name: str) -> str:
-    return "device" if name in ("device_type", "device_index") else name
+def _read_component(parts: list[str], fields: dict[str, Any]) -> None:
+    """One ``/``-separated component, split at ``:``, read as TF's ``_string_to_components``."""
+    key, count = parts[0], len(parts)
+    if count == 2 and key in ("job", "replica", "task"):
+        fields[key] = parts[1] if key == "job" else _as_int(key, parts[1])
+    elif count in (1, 2) and key.upper() in _SHORT_FORM_TYPES:
+        _set_device(fields, key.upper(), parts[1] if count == 2 else "*")
+    elif count == 3 and key == "device":
+        _set_device(fields, parts[1], parts[2])
+    elif key:
+        raise ValueError(f"unknown attribute '{key}' in '{':'.join(parts)}'; {_UNKNOWN_HINT}")
 
 
-def _parse_component(component: str) -> dict[str, Any]:
-    """Fields named by one ``/``-separated component; ``ValueError`` says what is wrong with it."""
-    if not component:
-        raise ValueError("empty component (two '/' in a row or a trailing '/')")
-    key, *values = component.split(":")
-    if key in ("job", "replica", "task"):
-        if len(values) != 1:
-            raise ValueError(f"component {component!r} must be '{key}:<value>'")
-        if key == "job":
-            if not _NAME_RE.fullmatch(values[0]):
-                raise ValueError(f"job name {values[0]!r} does not match {_NAME_PATTERN}")
-            return {"job": values[0]}
-        return {key: _parse_index(key, values[0])}
-    if key == "device":
-        if len(values) not in (1, 2):
-            raise ValueError(
-                f"component {component!r} must be 'device:<TYPE>', 'device:<TYPE>:<index>' "
-                "or 'device:<TYPE>:*'"
-            )
-        return _parse_device(*values)
-    if len(values) == 1 and _SHORT_TYPE_RE.fullmatch(key):
-        return _parse_device(key, values[0])
-    raise ValueError(
-        f"unknown component {component!r}; expected job:<name>, replica:<int>, task:<int>, "
-        "device:<TYPE>[:<index>|:*] or <TYPE>:<index>|* (CPU, GPU or an upper-case type)"
-    )
+def _set_device(fields: dict[str, Any], device_type: str, index: str) -> None:
+    if "device_type" in fields:
+        raise ValueError("multiple device types are not allowed")
+    fields["device_type"] = device_type
+    if index != "*":
+        fields["device_index"] = _as_int("device index", index)
 
 
-def _parse_device(device_type: str, index: str | None = None) -> dict[str, Any]:
-    if not _NAME_RE.fullmatch(device_type):
-        raise ValueError(f"device type {device_type!r} does not match {_NAME_PATTERN}")
-    if index is None or index == "*":
-        return {"device_type": device_type}
-    return {"device_type": device_type, "device_index": _parse_index("device index", index)}
-
-
-def _parse_index(what: str, text: str) -> int:
-    if _INDEX_RE.fullmatch(text):
+def _as_int(what: str, text: str) -> int:
+    """Python's ``int()``, as TF uses: ' 1', '+1' and '1_0' are numbers; '1.5' and '' are not."""
+    try:
         return int(text)
-    if text.startswith("-") and _INDEX_RE.fullmatch(text[1:]):
-        raise ValueError(f"{what} {text!r} is negative")
-    raise ValueError(f"{what} {text!r} is not an integer")
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not an integer") from None
 
 
 def _or_minus_one(value: int | None) -> int:

@@ -118,6 +118,7 @@ class Operation:
         "__weakref__",
         "_colocation",
         "_device_scopes",
+        "_device_text",
         "_id",
         "_requested",
         "attrs",
@@ -151,13 +152,18 @@ class Operation:
         self.location = location
         self._id = len(graph._ops)
         self._requested = DeviceSpec()
+        # The request as a device function or _set_device gave it, which TF keeps unparsed.
+        self._device_text: str | None = None
         # The device scopes that decided the request, innermost first: (display text, location).
         self._device_scopes: tuple[tuple[str, Location], ...] = ()
         self._colocation: tuple[str, ...] = ()
 
     @property
     def device(self) -> str:
-        """The requested device, in canonical form ('' when unconstrained)."""
+        """The requested device ('' when unconstrained): canonical, except that a string from a
+        device function or ``_set_device`` is kept as given, as TensorFlow keeps it."""
+        if self._device_text is not None:
+            return self._device_text
         return self._requested.to_string()
 
     @property
@@ -191,6 +197,7 @@ class Operation:
 
     def _set_device(self, device: Any) -> None:
         self._requested = DeviceSpec.coerce(device)
+        self._device_text = device if isinstance(device, str) else None
         self._device_scopes = (("op._set_device", user_location()),)
 
     def run(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> None:
@@ -364,14 +371,20 @@ class Graph:
     @contextlib.contextmanager
     def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
         """Place ops created inside together with ``op``; device scopes outside are ignored."""
+        if op is None and not ignore_existing:
+            raise ValueError(
+                "Trying to reset colocation (op is None) but ignore_existing is not True "
+                "(colocate_with(None, ignore_existing=True) clears colocation and device scopes)"
+            )
         saved_devices = self._device_stack
         saved_colocation = self._colocation_stack
+        # As TensorFlow, colocation is stronger than device scopes: they are reset inside.
+        self._device_stack = []
         if op is None:
             self._colocation_stack = []
         else:
             target = as_graph_element(op)
             target = target.op if isinstance(target, Tensor) else target
-            self._device_stack = []
             self._colocation_stack = ([] if ignore_existing else list(saved_colocation)) + [target]
         try:
             yield
@@ -497,6 +510,7 @@ class Graph:
             groups.update(target.colocation_groups())
             if not device_set and not target._requested.is_empty:
                 op._requested = target._requested
+                op._device_text = getattr(target, "_device_text", None)
                 op._device_scopes = (
                     (f"colocate_with('{target.name}')", op.location),
                     *target._device_scopes,
@@ -515,8 +529,18 @@ class Graph:
                 if scope.spec_or_fn.is_empty:
                     continue
                 merged = scope.spec_or_fn.merge_from(current)
+                op._device_text = None
             else:
-                merged = DeviceSpec.coerce(scope.spec_or_fn(op))
+                returned = scope.spec_or_fn(op)
+                if not isinstance(returned, str | DeviceSpec):
+                    raise TypeError(
+                        f"Expected binary or unicode string, got {returned!r}: device function "
+                        f"{scope.display} (scope at {format_location(scope.location)}) returned "
+                        f"it for op '{op.name}' ({op.type}, created at {op.source}); return a "
+                        "device string or a DeviceSpec ('' for no device)"
+                    )
+                merged = DeviceSpec.coerce(returned)
+                op._device_text = returned if isinstance(returned, str) else None
             if merged != current:
                 sources.append((scope.display, scope.location))
                 current = merged

@@ -3,12 +3,14 @@
 Two things colocate ops: a reference edge (a Variable with the Assign and read ops that use it)
 and ``colocate_with``. A group's request is the field-by-field merge of its members' requests;
 conflicting explicit pins are an error (or, under soft placement, the conflicting type and id are
-dropped and the placer chooses).
+dropped and the placer chooses). An op that takes a variable by reference and asks for a device
+the variable's request contradicts has its own request ignored, soft placement or not, as
+TensorFlow's ``ColocationGraph`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
@@ -64,14 +66,40 @@ def colocation_groups(ops: Sequence[Operation]) -> list[list[Operation]]:
     return list(groups.values())
 
 
-def merged_request(members: Iterable[Operation], soft: bool) -> tuple[DeviceSpec, Operation | None]:
-    """The group's combined request, and the first member that asked for anything."""
+def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
+    """Op id -> the variable whose request replaces the op's own, incompatible one."""
+    overrides: dict[int, Operation] = {}
+    for op in ops:
+        for tensor in op.inputs:
+            source = tensor.op
+            if source.op_def.ref_output and not compatible(
+                source.requested_device, op.requested_device
+            ):
+                overrides.setdefault(op._id, source)
+    return overrides
+
+
+def compatible(a: DeviceSpec, b: DeviceSpec) -> bool:
+    """No field is set in both to different values (TF's ``AreCompatibleDevNames``)."""
+    return all(
+        getattr(a, name) is None or getattr(b, name) is None or getattr(a, name) == getattr(b, name)
+        for name in _FIELD_WORDS
+    )
+
+
+def merged_request(
+    members: Iterable[Operation], soft: bool, ignored: Container[int] = ()
+) -> tuple[DeviceSpec, Operation | None]:
+    """The group's combined request, and the first member that asked for anything.
+
+    Members in ``ignored`` (reference consumers overridden by their variable) ask for nothing.
+    """
     merged = DeviceSpec()
     anchor: Operation | None = None
     owner: dict[str, Operation] = {}
     for op in members:
         request = op.requested_device
-        if request.is_empty:
+        if request.is_empty or op._id in ignored:
             continue
         if anchor is None and not inherited_request(op):
             anchor = op

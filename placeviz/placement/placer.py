@@ -3,21 +3,29 @@
 Rules (shared/reference/tf-placement-semantics.md): an op placed in an earlier run of the same
 session keeps its device; otherwise a pinned op goes where pinned, unset fields completed;
 otherwise GPU:0 when it has a GPU kernel for its dtype, else CPU:0. Colocation groups are placed
-together. Soft placement relaxes the device type and id, never the job or task.
+together. Soft placement relaxes the device type and id, never the job or task. Among the devices
+a group may take, TensorFlow's heuristics (core/common_runtime/placer.cc) may pick another than
+the first: metadata ops and lone Identities follow their input, generators their consumers.
 
 Every check for a group runs before anything is recorded, so a failed placement changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation
 from placeviz.placement import reason as R
-from placeviz.placement.colocation import colocation_groups, inherited_request, merged_request
+from placeviz.placement.colocation import (
+    colocation_groups,
+    inherited_request,
+    merged_request,
+    reference_overrides,
+)
 from placeviz.placement.reason import Reason, short_name, where
 
 _SOFT_HINT = (
@@ -72,6 +80,21 @@ class PlacementFailure:
         self.members = members
 
 
+@dataclass
+class _Group:
+    """One colocation group on its way to a device: where it may go, and who decided."""
+
+    new: list[Operation]  # the members not placed yet
+    candidates: list[Device]  # the devices the group may take, preferred first
+    kind: str  # how candidates[0] was chosen: pinned, default or soft
+    text: str
+    anchor: Operation  # the member whose request the group follows (the first, if none asked)
+    spec: DeviceSpec  # the members' merged request
+    device: Device | None = None
+    decider: Operation | None = None
+    reason: Reason | None = None
+
+
 class SimplePlacer:
     """Places the ops of one graph onto one session's devices."""
 
@@ -84,61 +107,103 @@ class SimplePlacer:
     ) -> tuple[list[tuple[Operation, Device, Reason]], dict[int, PlacementFailure]]:
         """Decide every op of ``ops`` (a whole graph) not yet in ``placement``.
 
+        As TensorFlow's placer, ops are decided one at a time in creation order, and generators
+        (no inputs, one output) after all the others, so that their consumers are placed first.
         Returns the decisions in creation order and, by op id, the groups that failed.
         """
         decisions: list[tuple[Operation, Device, Reason]] = []
         failures: dict[int, PlacementFailure] = {}
         placed = placement._entries
+        overrides = reference_overrides(ops)
+        group_of: dict[int, _Group] = {}
         for members in colocation_groups(ops):
             new = [op for op in members if op.name not in placed]
             if not new:
                 continue
+            earlier = next((op for op in members if op.name in placed), None)
+            if earlier is not None:
+                decisions.extend(_sticky(earlier, new, placement))
+                continue
             try:
-                decisions.extend(self._place_group(members, new, placement))
+                group = self._group(members, new, overrides)
             except InvalidArgumentError as error:
                 failure = PlacementFailure(error, new)
                 for op in new:
                     failures[op._id] = failure
+                continue
+            for op in members:
+                group_of[op._id] = group
+
+        def device_of(op: Operation) -> Device | None:
+            if op.name in placed:
+                return placement.device(op.name)
+            group = group_of.get(op._id)
+            return group.device if group is not None else None
+
+        consumers = _consumers(ops)
+        generators = [op for op in ops if op._id in group_of and is_generator(op)]
+        first_pass = [op for op in ops if op._id in group_of and not is_generator(op)]
+        for op in first_pass:
+            group = group_of[op._id]
+            if group.device is None:
+                _decide(group, op, _follow_input(op, group, consumers, device_of))
+        for op in generators:
+            group = group_of[op._id]
+            if group.device is None:
+                _decide(group, op, _follow_consumers(op, group, consumers, device_of))
+        done: set[int] = set()
+        for group in group_of.values():
+            if id(group) not in done:
+                done.add(id(group))
+                decisions.extend(self._member_decisions(group, overrides))
         decisions.sort(key=lambda d: d[0]._id)
         return decisions, failures
 
     # -- one group ---------------------------------------------------------------------------
-    def _place_group(
-        self, members: list[Operation], new: list[Operation], placement: Placement
-    ) -> list[tuple[Operation, Device, Reason]]:
-        earlier = next((op for op in members if op.name in placement._entries), None)
-        if earlier is not None:
-            device = placement.device(earlier.name)
-            text = (
-                f"kept on {short_name(device.name)} with '{earlier.name}': an earlier run of this "
-                "session placed its colocation group there (placements stick within a session)"
-            )
-            return [
-                (op, device, Reason(R.STICKY, text, device.name, op.device, earlier.name))
-                for op in new
-            ]
-        spec, anchor = merged_request(members, self.soft)
+    def _group(
+        self, members: list[Operation], new: list[Operation], overrides: dict[int, Operation]
+    ) -> _Group:
+        """The group's candidate devices; raises when it has none."""
+        for op in members:
+            problem = op.requested_device.runtime_problem()
+            if problem is not None:
+                raise InvalidArgumentError(
+                    f"Malformed device specification '{op.device}' in node '{op.name}' "
+                    f"({op.type}, created at {op.source}): {problem}",
+                    op=op,
+                )
+        spec, anchor = merged_request(members, self.soft, overrides)
         supported = self._supported_types(members)
         anchor = anchor or members[0]
         if spec.is_empty:
-            device, kind, text = self._default(members, supported)
+            candidates, kind, text = self._default(members, supported)
         else:
-            device, kind, text = self._requested(spec, anchor, members, supported)
-        anchor_reason = Reason(kind, text, device.name, anchor.device)
+            candidates, kind, text = self._requested(spec, anchor, members, supported)
+        return _Group(new, candidates, kind, text, anchor, spec)
+
+    def _member_decisions(
+        self, group: _Group, overrides: dict[int, Operation]
+    ) -> list[tuple[Operation, Device, Reason]]:
+        device, decider, decided = group.device, group.decider, group.reason
+        assert device is not None and decider is not None and decided is not None
+        by_rule = decided.kind in (R.PINNED, R.DEFAULT, R.SOFT)
+        first = group.anchor if by_rule else decider
+        first_reason = decided
+        if by_rule:
+            first_reason = Reason(group.kind, group.text, device.name, first.device)
         result = []
-        for op in new:
-            if op is anchor:
-                result.append((op, device, anchor_reason))
-            elif _asked_itself(op) and kind == R.PINNED:
-                own = self._pinned_text(op, spec, device)
-                result.append((op, device, Reason(R.PINNED, own, device.name, op.device)))
+        for op in group.new:
+            if op._id in overrides:
+                reason = _reference_reason(op, overrides[op._id], device)
+            elif op is first:
+                reason = first_reason
+            elif by_rule and group.kind == R.PINNED and _asked_itself(op):
+                own = self._pinned_text(op, group.spec, device)
+                reason = Reason(R.PINNED, own, device.name, op.device)
             else:
-                text = (
-                    f"colocated with '{anchor.name}' ({anchor.type}), which is {anchor_reason.text}"
-                )
-                result.append(
-                    (op, device, Reason(R.COLOCATED, text, device.name, op.device, anchor.name))
-                )
+                text = f"colocated with '{first.name}' ({first.type}), which is {first_reason.text}"
+                reason = Reason(R.COLOCATED, text, device.name, op.device, first.name)
+            result.append((op, device, reason))
         return result
 
     def _supported_types(self, members: Sequence[Operation]) -> set[str]:
@@ -147,7 +212,7 @@ class SimplePlacer:
 
     def _default(
         self, members: Sequence[Operation], supported: set[str]
-    ) -> tuple[Device, str, str]:
+    ) -> tuple[list[Device], str, str]:
         candidates = [d for d in self.devices if d.device_type in supported]
         if not candidates:
             op = members[0]
@@ -162,15 +227,16 @@ class SimplePlacer:
         if device.device_type == "GPU":
             what = _group_kernels(members)
             return (
-                device,
+                candidates,
                 R.DEFAULT,
                 f"no device requested, so {short}, the first GPU, which has {what}",
             )
         if not has_gpu:
-            return device, R.DEFAULT, f"no device requested and this session has no GPU, so {short}"
+            text = f"no device requested and this session has no GPU, so {short}"
+            return candidates, R.DEFAULT, text
         limiting = _first_unsupported(members, "GPU")
         return (
-            device,
+            candidates,
             R.DEFAULT,
             f"no device requested and there is no GPU kernel for {_kernel_name(limiting)}, "
             f"so {short}",
@@ -178,11 +244,11 @@ class SimplePlacer:
 
     def _requested(
         self, spec: DeviceSpec, anchor: Operation, members: Sequence[Operation], supported: set[str]
-    ) -> tuple[Device, str, str]:
+    ) -> tuple[list[Device], str, str]:
         matching = [d for d in self.devices if spec.matches(d.spec)]
         usable = [d for d in matching if d.device_type in supported]
         if usable:
-            return usable[0], R.PINNED, self._pinned_text(anchor, spec, usable[0])
+            return usable, R.PINNED, self._pinned_text(anchor, spec, usable[0])
         if self.soft:
             relaxed = spec.replace(device_type=None, device_index=None)
             candidates = [
@@ -194,10 +260,10 @@ class SimplePlacer:
                 if not matching:
                     why = f"{spec} does not exist"
                     first = f"the first {device.device_type} with {_group_kernels(members)}"
-                    return device, R.SOFT, f"soft placement: {why}, so {short}, {first}"
+                    return candidates, R.SOFT, f"soft placement: {why}, so {short}, {first}"
                 limiting = _first_unsupported(members, spec.device_type or "")
                 why = f"there is no {spec.device_type} kernel for {_kernel_name(limiting)}"
-                return device, R.SOFT, f"soft placement: {why}, so {short}"
+                return candidates, R.SOFT, f"soft placement: {why}, so {short}"
         raise self._unsatisfiable(spec, anchor, members, matching)
 
     def _unsatisfiable(
@@ -269,6 +335,116 @@ def scope_phrase(op: Operation) -> str:
     if len(op._device_scopes) > 1:
         phrase += f", merged with outer scopes into '{op.device}'"
     return phrase
+
+
+# -- TensorFlow's heuristics (core/common_runtime/placer.cc) ------------------------------------
+_METADATA_TYPES = frozenset({"Shape", "Size", "Rank"})  # TF's NC_METADATA node class
+
+
+def is_generator(op: Operation) -> bool:
+    """TF's ``IsGeneratorNode``: no data inputs, one output, and not a reference (a variable)."""
+    return not op.inputs and len(op.outputs) == 1 and not op.op_def.ref_output
+
+
+def _consumers(ops: Sequence[Operation]) -> dict[int, list[Operation]]:
+    """Op id -> the op at the far end of each of its out edges, data and control (TF's edges)."""
+    result: dict[int, list[Operation]] = {}
+    for op in ops:
+        for source in [t.op for t in op.inputs] + list(op.control_inputs):
+            result.setdefault(source._id, []).append(op)
+    return result
+
+
+DeviceOf = Callable[[Operation], Device | None]
+
+
+def _decide(group: _Group, op: Operation, choice: tuple[Device, Reason] | None) -> None:
+    """The group goes where ``op``'s heuristic says, or else to its first candidate."""
+    if choice is None:
+        device = group.candidates[0]
+        choice = device, Reason(group.kind, group.text, device.name, op.device)
+    group.device, group.reason = choice
+    group.decider = op
+
+
+def _follow_input(
+    op: Operation, group: _Group, consumers: dict[int, list[Operation]], device_of: DeviceOf
+) -> tuple[Device, Reason] | None:
+    """TF's heuristic B: metadata ops, and lone unpinned Identities, go with their input."""
+    if op.type in _METADATA_TYPES and op.inputs:
+        kind = R.METADATA
+        why = f"as TensorFlow places {op.type}, which reads only its input's shape, with its input"
+    elif _lone_identity(op, consumers):
+        kind = R.IDENTITY
+        why = (
+            "as TensorFlow places an unpinned Identity whose input and only consumer request "
+            "the same device"
+        )
+    else:
+        return None
+    source = op.inputs[0].op
+    device = device_of(source)
+    if device is None or device not in group.candidates:
+        return None
+    text = f"placed with its input '{source.name}' on {short_name(device.name)}, {why}"
+    return device, Reason(kind, text, device.name, op.device, source.name)
+
+
+def _lone_identity(op: Operation, consumers: dict[int, list[Operation]]) -> bool:
+    """TF's ``MatchIdentityOperation``: one edge in, one edge out, ends requesting alike."""
+    if op.type != "Identity" or not op.requested_device.is_empty:
+        return False
+    if len(op.inputs) + len(op.control_inputs) != 1 or not op.inputs:
+        return False
+    outs = consumers.get(op._id, [])
+    if len(outs) > 1:
+        return False
+    # With no consumer, TF's only out edge goes to the graph's sink, which requests nothing.
+    consumer_request = outs[0].requested_device if outs else DeviceSpec()
+    return op.inputs[0].op.requested_device == consumer_request
+
+
+def _follow_consumers(
+    op: Operation, group: _Group, consumers: dict[int, list[Operation]], device_of: DeviceOf
+) -> tuple[Device, Reason] | None:
+    """TF's heuristic A: a generator goes where all its consumers went, if it may go there."""
+    outs = consumers.get(op._id, [])
+    devices = {device_of(consumer) for consumer in outs}
+    if len(devices) != 1:
+        return None
+    (device,) = devices
+    if device is None or device not in group.candidates:
+        return None
+    if len(outs) == 1:
+        whom = f"its only consumer '{outs[0].name}'"
+    else:
+        whom = f"all {len(outs)} of its consumers ({', '.join(repr(c.name) for c in outs)})"
+    text = (
+        f"placed with {whom} on {short_name(device.name)}, as TensorFlow places ops that only "
+        "generate a value (no inputs, one output) with the ops that use it"
+    )
+    return device, Reason(R.GENERATOR, text, device.name, op.device, outs[0].name)
+
+
+def _reference_reason(op: Operation, variable: Operation, device: Device) -> Reason:
+    text = (
+        f"placed with '{variable.name}' ({variable.type}) on {short_name(device.name)}: it takes "
+        f"'{variable.name}' by reference, so TensorFlow ignores its own request '{op.device}', "
+        f"which contradicts the variable's '{variable.device}'"
+    )
+    return Reason(R.REFERENCE, text, device.name, op.device, variable.name)
+
+
+def _sticky(
+    earlier: Operation, new: Sequence[Operation], placement: Placement
+) -> list[tuple[Operation, Device, Reason]]:
+    device = placement.device(earlier.name)
+    text = (
+        f"kept on {short_name(device.name)} with '{earlier.name}': an earlier run of this "
+        "session placed its colocation group there (placements stick within a session)"
+    )
+    reason = Reason(R.STICKY, text, device.name, "", earlier.name)
+    return [(op, device, replace(reason, requested=op.device)) for op in new]
 
 
 def _asked_itself(op: Operation) -> bool:

@@ -11,7 +11,13 @@ DEFAULT = "default"  # nothing was asked: GPU:0 when a GPU kernel exists, else C
 SOFT = "soft"  # the request could not be met and soft placement chose a supported device
 COLOCATED = "colocated"  # placed with its colocation group (a variable's ops, colocate_with)
 STICKY = "sticky"  # kept where an earlier run of the same session put its group
-KINDS = (PINNED, DEFAULT, SOFT, COLOCATED, STICKY)
+# TensorFlow's placer heuristics (core/common_runtime/placer.cc), each used only among the devices
+# the op's group may take:
+GENERATOR = "generator"  # no inputs, one output: goes where all its consumers went
+METADATA = "metadata"  # Shape, Size, Rank read only their input's shape: placed with that input
+IDENTITY = "identity"  # an unpinned Identity between two ops requesting the same device
+REFERENCE = "reference"  # takes a variable by reference: its own conflicting request is ignored
+KINDS = (PINNED, DEFAULT, SOFT, COLOCATED, STICKY, GENERATOR, METADATA, IDENTITY, REFERENCE)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation
+from placeviz.placement.placer import is_generator
+from placeviz.placement.reason import REFERENCE, Reason
 
 
 def device_mapping(devices: Sequence[Device]) -> str:
@@ -36,8 +38,24 @@ def physical_description(device: Device) -> str:
     return text
 
 
+def ignored_requests(decisions: Iterable[tuple[Operation, Device, Reason]]) -> list[str]:
+    """TensorFlow's note for each op whose request a reference edge overrode."""
+    lines = []
+    for op, _, reason in decisions:
+        if reason.kind == REFERENCE and reason.anchor is not None:
+            variable = op.graph.get_operation_by_name(reason.anchor)
+            lines.append(
+                f"Ignoring device specification {op.requested_device} for node '{op.name}' "
+                f"because the input edge from '{variable.name}' is a reference connection and "
+                f"already has a device field set to {variable.requested_device}"
+            )
+    return lines
+
+
 def placement_lines(decisions: Iterable[tuple[Operation, Device]]) -> list[str]:
-    return [f"{op.name}: ({op.type}): {device.name}" for op, device in decisions]
+    """In TensorFlow's order: as its placer decides, generators after every other op."""
+    ordered = sorted(decisions, key=lambda decision: is_generator(decision[0]))
+    return [f"{op.name}: ({op.type}): {device.name}" for op, device in ordered]
 
 
 def write(text: str) -> None:

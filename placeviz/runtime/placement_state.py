@@ -59,7 +59,8 @@ class PlacementState:
         stale = edges_changed != self._edges_changed
         self._edges_changed = edges_changed
         if self._log and decisions:
-            lines = placement_log.placement_lines((op, device) for op, device, _ in decisions)
+            lines = placement_log.ignored_requests(decisions)
+            lines += placement_log.placement_lines((op, device) for op, device, _ in decisions)
             placement_log.write("\n".join(lines))
         return stale
 

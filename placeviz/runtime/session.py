@@ -21,7 +21,7 @@ import numpy as np
 
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
-from placeviz.errors import DTypeMismatchError, InvalidArgumentError
+from placeviz.errors import DTypeMismatchError, InvalidArgumentError, NotFoundError
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -385,12 +385,19 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
             limit = int(device.physical.memory_bytes * options.per_process_gpu_memory_fraction)
         renumbered.append(device.with_spec(device.spec.replace(device_index=i), limit))
     result = others + renumbered
+    # As TensorFlow, keys are exact device types ('cpu' counts nothing), and device_count CPU: N
+    # makes N CPU devices, CPU:0..N-1, all on the host.
     for device_type, count in config.device_count.items():
-        kind = device_type.upper()
-        if kind == "CPU":
-            count = max(count, 1)
-        kept = {id(d) for d in [d for d in result if d.device_type == kind][: max(count, 0)]}
-        result = [d for d in result if d.device_type != kind or id(d) in kept]
+        of_type = [d for d in result if d.device_type == device_type]
+        if device_type == "CPU" and of_type:
+            if count < 1:
+                raise NotFoundError("No CPU devices are available in this process")
+            host = of_type[0]
+            of_type = [host.with_spec(host.spec.replace(device_index=i)) for i in range(count)]
+        kept = of_type[: max(count, 0)]
+        rest = [d for d in result if d.device_type != device_type]
+        at = next((i for i, d in enumerate(result) if d.device_type == device_type), len(rest))
+        result = rest[:at] + kept + rest[at:]
     return result
 
 

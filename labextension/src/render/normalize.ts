@@ -19,7 +19,17 @@ import type {
 type Loose = Record<string, unknown>;
 
 const DEVICE_KINDS: readonly DeviceKind[] = ['real', 'logical', 'simulated'];
-const REASON_KINDS: readonly ReasonKind[] = ['pinned', 'default', 'soft', 'colocated', 'sticky'];
+const REASON_KINDS: readonly ReasonKind[] = [
+  'pinned',
+  'default',
+  'soft',
+  'colocated',
+  'sticky',
+  'generator',
+  'metadata',
+  'identity',
+  'reference',
+];
 
 export interface NormalizedDocument {
   schema: string;

@@ -18,7 +18,16 @@ export interface DeviceRecord {
   reserved?: number;
 }
 
-export type ReasonKind = 'pinned' | 'default' | 'soft' | 'colocated' | 'sticky';
+export type ReasonKind =
+  | 'pinned'
+  | 'default'
+  | 'soft'
+  | 'colocated'
+  | 'sticky'
+  | 'generator'
+  | 'metadata'
+  | 'identity'
+  | 'reference';
 
 export interface Reason {
   kind: ReasonKind;

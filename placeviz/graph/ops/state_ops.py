@@ -212,11 +212,28 @@ def no_op(name: str | None = None) -> Operation:
 
 
 def group(*inputs: Any, name: str | None = None) -> Operation:
-    """One op that runs after all ``inputs`` (tensors or ops): a NoOp with control inputs."""
+    """One op that runs after all ``inputs`` (tensors or ops), as TensorFlow builds it.
+
+    Inputs are sorted by requested device; with several devices, each gets its own NoOp
+    (``name/NoOp``, ``name/NoOp_1``, ... in device-string order) under that device, so only one
+    control edge per device crosses to the final ``name`` NoOp.
+    """
     deps = [_as_op(x) for x in _flatten(inputs)]
     graph = deps[0].graph if deps else get_default_graph()
-    with graph.as_default(), graph.control_dependencies(deps):
-        return no_op(name=name or "group_deps")
+    by_device: dict[str, list[Operation]] = {}
+    for dep in deps:
+        by_device.setdefault(dep.device, []).append(dep)
+    with graph.as_default(), graph.name_scope(name or "group_deps") as scope:
+        if len(by_device) == 1:
+            ((device, same),) = by_device.items()
+            with graph.control_dependencies(same), graph.device(device):
+                return no_op(name=scope)
+        per_device = []
+        for device in sorted(by_device):
+            with graph.control_dependencies(by_device[device]), graph.device(device):
+                per_device.append(no_op())
+        with graph.control_dependencies(per_device):
+            return no_op(name=scope)
 
 
 def _as_op(value: Any) -> Operation:
