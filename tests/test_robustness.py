@@ -40,8 +40,8 @@ def test_ops_added_by_another_thread_while_the_session_places_are_placed_too() -
     added: list[pv.Tensor] = []
     place = sess._placing._placer.place
 
-    def place_while_another_thread_grows_the_graph(ops: Any, placement: Any) -> Any:
-        result = place(ops, placement)
+    def place_while_another_thread_grows_the_graph(ops: Any, placement: Any, index: Any) -> Any:
+        result = place(ops, placement, index)
         grower = threading.Thread(target=lambda: added.append(pv.add(a, 2.0, name="late")))
         with sess.graph.as_default():
             grower.start()

@@ -48,22 +48,52 @@ class _UnionFind:
                 self.parent[ra] = rb
 
 
-def colocation_groups(ops: Sequence[Operation]) -> list[list[Operation]]:
-    """Partition ``ops`` (a whole graph, in creation order) into colocation groups."""
-    by_name = {op.name: op for op in ops}
-    uf = _UnionFind()
-    for op in ops:
-        for tensor in op.inputs:
-            if tensor.op.op_def.ref_output:
-                uf.union(op._id, tensor.op._id)
-        for group in op._colocation:
-            target = by_name.get(group.removeprefix("loc:@"))
-            if target is not None:
-                uf.union(op._id, target._id)
-    groups: dict[int, list[Operation]] = {}
-    for op in ops:
-        groups.setdefault(uf.find(op._id), []).append(op)
-    return list(groups.values())
+class ColocationIndex:
+    """The colocation groups of a growing graph, updated as ops are added (not rebuilt).
+
+    A session places the ops made since its last run; finding their groups must not cost a walk
+    over the whole graph, or eager mode (one placement per op) would grow quadratically.
+    """
+
+    def __init__(self) -> None:
+        self._uf = _UnionFind()
+        self._members: dict[int, list[Operation]] = {}  # root id -> members
+        self._by_name: dict[str, Operation] = {}
+        self._waiting: dict[str, list[Operation]] = {}  # colocated with an op not made yet
+
+    def add(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
+            self._members[op._id] = [op]
+            self._by_name[op.name] = op
+            for tensor in op.inputs:
+                if tensor.op.op_def.ref_output:
+                    self._union(op, tensor.op)
+            for group in op._colocation:
+                name = group.removeprefix("loc:@")
+                target = self._by_name.get(name)
+                if target is not None:
+                    self._union(op, target)
+                else:
+                    self._waiting.setdefault(name, []).append(op)
+            for early in self._waiting.pop(op.name, ()):
+                self._union(op, early)
+
+    def group(self, op: Operation) -> list[Operation]:
+        """The op's group, in creation order."""
+        return sorted(self._members[self._uf.find(op._id)], key=_creation)
+
+    def _union(self, a: Operation, b: Operation) -> None:
+        ra, rb = self._uf.find(a._id), self._uf.find(b._id)
+        if ra == rb:
+            return
+        self._uf.union(ra, rb)
+        root = self._uf.find(ra)
+        merged = self._members.pop(rb if root == ra else ra)
+        self._members[root].extend(merged)
+
+
+def _creation(op: Operation) -> int:
+    return op._id
 
 
 def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:

@@ -21,7 +21,7 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation
 from placeviz.placement import reason as R
 from placeviz.placement.colocation import (
-    colocation_groups,
+    ColocationIndex,
     inherited_request,
     merged_request,
     reference_overrides,
@@ -103,23 +103,34 @@ class SimplePlacer:
         self.soft = soft
 
     def place(
-        self, ops: Sequence[Operation], placement: Placement
+        self, ops: Sequence[Operation], placement: Placement, index: ColocationIndex | None = None
     ) -> tuple[list[tuple[Operation, Device, Reason]], dict[int, PlacementFailure]]:
-        """Decide every op of ``ops`` (a whole graph) not yet in ``placement``.
+        """Decide every op of ``ops`` not yet in ``placement``.
 
-        As TensorFlow's placer, ops are decided one at a time in creation order, and generators
-        (no inputs, one output) after all the others, so that their consumers are placed first.
-        Returns the decisions in creation order and, by op id, the groups that failed.
+        ``index`` holds the colocation groups of every op made so far, so ``ops`` need only be
+        the ones to decide; without it ``ops`` must be the whole graph. As TensorFlow's placer,
+        ops are decided one at a time in creation order, and generators (no inputs, one output)
+        after all the others, so that their consumers are placed first. Returns the decisions
+        in creation order and, by op id, the groups that failed.
         """
+        if index is None:
+            index = ColocationIndex()
+            index.add(ops)
         decisions: list[tuple[Operation, Device, Reason]] = []
         failures: dict[int, PlacementFailure] = {}
         placed = placement._entries
-        overrides = reference_overrides(ops)
+        groups: dict[int, list[Operation]] = {}  # first member's id -> the group
+        for op in ops:
+            if op.name not in placed and op._id not in groups:
+                members = index.group(op)
+                for member in members:
+                    groups[member._id] = members
+        involved = sorted({id(m): m for m in groups.values()}.values(), key=lambda m: m[0]._id)
+        ordered = sorted((op for members in involved for op in members), key=lambda o: o._id)
+        overrides = reference_overrides(ordered)
         group_of: dict[int, _Group] = {}
-        for members in colocation_groups(ops):
+        for members in involved:
             new = [op for op in members if op.name not in placed]
-            if not new:
-                continue
             earlier = next((op for op in members if op.name in placed), None)
             if earlier is not None:
                 decisions.extend(_sticky(earlier, new, placement))
@@ -140,9 +151,9 @@ class SimplePlacer:
             group = group_of.get(op._id)
             return group.device if group is not None else None
 
-        consumers = _consumers(ops)
-        generators = [op for op in ops if op._id in group_of and is_generator(op)]
-        first_pass = [op for op in ops if op._id in group_of and not is_generator(op)]
+        consumers = _consumers(ordered)
+        generators = [op for op in ordered if op._id in group_of and is_generator(op)]
+        first_pass = [op for op in ordered if op._id in group_of and not is_generator(op)]
         for op in first_pass:
             group = group_of[op._id]
             if group.device is None:

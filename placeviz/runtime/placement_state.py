@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from placeviz.devices.context import Device
 from placeviz.graph.core import Graph, Operation, tensor_bytes
+from placeviz.placement.colocation import ColocationIndex
 from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
 from placeviz.runtime.memory import Resident
@@ -33,6 +34,12 @@ class PlacementState:
         self._log = log
         self._version = -1  # the graph's version this placement covers
         self._edges_changed = 0
+        # Ops are taken in once: their colocation groups are kept up to date, and each update
+        # decides only the ops made since (and those whose group failed), so placing costs
+        # what was added, not the whole graph (eager mode places once per op).
+        self._groups = ColocationIndex()
+        self._seen = 0
+        self._undecided: list[Operation] = []
 
     @property
     def current(self) -> bool:
@@ -44,8 +51,13 @@ class PlacementState:
         (so plans compiled before are stale)."""
         graph = self.graph
         edges_changed = graph._edges_changed
-        ops = graph._ops[:]  # ops another thread adds from here on are placed next time
-        decisions, self.failures = self._placer.place(ops, self.placement)
+        count = len(graph._ops)  # ops another thread adds from here on are placed next time
+        new = graph._ops[self._seen : count]
+        self._groups.add(new)
+        self._seen = count
+        pending = self._undecided + new
+        decisions, self.failures = self._placer.place(pending, self.placement, self._groups)
+        self._undecided = [op for op in pending if op._id in self.failures]
         entries = self.placement._entries
         for op, device, reason in decisions:
             entries[op.name] = (device, reason)
@@ -55,7 +67,7 @@ class PlacementState:
             [op._id for op, _, _ in decisions],
             [self._device_ids[device.name] for _, device, _ in decisions],
         )
-        self._version = len(ops) + edges_changed
+        self._version = count + edges_changed
         stale = edges_changed != self._edges_changed
         self._edges_changed = edges_changed
         if self._log and decisions:
