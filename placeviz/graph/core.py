@@ -7,9 +7,10 @@ A graph only records what to compute and where the user asked for it (``op.devic
 from __future__ import annotations
 
 import contextlib
+import enum
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType
@@ -19,6 +20,24 @@ from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
 
 Location = tuple[str, int]
+
+
+class RequestSource(enum.Enum):
+    """How one step of an op's device request arose (the placer phrases each kind once)."""
+
+    DEVICE_SCOPE = "device scope"  # `with device('/gpu:0')`
+    DEVICE_FUNCTION = "device function"  # `with device(fn)`: what fn returned for the op
+    COLOCATE_WITH = "colocate_with"  # copied from the colocation target's request
+    SET_DEVICE = "set device"  # op._set_device(...)
+
+
+class RequestStep(NamedTuple):
+    """One step that decided an op's request: its kind, what it named (the scope's string, the
+    function's name, the colocation target's name) and the user's line."""
+
+    source: RequestSource
+    text: str
+    location: Location
 
 
 class Tensor:
@@ -154,8 +173,8 @@ class Operation:
         self._requested = DeviceSpec()
         # The request as a device function or _set_device gave it, which TF keeps unparsed.
         self._device_text: str | None = None
-        # The device scopes that decided the request, innermost first: (display text, location).
-        self._device_scopes: tuple[tuple[str, Location], ...] = ()
+        # The steps that decided the request, innermost first.
+        self._device_scopes: tuple[RequestStep, ...] = ()
         self._colocation: tuple[str, ...] = ()
 
     @property
@@ -198,7 +217,7 @@ class Operation:
     def _set_device(self, device: Any) -> None:
         self._requested = DeviceSpec.coerce(device)
         self._device_text = device if isinstance(device, str) else None
-        self._device_scopes = (("op._set_device", user_location()),)
+        self._device_scopes = (RequestStep(RequestSource.SET_DEVICE, "", user_location()),)
 
     def run(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> None:
         _session_for(self, session).run(self, feed_dict=feed_dict)
@@ -225,17 +244,18 @@ class Operation:
 
 
 class _DeviceScope:
-    __slots__ = ("display", "location", "spec_or_fn")
+    __slots__ = ("location", "source", "spec_or_fn", "text")
 
     def __init__(self, spec_or_fn: Any, location: Location) -> None:
         self.location = location
         if spec_or_fn is None or callable(spec_or_fn):
             self.spec_or_fn = spec_or_fn
-            self.display = getattr(spec_or_fn, "__name__", repr(spec_or_fn))
+            self.source = RequestSource.DEVICE_FUNCTION
+            self.text = getattr(spec_or_fn, "__name__", repr(spec_or_fn))
         else:
             self.spec_or_fn = DeviceSpec.coerce(spec_or_fn)
-            raw = spec_or_fn if isinstance(spec_or_fn, str) else self.spec_or_fn.to_string()
-            self.display = f"'{raw}'"
+            self.source = RequestSource.DEVICE_SCOPE
+            self.text = spec_or_fn if isinstance(spec_or_fn, str) else self.spec_or_fn.to_string()
 
 
 class _ControlDependencies:
@@ -252,7 +272,7 @@ class _NamedGroup:
     def __init__(self, op_name: str) -> None:
         self._group = f"loc:@{op_name}"
         self._requested = DeviceSpec()
-        self._device_scopes: tuple[tuple[str, Location], ...] = ()
+        self._device_scopes: tuple[RequestStep, ...] = ()
 
     def colocation_groups(self) -> list[str]:
         return [self._group]
@@ -512,7 +532,7 @@ class Graph:
                 op._requested = target._requested
                 op._device_text = getattr(target, "_device_text", None)
                 op._device_scopes = (
-                    (f"colocate_with('{target.name}')", op.location),
+                    RequestStep(RequestSource.COLOCATE_WITH, target.name, op.location),
                     *target._device_scopes,
                 )
                 device_set = True
@@ -535,14 +555,14 @@ class Graph:
                 if not isinstance(returned, str | DeviceSpec):
                     raise TypeError(
                         f"Expected binary or unicode string, got {returned!r}: device function "
-                        f"{scope.display} (scope at {format_location(scope.location)}) returned "
+                        f"{scope.text} (scope at {format_location(scope.location)}) returned "
                         f"it for op '{op.name}' ({op.type}, created at {op.source}); return a "
                         "device string or a DeviceSpec ('' for no device)"
                     )
                 merged = DeviceSpec.coerce(returned)
                 op._device_text = returned if isinstance(returned, str) else None
             if merged != current:
-                sources.append((scope.display, scope.location))
+                sources.append(RequestStep(scope.source, scope.text, scope.location))
                 current = merged
                 op._requested = current
         op._device_scopes = tuple(sources)

@@ -14,7 +14,7 @@ from collections.abc import Container, Iterable, Sequence
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
-from placeviz.graph.core import Operation
+from placeviz.graph.core import Operation, RequestSource
 
 _FIELD_WORDS = {
     "job": "jobs",
@@ -160,4 +160,4 @@ def merged_request(
 
 def inherited_request(op: Operation) -> bool:
     """True when the op's request was copied from a ``colocate_with`` target."""
-    return bool(op._device_scopes) and op._device_scopes[0][0].startswith("colocate_with")
+    return bool(op._device_scopes) and op._device_scopes[0].source is RequestSource.COLOCATE_WITH

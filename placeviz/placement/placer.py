@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
-from placeviz.graph.core import Operation
+from placeviz.graph.core import Operation, RequestSource
 from placeviz.placement import reason as R
 from placeviz.placement.colocation import (
     ColocationIndex,
@@ -332,16 +332,16 @@ def scope_phrase(op: Operation) -> str:
     """How the user asked for the op's device, with the line where they did."""
     if not op._device_scopes:
         return f"its requested device '{op.device}'"
-    display, location = op._device_scopes[0]
-    if display.startswith("'"):
-        phrase = f"`with device({display})` at {where(location)}"
-    elif display.startswith("colocate_with"):
-        phrase = f"`with {display}` at {where(location)}"
-    elif display == "op._set_device":
+    source, text, location = op._device_scopes[0]
+    if source is RequestSource.DEVICE_SCOPE:
+        phrase = f"`with device('{text}')` at {where(location)}"
+    elif source is RequestSource.COLOCATE_WITH:
+        phrase = f"`with colocate_with('{text}')` at {where(location)}"
+    elif source is RequestSource.SET_DEVICE:
         phrase = f"op._set_device at {where(location)}"
     else:
         phrase = (
-            f"device function {display} (scope at {where(location)}), which returned '{op.device}'"
+            f"device function {text} (scope at {where(location)}), which returned '{op.device}'"
         )
     if len(op._device_scopes) > 1:
         phrase += f", merged with outer scopes into '{op.device}'"
