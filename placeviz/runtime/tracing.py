@@ -54,6 +54,7 @@ class PlanColumns:
         )
         self.virtual = np.array([not s.runs_code for s in steps], dtype=bool)
         self.has_virtual = bool(self.virtual.any())
+        self.virtual_steps: list[int] = np.flatnonzero(self.virtual).tolist()
         # Op steps that stamp their clocks: what a live view's progress snapshot reads.
         self.clocked_ops = (self.kinds == int(EventKind.OP)) & ~self.virtual
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
@@ -166,16 +167,17 @@ def _sequential_times(
     count: int,
     failed_step: int | None,
 ) -> tuple[list[int], list[int]]:
-    """One stream: each step starts when the previous one ended."""
-    if columns.has_virtual or failed_step is not None:
+    """One stream: each step starts when the previous one ended; a step that runs no code (a
+    constant, a copy between host-memory devices) ends when the previous one did."""
+    if failed_step is None:
+        ends = compiled.ends[:count]
+        for i in columns.virtual_steps:  # few, ascending: cheaper than converting every clock
+            ends[i] = ends[i - 1] if i else t_start
+    else:
         ends_array = np.asarray(compiled.ends[:count], dtype=np.int64)
-        if failed_step is not None:
-            ends_array[-1] = t_end
-        # steps that run no code end when the previous step did
+        ends_array[-1] = t_end
         ends_array[columns.virtual[:count]] = t_start
         ends = np.maximum.accumulate(np.maximum(ends_array, t_start)).tolist()
-    else:
-        ends = compiled.ends[:count]
     return [t_start, *ends[:-1]], ends
 
 
