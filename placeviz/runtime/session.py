@@ -33,7 +33,7 @@ from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.placement_state import PlacementState
 from placeviz.runtime.plan_cache import PlanCache
 from placeviz.runtime.run_log import Prepared, RunLog
-from placeviz.runtime.state import SessionState
+from placeviz.runtime.state import SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
 _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this size
@@ -175,6 +175,10 @@ class Session:
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         feeds, values = self._feeds(feed_dict or {})
+        fed = dict(zip(feeds, values))
+        if all(type(e) is Tensor and e in fed for e in unique):
+            # As TensorFlow: nothing to compute (no fetches, or every one fed), nothing placed
+            return rebuild([host_copy(fed[e]) for e in elements])
         key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
         if full:
             key = ("full trace", key)

@@ -70,10 +70,6 @@ LIKE_OPS = (
     "not listed: zeros_like of a constant is a Const in TF, ones_like a Fill of its Shape; "
     "ZerosLike/OnesLike here"
 )
-NOTHING_TO_RUN = (
-    "not listed: a run with nothing to compute (all fetches fed, or no fetches) places "
-    "nothing in TF; placeviz places the graph"
-)
 PLACE_WHOLE_GRAPH = (
     "not listed: TF places the whole graph at the first run, so an unplaceable op fails every "
     "run; placeviz fails only the runs that need it"
@@ -200,9 +196,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "feed_scalar": IMPLICIT_CONSTANTS,
     "feed_unknown_batch": IMPLICIT_CONSTANTS,
     "feed_vector": IMPLICIT_CONSTANTS,
-    "fetch_empty_list": NOTHING_TO_RUN,
     "fetch_nested": IMPLICIT_CONSTANTS,
-    "fetch_placeholder_with_feed": NOTHING_TO_RUN,
     "get_variable_constant_initializer": VARIABLE_TYPE,
     "get_variable_default_initializer": because(VARIABLE_TYPE, IMPLICIT_CONSTANTS, RANDOM_OP_GRAPH),
     "get_variable_from_value": VARIABLE_TYPE,
