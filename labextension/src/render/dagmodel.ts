@@ -1,20 +1,26 @@
 /**
- * What the DAG view draws, built when the graph tables or the folded scopes change (never on
- * event batches): the boxes after scope folding, their layout, a grid for hit-testing, each box's
- * ops, and which boxes hold an op that did not land on the device it requested.
+ * What the DAG view draws, built when the graph tables or the opened groups change (never on
+ * event batches): the boxes after folding the hierarchy, their nested layout, a grid for
+ * hit-testing, each box's ops, its label, and which boxes hold an op that did not land on the
+ * device it requested.
  */
+import { layoutCompound, type CompoundLayout } from './compound';
 import { requestMismatch } from './devicespec';
-import { layoutDag, type DagLayout } from './layout';
+import { displayPath, uniqueLabels } from './labels';
 import { SpatialGrid } from './spatial';
-import { foldScopes, type FoldEdge, type FoldedGraph } from './scopes';
+import {
+  buildHierarchy,
+  foldHierarchy,
+  type FoldEdge,
+  type FoldedGraph,
+  type Hierarchy,
+} from './scopes';
 import type { PlacementStore } from './store';
 
-export const BOX_WIDTH = 120;
-export const BOX_HEIGHT = 28;
-
 export interface DagModel {
+  readonly hierarchy: Hierarchy;
   readonly folded: FoldedGraph;
-  readonly layout: DagLayout;
+  readonly layout: CompoundLayout;
   readonly grid: SpatialGrid;
   /** Node indices of box b: opList[opStart[b] .. opStart[b + 1]). */
   readonly opStart: Int32Array;
@@ -23,10 +29,22 @@ export interface DagModel {
   readonly mismatch: Uint8Array;
   /** 1 where a box's device is simulated (drawn with a dashed outline). */
   readonly simulated: Uint8Array;
-  readonly collapsed: ReadonlySet<string>;
+  /** What each box says: an unambiguous name; and each container's title. */
+  readonly labels: string[];
+  readonly titles: string[];
+  readonly expanded: ReadonlySet<string>;
 }
 
-export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<string>): DagModel {
+/** The hierarchy of a store's ops (rebuilt only when its tables change). */
+export function storeHierarchy(store: PlacementStore): Hierarchy {
+  return buildHierarchy(store.nodes);
+}
+
+export function buildDagModel(
+  store: PlacementStore,
+  expanded: ReadonlySet<string>,
+  hierarchy: Hierarchy = storeHierarchy(store),
+): DagModel {
   const edges: FoldEdge[] = [];
   for (const edge of store.edges) {
     const src = store.nodeIndex(edge.src);
@@ -35,19 +53,14 @@ export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<stri
       edges.push({ src, dst, kind: edge.kind, bytes: edge.bytes, crosses: edge.crosses });
     }
   }
-  const folded = foldScopes(store.nodes, edges, collapsed);
-  const layout = layoutDag(folded.boxes.length, folded.edges, {
-    nodeWidth: BOX_WIDTH,
-    nodeHeight: BOX_HEIGHT,
+  const folded = foldHierarchy(hierarchy, store.nodes, edges, expanded);
+  const groups = hierarchy.groups;
+  const layout = layoutCompound(folded, (b) => {
+    const group = folded.boxes[b].group;
+    return group >= 0 && groups[group].side;
   });
-  const grid = new SpatialGrid(
-    layout.x,
-    layout.y,
-    BOX_WIDTH,
-    BOX_HEIGHT,
-    layout.width,
-    layout.height,
-  );
+  const { x, y, w, h } = layout.boxes;
+  const grid = new SpatialGrid(x, y, w, h, layout.width, layout.height);
   const { opStart, opList } = opsByBox(folded.boxOf, folded.boxes.length);
   const mismatch = new Uint8Array(folded.boxes.length);
   // Graphs under tf.device scopes repeat a handful of (request, device) pairs many times.
@@ -69,7 +82,21 @@ export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<stri
   const simulated = Uint8Array.from(folded.boxes, (box) =>
     typeof box.device === 'number' && store.deviceById(box.device)?.kind === 'simulated' ? 1 : 0,
   );
-  return { folded, layout, grid, opStart, opList, mismatch, simulated, collapsed };
+  const labels = uniqueLabels(folded.boxes.map((box) => displayPath(box.name)));
+  const titles = folded.containers.map(({ group }) => displayPath(groups[group].key));
+  return {
+    hierarchy,
+    folded,
+    layout,
+    grid,
+    opStart,
+    opList,
+    mismatch,
+    simulated,
+    labels,
+    titles,
+    expanded,
+  };
 }
 
 function opsByBox(boxOf: Int32Array, boxes: number): { opStart: Int32Array; opList: Int32Array } {

@@ -1,0 +1,278 @@
+/**
+ * Nested layout of a folded hierarchy: each opened group is laid out on its own (its boxes and
+ * inner containers, with edges lifted to the children of the group they cross into) and becomes
+ * a node as big as its contents in its parent's layout, as TensorBoard's graph does. At the top,
+ * side groups are not part of the layered layout: they stand in a column to the right, each next
+ * to the ops it is linked to.
+ */
+import { layoutDag } from './layout';
+import type { BoxEdge, FoldedGraph } from './scopes';
+
+export const OP_WIDTH = 150;
+export const OP_HEIGHT = 28;
+export const GROUP_WIDTH = 170;
+export const GROUP_HEIGHT = 48;
+/** A container's inner margin, and the strip at its top that holds its name. */
+export const CONTAINER_PAD = 10;
+export const CONTAINER_HEADER = 24;
+const COLUMN_GAP = 18;
+const LAYER_GAP = 26;
+const SIDE_GAP = 70;
+
+export interface Rects {
+  x: Float32Array;
+  y: Float32Array;
+  w: Float32Array;
+  h: Float32Array;
+}
+
+/**
+ * The edges between a side box and the rest summarized as one link per top-level item (a box or
+ * an opened group's container) it touches, in either direction.
+ */
+export interface SideLink {
+  side: number;
+  /** A box index, or the box count plus a container index. */
+  other: number;
+  count: number;
+  bytes: number;
+  crosses: boolean;
+}
+
+export interface CompoundLayout {
+  boxes: Rects;
+  containers: Rects;
+  /** 1 for a box set aside in the side column. */
+  aside: Uint8Array;
+  links: SideLink[];
+  width: number;
+  height: number;
+}
+
+function rects(n: number): Rects {
+  return {
+    x: new Float32Array(n),
+    y: new Float32Array(n),
+    w: new Float32Array(n),
+    h: new Float32Array(n),
+  };
+}
+
+/**
+ * `isSide(b)`: whether top-level box b is a side group. Items are boxes 0..B-1 then containers;
+ * a container's children are laid out before it (containers come in pre-order, so backwards).
+ */
+export function layoutCompound(
+  folded: FoldedGraph,
+  isSide: (box: number) => boolean,
+): CompoundLayout {
+  const B = folded.boxes.length;
+  const C = folded.containers.length;
+  const parentOf = (item: number) => {
+    const parent = item < B ? folded.boxParent[item] : folded.containers[item - B].parent;
+    return parent < 0 ? -1 : B + parent;
+  };
+  const depth = new Int32Array(B + C);
+  for (let c = 0; c < C; c++) {
+    const parent = folded.containers[c].parent;
+    depth[B + c] = parent < 0 ? 1 : depth[B + parent] + 1;
+  }
+  for (let b = 0; b < B; b++) {
+    const parent = folded.boxParent[b];
+    depth[b] = parent < 0 ? 1 : depth[B + parent] + 1;
+  }
+  // Children of each level: index C is the top.
+  const children: number[][] = Array.from({ length: C + 1 }, () => []);
+  const levelOf = (item: number) => {
+    const parent = parentOf(item);
+    return parent < 0 ? C : parent - B;
+  };
+  const aside = new Uint8Array(B);
+  for (let item = 0; item < B + C; item++) {
+    if (item < B && levelOf(item) === C && isSide(item)) {
+      aside[item] = 1;
+      continue;
+    }
+    children[levelOf(item)].push(item);
+  }
+  const lifted = liftEdges(folded.edges, parentOf, depth, levelOf, C);
+  const w = new Float32Array(B + C);
+  const h = new Float32Array(B + C);
+  for (let b = 0; b < B; b++) {
+    const group = folded.boxes[b].node < 0;
+    w[b] = group ? GROUP_WIDTH : OP_WIDTH;
+    h[b] = group ? GROUP_HEIGHT : OP_HEIGHT;
+  }
+  const relX = new Float32Array(B + C);
+  const relY = new Float32Array(B + C);
+  const place = (level: number): { width: number; height: number } => {
+    const items = children[level];
+    const local = new Map<number, number>();
+    items.forEach((item, k) => local.set(item, k));
+    const edges: { src: number; dst: number }[] = [];
+    for (const [a, b] of lifted[level]) {
+      const src = local.get(a);
+      const dst = local.get(b);
+      if (src !== undefined && dst !== undefined) {
+        edges.push({ src, dst });
+      }
+    }
+    const layout = layoutDag(items.length, edges, {
+      widths: Float64Array.from(items, (item) => w[item]),
+      heights: Float64Array.from(items, (item) => h[item]),
+      columnGap: COLUMN_GAP,
+      layerGap: LAYER_GAP,
+    });
+    items.forEach((item, k) => {
+      relX[item] = layout.x[k];
+      relY[item] = layout.y[k];
+    });
+    return { width: layout.width, height: layout.height };
+  };
+  for (let c = C - 1; c >= 0; c--) {
+    const size = place(c);
+    const title = Math.max(GROUP_WIDTH, size.width);
+    w[B + c] = title + 2 * CONTAINER_PAD;
+    h[B + c] = size.height + CONTAINER_HEADER + CONTAINER_PAD;
+  }
+  const top = place(C);
+  const absX = relX;
+  const absY = relY;
+  for (let c = 0; c < C; c++) {
+    // Containers come in pre-order: a parent's place is final before its children's.
+    const parent = parentOf(B + c);
+    if (parent >= 0) {
+      absX[B + c] += absX[parent] + CONTAINER_PAD;
+      absY[B + c] += absY[parent] + CONTAINER_HEADER;
+    }
+  }
+  for (let b = 0; b < B; b++) {
+    const parent = parentOf(b);
+    if (parent >= 0) {
+      absX[b] += absX[parent] + CONTAINER_PAD;
+      absY[b] += absY[parent] + CONTAINER_HEADER;
+    }
+  }
+  const links = sideLinks(folded.edges, aside, parentOf);
+  const height = placeAside(links, aside, absX, absY, w, h, top, B);
+  const width = aside.some((a) => a === 1) ? top.width + SIDE_GAP + GROUP_WIDTH : top.width;
+  const boxes = rects(B);
+  boxes.x.set(absX.subarray(0, B));
+  boxes.y.set(absY.subarray(0, B));
+  boxes.w.set(w.subarray(0, B));
+  boxes.h.set(h.subarray(0, B));
+  const containers = rects(C);
+  containers.x.set(absX.subarray(B));
+  containers.y.set(absY.subarray(B));
+  containers.w.set(w.subarray(B));
+  containers.h.set(h.subarray(B));
+  return { boxes, containers, aside, links, width, height };
+}
+
+/** Edges touching side boxes, merged per (side box, top-level item at the other end). */
+function sideLinks(
+  edges: readonly BoxEdge[],
+  aside: Uint8Array,
+  parentOf: (item: number) => number,
+): SideLink[] {
+  const links = new Map<string, SideLink>();
+  for (const edge of edges) {
+    if (aside[edge.src] === 0 && aside[edge.dst] === 0) {
+      continue;
+    }
+    let [side, other] = aside[edge.dst] === 1 ? [edge.dst, edge.src] : [edge.src, edge.dst];
+    if (aside[other] === 1 && other < side) {
+      [side, other] = [other, side];
+    }
+    while (parentOf(other) >= 0) {
+      other = parentOf(other);
+    }
+    const key = `${side},${other}`;
+    const link = links.get(key);
+    if (link === undefined) {
+      links.set(key, { side, other, count: edge.count, bytes: edge.bytes, crosses: edge.crosses });
+    } else {
+      link.count += edge.count;
+      link.bytes += edge.bytes;
+      link.crosses ||= edge.crosses;
+    }
+  }
+  return [...links.values()];
+}
+
+/**
+ * Each box edge (a, b) lifted to the level where its ends are siblings: the two children of their
+ * lowest common container that hold them. Returns the distinct pairs per level.
+ */
+function liftEdges(
+  edges: readonly BoxEdge[],
+  parentOf: (item: number) => number,
+  depth: Int32Array,
+  levelOf: (item: number) => number,
+  levels: number,
+): [number, number][][] {
+  const lifted: [number, number][][] = Array.from({ length: levels + 1 }, () => []);
+  const seen = new Set<string>();
+  for (const edge of edges) {
+    let a = edge.src;
+    let b = edge.dst;
+    while (depth[a] > depth[b]) {
+      a = parentOf(a);
+    }
+    while (depth[b] > depth[a]) {
+      b = parentOf(b);
+    }
+    while (parentOf(a) !== parentOf(b)) {
+      a = parentOf(a);
+      b = parentOf(b);
+    }
+    const key = `${a},${b}`;
+    if (a !== b && !seen.has(key)) {
+      seen.add(key);
+      lifted[levelOf(a)].push([a, b]);
+    }
+  }
+  return lifted;
+}
+
+/**
+ * Side boxes in a column right of the graph, each at the mean height of the top-level items it
+ * is linked to, pushed down so none overlap. Returns the height of everything.
+ */
+function placeAside(
+  links: readonly SideLink[],
+  aside: Uint8Array,
+  x: Float32Array,
+  y: Float32Array,
+  w: Float32Array,
+  h: Float32Array,
+  top: { width: number; height: number },
+  boxCount: number,
+): number {
+  const sum = new Float64Array(boxCount);
+  const count = new Float64Array(boxCount);
+  for (const { side, other } of links) {
+    if (other >= boxCount || aside[other] === 0) {
+      sum[side] += y[other] + h[other] / 2;
+      count[side]++;
+    }
+  }
+  const sides: number[] = [];
+  for (let b = 0; b < boxCount; b++) {
+    if (aside[b] === 1) {
+      sides.push(b);
+    }
+  }
+  const wanted = (b: number) => (count[b] > 0 ? sum[b] / count[b] : top.height) - h[b] / 2;
+  sides.sort((a, b) => wanted(a) - wanted(b) || a - b);
+  let bottom = -Infinity;
+  let height = top.height;
+  for (const b of sides) {
+    x[b] = top.width + SIDE_GAP;
+    y[b] = Math.max(0, wanted(b), bottom + LAYER_GAP / 2);
+    bottom = y[b] + h[b];
+    height = Math.max(height, bottom);
+    w[b] = GROUP_WIDTH;
+  }
+  return height;
+}
