@@ -112,3 +112,38 @@ describe('layoutCompound', () => {
     expect(overlap(rect(layout.boxes, sides[0]), rect(layout.boxes, sides[1]))).toBe(false);
   });
 });
+
+describe('wrapColumns', () => {
+  it('wraps a long chain (an opened series of 100 blocks) into columns that fit a wide view', () => {
+    const ops: HierarchyOp[] = [];
+    const edges: FoldEdge[] = [];
+    for (let b = 0; b < 100; b++) {
+      for (let k = 0; k < 3; k++) {
+        ops.push({ name: `block${b}/op${k}`, type: 'MatMul', device: 1 });
+        if (ops.length > 1) {
+          edges.push({
+            src: ops.length - 2,
+            dst: ops.length - 1,
+            kind: 'data',
+            bytes: 8,
+            crosses: false,
+          });
+        }
+      }
+    }
+    const hierarchy = buildHierarchy(ops);
+    const series = hierarchy.groups[hierarchy.groups[0].groups[0]];
+    const folded = foldHierarchy(hierarchy, ops, edges, new Set([series.key]));
+    expect(folded.boxes).toHaveLength(100);
+    const layout = layoutCompound(folded, () => false);
+    const box = rect(layout.containers, 0);
+    expect(box.h / box.w).toBeLessThan(1.5);
+    expect(box.h / box.w).toBeGreaterThan(0.2);
+    for (let b = 0; b < 100; b++) {
+      expect(inside(rect(layout.boxes, b), box)).toBe(true);
+      for (let c = b + 1; c < 100; c++) {
+        expect(overlap(rect(layout.boxes, b), rect(layout.boxes, c))).toBe(false);
+      }
+    }
+  });
+});

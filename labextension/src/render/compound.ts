@@ -5,7 +5,7 @@
  * side groups are not part of the layered layout: they stand in a column to the right, each next
  * to the ops it is linked to.
  */
-import { layoutDag } from './layout';
+import { layoutDag, type DagLayout } from './layout';
 import type { BoxEdge, FoldedGraph } from './scopes';
 
 export const OP_WIDTH = 150;
@@ -18,6 +18,12 @@ export const CONTAINER_HEADER = 24;
 const COLUMN_GAP = 18;
 const LAYER_GAP = 26;
 const SIDE_GAP = 70;
+/**
+ * A level laid out taller than this times its width (a long chain: an opened series of 100
+ * blocks) is wrapped into side-by-side columns of layers, so it fits a wide canvas.
+ */
+const WRAP_ASPECT = 0.6;
+const WRAP_GAP = 60;
 
 export interface Rects {
   x: Float32Array;
@@ -123,11 +129,12 @@ export function layoutCompound(
       columnGap: COLUMN_GAP,
       layerGap: LAYER_GAP,
     });
+    const wrapped = wrapColumns(layout);
     items.forEach((item, k) => {
-      relX[item] = layout.x[k];
-      relY[item] = layout.y[k];
+      relX[item] = wrapped.x[k];
+      relY[item] = wrapped.y[k];
     });
-    return { width: layout.width, height: layout.height };
+    return { width: wrapped.width, height: wrapped.height };
   };
   for (let c = C - 1; c >= 0; c--) {
     const size = place(c);
@@ -167,6 +174,51 @@ export function layoutCompound(
   containers.w.set(w.subarray(B));
   containers.h.set(h.subarray(B));
   return { boxes, containers, aside, links, width, height };
+}
+
+/**
+ * A layout much taller than wide cut into columns of consecutive layers, side by side, about as
+ * many as make it WRAP_ASPECT tall for its width; other layouts are returned as they are.
+ */
+export function wrapColumns(layout: DagLayout): {
+  x: Float32Array;
+  y: Float32Array;
+  width: number;
+  height: number;
+} {
+  const { layers, width, height } = layout;
+  const columns = Math.min(
+    layers,
+    Math.round(Math.sqrt(height / (WRAP_ASPECT * Math.max(width, 1)))),
+  );
+  if (columns < 2) {
+    return layout;
+  }
+  const top = new Float64Array(layers).fill(Infinity);
+  const bottom = new Float64Array(layers);
+  for (let u = 0; u < layout.x.length; u++) {
+    top[layout.layer[u]] = Math.min(top[layout.layer[u]], layout.y[u]);
+    bottom[layout.layer[u]] = Math.max(
+      bottom[layout.layer[u]],
+      layout.y[u] + (layout.heights?.[u] ?? layout.nodeHeight),
+    );
+  }
+  const perColumn = Math.ceil(layers / columns);
+  const x = new Float32Array(layout.x.length);
+  const y = new Float32Array(layout.x.length);
+  let tallest = 0;
+  for (let c = 0; c * perColumn < layers; c++) {
+    const first = c * perColumn;
+    const last = Math.min(layers, first + perColumn) - 1;
+    tallest = Math.max(tallest, bottom[last] - top[first]);
+  }
+  for (let u = 0; u < layout.x.length; u++) {
+    const column = Math.floor(layout.layer[u] / perColumn);
+    x[u] = layout.x[u] + column * (width + WRAP_GAP);
+    y[u] = layout.y[u] - top[column * perColumn];
+  }
+  const used = Math.ceil(layers / perColumn);
+  return { x, y, width: used * width + (used - 1) * WRAP_GAP, height: tallest };
 }
 
 /** Edges touching side boxes, merged per (side box, top-level item at the other end). */

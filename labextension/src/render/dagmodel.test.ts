@@ -48,3 +48,29 @@ describe('buildDagModel', () => {
     expect(foldedMs + openMs).toBeLessThan(5000);
   });
 });
+
+describe('labels', () => {
+  it('names boxes and container titles apart from each other', () => {
+    const doc = smallDocument();
+    doc.nodes = [
+      { ...doc.nodes[0], id: 0, name: 'layer1/MatMul' },
+      { ...doc.nodes[1], id: 1, name: 'layer1/w' },
+      { ...doc.nodes[2], id: 2, name: 'layer2/w' },
+      { ...doc.nodes[2], id: 3, name: 'gradients/layer1/MatMul_grad/MatMul', type: 'MatMul' },
+    ];
+    doc.edges = [];
+    const store = PlacementStore.fromDocument(doc);
+    const model = buildDagModel(store, new Set(['layer1', 'layer2']));
+    const label = (name: string) =>
+      model.labels[model.folded.boxes.findIndex((b) => b.name === name)];
+    expect(label('layer1/w')).toBe('layer1/w');
+    expect(label('layer2/w')).toBe('layer2/w');
+    expect(label('layer1/MatMul')).toBe('MatMul');
+    expect(label('[gradients]')).toBe('gradients');
+    expect(model.titles).toEqual(['layer1', 'layer2']);
+    const open = buildDagModel(store, new Set(['layer1', '[gradients]']));
+    const boxes = open.folded.boxes.map((b, i) => [b.name, open.labels[i]]);
+    expect(boxes).toContainEqual(['[gradients]/layer1', 'gradients/layer1']);
+    expect(open.titles).toEqual(['layer1', 'gradients']);
+  });
+});

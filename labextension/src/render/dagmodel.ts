@@ -82,8 +82,15 @@ export function buildDagModel(
   const simulated = Uint8Array.from(folded.boxes, (box) =>
     typeof box.device === 'number' && store.deviceById(box.device)?.kind === 'simulated' ? 1 : 0,
   );
-  const labels = uniqueLabels(folded.boxes.map((box) => displayPath(box.name)));
-  const titles = folded.containers.map(({ group }) => displayPath(groups[group].key));
+  // Boxes and container titles together: a folded `gradients/layer1` next to the opened
+  // `layer1` reads `gradients/layer1`.
+  const names = [
+    ...folded.boxes.map((box) => displayPath(box.name)),
+    ...folded.containers.map(({ group }) => displayPath(groups[group].key)),
+  ];
+  const unique = uniqueLabels(names);
+  const labels = unique.slice(0, folded.boxes.length);
+  const titles = unique.slice(folded.boxes.length);
   return {
     hierarchy,
     folded,

@@ -294,9 +294,14 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
     for (const e of inView) {
       if (pick(e)) {
         const [sx, sy, tx, ty] = edgeEnds(model, edges[e].src, edges[e].dst);
-        const bend = Math.max(Math.abs(ty - sy) / 2, 12);
         ctx.moveTo(sx, sy);
-        ctx.bezierCurveTo(sx, sy + bend, tx, ty - bend, tx, ty);
+        if (ty < sy) {
+          // Up into the next column of a wrapped chain: a straight line stays inside the view.
+          ctx.lineTo(tx, ty);
+        } else {
+          const bend = Math.max((ty - sy) / 2, 12);
+          ctx.bezierCurveTo(sx, sy + bend, tx, ty - bend, tx, ty);
+        }
       }
     }
     ctx.strokeStyle = colour;

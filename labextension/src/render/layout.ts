@@ -29,6 +29,8 @@ export interface DagLayout {
   height: number;
   nodeWidth: number;
   nodeHeight: number;
+  /** Per-node heights, when the options gave them. */
+  heights?: ArrayLike<number>;
 }
 
 interface Adjacency {
@@ -101,6 +103,7 @@ export function layoutDag(
     height: layers === 0 ? 0 : layerTop[layers] - layerGap,
     nodeWidth,
     nodeHeight,
+    heights: options.heights,
   };
 }
 
