@@ -178,7 +178,9 @@ def test_search_says_when_nothing_matches(dag_page: Any, tmp_path: Path) -> None
     search.fill("no_such_op")
     search.press("Enter")
     status = dag_page.locator(".placeviz-search-status")
-    assert status.text_content() == "no op matches “no_such_op”"
+    from playwright.sync_api import expect  # imported here: without it the fixtures skip
+
+    expect(status).to_have_text("no op matches “no_such_op”")  # on the next frame
 
 
 def test_the_wheel_scrolls_the_page_until_the_graph_has_focus(
