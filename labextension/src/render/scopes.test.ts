@@ -136,7 +136,7 @@ describe('defaultExpanded', () => {
     ]);
   });
 
-  it('stays within the budget for 100 different scopes (no series)', () => {
+  it('stays within the budget for 100 different scopes (no series), chunking them', () => {
     const ops = [op('input')];
     for (let b = 0; b < 100; b++) {
       for (let k = 0; k <= b % 7; k++) {
@@ -144,10 +144,32 @@ describe('defaultExpanded', () => {
       }
     }
     const hierarchy = buildHierarchy(ops);
-    const expanded = defaultExpanded(hierarchy, 60);
-    const folded = foldHierarchy(hierarchy, ops, [], expanded);
-    expect(folded.boxes.length).toBe(101); // the top level alone has 101 items
-    expect(expanded.size).toBe(0);
+    const folded = foldHierarchy(hierarchy, ops, [], defaultExpanded(hierarchy));
+    expect(folded.boxes.length).toBeLessThanOrEqual(AUTO_BUDGET);
+    expect(folded.boxes.some((b) => b.name.startsWith('items['))).toBe(true);
+    const all = foldHierarchy(hierarchy, ops, [], allExpanded(hierarchy));
+    expect(all.boxes).toHaveLength(ops.length);
+  });
+
+  it('gathers a flat graph of 10,000 ops into op series and chunks', () => {
+    const ops = [op('input', 0, 'Const')];
+    for (let i = 0; i < 5000; i++) {
+      ops.push(op(i === 0 ? 'MatMul' : `MatMul_${i}`, 1, 'MatMul'));
+      ops.push(op(`unique${i}`, 1, 'Relu'));
+    }
+    ops.push(op('Relu_1', 1, 'Relu'));
+    const hierarchy = buildHierarchy(ops);
+    const folded = foldHierarchy(hierarchy, ops, [], defaultExpanded(hierarchy));
+    expect(folded.boxes.length).toBeLessThanOrEqual(AUTO_BUDGET);
+    const names = hierarchy.groups.map((g) => g.name);
+    expect(names).toContain('MatMul[0-4999]');
+    expect(names).toContain('items[1-251]');
+    // every op stays reachable, each in exactly one box
+    const all = foldHierarchy(hierarchy, ops, [], allExpanded(hierarchy));
+    expect(all.boxes).toHaveLength(ops.length);
+    expect(new Set(all.boxes.map((b) => b.node)).size).toBe(ops.length);
+    const hiding = groupsHiding(hierarchy, 2); // unique0, inside a chunk
+    expect(hiding[hiding.length - 1]).toMatch(/^items\[/);
   });
 
   it('opens groups breadth first while the budget allows, leaving side groups closed', () => {

@@ -131,6 +131,9 @@ export function buildHierarchy(ops: readonly HierarchyOp[]): Hierarchy {
     groups[group].ops.push(node);
   });
   formSeries(groups, ops, paths);
+  for (let g = 0, made = groups.length; g < made; g++) {
+    splitWideLevel(groups, g, ops, paths, groupOf);
+  }
   const dfsOps = new Int32Array(ops.length);
   let fill = 0;
   const stack: [number, boolean][] = [[0, false]];
@@ -214,6 +217,93 @@ function formSeries(groups: Group[], ops: readonly HierarchyOp[], paths: readonl
         groups[child].parent = series;
       }
     }
+  }
+}
+
+/** A level wider than this gathers its ops into op series, then into chunks. */
+const WIDE_LEVEL = AUTO_BUDGET;
+/** A wide level's ops go into at most this many chunks. */
+const CHUNKS = 20;
+/** A series of scopes opens whole up to this many members (wrapped into columns, it reads). */
+const MAX_SERIES = 200;
+/** Ops `Identity`, `Identity_1`, ... of one type are a series from this many on. */
+const MIN_OP_SERIES = 3;
+
+function addGroup(groups: Group[], parent: number, name: string, ops: number[]): number {
+  const prefix = groups[parent].key === '' ? '' : `${groups[parent].key}/`;
+  const group = newGroup(`${prefix}${name}`, name, parent, groups[parent].side);
+  group.ops = ops;
+  groups[parent].groups.push(groups.length);
+  return groups.push(group) - 1;
+}
+
+/**
+ * A level with more than WIDE_LEVEL items (ops outside any scope: a graph built without name
+ * scopes) would open with all of them. Its ops of one type named `<stem>`, `<stem>_1`, ...
+ * become op series (`Identity[0-5]`); if that is still too wide, its items (groups, then ops in
+ * creation order) go into CHUNKS groups (`items[1-500]`), chunked again while too wide.
+ */
+function splitWideLevel(
+  groups: Group[],
+  g: number,
+  ops: readonly HierarchyOp[],
+  paths: readonly string[],
+  groupOf: Int32Array,
+): void {
+  const level = groups[g];
+  if (level.groups.length + level.ops.length <= WIDE_LEVEL || level.ops.length === 0) {
+    chunk(groups, g, groupOf);
+    return;
+  }
+  const skip = level.key === '' ? 0 : level.key.length + 1;
+  const runs = new Map<string, number[]>();
+  for (const node of level.ops) {
+    const stem = paths[node].slice(skip).replace(/_\d+$/, '');
+    const id = `${stem}\u0000${ops[node].type}`;
+    const run = runs.get(id) ?? [];
+    run.push(node);
+    runs.set(id, run);
+  }
+  const kept: number[] = [];
+  for (const [id, run] of runs) {
+    if (run.length < MIN_OP_SERIES) {
+      kept.push(...run);
+      continue;
+    }
+    const numbers = run.map((node) => Number(/_(\d+)$/.exec(paths[node])?.[1] ?? 0));
+    const stem = id.slice(0, id.indexOf('\u0000'));
+    const name = `${stem}[${Math.min(...numbers)}-${Math.max(...numbers)}]`;
+    const series = addGroup(groups, g, name, run);
+    groups[series].series = run.length;
+    run.forEach((node) => (groupOf[node] = series));
+  }
+  level.ops = kept.sort((a, b) => a - b);
+  chunk(groups, g, groupOf);
+}
+
+function chunk(groups: Group[], g: number, groupOf: Int32Array): void {
+  const level = groups[g];
+  const items = [...level.groups.map((child) => -1 - child), ...level.ops];
+  const readableSeries = level.series > 0 && level.groups.length > 0 && items.length <= MAX_SERIES;
+  if (items.length <= WIDE_LEVEL || readableSeries) {
+    return;
+  }
+  const size = Math.ceil(items.length / CHUNKS);
+  level.groups = [];
+  level.ops = [];
+  for (let start = 0; start < items.length; start += size) {
+    const part = items.slice(start, start + size);
+    const made = addGroup(groups, g, `items[${start + 1}-${start + part.length}]`, []);
+    for (const item of part) {
+      if (item < 0) {
+        groups[made].groups.push(-1 - item);
+        groups[-1 - item].parent = made;
+      } else {
+        groups[made].ops.push(item);
+        groupOf[item] = made;
+      }
+    }
+    chunk(groups, made, groupOf);
   }
 }
 
