@@ -15,7 +15,8 @@ import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
 import { buildDagModel, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
-import { tooltipLines } from './dagtooltip';
+import { containerLines, tooltipLines } from './dagtooltip';
+import { CONTAINER_HEADER } from './compound';
 import { defaultExpanded, groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
 import type { PlacementStore, StoreChange } from './store';
@@ -303,7 +304,11 @@ export class DagView {
     }
     const hits = matches.reduce((n, m) => n + m, 0);
     this.searchStatus.textContent =
-      hits === 0 ? `no op matches “${filter}”` : `${hits.toLocaleString('en-US')} ops match`;
+      hits === 0
+        ? `no op matches “${filter}”`
+        : hits === 1
+          ? '1 op matches'
+          : `${hits.toLocaleString('en-US')} ops match`;
     this.searchStatus.classList.toggle('placeviz-search-none', hits === 0);
   }
 
@@ -407,7 +412,24 @@ export class DagView {
     if (this.press?.dragging) {
       return;
     }
-    this.hover(this.boxAt(event), event);
+    const box = this.boxAt(event);
+    const title = box < 0 ? this.titleAt(event) : -1;
+    this.hover(title >= 0 ? -2 - title : box, event);
+  }
+
+  /** The innermost container whose title strip is under the pointer, or -1. */
+  private titleAt(event: MouseEvent): number {
+    const { containers } = this.currentModel().layout;
+    const { x: px, y: py } = this.pointer(event);
+    const wx = this.viewport.toWorldX(px);
+    const wy = this.viewport.toWorldY(py);
+    for (let c = containers.x.length - 1; c >= 0; c--) {
+      const { x, y, w } = containers;
+      if (wx >= x[c] && wx <= x[c] + w[c] && wy >= y[c] && wy <= y[c] + CONTAINER_HEADER) {
+        return c;
+      }
+    }
+    return -1;
   }
 
   /**
@@ -435,21 +457,29 @@ export class DagView {
     }
   }
 
-  private hover(box: number, event: MouseEvent | null): void {
+  /** Hover `target`: a box index, -2 - c for container c's title, -1 for nothing. */
+  private hover(target: number, event: MouseEvent | null): void {
     const model = this.currentModel();
+    const box = target;
     const node = box < 0 ? -1 : model.folded.boxes[box].node;
-    if (box !== this.hoverBox) {
-      this.hoverBox = box;
+    if (target !== this.hoverBox) {
+      this.hoverBox = target;
       this.state.set({ hovered: node < 0 ? null : this.store.nodes[node].id });
       const doc = this.element.ownerDocument;
+      const lines =
+        target >= 0
+          ? tooltipLines(this.store, model, target)
+          : target <= -2
+            ? containerLines(model, -2 - target)
+            : [];
       this.tooltip.replaceChildren(
-        ...(box < 0 ? [] : tooltipLines(this.store, model, box)).map((text, i) =>
+        ...lines.map((text, i) =>
           element(doc, 'div', i === 0 ? 'placeviz-tooltip-title' : 'placeviz-tooltip-line', text),
         ),
       );
-      this.tooltip.hidden = box < 0;
+      this.tooltip.hidden = target === -1;
     }
-    if (box >= 0 && event !== null) {
+    if (target !== -1 && event !== null) {
       const rect = this.element.getBoundingClientRect();
       this.tooltip.style.left = `${event.clientX - rect.left + 14}px`;
       this.tooltip.style.top = `${event.clientY - rect.top + 14}px`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { colourBoxes } from './dagcolour';
+import { containerLines, tooltipLines } from './dagtooltip';
 import { buildDagModel, storeHierarchy } from './dagmodel';
 import { AUTO_BUDGET, allExpanded, defaultExpanded } from './scopes';
 import { PlacementStore } from './store';
@@ -72,5 +73,22 @@ describe('labels', () => {
     const boxes = open.folded.boxes.map((b, i) => [b.name, open.labels[i]]);
     expect(boxes).toContainEqual(['[gradients]/layer1', 'gradients/layer1']);
     expect(open.titles).toEqual(['layer1', 'gradients']);
+  });
+});
+
+describe('tooltips', () => {
+  it('give a folded group and an opened group title their whole names', () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    const folded = buildDagModel(store, new Set());
+    expect(tooltipLines(store, folded, 1).slice(0, 2)).toEqual([
+      'tower_0/',
+      'scope: 2 ops on several devices',
+    ]);
+    const open = buildDagModel(store, new Set(['tower_0']));
+    expect(containerLines(open, 0)).toEqual([
+      'tower_0/',
+      'scope: 2 ops, opened',
+      '− or double-click to fold',
+    ]);
   });
 });

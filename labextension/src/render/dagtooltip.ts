@@ -42,3 +42,11 @@ export function tooltipLines(store: PlacementStore, model: DagModel, box: number
   lines.push(`memory: ${formatBytes(node.bytes_out)}`);
   return lines;
 }
+
+/** The tooltip of an opened group's title: its whole name, which the title may cut. */
+export function containerLines(model: DagModel, container: number): string[] {
+  const group = model.hierarchy.groups[model.folded.containers[container].group];
+  const ops = group.end - group.first;
+  const what = group.series > 0 ? `series of ${group.series}` : 'scope';
+  return [`${displayPath(group.key)}/`, `${what}: ${ops} ops, opened`, '− or double-click to fold'];
+}
