@@ -5,7 +5,8 @@ import { WAITING_ALPHA } from './dagcolour';
 import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
-import { GPU0, smallDocument } from './__tests__/fixtures';
+import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
+import type { PlacementDocument } from './types';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -85,6 +86,29 @@ function mouse(type: string, target: Element): void {
 afterEach(() => {
   document.body.replaceChildren();
 });
+
+/** An input and 100 chained scopes of 30 ops: the 3,001-op graph of the browser test. */
+function hundredScopes(): PlacementDocument {
+  const doc = smallDocument();
+  doc.devices = [device(0, CPU), device(1, GPU0)];
+  doc.nodes = [node(0, 'input', { type: 'Const' })];
+  for (let b = 0; b < 100; b++) {
+    for (let k = 0; k < 30; k++) {
+      const type = ['MatMul', 'AddV2', 'Relu'][k % 3];
+      doc.nodes.push(node(doc.nodes.length, `block${b}/${type}_${k}`, { type, device: 1 }));
+    }
+  }
+  doc.edges = doc.nodes.slice(1).map((_, i) => ({
+    src: i,
+    dst: i + 1,
+    kind: 'data' as const,
+    bytes: 64,
+    crosses: i === 0,
+  }));
+  doc.runs = [];
+  doc.events.kind = [];
+  return doc;
+}
 
 describe('DagView', () => {
   it('builds its controls and paints without a 2D context', async () => {
@@ -219,6 +243,31 @@ describe('DagView', () => {
     await frame();
     expect(data.visibleNodes).toBe('2');
     expect(data.inView).toBe('2');
+  });
+
+  it('opens 3,001 ops in 100 scopes as two boxes in view, and keeps them in view when opened', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    expect(data.ops).toBe('3001');
+    expect(data.visibleNodes).toBe('2');
+    expect(data.inView).toBe('2');
+    expect(data.labelOverlaps).toBe('0');
+    view.toggleGroup('block[0-99]');
+    await frame();
+    expect(data.visibleNodes).toBe('101');
+    expect(data.inView).toBe('101');
+    expect(data.labelOverlaps).toBe('0');
+    view.toggleGroup('block42');
+    await frame();
+    expect(data.visibleNodes).toBe('130');
+    expect(data.inView).toBe('130');
+    expect(data.labelOverlaps).toBe('0');
   });
 
   it('says when the search matches nothing', async () => {
