@@ -663,6 +663,9 @@ export class DagView {
     const theme = this.theme();
     if (coloursStale) {
       renderKey(this.key, this.state.get('colour'), colours, theme);
+      // The details pane marks transfers in the canvas's colour.
+      const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
+      root.style.setProperty('--placeviz-dag-transfer', theme.transfer);
     }
     const palette = devicePalette(this.store.devices);
     const boxOfNode = (id: number | null) => {
