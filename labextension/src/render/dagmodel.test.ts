@@ -18,6 +18,14 @@ describe('buildDagModel', () => {
     expect(Array.from(folded.opList.subarray(folded.opStart[1], folded.opStart[2]))).toEqual([
       1, 2,
     ]);
+    // the device bar of the folded tower_0: one op on GPU:0 (id 1), one on GPU:1 (id 2)
+    expect(folded.deviceShares).toEqual([
+      null,
+      [
+        [1, 1],
+        [2, 1],
+      ],
+    ]);
   });
 
   it('colours a folded box by its worst state', () => {

@@ -32,6 +32,8 @@ export interface DagModel {
   /** What each box says: an unambiguous name; and each container's title. */
   readonly labels: string[];
   readonly titles: string[];
+  /** Per folded group, its ops per device (device id or null, count), by device id; else null. */
+  readonly deviceShares: ([number | null, number][] | null)[];
   readonly expanded: ReadonlySet<string>;
 }
 
@@ -91,9 +93,21 @@ export function buildDagModel(
   const unique = uniqueLabels(names);
   const labels = unique.slice(0, folded.boxes.length);
   const titles = unique.slice(folded.boxes.length);
+  const deviceShares = folded.boxes.map((box, b) => {
+    if (box.node >= 0) {
+      return null;
+    }
+    const counts = new Map<number | null, number>();
+    for (let k = opStart[b]; k < opStart[b + 1]; k++) {
+      const device = store.nodes[opList[k]].device;
+      counts.set(device, (counts.get(device) ?? 0) + 1);
+    }
+    return [...counts].sort((a, c) => (a[0] ?? -1) - (c[0] ?? -1));
+  });
   return {
     hierarchy,
     folded,
+    deviceShares,
     layout,
     grid,
     opStart,

@@ -424,27 +424,20 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
 }
 
 /** Inside each folded group, a bar split in proportion to its ops on each device. */
-function drawDeviceBars(
-  { ctx, model, nodes, deviceColour }: PaintRequest,
-  visible: Int32Array,
-): void {
+function drawDeviceBars({ ctx, model, deviceColour }: PaintRequest, visible: Int32Array): void {
   const { x, y, w, h } = model.layout.boxes;
   ctx.setLineDash([]);
   for (const b of visible) {
-    if (model.folded.boxes[b].node >= 0) {
+    const shares = model.deviceShares[b];
+    if (shares === null) {
       continue;
     }
-    const counts = new Map<number | null, number>();
-    for (let k = model.opStart[b]; k < model.opStart[b + 1]; k++) {
-      const device = nodes[model.opList[k]].device;
-      counts.set(device, (counts.get(device) ?? 0) + 1);
-    }
-    const total = model.opStart[b + 1] - model.opStart[b];
+    const total = model.folded.boxes[b].ops;
     const left = x[b] + CORNER_RADIUS;
     const width = w[b] - 2 * CORNER_RADIUS;
     let at = left;
     const top = y[b] + h[b] - DEVICE_BAR - 4;
-    for (const [device, count] of [...counts].sort((a, c) => (a[0] ?? -1) - (c[0] ?? -1))) {
+    for (const [device, count] of shares) {
       const part = (width * count) / total;
       ctx.fillStyle = deviceColour(device);
       ctx.fillRect(at, top, part, DEVICE_BAR);
