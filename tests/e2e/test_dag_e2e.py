@@ -43,6 +43,21 @@ FIND_BOX = """(title) => {
   return null;
 }"""
 
+# From a point whose tooltip is `title`, the top-right corner of that box or title strip: walks
+# right, then up, one pixel at a time, while the tooltip still names it.
+CORNER = """([x, y, title]) => {
+  const canvas = document.querySelector('canvas.placeviz-dag');
+  const tip = document.querySelector('.placeviz-tooltip');
+  const names = (px, py) => {
+    canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: px, clientY: py, bubbles: true }));
+    return !tip.hidden && tip.firstElementChild?.textContent === title;
+  };
+  while (names(x + 1, y)) x++;
+  while (names(x, y - 1)) y--;
+  canvas.dispatchEvent(new MouseEvent('mouseleave'));
+  return { x, y };
+}"""
+
 # Share of the canvas's pixels that something was drawn on.
 PAINTED_SHARE = """() => {
   const canvas = document.querySelector('canvas.placeviz-dag');
@@ -138,6 +153,30 @@ def open_group(page: Any, title: str) -> dict[str, str]:
     )
     page.wait_for_timeout(100)
     return attributes(page)
+
+
+def click_toggle(page: Any, title: str) -> dict[str, str]:
+    """Click the +/- of the group whose box or title strip's tooltip is `title`."""
+    at = page.evaluate(FIND_BOX, title)
+    assert at is not None, f"no box or title {title!r} on the canvas"
+    corner = page.evaluate(CORNER, [at["x"], at["y"], title])
+    before = attributes(page)["visibleNodes"]
+    page.mouse.click(corner["x"] - 6, corner["y"] + 6)  # the control sits in the corner
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeviz-dag-view').dataset.visibleNodes !== n", arg=before
+    )
+    page.wait_for_timeout(100)
+    return attributes(page)
+
+
+def test_plus_opens_a_group_and_minus_folds_it(dag_page: Any, tmp_path: Path) -> None:
+    first = open_page(dag_page, mlp_adam(), tmp_path / "mlp.html")
+    opened = click_toggle(dag_page, "layer1/kernel/")  # the variable and its read
+    assert int(opened["visibleNodes"]) == int(first["visibleNodes"]) + 1
+    assert_readable(dag_page, opened, MAX_FIRST_PAINT_BOXES)
+    folded = click_toggle(dag_page, "layer1/kernel/")  # now the opened group's title strip
+    assert folded["visibleNodes"] == first["visibleNodes"]
+    assert_readable(dag_page, folded, MAX_FIRST_PAINT_BOXES)
 
 
 def test_mlp_trained_with_adam_opens_folded_and_readable(dag_page: Any, tmp_path: Path) -> None:
