@@ -58,10 +58,7 @@ describe('layoutCompound', () => {
     const { ops, edges } = trained();
     const hierarchy = buildHierarchy(ops);
     const folded = foldHierarchy(hierarchy, ops, edges, allExpanded(hierarchy));
-    const layout = layoutCompound(folded, (b) => {
-      const g = folded.boxes[b].group;
-      return g >= 0 && hierarchy.groups[g].side;
-    });
+    const layout = layoutCompound(folded, (g) => hierarchy.groups[g].side);
     const B = folded.boxes.length;
     for (let b = 0; b < B; b++) {
       const parent = folded.boxParent[b];
@@ -90,7 +87,7 @@ describe('layoutCompound', () => {
       const g = folded.boxes[b].group;
       return g >= 0 && hierarchy.groups[g].side;
     };
-    const layout = layoutCompound(folded, isSide);
+    const layout = layoutCompound(folded, (g) => hierarchy.groups[g].side);
     const sides = folded.boxes.map((_, b) => b).filter(isSide);
     expect(sides.map((b) => folded.boxes[b].name).sort()).toEqual(['[SGD]', '[gradients]']);
     let rightmost = 0;
@@ -110,6 +107,36 @@ describe('layoutCompound', () => {
     const counts = links.map((l) => l.count).sort();
     expect(counts).toEqual([1, 1, 2]); // first, the optimizer, second (two edges)
     expect(overlap(rect(layout.boxes, sides[0]), rect(layout.boxes, sides[1]))).toBe(false);
+  });
+});
+
+describe('an opened side group', () => {
+  it('stays in the side column as a container, its links summarized', () => {
+    const { ops, edges } = trained();
+    const hierarchy = buildHierarchy(ops);
+    const expanded = defaultExpanded(hierarchy);
+    expanded.add('[gradients]');
+    const folded = foldHierarchy(hierarchy, ops, edges, expanded);
+    const layout = layoutCompound(folded, (g) => hierarchy.groups[g].side);
+    const B = folded.boxes.length;
+    const c = folded.containers.findIndex((k) => hierarchy.groups[k.group].key === '[gradients]');
+    expect(layout.aside[B + c]).toBe(1);
+    let rightmost = 0;
+    for (let item = 0; item < B; item++) {
+      if (layout.aside[layout.rootItem[item]] === 0) {
+        rightmost = Math.max(rightmost, layout.boxes.x[item] + layout.boxes.w[item]);
+      }
+    }
+    const container = rect(layout.containers, c);
+    expect(container.x).toBeGreaterThan(rightmost);
+    for (let b = 0; b < B; b++) {
+      if (folded.boxParent[b] === c) {
+        expect(inside(rect(layout.boxes, b), container)).toBe(true);
+      }
+    }
+    const links = layout.links.filter((l) => l.side === B + c || l.other === B + c);
+    expect(links.map((l) => l.count).sort()).toEqual([1, 1, 2]);
+    expect(layout.width).toBeGreaterThanOrEqual(container.x + container.w - 1e-3);
   });
 });
 

@@ -48,8 +48,10 @@ export interface SideLink {
 export interface CompoundLayout {
   boxes: Rects;
   containers: Rects;
-  /** 1 for a box set aside in the side column. */
+  /** Per item (boxes, then containers): 1 for a top-level item set aside in the side column. */
   aside: Uint8Array;
+  /** Per item: the top-level item holding it (itself at the top). */
+  rootItem: Int32Array;
   links: SideLink[];
   width: number;
   height: number;
@@ -65,12 +67,13 @@ function rects(n: number): Rects {
 }
 
 /**
- * `isSide(b)`: whether top-level box b is a side group. Items are boxes 0..B-1 then containers;
- * a container's children are laid out before it (containers come in pre-order, so backwards).
+ * `isSide(g)`: whether group g is a side group; a top-level one, folded or opened, goes in the
+ * side column. Items are boxes 0..B-1 then containers; a container's children are laid out
+ * before it (containers come in pre-order, so backwards).
  */
 export function layoutCompound(
   folded: FoldedGraph,
-  isSide: (box: number) => boolean,
+  isSide: (group: number) => boolean,
 ): CompoundLayout {
   const B = folded.boxes.length;
   const C = folded.containers.length;
@@ -93,13 +96,25 @@ export function layoutCompound(
     const parent = parentOf(item);
     return parent < 0 ? C : parent - B;
   };
-  const aside = new Uint8Array(B);
+  const groupOf = (item: number) =>
+    item < B ? folded.boxes[item].group : folded.containers[item - B].group;
+  const aside = new Uint8Array(B + C);
   for (let item = 0; item < B + C; item++) {
-    if (item < B && levelOf(item) === C && isSide(item)) {
+    if (levelOf(item) === C && groupOf(item) >= 0 && isSide(groupOf(item))) {
       aside[item] = 1;
       continue;
     }
     children[levelOf(item)].push(item);
+  }
+  // Each item's top-level item (itself at the top).
+  const rootItem = new Int32Array(B + C);
+  for (let item = B; item < B + C; item++) {
+    const parent = parentOf(item);
+    rootItem[item] = parent < 0 ? item : rootItem[parent];
+  }
+  for (let b = 0; b < B; b++) {
+    const parent = parentOf(b);
+    rootItem[b] = parent < 0 ? b : rootItem[parent];
   }
   const lifted = liftEdges(folded.edges, parentOf, depth, levelOf, C);
   const w = new Float32Array(B + C);
@@ -143,6 +158,8 @@ export function layoutCompound(
     h[B + c] = size.height + CONTAINER_HEADER + CONTAINER_PAD;
   }
   const top = place(C);
+  const links = sideLinks(folded.edges, aside, rootItem);
+  const side = placeAside(links, aside, relX, relY, w, h, top, B + C);
   const absX = relX;
   const absY = relY;
   for (let c = 0; c < C; c++) {
@@ -160,9 +177,8 @@ export function layoutCompound(
       absY[b] += absY[parent] + CONTAINER_HEADER;
     }
   }
-  const links = sideLinks(folded.edges, aside, parentOf);
-  const height = placeAside(links, aside, absX, absY, w, h, top, B);
-  const width = aside.some((a) => a === 1) ? top.width + SIDE_GAP + GROUP_WIDTH : top.width;
+  const width = side.width > 0 ? top.width + SIDE_GAP + side.width : top.width;
+  const height = side.height;
   const boxes = rects(B);
   boxes.x.set(absX.subarray(0, B));
   boxes.y.set(absY.subarray(0, B));
@@ -173,7 +189,7 @@ export function layoutCompound(
   containers.y.set(absY.subarray(B));
   containers.w.set(w.subarray(B));
   containers.h.set(h.subarray(B));
-  return { boxes, containers, aside, links, width, height };
+  return { boxes, containers, aside, rootItem, links, width, height };
 }
 
 /**
@@ -221,23 +237,20 @@ export function wrapColumns(layout: DagLayout): {
   return { x, y, width: used * width + (used - 1) * WRAP_GAP, height: tallest };
 }
 
-/** Edges touching side boxes, merged per (side box, top-level item at the other end). */
-function sideLinks(
-  edges: readonly BoxEdge[],
-  aside: Uint8Array,
-  parentOf: (item: number) => number,
-): SideLink[] {
+/**
+ * Edges into or out of a side item (a side group, folded or opened), merged per (side item,
+ * top-level item at the other end); edges inside one side item are drawn as they are.
+ */
+function sideLinks(edges: readonly BoxEdge[], aside: Uint8Array, rootItem: Int32Array): SideLink[] {
   const links = new Map<string, SideLink>();
   for (const edge of edges) {
-    if (aside[edge.src] === 0 && aside[edge.dst] === 0) {
+    let side = rootItem[edge.src];
+    let other = rootItem[edge.dst];
+    if (side === other || (aside[side] === 0 && aside[other] === 0)) {
       continue;
     }
-    let [side, other] = aside[edge.dst] === 1 ? [edge.dst, edge.src] : [edge.src, edge.dst];
-    if (aside[other] === 1 && other < side) {
+    if (aside[side] === 0 || (aside[other] === 1 && other < side)) {
       [side, other] = [other, side];
-    }
-    while (parentOf(other) >= 0) {
-      other = parentOf(other);
     }
     const key = `${side},${other}`;
     const link = links.get(key);
@@ -252,6 +265,49 @@ function sideLinks(
   return [...links.values()];
 }
 
+/**
+ * Side items in a column right of the graph, each at the mean height of the top-level items it
+ * is linked to, pushed down so none overlap. Returns the column's width and the height of
+ * everything.
+ */
+function placeAside(
+  links: readonly SideLink[],
+  aside: Uint8Array,
+  x: Float32Array,
+  y: Float32Array,
+  w: Float32Array,
+  h: Float32Array,
+  top: { width: number; height: number },
+  items: number,
+): { width: number; height: number } {
+  const sum = new Float64Array(items);
+  const count = new Float64Array(items);
+  for (const { side, other } of links) {
+    if (aside[other] === 0) {
+      sum[side] += y[other] + h[other] / 2;
+      count[side]++;
+    }
+  }
+  const sides: number[] = [];
+  for (let item = 0; item < items; item++) {
+    if (aside[item] === 1) {
+      sides.push(item);
+    }
+  }
+  const wanted = (i: number) => (count[i] > 0 ? sum[i] / count[i] : top.height) - h[i] / 2;
+  sides.sort((a, b) => wanted(a) - wanted(b) || a - b);
+  let bottom = -Infinity;
+  let height = top.height;
+  let width = 0;
+  for (const item of sides) {
+    x[item] = top.width + SIDE_GAP;
+    y[item] = Math.max(0, wanted(item), bottom + LAYER_GAP / 2);
+    bottom = y[item] + h[item];
+    height = Math.max(height, bottom);
+    width = Math.max(width, w[item]);
+  }
+  return { width, height };
+}
 /**
  * Each box edge (a, b) lifted to the level where its ends are siblings: the two children of their
  * lowest common container that hold them. Returns the distinct pairs per level.
@@ -285,46 +341,4 @@ function liftEdges(
     }
   }
   return lifted;
-}
-
-/**
- * Side boxes in a column right of the graph, each at the mean height of the top-level items it
- * is linked to, pushed down so none overlap. Returns the height of everything.
- */
-function placeAside(
-  links: readonly SideLink[],
-  aside: Uint8Array,
-  x: Float32Array,
-  y: Float32Array,
-  w: Float32Array,
-  h: Float32Array,
-  top: { width: number; height: number },
-  boxCount: number,
-): number {
-  const sum = new Float64Array(boxCount);
-  const count = new Float64Array(boxCount);
-  for (const { side, other } of links) {
-    if (other >= boxCount || aside[other] === 0) {
-      sum[side] += y[other] + h[other] / 2;
-      count[side]++;
-    }
-  }
-  const sides: number[] = [];
-  for (let b = 0; b < boxCount; b++) {
-    if (aside[b] === 1) {
-      sides.push(b);
-    }
-  }
-  const wanted = (b: number) => (count[b] > 0 ? sum[b] / count[b] : top.height) - h[b] / 2;
-  sides.sort((a, b) => wanted(a) - wanted(b) || a - b);
-  let bottom = -Infinity;
-  let height = top.height;
-  for (const b of sides) {
-    x[b] = top.width + SIDE_GAP;
-    y[b] = Math.max(0, wanted(b), bottom + LAYER_GAP / 2);
-    bottom = y[b] + h[b];
-    height = Math.max(height, bottom);
-    w[b] = GROUP_WIDTH;
-  }
-  return height;
 }

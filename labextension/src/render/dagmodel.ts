@@ -57,10 +57,7 @@ export function buildDagModel(
   }
   const folded = foldHierarchy(hierarchy, store.nodes, edges, expanded);
   const groups = hierarchy.groups;
-  const layout = layoutCompound(folded, (b) => {
-    const group = folded.boxes[b].group;
-    return group >= 0 && groups[group].side;
-  });
+  const layout = layoutCompound(folded, (group) => groups[group].side);
   const { x, y, w, h } = layout.boxes;
   const grid = new SpatialGrid(x, y, w, h, layout.width, layout.height);
   const { opStart, opList } = opsByBox(folded.boxOf, folded.boxes.length);

@@ -250,7 +250,7 @@ function itemRect(model: DagModel, item: number): LabelRect {
 function linkPath(model: DagModel, side: number, other: number): number[] {
   const s = itemRect(model, side);
   const o = itemRect(model, other);
-  if (other < model.layout.aside.length && model.layout.aside[other] === 1) {
+  if (model.layout.aside[other] === 1) {
     const x = s.x + s.w;
     const bulge = x + 40;
     const sy = s.y + s.h / 2;
@@ -271,8 +271,11 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
   const aside = model.layout.aside;
   const inView: number[] = [];
   const budget = edgeBudget(viewport.scale);
+  const { rootItem } = model.layout;
   for (let e = 0; e < edges.length; e++) {
-    if (aside[edges[e].src] === 1 || aside[edges[e].dst] === 1) {
+    const a = rootItem[edges[e].src];
+    const b = rootItem[edges[e].dst];
+    if (a !== b && (aside[a] === 1 || aside[b] === 1)) {
       continue; // drawn as a summarized side link
     }
     const [sx, sy, tx, ty] = edgeEnds(model, edges[e].src, edges[e].dst);
