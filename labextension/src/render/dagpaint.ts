@@ -440,15 +440,15 @@ function drawDeviceBars({ ctx, model, deviceColour }: PaintRequest, visible: Int
     const width = w[b] - 2 * CORNER_RADIUS;
     let at = left;
     const top = y[b] + h[b] - DEVICE_BAR - 4;
+    // A light frame, so a bar in the box's own colour still shows.
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(left - 1.5, top - 1.5, width + 3, DEVICE_BAR + 3);
     for (const [device, count] of shares) {
       const part = (width * count) / total;
       ctx.fillStyle = deviceColour(device);
       ctx.fillRect(at, top, part, DEVICE_BAR);
       at += part;
     }
-    ctx.strokeStyle = '#ffffff';
-    ctx.lineWidth = 1;
-    ctx.strokeRect(left, top, width, DEVICE_BAR);
   }
 }
 
