@@ -270,6 +270,23 @@ describe('DagView', () => {
     expect(data.labelOverlaps).toBe('0');
   });
 
+  it('brings an opened group into view after the user moved the graph', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    await frame();
+    view.focus(0); // the user's own zoom: close in on the input
+    await frame();
+    view.toggleGroup('block[0-99]');
+    await frame();
+    const data = view.element.dataset;
+    expect(data.visibleNodes).toBe('101');
+    expect(Number(data.inView)).toBeGreaterThanOrEqual(100); // the whole series container
+  });
+
   it('says when the search matches nothing', async () => {
     const { state, parent } = setup();
     const status = parent.querySelector<HTMLElement>('.placeviz-search-status')!;
