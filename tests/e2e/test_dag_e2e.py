@@ -232,3 +232,16 @@ def test_the_wheel_scrolls_the_page_until_the_graph_has_focus(
     dag_page.mouse.wheel(0, 300)
     dag_page.wait_for_function("() => window.scrollY > 0")
     assert attributes(dag_page)["inView"] == attributes(dag_page)["visibleNodes"]
+    # Once clicked, the graph has focus: the wheel zooms it (in, here) and the page stays.
+    box = dag_page.locator("canvas.placeviz-dag").bounding_box()
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    dag_page.mouse.click(*centre)
+    scrolled = dag_page.evaluate("() => window.scrollY")
+    dag_page.mouse.move(*centre)
+    for _ in range(6):
+        dag_page.mouse.wheel(0, -400)
+    dag_page.wait_for_function(
+        "() => { const d = document.querySelector('.placeviz-dag-view').dataset;"
+        " return Number(d.inView) < Number(d.visibleNodes); }"
+    )
+    assert dag_page.evaluate("() => window.scrollY") == scrolled
