@@ -18,6 +18,9 @@ export const CONTAINER_HEADER = 24;
 const COLUMN_GAP = 18;
 const LAYER_GAP = 26;
 const SIDE_GAP = 70;
+/** The first side item's bus runs this far right of the graph; each next one BUS_STEP further. */
+const BUS_OFFSET = 16;
+const BUS_STEP = 9;
 /**
  * A level laid out taller than this times its width (a long chain: an opened series of 100
  * blocks) is wrapped into side-by-side columns of layers, so it fits a wide canvas.
@@ -52,6 +55,11 @@ export interface CompoundLayout {
   aside: Uint8Array;
   /** Per item: the top-level item holding it (itself at the top). */
   rootItem: Int32Array;
+  /**
+   * Per side item: the x of its bus, the vertical line right of the graph that its links join,
+   * so they read as one comb and not a fan of curves (0 for other items).
+   */
+  busX: Float32Array;
   links: SideLink[];
   width: number;
   height: number;
@@ -159,7 +167,8 @@ export function layoutCompound(
   }
   const top = place(C);
   const links = sideLinks(folded.edges, aside, rootItem);
-  const side = placeAside(links, aside, relX, relY, w, h, top, B + C);
+  const busX = new Float32Array(B + C);
+  const side = placeAside(links, aside, relX, relY, w, h, top, busX);
   const absX = relX;
   const absY = relY;
   for (let c = 0; c < C; c++) {
@@ -189,7 +198,7 @@ export function layoutCompound(
   containers.y.set(absY.subarray(B));
   containers.w.set(w.subarray(B));
   containers.h.set(h.subarray(B));
-  return { boxes, containers, aside, rootItem, links, width, height };
+  return { boxes, containers, aside, rootItem, busX, links, width, height };
 }
 
 /**
@@ -267,7 +276,7 @@ function sideLinks(edges: readonly BoxEdge[], aside: Uint8Array, rootItem: Int32
 
 /**
  * Side items in a column right of the graph, each at the mean height of the top-level items it
- * is linked to, pushed down so none overlap. Returns the column's width and the height of
+ * is linked to, pushed down so none overlap, each with its bus. Returns the column's width and the height of
  * everything.
  */
 function placeAside(
@@ -278,8 +287,9 @@ function placeAside(
   w: Float32Array,
   h: Float32Array,
   top: { width: number; height: number },
-  items: number,
+  busX: Float32Array,
 ): { width: number; height: number } {
+  const items = busX.length;
   const sum = new Float64Array(items);
   const count = new Float64Array(items);
   for (const { side, other } of links) {
@@ -299,13 +309,14 @@ function placeAside(
   let bottom = -Infinity;
   let height = top.height;
   let width = 0;
-  for (const item of sides) {
+  sides.forEach((item, rank) => {
+    busX[item] = top.width + BUS_OFFSET + rank * BUS_STEP;
     x[item] = top.width + SIDE_GAP;
     y[item] = Math.max(0, wanted(item), bottom + LAYER_GAP / 2);
     bottom = y[item] + h[item];
     height = Math.max(height, bottom);
     width = Math.max(width, w[item]);
-  }
+  });
   return { width, height };
 }
 /**

@@ -244,25 +244,23 @@ function itemRect(model: DagModel, item: number): LabelRect {
 }
 
 /**
- * A side link's curve: from the item's right side to the side box's left, or between two side
- * boxes, bulging out to the right. Returns its control points and its label's anchor.
+ * A side link's path, as points x0, y0, x1, y1, ...: from the item's right side across to the
+ * side item's bus, along it and into the side item's left side (so the links of one side item
+ * share their last stretch); between two side items, out to the right and back. The last two
+ * numbers are its label's anchor, on the item's own stretch.
  */
 function linkPath(model: DagModel, side: number, other: number): number[] {
   const s = itemRect(model, side);
   const o = itemRect(model, other);
+  const sy = s.y + s.h / 2;
+  const oy = o.y + o.h / 2;
   if (model.layout.aside[other] === 1) {
-    const x = s.x + s.w;
-    const bulge = x + 40;
-    const sy = s.y + s.h / 2;
-    const oy = o.y + o.h / 2;
-    return [x, sy, bulge, sy, bulge, oy, x, oy, bulge - 10, (sy + oy) / 2];
+    const out = Math.max(s.x + s.w, o.x + o.w) + 18;
+    return [s.x + s.w, sy, out, sy, out, oy, o.x + o.w, oy, out - 2, (sy + oy) / 2];
   }
-  const sx = o.x + o.w;
-  const sy = o.y + o.h / 2;
-  const tx = s.x;
-  const ty = s.y + s.h / 2;
-  const bend = Math.max((tx - sx) / 2, 12);
-  return [sx, sy, sx + bend, sy, tx - bend, ty, tx, ty, (sx + tx) / 2, (sy + ty) / 2];
+  const bus = model.layout.busX[side];
+  const start = o.x + o.w;
+  return [start, oy, bus, oy, bus, sy, s.x, sy, (start + bus) / 2, oy];
 }
 
 function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
@@ -317,9 +315,11 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
   stroke((e) => edges[e].crosses && !edges[e].control, theme.transfer, 2.5, [7, 4]);
   ctx.beginPath();
   for (const link of model.layout.links) {
-    const [sx, sy, c1x, c1y, c2x, c2y, tx, ty] = linkPath(model, link.side, link.other);
-    ctx.moveTo(sx, sy);
-    ctx.bezierCurveTo(c1x, c1y, c2x, c2y, tx, ty);
+    const path = linkPath(model, link.side, link.other);
+    ctx.moveTo(path[0], path[1]);
+    for (let k = 2; k < path.length - 2; k += 2) {
+      ctx.lineTo(path[k], path[k + 1]);
+    }
   }
   ctx.strokeStyle = theme.muted;
   ctx.lineWidth = 1.5 * px;
@@ -600,7 +600,7 @@ function drawEdgeLabels(
     }),
     ...model.layout.links.map((edge) => ({
       edge,
-      at: linkPath(model, edge.side, edge.other).slice(8),
+      at: linkPath(model, edge.side, edge.other).slice(-2),
     })),
   ];
   for (const { edge, at } of labelled) {
