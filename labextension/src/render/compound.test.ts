@@ -107,6 +107,13 @@ describe('layoutCompound', () => {
     const counts = links.map((l) => l.count).sort();
     expect(counts).toEqual([1, 1, 2]); // first, the optimizer, second (two edges)
     expect(overlap(rect(layout.boxes, sides[0]), rect(layout.boxes, sides[1]))).toBe(false);
+    // each side item's bus runs between the graph and the side column, one bus per side item
+    const buses = sides.map((b) => layout.busX[b]);
+    expect(new Set(buses).size).toBe(sides.length);
+    for (const [k, b] of sides.entries()) {
+      expect(buses[k]).toBeGreaterThan(rightmost);
+      expect(buses[k]).toBeLessThan(layout.boxes.x[b]);
+    }
   });
 });
 
