@@ -212,3 +212,18 @@ function lightness(colour: string): number {
   }
   return (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) / 255;
 }
+
+/** Hues tried, in order, for transfer edges: the first far from every device's hue wins. */
+const TRANSFER_HUES = [320, 0, 170, 55, 95, 240];
+
+/**
+ * The colour of transfer edges: a saturated dark hue that no device of the table is drawn in
+ * (devices are greys and HUES at 62% saturation, one hue per physical accelerator).
+ */
+export function transferColour(devices: readonly DeviceRecord[]): string {
+  const physical = new Set(devices.filter((d) => !isCpu(d)).map((d) => d.parent));
+  const used = HUES.slice(0, Math.min(physical.size, HUES.length));
+  const distance = (a: number, b: number) => Math.min(Math.abs(a - b), 360 - Math.abs(a - b));
+  const hue = TRANSFER_HUES.find((h) => used.every((u) => distance(h, u) >= 25));
+  return hue === undefined ? '#000000' : `hsl(${hue}, 100%, 33%)`;
+}

@@ -5,7 +5,8 @@ import { WAITING_ALPHA } from './dagcolour';
 import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
-import { GPU0, smallDocument } from './__tests__/fixtures';
+import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
+import type { PlacementDocument } from './types';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -16,7 +17,7 @@ vi.mock('./layout', async (original) => {
 
 /**
  * A 2D context that accepts every call and records the text drawn (6 px per character), the
- * stroke styles stroked and the alphas filled with.
+ * stroke styles of the paths stroked (not of empty ones) and the alphas filled with.
  */
 function fakeContext(): {
   ctx: CanvasRenderingContext2D;
@@ -27,10 +28,20 @@ function fakeContext(): {
   const texts: string[] = [];
   const strokes: unknown[] = [];
   const fills: unknown[] = [];
+  let shapes = 0;
   const props: Record<string | symbol, unknown> = {
     fillText: (text: string) => texts.push(text),
     measureText: (text: string) => ({ width: text.length * 6 }),
-    stroke: () => strokes.push(props.strokeStyle),
+    beginPath: () => {
+      shapes = 0;
+    },
+    rect: () => shapes++,
+    moveTo: () => shapes++,
+    stroke: () => {
+      if (shapes > 0) {
+        strokes.push(props.strokeStyle);
+      }
+    },
     fill: () => fills.push(props.globalAlpha),
   };
   const ctx = new Proxy(props, {
@@ -47,12 +58,16 @@ function frame(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 40));
 }
 
-function setup(context: CanvasRenderingContext2D | null = null) {
+function setup(
+  context: CanvasRenderingContext2D | null = null,
+  edit: (doc: ReturnType<typeof smallDocument>) => void = () => {},
+) {
   vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
     context as unknown as ReturnType<HTMLCanvasElement['getContext']>,
   );
   const doc = smallDocument();
   doc.nodes[0].name = EVIL;
+  edit(doc);
   const store = PlacementStore.fromDocument(doc);
   const state = new ViewState();
   const parent = document.createElement('div');
@@ -71,6 +86,29 @@ function mouse(type: string, target: Element): void {
 afterEach(() => {
   document.body.replaceChildren();
 });
+
+/** An input and 100 chained scopes of 30 ops: the 3,001-op graph of the browser test. */
+function hundredScopes(): PlacementDocument {
+  const doc = smallDocument();
+  doc.devices = [device(0, CPU), device(1, GPU0)];
+  doc.nodes = [node(0, 'input', { type: 'Const' })];
+  for (let b = 0; b < 100; b++) {
+    for (let k = 0; k < 30; k++) {
+      const type = ['MatMul', 'AddV2', 'Relu'][k % 3];
+      doc.nodes.push(node(doc.nodes.length, `block${b}/${type}_${k}`, { type, device: 1 }));
+    }
+  }
+  doc.edges = doc.nodes.slice(1).map((_, i) => ({
+    src: i,
+    dst: i + 1,
+    kind: 'data' as const,
+    bytes: 64,
+    crosses: i === 0,
+  }));
+  doc.runs = [];
+  doc.events.kind = [];
+  return doc;
+}
 
 describe('DagView', () => {
   it('builds its controls and paints without a 2D context', async () => {
@@ -188,8 +226,141 @@ describe('DagView', () => {
     expect(paints.length).toBeGreaterThan(1);
     store.applyTables({ ...smallDocument(), nodes: smallDocument().nodes.slice(0, 2) });
     await frame();
-    expect(vi.mocked(layoutDag).mock.calls.length).toBe(layouts + 1);
+    expect(vi.mocked(layoutDag).mock.calls.length).toBeGreaterThan(layouts);
     expect(view.element.dataset.boxes).toBe('2');
+  });
+
+  it('keeps its data attributes: ops, boxes drawn, boxes in view, label overlaps', async () => {
+    const { ctx } = fakeContext();
+    const { view } = setup(ctx);
+    await frame();
+    const data = view.element.dataset;
+    expect(data.ops).toBe('3');
+    expect(data.visibleNodes).toBe('3');
+    expect(data.inView).toBe('3'); // fitted at first paint
+    expect(data.labelOverlaps).toBe('0');
+    view.toggleGroup('tower_0'); // fold it
+    await frame();
+    expect(data.visibleNodes).toBe('2');
+    expect(data.inView).toBe('2');
+  });
+
+  it('opens 3,001 ops in 100 scopes as two boxes in view, and keeps them in view when opened', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    expect(data.ops).toBe('3001');
+    expect(data.visibleNodes).toBe('2');
+    expect(data.inView).toBe('2');
+    expect(data.labelOverlaps).toBe('0');
+    view.toggleGroup('block[0-99]');
+    await frame();
+    expect(data.visibleNodes).toBe('101');
+    expect(data.inView).toBe('101');
+    expect(data.labelOverlaps).toBe('0');
+    view.toggleGroup('block42');
+    await frame();
+    expect(data.visibleNodes).toBe('130');
+    expect(data.inView).toBe('130');
+    expect(data.labelOverlaps).toBe('0');
+  });
+
+  it('brings an opened group into view after the user moved the graph', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    await frame();
+    view.focus(0); // the user's own zoom: close in on the input
+    await frame();
+    view.toggleGroup('block[0-99]');
+    await frame();
+    const data = view.element.dataset;
+    expect(data.visibleNodes).toBe('101');
+    expect(Number(data.inView)).toBeGreaterThanOrEqual(100); // the whole series container
+  });
+
+  it('says when the search matches nothing', async () => {
+    const { state, parent } = setup();
+    const status = parent.querySelector<HTMLElement>('.placeviz-search-status')!;
+    state.set({ filter: 'no such op' });
+    await frame();
+    expect(status.textContent).toBe('no op matches “no such op”');
+    expect(status.classList.contains('placeviz-search-none')).toBe(true);
+    state.set({ filter: 'tower_0' });
+    await frame();
+    expect(status.textContent).toBe('2 ops match');
+    state.set({ filter: '' });
+    await frame();
+    expect(status.textContent).toBe('');
+  });
+
+  it('lets the wheel scroll the page unless the graph has focus or ctrl is held', () => {
+    const { parent } = setup(fakeContext().ctx);
+    const canvas = parent.querySelector('canvas')!;
+    const wheel = (ctrlKey: boolean) => {
+      const event = new WheelEvent('wheel', { deltaY: 100, ctrlKey, cancelable: true });
+      canvas.dispatchEvent(event);
+      return event.defaultPrevented;
+    };
+    expect(wheel(false)).toBe(false);
+    expect(wheel(true)).toBe(true);
+    mouse('mousedown', canvas);
+    mouse('mouseup', canvas);
+    expect(document.activeElement).toBe(canvas);
+    expect(wheel(false)).toBe(true);
+  });
+
+  it('fits the graph again from the fit button after the user moved it', async () => {
+    const { parent, view } = setup(fakeContext().ctx);
+    await frame();
+    view.focus(2);
+    await frame();
+    const button = parent.querySelector<HTMLButtonElement>('button.placeviz-fit')!;
+    expect(button.textContent).toBe('fit');
+    view.element.querySelector('canvas')!.dispatchEvent(new MouseEvent('mousedown'));
+    parent.ownerDocument.defaultView!.dispatchEvent(
+      new MouseEvent('mousemove', { clientX: 900, clientY: 900 }),
+    );
+    await frame();
+    expect(Number(view.element.dataset.inView)).toBeLessThan(3);
+    button.click();
+    await frame();
+    expect(view.element.dataset.inView).toBe('3');
+  });
+
+  it('outlines a failed op, and an unplaced one, in red', async () => {
+    const honoured = (doc: ReturnType<typeof smallDocument>) => {
+      doc.nodes[1].requested = ''; // no mismatch outline: only the failure is red
+    };
+    let fake = fakeContext();
+    setup(fake.ctx, honoured); // smallDocument's run 1 fails in tower_0/b
+    await frame();
+    expect(fake.strokes).toContain('#d32f2f');
+    fake = fakeContext();
+    setup(fake.ctx, (doc) => {
+      honoured(doc);
+      doc.runs = [];
+      doc.events = smallDocument().events;
+      doc.events.kind = [];
+      doc.nodes[2].device = null;
+    });
+    await frame();
+    expect(fake.strokes).toContain('#d32f2f');
+    fake = fakeContext();
+    setup(fake.ctx, (doc) => {
+      honoured(doc);
+      doc.runs = doc.runs.slice(0, 1);
+    });
+    await frame();
+    expect(fake.strokes).not.toContain('#d32f2f');
   });
 
   it('repaints the run in flight without laying out again, in any colour mode', async () => {

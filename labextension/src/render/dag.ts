@@ -1,16 +1,23 @@
 /**
- * The DAG view: a search box, a colour-mode select and one 2D canvas (not WebGL: a notebook may
- * hold many inspectors, and browsers cap WebGL contexts). The layout is rebuilt only when the graph
- * tables or the folded scopes change; event batches only recolour. Painting happens at most once
- * per animation frame, however many changes arrive in between.
+ * The DAG view: a search box, a fit button, a colour-mode select, the colour key and one 2D
+ * canvas (not WebGL: a notebook may hold many inspectors, and browsers cap WebGL contexts). Graphs
+ * open folded to at most AUTO_BUDGET boxes and fitted to the canvas. The layout is rebuilt only
+ * when the graph tables or the opened groups change; event batches only recolour. Painting
+ * happens at most once per animation frame, however many changes arrive in between.
+ *
+ * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
+ * data-in-view (boxes entirely inside the canvas) and data-label-overlaps current.
  */
+import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
-import { buildDagModel, type DagModel } from './dagmodel';
-import { paintDag, type DagTheme } from './dagpaint';
-import { tooltipLines } from './dagtooltip';
-import { collapseScopeOf, defaultCollapsed, expandScope } from './scopes';
+import { renderKey } from './dagkey';
+import { buildDagModel, storeHierarchy, type DagModel } from './dagmodel';
+import { paintDag, toggleRect, type DagTheme } from './dagpaint';
+import { containerLines, tooltipLines } from './dagtooltip';
+import { CONTAINER_HEADER } from './compound';
+import { defaultExpanded, groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
 import type { PlacementStore, StoreChange } from './store';
 import type { ColourMode } from './types';
@@ -41,11 +48,13 @@ const CLICK_SLOP = 4;
 /** Zoom `focus` brings a node to, at least: close enough to read its label. */
 const FOCUS_SCALE = 0.8;
 
-const THEME_DEFAULTS: Record<keyof DagTheme, [string, string]> = {
+/** Theme colours from CSS variables; transfers take a hue no device has (colours.transferColour). */
+const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer'>, [string, string]> = {
   foreground: ['--placeviz-fg', '#212121'],
   muted: ['--placeviz-fg-muted', '#757575'],
+  background: ['--placeviz-bg', '#ffffff'],
+  container: ['--placeviz-dag-container', 'rgba(120, 130, 150, 0.08)'],
   edge: ['--placeviz-dag-edge', '#9e9e9e'],
-  transfer: ['--placeviz-dag-transfer', '#e65100'],
   accent: ['--placeviz-accent', '#1976d2'],
   mismatch: ['--placeviz-error', '#d32f2f'],
   running: ['--placeviz-dag-running', '#ffa000'],
@@ -56,14 +65,22 @@ export class DagView {
   private readonly canvas: HTMLCanvasElement;
   private readonly ctx: CanvasRenderingContext2D | null;
   private readonly search: HTMLInputElement;
+  private readonly searchStatus: HTMLElement;
+  private readonly fitButton: HTMLButtonElement;
   private readonly colourSelect: HTMLSelectElement;
+  private readonly key: HTMLElement;
   private readonly tooltip: HTMLElement;
   private readonly viewport = new Viewport();
   private readonly paintListeners = new Set<(info: PaintInfo) => void>();
   private readonly disposers: (() => void)[] = [];
-  private collapsed: Set<string>;
+  private hierarchy: Hierarchy | null = null;
+  private expanded = new Set<string>();
+  /** The group just opened or closed, kept in view on the next paint. */
+  private reveal: string | null = null;
   private model: DagModel | null = null;
   private colours: BoxColours | null = null;
+  /** Per box, 1 when it holds an op that failed or was not placed; stale with the colours. */
+  private alerts: Uint8Array | null = null;
   private dimmed: Uint8Array | null = null;
   private dimmedStale = true;
   /** Per box, the run in flight's mark; stale after a progress or graph change. */
@@ -72,7 +89,7 @@ export class DagView {
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
-  /** Until the user folds or opens a scope, large graphs get the default folding. */
+  /** Until the user folds or opens a group, each new graph gets the default folding. */
   private userFolded = false;
   private frame: number | null = null;
   private hoverBox = -1;
@@ -99,14 +116,23 @@ export class DagView {
       this.colourSelect.append(option);
     }
     this.colourSelect.value = state.get('colour');
-    toolbar.append(this.search, this.colourSelect);
+    this.searchStatus = element(doc, 'span', 'placeviz-search-status');
+    this.searchStatus.setAttribute('role', 'status');
+    this.fitButton = element(doc, 'button', 'placeviz-fit', 'fit');
+    this.fitButton.type = 'button';
+    this.fitButton.title = 'show the whole graph';
+    toolbar.append(this.search, this.searchStatus, this.fitButton, this.colourSelect);
+    this.key = element(doc, 'div', 'placeviz-dag-key');
     this.canvas = element(doc, 'canvas', 'placeviz-dag');
+    // Focusable: the wheel zooms the graph once it has focus (a click), else scrolls the page.
+    this.canvas.tabIndex = 0;
+    this.canvas.setAttribute('aria-label', 'op graph: click to focus, then wheel to zoom');
     this.tooltip = element(doc, 'div', 'placeviz-tooltip');
     this.tooltip.hidden = true;
-    this.element.append(toolbar, this.canvas, this.tooltip);
+    this.element.append(toolbar, this.key, this.canvas, this.tooltip);
     parent.appendChild(this.element);
     this.ctx = this.canvas.getContext('2d');
-    this.collapsed = defaultCollapsed(store.nodes.map((n) => n.name));
+    this.element.dataset.ops = String(store.nodes.length);
 
     this.listen();
     this.schedulePaint();
@@ -118,28 +144,48 @@ export class DagView {
     return () => this.paintListeners.delete(cb);
   }
 
+  /** Show the whole graph again (the fit button). */
+  fit(): void {
+    this.userMoved = false;
+    this.needsFit = true;
+    this.schedulePaint();
+  }
+
+  /** Open a folded group (or series) by key, or fold an opened one. */
+  toggleGroup(key: string): void {
+    this.userFolded = true;
+    if (this.expanded.has(key)) {
+      this.expanded.delete(key);
+    } else {
+      this.expanded.add(key);
+    }
+    this.reveal = key;
+    this.invalidateModel();
+    this.hover(-1, null);
+    this.schedulePaint();
+  }
+
   /** Centre the op in the view (unfolding the scopes that hide it), close enough to read. */
   focus(nodeId: number): void {
     const index = this.store.nodeIndex(nodeId);
     if (index < 0) {
       return;
     }
-    const name = this.store.nodes[index].name;
-    const hiding = [...this.collapsed].filter((scope) => name.startsWith(`${scope}/`));
+    const hiding = groupsHiding(this.currentHierarchy(), index).filter(
+      (key) => !this.expanded.has(key),
+    );
     if (hiding.length > 0) {
-      hiding.forEach((scope) => this.collapsed.delete(scope));
+      hiding.forEach((key) => this.expanded.add(key));
       this.userFolded = true;
       this.invalidateModel();
     }
     const model = this.currentModel();
     const box = model.folded.boxOf[index];
+    const { x, y, w, h } = model.layout.boxes;
     this.measure();
     this.movedByUser();
     this.viewport.scale = Math.max(this.viewport.scale, FOCUS_SCALE);
-    this.viewport.centreOn(
-      model.layout.x[box] + model.layout.nodeWidth / 2,
-      model.layout.y[box] + model.layout.nodeHeight / 2,
-    );
+    this.viewport.centreOn(x[box] + w[box] / 2, y[box] + h[box] / 2);
     this.schedulePaint();
   }
 
@@ -161,9 +207,8 @@ export class DagView {
     this.disposers.push(
       this.store.onChange((change: StoreChange) => {
         if (change === 'tables') {
-          if (!this.userFolded) {
-            this.collapsed = defaultCollapsed(this.store.nodes.map((n) => n.name));
-          }
+          this.hierarchy = null;
+          this.element.dataset.ops = String(this.store.nodes.length);
           this.needsFit ||= !this.userMoved;
           this.invalidateModel();
           this.schedulePaint();
@@ -178,6 +223,9 @@ export class DagView {
         } else if (this.state.get('colour') === 'state' || this.state.get('colour') === 'time') {
           // Events change only these colourings; device and memory colours stay as drawn.
           this.colours = null;
+          this.schedulePaint();
+        } else {
+          this.alerts = null; // a failure shows in every mode
           this.schedulePaint();
         }
       }),
@@ -203,11 +251,15 @@ export class DagView {
         this.searchFor(this.search.value);
       }
     });
+    this.on(this.fitButton, 'click', () => this.fit());
     this.on(this.colourSelect, 'change', () => {
       this.state.set({ colour: this.colourSelect.value as ColourMode });
     });
     this.on(this.canvas, 'wheel', (event) => this.onWheel(event as WheelEvent), { passive: false });
-    this.on(this.canvas, 'mousedown', (event) => this.onPress(event as MouseEvent));
+    this.on(this.canvas, 'mousedown', (event) => {
+      this.canvas.focus({ preventScroll: true });
+      this.onPress(event as MouseEvent);
+    });
     this.on(this.canvas, 'mousemove', (event) => this.onMove(event as MouseEvent));
     this.on(this.canvas, 'mouseleave', () => this.hover(-1, null));
     this.on(this.canvas, 'dblclick', (event) => this.onDoubleClick(event as MouseEvent));
@@ -242,6 +294,24 @@ export class DagView {
     }
   }
 
+  /** "no op matches" when the filter leaves nothing, else the number of matching ops. */
+  private showSearchStatus(matches: Uint8Array | null): void {
+    const filter = this.state.get('filter');
+    if (matches === null) {
+      this.searchStatus.textContent = '';
+      this.searchStatus.classList.remove('placeviz-search-none');
+      return;
+    }
+    const hits = matches.reduce((n, m) => n + m, 0);
+    this.searchStatus.textContent =
+      hits === 0
+        ? `no op matches “${filter}”`
+        : hits === 1
+          ? '1 op matches'
+          : `${hits.toLocaleString('en-US')} ops match`;
+    this.searchStatus.classList.toggle('placeviz-search-none', hits === 0);
+  }
+
   private pointer(event: MouseEvent): { x: number; y: number } {
     const rect = this.canvas.getBoundingClientRect();
     return { x: event.clientX - rect.left, y: event.clientY - rect.top };
@@ -252,7 +322,41 @@ export class DagView {
     return this.currentModel().grid.hitTest(this.viewport.toWorldX(x), this.viewport.toWorldY(y));
   }
 
+  /**
+   * The group whose +/- control is under the pointer (a folded box's or a container's), or the
+   * container whose title strip is; null when none is.
+   */
+  private toggleAt(event: MouseEvent, titleToo: boolean): string | null {
+    const model = this.currentModel();
+    const { x: px, y: py } = this.pointer(event);
+    const wx = this.viewport.toWorldX(px);
+    const wy = this.viewport.toWorldY(py);
+    const inside = (r: { x: number; y: number; w: number; h: number }) =>
+      wx >= r.x && wx <= r.x + r.w && wy >= r.y && wy <= r.y + r.h;
+    const box = model.grid.hitTest(wx, wy);
+    const { boxes, containers } = model.layout;
+    if (box >= 0) {
+      const group = model.folded.boxes[box].group;
+      const hit = toggleRect(boxes.x[box], boxes.y[box], boxes.w[box]);
+      return group >= 0 && inside(hit) ? model.hierarchy.groups[group].key : null;
+    }
+    // The innermost container (containers come in pre-order) whose control or title is hit.
+    for (let c = containers.x.length - 1; c >= 0; c--) {
+      const { x, y, w } = containers;
+      const control = toggleRect(x[c], y[c], w[c]);
+      const title = { x: x[c], y: y[c], w: w[c], h: control.y + control.h - y[c] };
+      if (inside(control) || (titleToo && inside(title))) {
+        return model.hierarchy.groups[model.folded.containers[c].group].key;
+      }
+    }
+    return null;
+  }
+
   private onWheel(event: WheelEvent): void {
+    const focused = this.element.ownerDocument.activeElement === this.canvas;
+    if (!focused && !event.ctrlKey) {
+      return; // the page scrolls on
+    }
     event.preventDefault();
     const lines = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? 400 : 1;
     const { x, y } = this.pointer(event);
@@ -292,6 +396,11 @@ export class DagView {
     if (press === null || press.dragging || event.target !== this.canvas) {
       return;
     }
+    const toggled = this.toggleAt(event, false);
+    if (toggled !== null) {
+      this.toggleGroup(toggled);
+      return;
+    }
     const box = this.boxAt(event);
     const node = box < 0 ? -1 : this.currentModel().folded.boxes[box].node;
     if (node >= 0) {
@@ -303,42 +412,74 @@ export class DagView {
     if (this.press?.dragging) {
       return;
     }
-    this.hover(this.boxAt(event), event);
+    const box = this.boxAt(event);
+    const title = box < 0 ? this.titleAt(event) : -1;
+    this.hover(title >= 0 ? -2 - title : box, event);
   }
 
-  /** Double-click a folded scope to open it; an op to fold its scope back. */
+  /** The innermost container whose title strip is under the pointer, or -1. */
+  private titleAt(event: MouseEvent): number {
+    const { containers } = this.currentModel().layout;
+    const { x: px, y: py } = this.pointer(event);
+    const wx = this.viewport.toWorldX(px);
+    const wy = this.viewport.toWorldY(py);
+    for (let c = containers.x.length - 1; c >= 0; c--) {
+      const { x, y, w } = containers;
+      if (wx >= x[c] && wx <= x[c] + w[c] && wy >= y[c] && wy <= y[c] + CONTAINER_HEADER) {
+        return c;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Double-click a folded group to open it; an op, or a container's title, to fold the group
+   * holding it.
+   */
   private onDoubleClick(event: MouseEvent): void {
+    const model = this.currentModel();
     const box = this.boxAt(event);
     if (box < 0) {
+      const title = this.toggleAt(event, true);
+      if (title !== null && this.expanded.has(title)) {
+        this.toggleGroup(title);
+      }
       return;
     }
-    const record = this.currentModel().folded.boxes[box];
-    const names = this.store.nodes.map((n) => n.name);
-    this.userFolded = true;
-    this.collapsed =
-      record.node < 0
-        ? expandScope(names, this.collapsed, record.name)
-        : collapseScopeOf(record.name, this.collapsed);
-    this.invalidateModel();
-    this.hover(-1, null);
-    this.schedulePaint();
+    const record = model.folded.boxes[box];
+    if (record.group >= 0) {
+      this.toggleGroup(model.hierarchy.groups[record.group].key);
+      return;
+    }
+    const container = model.folded.boxParent[box];
+    if (container >= 0) {
+      this.toggleGroup(model.hierarchy.groups[model.folded.containers[container].group].key);
+    }
   }
 
-  private hover(box: number, event: MouseEvent | null): void {
+  /** Hover `target`: a box index, -2 - c for container c's title, -1 for nothing. */
+  private hover(target: number, event: MouseEvent | null): void {
     const model = this.currentModel();
+    const box = target;
     const node = box < 0 ? -1 : model.folded.boxes[box].node;
-    if (box !== this.hoverBox) {
-      this.hoverBox = box;
+    if (target !== this.hoverBox) {
+      this.hoverBox = target;
       this.state.set({ hovered: node < 0 ? null : this.store.nodes[node].id });
       const doc = this.element.ownerDocument;
+      const lines =
+        target >= 0
+          ? tooltipLines(this.store, model, target)
+          : target <= -2
+            ? containerLines(model, -2 - target)
+            : [];
       this.tooltip.replaceChildren(
-        ...(box < 0 ? [] : tooltipLines(this.store, model, box)).map((text, i) =>
+        ...lines.map((text, i) =>
           element(doc, 'div', i === 0 ? 'placeviz-tooltip-title' : 'placeviz-tooltip-line', text),
         ),
       );
-      this.tooltip.hidden = box < 0;
+      this.tooltip.hidden = target === -1;
     }
-    if (box >= 0 && event !== null) {
+    if (target !== -1 && event !== null) {
       const rect = this.element.getBoundingClientRect();
       this.tooltip.style.left = `${event.clientX - rect.left + 14}px`;
       this.tooltip.style.top = `${event.clientY - rect.top + 14}px`;
@@ -355,17 +496,67 @@ export class DagView {
   private invalidateModel(): void {
     this.model = null;
     this.colours = null;
+    this.alerts = null;
     this.dimmedStale = true;
     this.liveStale = true;
     this.hoverBox = -1;
     this.tooltip.hidden = true;
   }
 
+  private currentHierarchy(): Hierarchy {
+    if (this.hierarchy === null) {
+      this.hierarchy = storeHierarchy(this.store);
+      if (!this.userFolded) {
+        this.expanded = defaultExpanded(this.hierarchy);
+      }
+      this.model = null;
+    }
+    return this.hierarchy;
+  }
+
   private currentModel(): DagModel {
+    const hierarchy = this.currentHierarchy();
     if (this.model === null) {
-      this.model = buildDagModel(this.store, this.collapsed);
+      this.model = buildDagModel(this.store, this.expanded, hierarchy);
     }
     return this.model;
+  }
+
+  /** Per box, 1 when one of its ops failed (in the latest run it ran in) or was not placed. */
+  private currentAlerts(model: DagModel): Uint8Array {
+    if (this.alerts === null) {
+      const failed = this.store.opSpans().failed;
+      const alerts = new Uint8Array(model.folded.boxes.length);
+      this.store.nodes.forEach((node, i) => {
+        if (failed[i] === 1 || node.device === null) {
+          alerts[model.folded.boxOf[i]] = 1;
+        }
+      });
+      this.alerts = alerts;
+    }
+    return this.alerts;
+  }
+
+  /**
+   * After a group opened or closed: the whole graph fitted again if the user has not moved it,
+   * else the group's container (or box) brought into view, zooming out if it must.
+   */
+  private revealGroup(model: DagModel, key: string): void {
+    if (!this.userMoved) {
+      this.needsFit = true;
+      return;
+    }
+    const groups = model.hierarchy.groups;
+    const container = model.folded.containers.findIndex(({ group }) => groups[group].key === key);
+    const box = model.folded.boxes.findIndex(
+      (record) => record.group >= 0 && groups[record.group].key === key,
+    );
+    const rects = container >= 0 ? model.layout.containers : model.layout.boxes;
+    const at = container >= 0 ? container : box;
+    if (at < 0) {
+      return;
+    }
+    this.viewport.show(rects.x[at], rects.y[at], rects.w[at], rects.h[at]);
   }
 
   private currentColours(model: DagModel): BoxColours {
@@ -385,6 +576,7 @@ export class DagView {
     if (this.dimmedStale) {
       this.dimmedStale = false;
       const matches = matchOps(this.store, this.state.get('filter'));
+      this.showSearchStatus(matches);
       if (matches === null) {
         this.dimmed = null;
       } else {
@@ -443,8 +635,8 @@ export class DagView {
 
   private theme(): DagTheme {
     const style = this.element.ownerDocument.defaultView?.getComputedStyle(this.element);
-    const theme = {} as DagTheme;
-    for (const key of Object.keys(THEME_DEFAULTS) as (keyof DagTheme)[]) {
+    const theme = { transfer: transferColour(this.store.devices) } as DagTheme;
+    for (const key of Object.keys(THEME_DEFAULTS) as (keyof typeof THEME_DEFAULTS)[]) {
       const [variable, fallback] = THEME_DEFAULTS[key];
       theme[key] = style?.getPropertyValue(variable).trim() || fallback;
     }
@@ -455,38 +647,59 @@ export class DagView {
     const start = now();
     const model = this.currentModel();
     const laidOut = this.measure();
+    if (this.reveal !== null) {
+      this.revealGroup(model, this.reveal);
+      this.reveal = null;
+    }
     if (this.needsFit) {
       // Fitted again once the page gives the canvas its real size.
       this.needsFit = !laidOut;
       this.viewport.fit(model.layout.width, model.layout.height);
     }
+    const coloursStale = this.colours === null;
     const colours = this.currentColours(model);
     const dimmed = this.currentDimmed(model);
     const live = this.currentLive(model);
+    const theme = this.theme();
+    if (coloursStale) {
+      renderKey(this.key, this.state.get('colour'), colours, theme);
+      // The details pane marks transfers in the canvas's colour.
+      const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
+      root.style.setProperty('--placeviz-dag-transfer', theme.transfer);
+    }
+    const palette = devicePalette(this.store.devices);
     const boxOfNode = (id: number | null) => {
       const index = id === null ? -1 : this.store.nodeIndex(id);
       return index < 0 ? -1 : model.folded.boxOf[index];
     };
+    const boxes = model.folded.boxes.length;
+    let inView = 0;
+    let labelOverlaps = 0;
     if (this.ctx !== null) {
-      paintDag({
+      ({ inView, labelOverlaps } = paintDag({
         ctx: this.ctx,
         model,
         nodes: this.store.nodes,
         viewport: this.viewport,
         devicePixelRatio: this.devicePixelRatio(),
         colours,
+        deviceColour: (device) =>
+          device === null ? UNPLACED_COLOUR : (palette.get(device)?.colour ?? UNPLACED_COLOUR),
         dimmed,
         live,
+        alerts: this.currentAlerts(model),
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),
-        theme: this.theme(),
-      });
+        theme,
+      }));
     }
-    const boxes = model.folded.boxes.length;
-    this.element.dataset.boxes = String(boxes);
-    this.element.dataset.matching = String(
-      dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0),
-    );
+    const data = this.element.dataset;
+    data.boxes = String(boxes);
+    data.ops = String(this.store.nodes.length);
+    data.visibleNodes = String(boxes);
+    data.inView = String(inView);
+    data.labelOverlaps = String(labelOverlaps);
+    data.matching = String(dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0));
     const info = { drawn: boxes, ops: this.store.nodes.length, ms: now() - start };
     for (const listener of [...this.paintListeners]) {
       listener(info);

@@ -10,7 +10,8 @@ import {
   colourBoxes,
   progressMarks,
 } from './dagcolour';
-import { buildDagModel } from './dagmodel';
+import { buildDagModel, storeHierarchy } from './dagmodel';
+import { allExpanded } from './scopes';
 import { DONE, RUNNING, WAITING } from './opstate';
 import { PlacementStore } from './store';
 import { smallDocument } from './__tests__/fixtures';
@@ -18,12 +19,14 @@ import { smallDocument } from './__tests__/fixtures';
 describe('progressMarks', () => {
   it('is null without a run in flight', () => {
     const store = PlacementStore.fromDocument(smallDocument());
-    expect(progressMarks(buildDagModel(store, new Set()), store)).toBeNull();
+    expect(
+      progressMarks(buildDagModel(store, allExpanded(storeHierarchy(store))), store),
+    ).toBeNull();
   });
 
   it('marks each box waiting, running or done in the run in flight', () => {
     const store = PlacementStore.fromDocument(smallDocument());
-    const model = buildDagModel(store, new Set());
+    const model = buildDagModel(store, allExpanded(storeHierarchy(store)));
     store.setProgress({ run: 2, waiting: [2, 42], running: [1], done: [] });
     expect(Array.from(progressMarks(model, store)!)).toEqual([
       LIVE_NONE,
@@ -34,7 +37,7 @@ describe('progressMarks', () => {
 
   it('marks a folded scope by its most advanced op', () => {
     const store = PlacementStore.fromDocument(smallDocument());
-    const model = buildDagModel(store, new Set(['tower_0'])); // boxes: a, tower_0 (b, c)
+    const model = buildDagModel(store, new Set()); // boxes: a, tower_0 (b, c)
     const marks = (waiting: number[], running: number[], done: number[]) => {
       store.setProgress({ run: 2, waiting, running, done });
       return Array.from(progressMarks(model, store)!);
@@ -61,7 +64,7 @@ describe('boxAlpha', () => {
 describe('colourBoxes with a run in flight', () => {
   it("colours the live states in 'state' mode, and the past without them", () => {
     const store = PlacementStore.fromDocument(smallDocument());
-    const model = buildDagModel(store, new Set());
+    const model = buildDagModel(store, allExpanded(storeHierarchy(store)));
     store.setProgress({ run: 2, waiting: [2], running: [1], done: [0] });
     expect(Array.from(colourBoxes(model, store, 'state', null).index)).toEqual([
       DONE,

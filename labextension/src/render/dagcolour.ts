@@ -22,6 +22,8 @@ export interface BoxColours {
   palette: string[];
   /** Per box, an index into `palette`. */
   index: Uint16Array;
+  /** For the time and memory scales: the smallest and largest value (NaN when none). */
+  range?: [number, number];
 }
 
 const SCALE_STEPS = 256;
@@ -108,6 +110,14 @@ function byValue(model: DagModel, values: Float64Array, scale: SequentialScale):
     boxValues[b] = sum;
   }
   const normalise = logNormalizer(boxValues);
+  let low = Infinity;
+  let high = -Infinity;
+  for (const value of boxValues) {
+    if (value > 0) {
+      low = Math.min(low, value);
+      high = Math.max(high, value);
+    }
+  }
   const palette = Array.from({ length: SCALE_STEPS }, (_, k) =>
     sequentialColour(k / (SCALE_STEPS - 1), scale),
   );
@@ -116,7 +126,7 @@ function byValue(model: DagModel, values: Float64Array, scale: SequentialScale):
     const t = normalise(value);
     return Number.isNaN(t) ? SCALE_STEPS : Math.round(t * (SCALE_STEPS - 1));
   });
-  return { palette, index };
+  return { palette, index, range: low <= high ? [low, high] : [NaN, NaN] };
 }
 
 /** Per box, what the run in flight is doing there (progressMarks). */

@@ -1,20 +1,26 @@
 /**
- * What the DAG view draws, built when the graph tables or the folded scopes change (never on
- * event batches): the boxes after scope folding, their layout, a grid for hit-testing, each box's
- * ops, and which boxes hold an op that did not land on the device it requested.
+ * What the DAG view draws, built when the graph tables or the opened groups change (never on
+ * event batches): the boxes after folding the hierarchy, their nested layout, a grid for
+ * hit-testing, each box's ops, its label, and which boxes hold an op that did not land on the
+ * device it requested.
  */
+import { layoutCompound, type CompoundLayout } from './compound';
 import { requestMismatch } from './devicespec';
-import { layoutDag, type DagLayout } from './layout';
+import { displayPath, uniqueLabels } from './labels';
 import { SpatialGrid } from './spatial';
-import { foldScopes, type FoldEdge, type FoldedGraph } from './scopes';
+import {
+  buildHierarchy,
+  foldHierarchy,
+  type FoldEdge,
+  type FoldedGraph,
+  type Hierarchy,
+} from './scopes';
 import type { PlacementStore } from './store';
 
-export const BOX_WIDTH = 120;
-export const BOX_HEIGHT = 28;
-
 export interface DagModel {
+  readonly hierarchy: Hierarchy;
   readonly folded: FoldedGraph;
-  readonly layout: DagLayout;
+  readonly layout: CompoundLayout;
   readonly grid: SpatialGrid;
   /** Node indices of box b: opList[opStart[b] .. opStart[b + 1]). */
   readonly opStart: Int32Array;
@@ -23,10 +29,24 @@ export interface DagModel {
   readonly mismatch: Uint8Array;
   /** 1 where a box's device is simulated (drawn with a dashed outline). */
   readonly simulated: Uint8Array;
-  readonly collapsed: ReadonlySet<string>;
+  /** What each box says: an unambiguous name; and each container's title. */
+  readonly labels: string[];
+  readonly titles: string[];
+  /** Per folded group, its ops per device (device id or null, count), by device id; else null. */
+  readonly deviceShares: ([number | null, number][] | null)[];
+  readonly expanded: ReadonlySet<string>;
 }
 
-export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<string>): DagModel {
+/** The hierarchy of a store's ops (rebuilt only when its tables change). */
+export function storeHierarchy(store: PlacementStore): Hierarchy {
+  return buildHierarchy(store.nodes);
+}
+
+export function buildDagModel(
+  store: PlacementStore,
+  expanded: ReadonlySet<string>,
+  hierarchy: Hierarchy = storeHierarchy(store),
+): DagModel {
   const edges: FoldEdge[] = [];
   for (const edge of store.edges) {
     const src = store.nodeIndex(edge.src);
@@ -35,19 +55,11 @@ export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<stri
       edges.push({ src, dst, kind: edge.kind, bytes: edge.bytes, crosses: edge.crosses });
     }
   }
-  const folded = foldScopes(store.nodes, edges, collapsed);
-  const layout = layoutDag(folded.boxes.length, folded.edges, {
-    nodeWidth: BOX_WIDTH,
-    nodeHeight: BOX_HEIGHT,
-  });
-  const grid = new SpatialGrid(
-    layout.x,
-    layout.y,
-    BOX_WIDTH,
-    BOX_HEIGHT,
-    layout.width,
-    layout.height,
-  );
+  const folded = foldHierarchy(hierarchy, store.nodes, edges, expanded);
+  const groups = hierarchy.groups;
+  const layout = layoutCompound(folded, (group) => groups[group].side);
+  const { x, y, w, h } = layout.boxes;
+  const grid = new SpatialGrid(x, y, w, h, layout.width, layout.height);
   const { opStart, opList } = opsByBox(folded.boxOf, folded.boxes.length);
   const mismatch = new Uint8Array(folded.boxes.length);
   // Graphs under tf.device scopes repeat a handful of (request, device) pairs many times.
@@ -69,7 +81,40 @@ export function buildDagModel(store: PlacementStore, collapsed: ReadonlySet<stri
   const simulated = Uint8Array.from(folded.boxes, (box) =>
     typeof box.device === 'number' && store.deviceById(box.device)?.kind === 'simulated' ? 1 : 0,
   );
-  return { folded, layout, grid, opStart, opList, mismatch, simulated, collapsed };
+  // Boxes and container titles together: a folded `gradients/layer1` next to the opened
+  // `layer1` reads `gradients/layer1`.
+  const names = [
+    ...folded.boxes.map((box) => displayPath(box.name)),
+    ...folded.containers.map(({ group }) => displayPath(groups[group].key)),
+  ];
+  const unique = uniqueLabels(names);
+  const labels = unique.slice(0, folded.boxes.length);
+  const titles = unique.slice(folded.boxes.length);
+  const deviceShares = folded.boxes.map((box, b) => {
+    if (box.node >= 0) {
+      return null;
+    }
+    const counts = new Map<number | null, number>();
+    for (let k = opStart[b]; k < opStart[b + 1]; k++) {
+      const device = store.nodes[opList[k]].device;
+      counts.set(device, (counts.get(device) ?? 0) + 1);
+    }
+    return [...counts].sort((a, c) => (a[0] ?? -1) - (c[0] ?? -1));
+  });
+  return {
+    hierarchy,
+    folded,
+    deviceShares,
+    layout,
+    grid,
+    opStart,
+    opList,
+    mismatch,
+    simulated,
+    labels,
+    titles,
+    expanded,
+  };
 }
 
 function opsByBox(boxOf: Int32Array, boxes: number): { opStart: Int32Array; opList: Int32Array } {

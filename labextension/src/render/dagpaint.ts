@@ -1,18 +1,25 @@
 /**
- * Drawing the DAG on a 2D canvas with level of detail: far out, boxes are plain rects grouped by
- * colour (one path per colour) and edges are drawn only when few are in view; closer in, outlines,
- * transfer byte counts and labels appear. Only what intersects the viewport is drawn.
+ * Drawing the DAG on a 2D canvas with level of detail: opened groups as containers with a title
+ * strip, folded groups as rounded boxes with their op count and a bar of their devices' colours,
+ * ops as rectangles; far out, edges are drawn only when few are in view; closer in, outlines,
+ * labels and edge labels appear. Labels never overlap: box labels are cut to their box, edge
+ * labels are left out where they would cover another label or a box. Only what intersects the
+ * viewport is drawn.
  */
 import { textColourOn } from './colours';
+import { CONTAINER_HEADER } from './compound';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
-import { BOX_HEIGHT, BOX_WIDTH, type DagModel } from './dagmodel';
+import type { DagModel } from './dagmodel';
 import { formatBytes } from './format';
+import { countOverlaps, fitLabel, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
 import type { Viewport } from './viewport';
 
 export interface DagTheme {
   foreground: string;
   muted: string;
+  background: string;
+  container: string;
   edge: string;
   transfer: string;
   accent: string;
@@ -28,21 +35,41 @@ export interface PaintRequest {
   viewport: Viewport;
   devicePixelRatio: number;
   colours: BoxColours;
+  /** Device id -> its colour, for the device bars of folded groups. */
+  deviceColour: (device: number | null) => string;
   /** Per box, 1 when the filter leaves it out (drawn faint); null: no filter. */
   dimmed: Uint8Array | null;
   /** Per box, the run in flight's mark (dagcolour.progressMarks); null: no run in flight. */
   live: Uint8Array | null;
+  /** Per box, 1 when it holds an op that failed or was not placed (drawn red). */
+  alerts: Uint8Array | null;
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
 }
 
+export interface PaintResult {
+  /** Boxes entirely inside the canvas. */
+  inView: number;
+  /** Pairs of drawn labels that overlap. */
+  labelOverlaps: number;
+}
+
 /** Zoom (screen px per world px) from which outlines, labels and byte counts are drawn. */
 const OUTLINE_SCALE = 0.15;
-const LABEL_SCALE = 0.42;
+export const LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
-const BYTES_SCALE = 0.9;
+const COUNT_LINE_SCALE = 0.65;
+const TITLE_SCALE = LABEL_SCALE;
+const EDGE_LABEL_SCALE = LABEL_SCALE;
 const LABEL_FONT_PX = 11;
+/** The +/- control of a group, in world px, at its top-right corner. */
+export const TOGGLE_SIZE = 16;
+const TOGGLE_INSET = 4;
+const CORNER_RADIUS = 6;
+const DEVICE_BAR = 5;
+/** The red corner of an op that failed or did not land where it asked. */
+const OP_CORNER = 14;
 
 /** At most this many edges in view are drawn at each zoom; beyond, edges are left out. */
 function edgeBudget(scale: number): number {
@@ -55,53 +82,201 @@ function edgeBudget(scale: number): number {
   return scale < LABEL_SCALE ? 40_000 : Infinity;
 }
 
-/** Paint one frame; returns how many boxes were in view. */
-export function paintDag(request: PaintRequest): number {
+/** The rectangle of the +/- control of a group box or container with this rect (world px). */
+export function toggleRect(x: number, y: number, w: number): LabelRect {
+  return {
+    x: x + w - TOGGLE_SIZE - TOGGLE_INSET,
+    y: y + TOGGLE_INSET,
+    w: TOGGLE_SIZE,
+    h: TOGGLE_SIZE,
+  };
+}
+
+/** Paint one frame. */
+export function paintDag(request: PaintRequest): PaintResult {
   const { ctx, viewport, devicePixelRatio: dpr } = request;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, viewport.width, viewport.height);
   const visible = visibleBoxes(request);
   const { scale, offsetX, offsetY } = viewport;
   ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * offsetX, dpr * offsetY);
-  drawEdges(request);
+  drawContainers(request);
+  const edgesInView = drawEdges(request);
   drawBoxes(request, visible);
   drawRings(request);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const labels: LabelRect[] = [];
   if (scale >= LABEL_SCALE) {
-    drawLabels(request, visible);
+    drawLabels(request, visible, labels);
   }
-  return visible.length;
+  if (scale >= TITLE_SCALE) {
+    drawTitles(request, labels);
+  }
+  if (scale >= EDGE_LABEL_SCALE) {
+    drawEdgeLabels(request, edgesInView, visible, labels);
+  }
+  return { inView: boxesInside(request, visible), labelOverlaps: countOverlaps(labels) };
+}
+
+function worldView(viewport: Viewport): [number, number, number, number] {
+  return [
+    viewport.toWorldX(0),
+    viewport.toWorldY(0),
+    viewport.toWorldX(viewport.width),
+    viewport.toWorldY(viewport.height),
+  ];
 }
 
 function visibleBoxes({ model, viewport }: PaintRequest): Int32Array {
-  const x0 = viewport.toWorldX(0);
-  const y0 = viewport.toWorldY(0);
-  const x1 = viewport.toWorldX(viewport.width);
-  const y1 = viewport.toWorldY(viewport.height);
-  const { x, y } = model.layout;
+  const [x0, y0, x1, y1] = worldView(viewport);
+  const { x, y, w, h } = model.layout.boxes;
   const found: number[] = [];
   model.grid.query(x0, y0, x1, y1, (b) => {
-    if (x[b] + BOX_WIDTH >= x0 && x[b] <= x1 && y[b] + BOX_HEIGHT >= y0 && y[b] <= y1) {
+    if (x[b] + w[b] >= x0 && x[b] <= x1 && y[b] + h[b] >= y0 && y[b] <= y1) {
       found.push(b);
     }
   });
   return Int32Array.from(found);
 }
 
-function drawEdges({ ctx, model, viewport, theme }: PaintRequest): void {
-  const x0 = viewport.toWorldX(0);
-  const y0 = viewport.toWorldY(0);
-  const x1 = viewport.toWorldX(viewport.width);
-  const y1 = viewport.toWorldY(viewport.height);
-  const { x, y } = model.layout;
+function boxesInside({ model, viewport }: PaintRequest, visible: Int32Array): number {
+  const [x0, y0, x1, y1] = worldView(viewport);
+  const { x, y, w, h } = model.layout.boxes;
+  const slack = 0.5 / viewport.scale;
+  let inside = 0;
+  for (const b of visible) {
+    if (
+      x[b] >= x0 - slack &&
+      y[b] >= y0 - slack &&
+      x[b] + w[b] <= x1 + slack &&
+      y[b] + h[b] <= y1 + slack
+    ) {
+      inside++;
+    }
+  }
+  return inside;
+}
+
+function roundedRect(
+  ctx: CanvasRenderingContext2D,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  r: number,
+): void {
+  ctx.moveTo(x + r, y);
+  ctx.arcTo(x + w, y, x + w, y + h, r);
+  ctx.arcTo(x + w, y + h, x, y + h, r);
+  ctx.arcTo(x, y + h, x, y, r);
+  ctx.arcTo(x, y, x + w, y, r);
+  ctx.closePath();
+}
+
+/** A +/- sign in a small square: '+' opens a folded group, '-' folds an opened one. */
+function drawToggle(
+  ctx: CanvasRenderingContext2D,
+  rect: LabelRect,
+  open: boolean,
+  theme: DagTheme,
+  px: number,
+): void {
+  ctx.beginPath();
+  ctx.rect(rect.x, rect.y, rect.w, rect.h);
+  ctx.fillStyle = theme.background;
+  ctx.fill();
+  ctx.strokeStyle = theme.foreground;
+  ctx.lineWidth = Math.max(1, px);
+  ctx.stroke();
+  ctx.beginPath();
+  const cx = rect.x + rect.w / 2;
+  const cy = rect.y + rect.h / 2;
+  const arm = rect.w * 0.3;
+  ctx.moveTo(cx - arm, cy);
+  ctx.lineTo(cx + arm, cy);
+  if (!open) {
+    ctx.moveTo(cx, cy - arm);
+    ctx.lineTo(cx, cy + arm);
+  }
+  ctx.lineWidth = Math.max(1.6, 1.6 * px);
+  ctx.stroke();
+}
+
+function drawContainers({ ctx, model, viewport, theme }: PaintRequest): void {
+  const { x, y, w, h } = model.layout.containers;
+  const px = 1 / viewport.scale;
+  const [x0, y0, x1, y1] = worldView(viewport);
+  for (let c = 0; c < x.length; c++) {
+    if (x[c] > x1 || y[c] > y1 || x[c] + w[c] < x0 || y[c] + h[c] < y0) {
+      continue;
+    }
+    ctx.beginPath();
+    roundedRect(ctx, x[c], y[c], w[c], h[c], CORNER_RADIUS * 1.5);
+    ctx.fillStyle = theme.container;
+    ctx.fill();
+    ctx.strokeStyle = theme.muted;
+    ctx.lineWidth = 1.5 * px;
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.moveTo(x[c], y[c] + CONTAINER_HEADER - 4);
+    ctx.lineTo(x[c] + w[c], y[c] + CONTAINER_HEADER - 4);
+    ctx.lineWidth = px;
+    ctx.stroke();
+    if (viewport.scale >= OUTLINE_SCALE) {
+      drawToggle(ctx, toggleRect(x[c], y[c], w[c]), true, theme, px);
+    }
+  }
+}
+
+/** Where an edge leaves its source's bottom and enters its target's top. */
+function edgeEnds(model: DagModel, src: number, dst: number): [number, number, number, number] {
+  const { x, y, w, h } = model.layout.boxes;
+  return [x[src] + w[src] / 2, y[src] + h[src], x[dst] + w[dst] / 2, y[dst]];
+}
+
+/** The rectangle of a layout item: a box, or (from the box count on) a container. */
+function itemRect(model: DagModel, item: number): LabelRect {
+  const boxes = model.layout.boxes;
+  const B = boxes.x.length;
+  const r = item < B ? boxes : model.layout.containers;
+  const i = item < B ? item : item - B;
+  return { x: r.x[i], y: r.y[i], w: r.w[i], h: r.h[i] };
+}
+
+/**
+ * A side link's path, as points x0, y0, x1, y1, ...: from the item's right side across to the
+ * side item's bus, along it and into the side item's left side (so the links of one side item
+ * share their last stretch); between two side items, out to the right and back. The last two
+ * numbers are its label's anchor, on the item's own stretch.
+ */
+function linkPath(model: DagModel, side: number, other: number): number[] {
+  const s = itemRect(model, side);
+  const o = itemRect(model, other);
+  const sy = s.y + s.h / 2;
+  const oy = o.y + o.h / 2;
+  if (model.layout.aside[other] === 1) {
+    const out = Math.max(s.x + s.w, o.x + o.w) + 18;
+    return [s.x + s.w, sy, out, sy, out, oy, o.x + o.w, oy, out - 2, (sy + oy) / 2];
+  }
+  const bus = model.layout.busX[side];
+  const start = o.x + o.w;
+  return [start, oy, bus, oy, bus, sy, s.x, sy, (start + bus) / 2, oy];
+}
+
+function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
+  const [x0, y0, x1, y1] = worldView(viewport);
   const edges = model.folded.edges;
+  const aside = model.layout.aside;
   const inView: number[] = [];
   const budget = edgeBudget(viewport.scale);
+  const { rootItem } = model.layout;
   for (let e = 0; e < edges.length; e++) {
-    const sx = x[edges[e].src] + BOX_WIDTH / 2;
-    const sy = y[edges[e].src] + BOX_HEIGHT;
-    const tx = x[edges[e].dst] + BOX_WIDTH / 2;
-    const ty = y[edges[e].dst];
+    const a = rootItem[edges[e].src];
+    const b = rootItem[edges[e].dst];
+    if (a !== b && (aside[a] === 1 || aside[b] === 1)) {
+      continue; // drawn as a summarized side link
+    }
+    const [sx, sy, tx, ty] = edgeEnds(model, edges[e].src, edges[e].dst);
     if (
       Math.max(sx, tx) >= x0 &&
       Math.min(sx, tx) <= x1 &&
@@ -110,7 +285,7 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): void {
     ) {
       inView.push(e);
       if (inView.length > budget) {
-        return;
+        return [];
       }
     }
   }
@@ -119,14 +294,15 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): void {
     ctx.beginPath();
     for (const e of inView) {
       if (pick(e)) {
-        const edge = edges[e];
-        const sx = x[edge.src] + BOX_WIDTH / 2;
-        const sy = y[edge.src] + BOX_HEIGHT;
-        const tx = x[edge.dst] + BOX_WIDTH / 2;
-        const ty = y[edge.dst];
-        const bend = Math.max(Math.abs(ty - sy) / 2, 12);
+        const [sx, sy, tx, ty] = edgeEnds(model, edges[e].src, edges[e].dst);
         ctx.moveTo(sx, sy);
-        ctx.bezierCurveTo(sx, sy + bend, tx, ty - bend, tx, ty);
+        if (ty < sy) {
+          // Up into the next column of a wrapped chain: a straight line stays inside the view.
+          ctx.lineTo(tx, ty);
+        } else {
+          const bend = Math.max((ty - sy) / 2, 12);
+          ctx.bezierCurveTo(sx, sy + bend, tx, ty - bend, tx, ty);
+        }
       }
     }
     ctx.strokeStyle = colour;
@@ -134,30 +310,51 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): void {
     ctx.setLineDash(dash.map((d) => d * px));
     ctx.stroke();
   };
-  stroke((e) => !edges[e].crosses && !edges[e].control, theme.edge, 1, []);
+  stroke((e) => !edges[e].crosses && !edges[e].control, theme.edge, 1.2, []);
   stroke((e) => edges[e].control, theme.edge, 1, [1.5, 3]);
   stroke((e) => edges[e].crosses && !edges[e].control, theme.transfer, 2.5, [7, 4]);
-  ctx.setLineDash([]);
-  if (viewport.scale >= BYTES_SCALE) {
-    ctx.fillStyle = theme.transfer;
-    ctx.font = `${LABEL_FONT_PX * px}px sans-serif`;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'middle';
-    for (const e of inView) {
-      const edge = edges[e];
-      if (edge.crosses && edge.bytes > 0) {
-        const mx = (x[edge.src] + x[edge.dst]) / 2 + BOX_WIDTH / 2;
-        const my = (y[edge.src] + BOX_HEIGHT + y[edge.dst]) / 2;
-        ctx.fillText(formatBytes(edge.bytes), mx + 4 * px, my);
-      }
+  ctx.beginPath();
+  for (const link of model.layout.links) {
+    const path = linkPath(model, link.side, link.other);
+    ctx.moveTo(path[0], path[1]);
+    for (let k = 2; k < path.length - 2; k += 2) {
+      ctx.lineTo(path[k], path[k + 1]);
     }
   }
+  ctx.strokeStyle = theme.muted;
+  ctx.lineWidth = 1.5 * px;
+  ctx.setLineDash([4 * px, 3 * px]);
+  ctx.stroke();
+  ctx.setLineDash([]);
+  return inView;
 }
 
 function drawBoxes(request: PaintRequest, visible: Int32Array): void {
-  const { ctx, model, colours, dimmed, live, viewport, theme } = request;
-  const { x, y } = model.layout;
+  const { ctx, model, colours, dimmed, live, alerts, viewport, theme } = request;
+  const { x, y, w, h } = model.layout.boxes;
   const px = 1 / viewport.scale;
+  const isGroup = (b: number) => model.folded.boxes[b].node < 0;
+  const shape = (b: number) => {
+    if (isGroup(b)) {
+      roundedRect(ctx, x[b], y[b], w[b], h[b], CORNER_RADIUS);
+    } else {
+      ctx.rect(x[b], y[b], w[b], h[b]);
+    }
+  };
+  // A series is drawn as a stack: two offset outlines behind its box.
+  ctx.beginPath();
+  for (const b of visible) {
+    const group = model.folded.boxes[b].group;
+    if (group >= 0 && model.hierarchy.groups[group].series > 0) {
+      roundedRect(ctx, x[b] + 6, y[b] - 6, w[b], h[b], CORNER_RADIUS);
+      roundedRect(ctx, x[b] + 3, y[b] - 3, w[b], h[b], CORNER_RADIUS);
+    }
+  }
+  ctx.fillStyle = theme.background;
+  ctx.fill();
+  ctx.strokeStyle = theme.foreground;
+  ctx.lineWidth = px;
+  ctx.stroke();
   const byColour = groupByColour(visible, colours);
   // One pass per opacity (a few at most): boxes filtered out, waiting in the run in flight, the rest.
   const alphaOf = (b: number) => boxAlpha(dimmed?.[b] ?? 0, live?.[b] ?? 0);
@@ -171,7 +368,7 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
       ctx.beginPath();
       for (const b of boxes) {
         if (alphaOf(b) === pass) {
-          ctx.rect(x[b], y[b], BOX_WIDTH, BOX_HEIGHT);
+          shape(b);
         }
       }
       ctx.fillStyle = colours.palette[colour];
@@ -183,7 +380,7 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
     ctx.beginPath();
     for (const b of visible) {
       if (pick(b)) {
-        ctx.rect(x[b], y[b], BOX_WIDTH, BOX_HEIGHT);
+        shape(b);
       }
     }
     ctx.strokeStyle = colour;
@@ -191,31 +388,67 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
     ctx.setLineDash(dash.map((d) => d * px));
     ctx.stroke();
   };
-  const folded = (b: number) => model.folded.boxes[b].node < 0;
   if (viewport.scale >= OUTLINE_SCALE) {
-    outline((b) => !folded(b) && !model.simulated[b], theme.muted, 1, []);
-    outline((b) => model.simulated[b] === 1, theme.foreground, 1.5, [5, 3]);
+    outline((b) => !isGroup(b) && !model.simulated[b], theme.muted, 1, []);
+    outline((b) => !isGroup(b) && model.simulated[b] === 1, theme.foreground, 1.5, [5, 3]);
+    drawDeviceBars(request, visible);
   }
-  // Folded scopes get a heavy outline; requests the placer did not honour (red outline and
-  // corner) stay visible at every zoom.
-  outline(folded, theme.foreground, 2.5, []);
+  // Folded groups get a heavy outline; requests the placer did not honour (red outline and
+  // corner) and failed or unplaced ops (red, heavier) stay visible at every zoom.
+  outline(isGroup, theme.foreground, 2, []);
   ctx.setLineDash([]);
   outline((b) => model.mismatch[b] === 1, theme.mismatch, 2.5, []);
+  if (alerts !== null) {
+    outline((b) => alerts[b] === 1, theme.mismatch, 4, []);
+  }
   ctx.beginPath();
-  const corner = Math.min(BOX_HEIGHT / 2, Math.max(8, 6 * px));
+  const corner = Math.min(OP_CORNER, Math.max(8, 6 * px));
   for (const b of visible) {
-    if (model.mismatch[b] === 1) {
-      ctx.moveTo(x[b] + BOX_WIDTH - corner, y[b]);
-      ctx.lineTo(x[b] + BOX_WIDTH, y[b]);
-      ctx.lineTo(x[b] + BOX_WIDTH, y[b] + corner);
+    if (model.mismatch[b] === 1 || alerts?.[b] === 1) {
+      ctx.moveTo(x[b] + w[b] - corner, y[b]);
+      ctx.lineTo(x[b] + w[b], y[b]);
+      ctx.lineTo(x[b] + w[b], y[b] + corner);
       ctx.closePath();
     }
   }
   ctx.fillStyle = theme.mismatch;
   ctx.fill();
+  if (viewport.scale >= OUTLINE_SCALE) {
+    for (const b of visible) {
+      if (isGroup(b)) {
+        drawToggle(ctx, toggleRect(x[b], y[b], w[b]), false, theme, px);
+      }
+    }
+  }
   if (live !== null) {
     // Ops running now in the run in flight: a heavy outline at every zoom.
     outline((b) => live[b] === LIVE_RUNNING, theme.running, 4, []);
+  }
+}
+
+/** Inside each folded group, a bar split in proportion to its ops on each device. */
+function drawDeviceBars({ ctx, model, deviceColour }: PaintRequest, visible: Int32Array): void {
+  const { x, y, w, h } = model.layout.boxes;
+  ctx.setLineDash([]);
+  for (const b of visible) {
+    const shares = model.deviceShares[b];
+    if (shares === null) {
+      continue;
+    }
+    const total = model.folded.boxes[b].ops;
+    const left = x[b] + CORNER_RADIUS;
+    const width = w[b] - 2 * CORNER_RADIUS;
+    let at = left;
+    const top = y[b] + h[b] - DEVICE_BAR - 4;
+    // A light frame, so a bar in the box's own colour still shows.
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(left - 1.5, top - 1.5, width + 3, DEVICE_BAR + 3);
+    for (const [device, count] of shares) {
+      const part = (width * count) / total;
+      ctx.fillStyle = deviceColour(device);
+      ctx.fillRect(at, top, part, DEVICE_BAR);
+      at += part;
+    }
   }
 }
 
@@ -242,6 +475,7 @@ function groupByColour(visible: Int32Array, colours: BoxColours): Map<number, In
 
 function drawRings({ ctx, model, viewport, hoveredBox, selectedBox, theme }: PaintRequest): void {
   const px = 1 / viewport.scale;
+  const { x, y, w, h } = model.layout.boxes;
   const ring = (box: number, colour: string, width: number) => {
     if (box < 0) {
       return;
@@ -249,66 +483,157 @@ function drawRings({ ctx, model, viewport, hoveredBox, selectedBox, theme }: Pai
     const gap = 3 * px;
     ctx.strokeStyle = colour;
     ctx.lineWidth = width * px;
-    ctx.strokeRect(
-      model.layout.x[box] - gap,
-      model.layout.y[box] - gap,
-      BOX_WIDTH + 2 * gap,
-      BOX_HEIGHT + 2 * gap,
-    );
+    ctx.strokeRect(x[box] - gap, y[box] - gap, w[box] + 2 * gap, h[box] + 2 * gap);
   };
   ring(selectedBox, theme.foreground, 3);
   ring(hoveredBox, theme.accent, 2);
 }
 
-/** Names (and, closer in, types) in screen space at a fixed font size, cut to the box width. */
-function drawLabels(request: PaintRequest, visible: Int32Array): void {
+/** "3 ops", "×100 · 3,000 ops": the second line of a folded group. */
+function groupLine(model: DagModel, box: number): string {
+  const record = model.folded.boxes[box];
+  const series = model.hierarchy.groups[record.group].series;
+  const ops = `${record.ops.toLocaleString('en-US')} op${record.ops === 1 ? '' : 's'}`;
+  return series > 0 ? `×${series} · ${ops}` : ops;
+}
+
+/**
+ * Names (and, closer in, types or op counts) in screen space at a fixed font size, cut to their
+ * box; each drawn line's rectangle goes into `placed`.
+ */
+function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): void {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
-  const room = BOX_WIDTH * scale - 8;
-  const twoLines = scale >= TYPE_LINE_SCALE;
+  const { x, y, w, h } = model.layout.boxes;
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   const textColours = colours.palette.map(textColourOn);
+  const line = (text: string, sx: number, cy: number, room: number) => {
+    const fitted = fitLabel(ctx, text, room);
+    if (fitted === '') {
+      return;
+    }
+    ctx.fillText(fitted, sx, cy);
+    const width = ctx.measureText(fitted).width;
+    placed.push({ x: sx, y: cy - LABEL_FONT_PX / 2, w: width, h: LABEL_FONT_PX });
+  };
   for (const b of visible) {
     const box = model.folded.boxes[b];
-    const sx = model.layout.x[b] * scale + viewport.offsetX + 4;
-    const sy = model.layout.y[b] * scale + viewport.offsetY;
-    const height = BOX_HEIGHT * scale;
-    const leaf = box.name.slice(box.name.lastIndexOf('/') + 1);
-    const label = box.node < 0 ? `${leaf}/ ${compactCount(box.ops)} ops` : leaf;
+    const sx = x[b] * scale + viewport.offsetX + 5;
+    const sy = y[b] * scale + viewport.offsetY;
+    const height = h[b] * scale;
     ctx.fillStyle = textColours[colours.index[b]];
-    ctx.fillText(fitText(ctx, label, room), sx, sy + (twoLines ? height / 3 : height / 2));
-    if (twoLines) {
-      const second = box.node < 0 ? box.name : nodes[box.node].type;
-      ctx.fillText(fitText(ctx, second, room), sx, sy + (2 * height) / 3);
+    if (box.node < 0) {
+      const room = (w[b] - TOGGLE_SIZE - TOGGLE_INSET) * scale - 10;
+      const two = scale >= COUNT_LINE_SCALE;
+      line(model.labels[b], sx, sy + (two ? height * 0.28 : height * 0.4), room);
+      if (two) {
+        line(groupLine(model, b), sx, sy + height * 0.64, room);
+      }
+      continue;
+    }
+    const room = w[b] * scale - 10;
+    const two = scale >= TYPE_LINE_SCALE;
+    line(model.labels[b], sx, sy + (two ? height / 3 : height / 2), room);
+    if (two) {
+      line(nodes[box.node].type, sx, sy + (2 * height) / 3, room);
     }
   }
 }
 
-/** 25000 -> "25k", 1234 -> "1.2k": folded scope sizes in a few characters. */
-function compactCount(n: number): string {
-  if (n < 1000) {
-    return String(n);
-  }
-  const thousands = n / 1000;
-  return `${thousands < 10 ? thousands.toFixed(1) : Math.round(thousands)}k`;
-}
-
-/** The longest prefix of `text` (with an ellipsis when cut) that fits `width` pixels. */
-function fitText(ctx: CanvasRenderingContext2D, text: string, width: number): string {
-  if (ctx.measureText(text).width <= width) {
-    return text;
-  }
-  let low = 0;
-  let high = text.length - 1;
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2);
-    if (ctx.measureText(`${text.slice(0, mid)}…`).width <= width) {
-      low = mid;
-    } else {
-      high = mid - 1;
+/** Each visible container's title in its top strip. */
+function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
+  const { scale } = viewport;
+  const { x, y, w } = model.layout.containers;
+  ctx.font = `600 ${LABEL_FONT_PX}px sans-serif`;
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'middle';
+  ctx.fillStyle = theme.foreground;
+  for (let c = 0; c < x.length; c++) {
+    const sx = x[c] * scale + viewport.offsetX + 8;
+    const cy = (y[c] + (CONTAINER_HEADER - 4) / 2) * scale + viewport.offsetY;
+    if (sx > viewport.width || cy < 0 || cy > viewport.height) {
+      continue;
+    }
+    const group = model.hierarchy.groups[model.folded.containers[c].group];
+    const suffix = group.series > 0 ? ` ×${group.series}` : '';
+    const room = (w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12;
+    const fitted = fitLabel(ctx, `${model.titles[c]}${suffix}`, room);
+    if (fitted !== '') {
+      ctx.fillText(fitted, sx, cy);
+      const width = ctx.measureText(fitted).width;
+      placed.push({ x: sx, y: cy - LABEL_FONT_PX / 2, w: width, h: LABEL_FONT_PX });
     }
   }
-  return low === 0 ? '' : `${text.slice(0, low)}…`;
+  ctx.font = `${LABEL_FONT_PX}px sans-serif`;
+}
+
+/**
+ * Byte counts of transfers and edge counts of summarized edges, beside the line (not on it), on a
+ * background; one that would cover a label or a box is left out.
+ */
+function drawEdgeLabels(
+  { ctx, model, viewport, theme }: PaintRequest,
+  inView: number[],
+  visible: Int32Array,
+  placed: LabelRect[],
+): void {
+  const { scale } = viewport;
+  const { x, y, w, h } = model.layout.boxes;
+  const boxRects = Array.from(visible, (b) => ({
+    x: x[b] * scale + viewport.offsetX,
+    y: y[b] * scale + viewport.offsetY,
+    w: w[b] * scale,
+    h: h[b] * scale,
+  }));
+  const covers = (r: LabelRect, others: readonly LabelRect[]) =>
+    others.some((o) => r.x < o.x + o.w && o.x < r.x + r.w && r.y < o.y + o.h && o.y < r.y + r.h);
+  ctx.font = `${LABEL_FONT_PX}px sans-serif`;
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'middle';
+  const labelled = [
+    ...inView.map((e) => {
+      const edge = model.folded.edges[e];
+      const [sx, sy, tx, ty] = edgeEnds(model, edge.src, edge.dst);
+      return { edge, at: [(sx + tx) / 2, (sy + ty) / 2] };
+    }),
+    ...model.layout.links.map((edge) => ({
+      edge,
+      at: linkPath(model, edge.side, edge.other).slice(-2),
+    })),
+  ];
+  for (const { edge, at } of labelled) {
+    const parts: string[] = [];
+    if (edge.count > 1) {
+      parts.push(`×${edge.count}`);
+    }
+    if (edge.crosses && edge.bytes > 0) {
+      parts.push(formatBytes(edge.bytes));
+    }
+    if (parts.length === 0) {
+      continue;
+    }
+    const text = parts.join(' · ');
+    const mx = at[0] * scale + viewport.offsetX;
+    const my = at[1] * scale + viewport.offsetY;
+    const width = ctx.measureText(text).width + 6;
+    const rect = { x: mx + 5, y: my - LABEL_FONT_PX / 2 - 2, w: width, h: LABEL_FONT_PX + 4 };
+    if (
+      rect.x + rect.w > viewport.width ||
+      rect.y < 0 ||
+      rect.y + rect.h > viewport.height ||
+      covers(rect, placed) ||
+      covers(rect, boxRects)
+    ) {
+      continue;
+    }
+    ctx.fillStyle = theme.background;
+    ctx.globalAlpha = 0.9;
+    ctx.fillRect(rect.x, rect.y, rect.w, rect.h);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = edge.crosses ? theme.transfer : theme.muted;
+    ctx.fillText(text, rect.x + 3, my);
+    placed.push(rect);
+  }
 }

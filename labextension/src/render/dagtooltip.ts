@@ -1,6 +1,7 @@
 /** The lines of the DAG's hover tooltip, as plain strings (the view sets them as text). */
 import type { DagModel } from './dagmodel';
 import { formatBytes, formatNs } from './format';
+import { displayPath } from './labels';
 import { formatShapes } from './opformat';
 import { MIXED } from './scopes';
 import type { PlacementStore } from './store';
@@ -11,7 +12,14 @@ export function tooltipLines(store: PlacementStore, model: DagModel, box: number
     id === null ? 'not placed' : (store.deviceById(id)?.name ?? `device ${id}`);
   if (record.node < 0) {
     const device = record.device === MIXED ? 'several devices' : deviceName(record.device);
-    return [`${record.name}/`, `scope of ${record.ops} ops on ${device}`, 'double-click to expand'];
+    const group = model.hierarchy.groups[record.group];
+    const what = group.series > 0 ? `series of ${group.series} scopes alike` : 'scope';
+    const lines = [`${displayPath(record.name)}/`, `${what}: ${record.ops} ops on ${device}`];
+    if (group.side) {
+      lines.push('set aside: mirrors the forward graph');
+    }
+    lines.push('+ or double-click to open');
+    return lines;
   }
   const node = store.nodes[record.node];
   const spans = store.opSpans();
@@ -33,4 +41,12 @@ export function tooltipLines(store: PlacementStore, model: DagModel, box: number
   );
   lines.push(`memory: ${formatBytes(node.bytes_out)}`);
   return lines;
+}
+
+/** The tooltip of an opened group's title: its whole name, which the title may cut. */
+export function containerLines(model: DagModel, container: number): string[] {
+  const group = model.hierarchy.groups[model.folded.containers[container].group];
+  const ops = group.end - group.first;
+  const what = group.series > 0 ? `series of ${group.series}` : 'scope';
+  return [`${displayPath(group.key)}/`, `${what}: ${ops} ops, opened`, '− or double-click to fold'];
 }

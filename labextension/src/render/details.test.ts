@@ -27,6 +27,22 @@ afterEach(() => {
 });
 
 describe('renderDetails', () => {
+  it('gives the error as the reason of a failed op, and says an unplaced op was not placed', () => {
+    const { store, state, parent, text } = setup();
+    state.set({ selected: 1 }); // run 1 failed in it
+    expect(text('.placeviz-reason-failed')).toBe('failed');
+    expect(text('.placeviz-reason-error')).toBe(`run 2: boom [[node '${EVIL}' (MatMul)]]`);
+    state.set({ selected: 0 });
+    expect(parent.querySelector('.placeviz-reason-failed')).toBeNull();
+    const doc = smallDocument();
+    doc.nodes[2].device = null;
+    doc.nodes[2].reason = null;
+    store.applyTables(doc);
+    state.set({ selected: 2 });
+    expect(text('.placeviz-reason-failed')).toBe('not placed');
+    expect(text('.placeviz-reason-error')).toMatch(/^no device/);
+  });
+
   it('shows an empty state until an op is selected', () => {
     const { parent, text } = setup();
     expect(parent.querySelector('.placeviz-details')).not.toBeNull();
@@ -38,8 +54,11 @@ describe('renderDetails', () => {
     const { state, parent, text } = setup();
     state.set({ selected: 1 });
     expect(text('.placeviz-details-name')).toBe(EVIL);
-    expect(text('.placeviz-reason')).toBe('GPU:1 <b>busy</b>, soft placement');
-    expect(text('.placeviz-reason-kind')).toBe('soft');
+    // it failed in run 1: the error comes first, then where it was placed and why
+    expect(text('.placeviz-reason:not(.placeviz-reason-error)')).toBe(
+      'GPU:1 <b>busy</b>, soft placement',
+    );
+    expect(text('.placeviz-reason-kind:not(.placeviz-reason-failed)')).toBe('soft');
     expect(parent.querySelector('img, b')).toBeNull();
     const all = parent.textContent ?? '';
     expect(all).toContain('/device:GPU:1'); // requested

@@ -115,11 +115,50 @@ export function renderDetails(
     return [track, make('div', 'placeviz-details-muted', text)];
   };
 
+  /**
+   * Why an op failed or is not placed: the error of the latest failed run that quotes its name
+   * (`'tower_0/b'`), or, for an op no run placed, that it was not placed.
+   */
+  const failureOf = (node: NodeRecord, index: number): { kind: string; text: string } | null => {
+    const failed = store.opSpans().failed[index] === 1;
+    if (!failed && node.device !== null) {
+      return null;
+    }
+    const quoted = `'${node.name}'`;
+    const run = [...store.runs]
+      .reverse()
+      .find((r) => r.status === 'error' && (r.error ?? '').includes(quoted));
+    const kind = failed ? 'failed' : 'not placed';
+    if (run !== undefined) {
+      return { kind, text: `run ${run.id + 1}: ${run.error ?? ''}` };
+    }
+    return {
+      kind,
+      text: failed
+        ? 'its run ended in an error'
+        : 'no device: placing the ops of a run that needs it failed, or no such run was made',
+    };
+  };
+
   const show = (node: NodeRecord, index: number) => {
     root.append(make('div', 'placeviz-details-name', node.name));
     const list = make('dl', 'placeviz-details-list');
     row(list, 'type', node.type || 'unknown');
-    if (node.reason) {
+    const failure = failureOf(node, index);
+    if (failure !== null) {
+      // A failed or unplaced op: the error is why it is not (or no longer) running anywhere.
+      const kind = make('span', 'placeviz-reason-kind placeviz-reason-failed', failure.kind);
+      row(
+        list,
+        'why here',
+        kind,
+        make('span', 'placeviz-reason placeviz-reason-error', failure.text),
+      );
+      if (node.reason) {
+        const placed = make('span', 'placeviz-reason-kind', node.reason.kind);
+        row(list, 'placed', placed, make('span', 'placeviz-reason', node.reason.text));
+      }
+    } else if (node.reason) {
       const kind = make('span', 'placeviz-reason-kind', node.reason.kind);
       row(list, 'why here', kind, make('span', 'placeviz-reason', node.reason.text));
     } else {

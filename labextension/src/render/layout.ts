@@ -1,12 +1,16 @@
 /**
  * Layered DAG layout fast enough for 100,000 ops: longest-path layers over a topological order,
  * barycenter sweeps for the order within layers, then a barycenter-seeking x that keeps spacing.
- * Every pass is O(V + E) over typed arrays (CSR adjacency); nothing allocates per node.
+ * Every pass is O(V + E) over typed arrays (CSR adjacency); nothing allocates per node. Nodes may
+ * have sizes of their own (an opened scope is a node as big as its contents).
  */
 
 export interface LayoutOptions {
   nodeWidth?: number;
   nodeHeight?: number;
+  /** Per-node sizes; where given they override nodeWidth / nodeHeight. */
+  widths?: ArrayLike<number>;
+  heights?: ArrayLike<number>;
   /** Horizontal space between neighbours in a layer. */
   columnGap?: number;
   /** Vertical space between layers. */
@@ -25,6 +29,8 @@ export interface DagLayout {
   height: number;
   nodeWidth: number;
   nodeHeight: number;
+  /** Per-node heights, when the options gave them. */
+  heights?: ArrayLike<number>;
 }
 
 interface Adjacency {
@@ -39,8 +45,10 @@ export function layoutDag(
 ): DagLayout {
   const nodeWidth = options.nodeWidth ?? 120;
   const nodeHeight = options.nodeHeight ?? 28;
-  const pitch = nodeWidth + (options.columnGap ?? 16);
-  const rowPitch = nodeHeight + (options.layerGap ?? 40);
+  const widths = options.widths ?? new Float64Array(nodeCount).fill(nodeWidth);
+  const heights = options.heights ?? new Float64Array(nodeCount).fill(nodeHeight);
+  const columnGap = options.columnGap ?? 16;
+  const layerGap = options.layerGap ?? 40;
   const { out, into } = adjacency(nodeCount, edges);
   const order = topologicalOrder(nodeCount, out, into);
   const layer = assignLayers(order, out);
@@ -53,33 +61,49 @@ export function layoutDag(
     orderSweep(members, layerStart, slot, layer, out, into, 1);
     orderSweep(members, layerStart, slot, layer, out, into, -1);
   }
+  // Centres, packed left to right in each layer.
   const xs = new Float64Array(nodeCount);
-  for (let u = 0; u < nodeCount; u++) {
-    xs[u] = slot[u] * pitch;
+  for (let l = 0; l < layers; l++) {
+    let right = 0;
+    for (let k = layerStart[l]; k < layerStart[l + 1]; k++) {
+      const u = members[k];
+      xs[u] = right + widths[u] / 2;
+      right += widths[u] + columnGap;
+    }
   }
-  alignPass(members, layerStart, layer, xs, out, into, pitch, 1);
-  alignPass(members, layerStart, layer, xs, out, into, pitch, -1);
+  const gap = (a: number, b: number) => (widths[a] + widths[b]) / 2 + columnGap;
+  alignPass(members, layerStart, layer, xs, out, into, gap, 1);
+  alignPass(members, layerStart, layer, xs, out, into, gap, -1);
   let minX = Infinity;
   let maxX = -Infinity;
   for (let u = 0; u < nodeCount; u++) {
-    minX = Math.min(minX, xs[u]);
-    maxX = Math.max(maxX, xs[u]);
+    minX = Math.min(minX, xs[u] - widths[u] / 2);
+    maxX = Math.max(maxX, xs[u] + widths[u] / 2);
+  }
+  const layerTop = new Float64Array(layers + 1);
+  const layerHeight = new Float64Array(layers);
+  for (let u = 0; u < nodeCount; u++) {
+    layerHeight[layer[u]] = Math.max(layerHeight[layer[u]], heights[u]);
+  }
+  for (let l = 0; l < layers; l++) {
+    layerTop[l + 1] = layerTop[l] + layerHeight[l] + layerGap;
   }
   const x = new Float32Array(nodeCount);
   const y = new Float32Array(nodeCount);
   for (let u = 0; u < nodeCount; u++) {
-    x[u] = xs[u] - minX;
-    y[u] = layer[u] * rowPitch;
+    x[u] = xs[u] - widths[u] / 2 - minX;
+    y[u] = layerTop[layer[u]];
   }
   return {
     x,
     y,
     layer,
     layers,
-    width: nodeCount === 0 ? 0 : maxX - minX + nodeWidth,
-    height: layers === 0 ? 0 : layers * rowPitch - (rowPitch - nodeHeight),
+    width: nodeCount === 0 ? 0 : maxX - minX,
+    height: layers === 0 ? 0 : layerTop[layers] - layerGap,
     nodeWidth,
     nodeHeight,
+    heights: options.heights,
   };
 }
 
@@ -308,7 +332,7 @@ function bucket(key: number, buckets: number): number {
 
 /**
  * Move each node towards the mean x of its neighbours on one side, keeping the layer's order and
- * at least `pitch` between neighbours: a left-to-right pass pushes right, a right-to-left pass
+ * at least `gap(a, b)` between the centres of neighbours a, b: a left-to-right pass pushes right, a right-to-left pass
  * pushes left, and their mean keeps both the order and the spacing.
  */
 function alignPass(
@@ -318,7 +342,7 @@ function alignPass(
   xs: Float64Array,
   out: Adjacency,
   into: Adjacency,
-  pitch: number,
+  gap: (a: number, b: number) => number,
   direction: 1 | -1,
 ): void {
   const layers = layerStart.length - 1;
@@ -334,11 +358,12 @@ function alignPass(
       sideSums(into, u, layer, l, direction, valueOf);
       sideSums(out, u, layer, l, direction, valueOf, true);
       const desired = sums[1] > 0 ? sums[0] / sums[1] : xs[u];
-      pushedRight[k] = k === begin ? desired : Math.max(desired, pushedRight[k - 1] + pitch);
+      pushedRight[k] =
+        k === begin ? desired : Math.max(desired, pushedRight[k - 1] + gap(members[k - 1], u));
       pushedLeft[k] = desired;
     }
     for (let k = end - 2; k >= begin; k--) {
-      pushedLeft[k] = Math.min(pushedLeft[k], pushedLeft[k + 1] - pitch);
+      pushedLeft[k] = Math.min(pushedLeft[k], pushedLeft[k + 1] - gap(members[k], members[k + 1]));
     }
     for (let k = begin; k < end; k++) {
       xs[members[k]] = (pushedRight[k] + pushedLeft[k]) / 2;

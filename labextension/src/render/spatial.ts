@@ -1,7 +1,7 @@
 /**
- * A uniform grid over equal-sized boxes, so hover hit-tests and viewport culling look at a few
- * cells instead of scanning 100,000 boxes. Each box is filed under the cell holding its centre;
- * queries widen by half a box to catch boxes that overlap from a neighbouring cell.
+ * A uniform grid over boxes, so hover hit-tests and viewport culling look at a few cells instead
+ * of scanning 100,000 boxes. Each box is filed under the cell holding its centre; queries widen
+ * by half the largest box to catch boxes that overlap from a neighbouring cell.
  */
 
 export class SpatialGrid {
@@ -11,15 +11,22 @@ export class SpatialGrid {
   private readonly cellStart: Int32Array;
   private readonly items: Int32Array;
 
+  private readonly boxWidth: number;
+  private readonly boxHeight: number;
+
   constructor(
     private readonly x: Float32Array,
     private readonly y: Float32Array,
-    private readonly boxWidth: number,
-    private readonly boxHeight: number,
+    private readonly w: Float32Array,
+    private readonly h: Float32Array,
     width: number,
     height: number,
   ) {
     const count = x.length;
+    const boxWidth = w.reduce((m, v) => Math.max(m, v), 1);
+    const boxHeight = h.reduce((m, v) => Math.max(m, v), 1);
+    this.boxWidth = boxWidth;
+    this.boxHeight = boxHeight;
     // About four boxes per cell on average, and never smaller than a box.
     const area = Math.max(width * height, 1);
     this.cellSize = Math.max(boxWidth, boxHeight, Math.sqrt(area / Math.max(count / 4, 1)));
@@ -28,7 +35,7 @@ export class SpatialGrid {
     this.cellStart = new Int32Array(this.columns * this.rows + 1);
     const cellOf = new Int32Array(count);
     for (let i = 0; i < count; i++) {
-      cellOf[i] = this.cellAt(x[i] + boxWidth / 2, y[i] + boxHeight / 2);
+      cellOf[i] = this.cellAt(x[i] + w[i] / 2, y[i] + h[i] / 2);
       this.cellStart[cellOf[i] + 1]++;
     }
     for (let c = 0; c + 1 < this.cellStart.length; c++) {
@@ -47,9 +54,9 @@ export class SpatialGrid {
     this.query(px, py, px, py, (i) => {
       if (
         px >= this.x[i] &&
-        px <= this.x[i] + this.boxWidth &&
+        px <= this.x[i] + this.w[i] &&
         py >= this.y[i] &&
-        py <= this.y[i] + this.boxHeight
+        py <= this.y[i] + this.h[i]
       ) {
         found = i;
       }

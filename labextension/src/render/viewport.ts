@@ -32,22 +32,25 @@ export class Viewport {
     this.offsetY = screenY - worldY * this.scale;
   }
 
+  /** Show the whole `width` x `height` world, at most at 1:1, centred. */
+  fit(width: number, height: number, margin = 16): void {
+    this.scale = this.scaleToShow(width, height, margin, 1);
+    this.centreOn(width / 2, height / 2);
+  }
+
   /**
-   * Show the whole `width` x `height` world, at most at 1:1, centred. A graph so large that its
-   * boxes would shrink below `readable` is shown from its top instead, as wide as fits.
+   * Bring the world rectangle into view: centred on it, zoomed out as far as it takes to show
+   * all of it (never zoomed in).
    */
-  fit(width: number, height: number, margin = 16, readable = 0.1): void {
+  show(x: number, y: number, width: number, height: number, margin = 16): void {
+    this.scale = this.scaleToShow(width, height, margin, this.scale);
+    this.centreOn(x + width / 2, y + height / 2);
+  }
+
+  private scaleToShow(width: number, height: number, margin: number, most: number): number {
     const across = (this.width - 2 * margin) / Math.max(width, 1);
     const down = (this.height - 2 * margin) / Math.max(height, 1);
-    const whole = Math.min(across, down);
-    if (whole >= readable) {
-      this.scale = Math.min(1, whole);
-      this.centreOn(width / 2, height / 2);
-      return;
-    }
-    this.scale = Math.min(1, Math.max(readable, across));
-    this.offsetX = this.width / 2 - (width / 2) * this.scale;
-    this.offsetY = margin;
+    return Math.max(MIN_SCALE, Math.min(most, across, down));
   }
 
   centreOn(worldX: number, worldY: number): void {

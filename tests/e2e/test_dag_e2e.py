@@ -1,0 +1,247 @@
+"""The DAG at first paint in a real browser: folded, fitted, labels apart, pixels on the canvas.
+
+Two graphs built here with placeviz, shown on the standalone page: a 2-layer MLP trained with
+Adam on 2 simulated GPUs, and a 3,001-op graph of 100 name scopes. Every check reads the DAG
+element's data attributes (docs/inspector.md) or the canvas pixels; the op counts come from the
+graphs. Set PLACEVIZ_DAG_SCREENSHOTS to a folder to keep a PNG of each state there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+
+pytestmark = pytest.mark.e2e
+
+MAX_FIRST_PAINT_BOXES = 60
+PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
+
+# Hovers the canvas point by point (synthetic moves, in the page) until the tooltip names
+# `title`; returns that point in page coordinates, or null.
+FIND_BOX = """(title) => {
+  const canvas = document.querySelector('canvas.placeviz-dag');
+  const tip = document.querySelector('.placeviz-tooltip');
+  const r = canvas.getBoundingClientRect();
+  for (let y = 3; y < r.height; y += 5) {
+    for (let x = 3; x < r.width; x += 7) {
+      const at = { clientX: r.left + x, clientY: r.top + y, bubbles: true };
+      canvas.dispatchEvent(new MouseEvent('mousemove', at));
+      const first = tip.firstElementChild;
+      if (!tip.hidden && first && first.textContent === title) {
+        canvas.dispatchEvent(new MouseEvent('mouseleave'));
+        return { x: r.left + x, y: r.top + y };
+      }
+    }
+  }
+  return null;
+}"""
+
+# From a point whose tooltip is `title`, the top-right corner of that box or title strip: walks
+# right, then up, one pixel at a time, while the tooltip still names it.
+CORNER = """([x, y, title]) => {
+  const canvas = document.querySelector('canvas.placeviz-dag');
+  const tip = document.querySelector('.placeviz-tooltip');
+  const names = (px, py) => {
+    canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: px, clientY: py, bubbles: true }));
+    return !tip.hidden && tip.firstElementChild?.textContent === title;
+  };
+  while (names(x + 1, y)) x++;
+  while (names(x, y - 1)) y--;
+  canvas.dispatchEvent(new MouseEvent('mouseleave'));
+  return { x, y };
+}"""
+
+# Share of the canvas's pixels that something was drawn on.
+PAINTED_SHARE = """() => {
+  const canvas = document.querySelector('canvas.placeviz-dag');
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let drawn = 0;
+  for (let i = 3; i < data.length; i += 4) drawn += data[i] > 0 ? 1 : 0;
+  return drawn / (canvas.width * canvas.height);
+}"""
+
+
+def mlp_adam() -> pv.Trace:
+    """Dense(16, relu) on GPU:0, Dense(2) and the loss on GPU:1, trained one step with Adam."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    pv.reset_default_graph()
+    x = pv.placeholder(pv.float32, [None, 8], name="x")
+    y = pv.placeholder(pv.float32, [None, 2], name="y")
+    with pv.device("/gpu:0"):
+        hidden = pv.layers.dense(x, 16, activation=pv.nn.relu, name="layer1")
+    with pv.device("/gpu:1"):
+        out = pv.layers.dense(hidden, 2, name="layer2")
+        loss = pv.reduce_mean(pv.square(out - y), name="loss")
+    train = pv.train.AdamOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    feed = {x: np.ones((4, 8), np.float32), y: np.zeros((4, 2), np.float32)}
+    sess.run(train, feed_dict=feed)
+    return sess.trace()
+
+
+def hundred_scopes(blocks: int = 100) -> pv.Trace:
+    """An input and `blocks` name scopes of 30 ops each, chained: 3,001 ops."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    pv.reset_default_graph()
+    h = pv.constant(np.ones((4, 4), np.float32), name="input")
+    for i in range(blocks):
+        with pv.name_scope(f"block{i}"):
+            w = pv.constant(np.eye(4, dtype=np.float32), name="w")
+            b = pv.constant(0.1, name="b")
+            for _ in range(9):
+                h = pv.nn.relu(pv.matmul(h, w) + b)
+            h = pv.identity(h)
+    sess = pv.Session()
+    sess.run(h)
+    return sess.trace()
+
+
+@pytest.fixture
+def dag_page(page: Any, standalone_bundle: None) -> Iterator[Any]:
+    yield page
+    assert page.problems == []
+
+
+def open_page(page: Any, trace: pv.Trace, path: Path) -> dict[str, str]:
+    trace.to_html(path)
+    page.goto(path.as_uri())
+    page.wait_for_selector(PAINTED, state="attached")
+    page.wait_for_timeout(100)  # a second frame, once the canvas has its size
+    return attributes(page)
+
+
+def attributes(page: Any) -> dict[str, str]:
+    return page.evaluate("() => ({ ...document.querySelector('.placeviz-dag-view').dataset })")
+
+
+def keep_screenshot(page: Any, name: str) -> None:
+    folder = os.environ.get("PLACEVIZ_DAG_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.locator(".placeviz-area-dag").screenshot(path=str(Path(folder) / f"{name}.png"))
+
+
+def assert_readable(page: Any, data: dict[str, str], most: int | None) -> None:
+    """Every drawn box inside the canvas, no two labels overlapping, pixels on the canvas."""
+    visible = int(data["visibleNodes"])
+    assert visible >= 1
+    if most is not None:
+        assert visible <= most, data
+    assert int(data["inView"]) == visible, data
+    assert data["labelOverlaps"] == "0", data
+    assert page.evaluate(PAINTED_SHARE) > 0.02
+
+
+def open_group(page: Any, title: str) -> dict[str, str]:
+    """Double-click the box whose tooltip is `title` (a folded group's name and '/')."""
+    at = page.evaluate(FIND_BOX, title)
+    assert at is not None, f"no box {title!r} on the canvas"
+    before = attributes(page)["visibleNodes"]
+    page.mouse.dblclick(at["x"], at["y"])
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeviz-dag-view').dataset.visibleNodes !== n", arg=before
+    )
+    page.wait_for_timeout(100)
+    return attributes(page)
+
+
+def click_toggle(page: Any, title: str) -> dict[str, str]:
+    """Click the +/- of the group whose box or title strip's tooltip is `title`."""
+    at = page.evaluate(FIND_BOX, title)
+    assert at is not None, f"no box or title {title!r} on the canvas"
+    corner = page.evaluate(CORNER, [at["x"], at["y"], title])
+    before = attributes(page)["visibleNodes"]
+    page.mouse.click(corner["x"] - 6, corner["y"] + 6)  # the control sits in the corner
+    page.wait_for_function(
+        "(n) => document.querySelector('.placeviz-dag-view').dataset.visibleNodes !== n", arg=before
+    )
+    page.wait_for_timeout(100)
+    return attributes(page)
+
+
+def test_plus_opens_a_group_and_minus_folds_it(dag_page: Any, tmp_path: Path) -> None:
+    first = open_page(dag_page, mlp_adam(), tmp_path / "mlp.html")
+    opened = click_toggle(dag_page, "layer1/kernel/")  # the variable and its read
+    assert int(opened["visibleNodes"]) == int(first["visibleNodes"]) + 1
+    assert_readable(dag_page, opened, MAX_FIRST_PAINT_BOXES)
+    folded = click_toggle(dag_page, "layer1/kernel/")  # now the opened group's title strip
+    assert folded["visibleNodes"] == first["visibleNodes"]
+    assert_readable(dag_page, folded, MAX_FIRST_PAINT_BOXES)
+
+
+def test_mlp_trained_with_adam_opens_folded_and_readable(dag_page: Any, tmp_path: Path) -> None:
+    trace = mlp_adam()
+    ops = len(pv.get_default_graph().get_operations())
+    data = open_page(dag_page, trace, tmp_path / "mlp.html")
+    assert data["ops"] == str(ops)
+    assert int(data["visibleNodes"]) < ops  # initializers, gradients and Adam are folded aside
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    keep_screenshot(dag_page, "dag-mlp-adam")
+    # The side groups are there as boxes, and open.
+    data = open_group(dag_page, "gradients/")
+    assert_readable(dag_page, data, None)
+    keep_screenshot(dag_page, "dag-mlp-adam-gradients")
+
+
+def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) -> None:
+    trace = hundred_scopes()
+    ops = len(pv.get_default_graph().get_operations())
+    assert ops == 3001
+    data = open_page(dag_page, trace, tmp_path / "scopes.html")
+    assert data["ops"] == str(ops)
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    keep_screenshot(dag_page, "dag-100-scopes")
+    # The series opens into its 100 blocks, all in view; a block opens into its 30 ops.
+    data = open_group(dag_page, "block[0-99]/")
+    assert int(data["visibleNodes"]) == 1 + 100
+    assert_readable(dag_page, data, None)
+    keep_screenshot(dag_page, "dag-100-scopes-series")
+    data = open_group(dag_page, "block3/")
+    assert int(data["visibleNodes"]) == 1 + 99 + 30
+    assert_readable(dag_page, data, None)
+
+
+def test_search_says_when_nothing_matches(dag_page: Any, tmp_path: Path) -> None:
+    open_page(dag_page, mlp_adam(), tmp_path / "mlp.html")
+    search = dag_page.locator("input.placeviz-search")
+    search.fill("no_such_op")
+    search.press("Enter")
+    status = dag_page.locator(".placeviz-search-status")
+    from playwright.sync_api import expect  # imported here: without it the fixtures skip
+
+    expect(status).to_have_text("no op matches “no_such_op”")  # on the next frame
+
+
+def test_the_wheel_scrolls_the_page_until_the_graph_has_focus(
+    dag_page: Any, tmp_path: Path
+) -> None:
+    open_page(dag_page, hundred_scopes(20), tmp_path / "scopes.html")
+    dag_page.evaluate("() => { document.body.style.minHeight = '4000px'; }")
+    box = dag_page.locator("canvas.placeviz-dag").bounding_box()
+    dag_page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    dag_page.mouse.wheel(0, 300)
+    dag_page.wait_for_function("() => window.scrollY > 0")
+    assert attributes(dag_page)["inView"] == attributes(dag_page)["visibleNodes"]
+    # Once clicked, the graph has focus: the wheel zooms it (in, here) and the page stays.
+    box = dag_page.locator("canvas.placeviz-dag").bounding_box()
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    dag_page.mouse.click(*centre)
+    scrolled = dag_page.evaluate("() => window.scrollY")
+    dag_page.mouse.move(*centre)
+    for _ in range(6):
+        dag_page.mouse.wheel(0, -400)
+    dag_page.wait_for_function(
+        "() => { const d = document.querySelector('.placeviz-dag-view').dataset;"
+        " return Number(d.inView) < Number(d.visibleNodes); }"
+    )
+    assert dag_page.evaluate("() => window.scrollY") == scrolled
