@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ from jupyter_client.manager import start_new_kernel  # noqa: E402
 
 from placeviz.events.html import MIME_TYPE  # noqa: E402
 from placeviz.inspector.encoding import decode_events  # noqa: E402
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 TOWERS = """%%placement --gpus 4
 import placeviz as tf
@@ -98,8 +101,7 @@ def _widget_slot(messages: list[dict[str, Any]]) -> str:
     (shown,) = [
         m
         for m in messages
-        if m["msg_type"] == "display_data"
-        and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+        if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"]
     ]
     return shown["content"]["transient"]["display_id"]
 
@@ -190,3 +192,44 @@ def test_an_error_shows_the_users_frames_from_the_cell_on(kernel) -> None:
 def _execution_count(messages: list[dict[str, Any]]) -> int:
     (started,) = [m for m in messages if m["msg_type"] == "execute_input"]
     return started["content"]["execution_count"]
+
+
+DIES = """%%placement --gpus 2
+import os, signal, time
+import placeviz as tf
+a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name='a')
+with tf.device('/gpu:1'):
+    b = tf.matmul(a, a, name='b')
+sess = tf.Session()
+for _ in range(3):
+    sess.run(b)
+print('three runs')
+time.sleep(4)  # the saved copy is renewed every 2 s
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_notebook_saved_after_the_kernel_died_keeps_what_the_inspector_had(
+    kernel_env: None, tmp_path: Path
+) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("%load_ext placeviz"), nbformat.v4.new_code_cell(DIES)]
+    )
+    client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=60)
+    with pytest.raises(nbclient.exceptions.DeadKernelError):
+        client.execute()
+    nbformat.write(notebook, tmp_path / "died.ipynb")
+    outputs = nbformat.read(tmp_path / "died.ipynb", as_version=4).cells[1].outputs
+    kinds = [next(iter(o.get("data", {"": 0}))) for o in outputs]
+    text, widget, saved = (kinds.index(k) for k in ("text/plain", WIDGET_VIEW, MIME_TYPE))
+    assert text < widget < saved
+    assert "three runs" in outputs[text].data["text/plain"]
+    document = outputs[saved].data[MIME_TYPE]
+    assert [r["status"] for r in document["runs"]] == ["ok"] * 3
+    assert {n["name"] for n in document["nodes"]} == {"a", "b"}
+    assert [d["type"] for d in document["devices"]].count("GPU") == 2
+    # It names the live widget, which the front end shows instead while that is on the page.
+    live = outputs[widget].data[WIDGET_VIEW]["model_id"]
+    assert outputs[saved].metadata[MIME_TYPE] == {"live_model": live}
