@@ -12,6 +12,7 @@ import { decodeBatch } from '../render/batch';
 import { createInspector, type Inspector } from '../render/inspector';
 import { PlacementStore, type RunProgress } from '../render/store';
 import type { RunRecord, Tables } from '../render/types';
+import { visibleText } from '../render/visible';
 
 export const MODULE_NAME = 'placeviz';
 export const MODULE_VERSION = '0.1.0';
@@ -235,7 +236,9 @@ export class PlacementInspectorView extends DOMWidgetView {
 
   private showError(message: string | null): void {
     if (this.errorLine) {
-      this.errorLine.textContent = message ? `placeviz: ${message}` : '';
+      this.errorLine.textContent = message
+        ? visibleText(`placeviz: ${message}`, { lines: true })
+        : '';
       this.errorLine.hidden = !message;
     }
   }

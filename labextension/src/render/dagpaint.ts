@@ -9,6 +9,7 @@ import { BOX_HEIGHT, BOX_WIDTH, type DagModel } from './dagmodel';
 import { formatBytes } from './format';
 import type { NodeRecord } from './types';
 import type { Viewport } from './viewport';
+import { visibleText } from './visible';
 
 export interface DagTheme {
   foreground: string;
@@ -278,10 +279,14 @@ function drawLabels(request: PaintRequest, visible: Int32Array): void {
     const leaf = box.name.slice(box.name.lastIndexOf('/') + 1);
     const label = box.node < 0 ? `${leaf}/ ${compactCount(box.ops)} ops` : leaf;
     ctx.fillStyle = textColours[colours.index[b]];
-    ctx.fillText(fitText(ctx, label, room), sx, sy + (twoLines ? height / 3 : height / 2));
+    ctx.fillText(
+      fitText(ctx, visibleText(label), room),
+      sx,
+      sy + (twoLines ? height / 3 : height / 2),
+    );
     if (twoLines) {
       const second = box.node < 0 ? box.name : nodes[box.node].type;
-      ctx.fillText(fitText(ctx, second, room), sx, sy + (2 * height) / 3);
+      ctx.fillText(fitText(ctx, visibleText(second), room), sx, sy + (2 * height) / 3);
     }
   }
 }
