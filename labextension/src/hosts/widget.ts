@@ -13,6 +13,7 @@ import { createInspector, type Inspector } from '../render/inspector';
 import { PlacementStore, type RunProgress } from '../render/store';
 import type { RunRecord, Tables } from '../render/types';
 import { visibleText } from '../render/visible';
+import { markLiveView } from './live';
 
 export const MODULE_NAME = 'placeviz';
 export const MODULE_VERSION = '0.1.0';
@@ -216,6 +217,7 @@ export class PlacementInspectorView extends DOMWidgetView {
     const startedAt = now();
     this.el.classList.add('placeviz-widget');
     const model = this.model as PlacementInspectorModel;
+    markLiveView(this.el, model.model_id);
     this.errorLine = element(document, 'div', 'placeviz-error placeviz-host-error');
     this.el.appendChild(this.errorLine);
     this.showError(model.error);
