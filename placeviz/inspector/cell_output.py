@@ -125,7 +125,12 @@ class CellOutput:
         if session is None or key == self._saved_key:
             return
         started = time.monotonic()
-        bundle = _bundle(shown_trace(session, None))
+        try:
+            bundle = _bundle(shown_trace(session, None))
+        except (RuntimeError, IndexError, ValueError):
+            # Read beside the cell's thread without stopping its runs, the session's records can
+            # be met mid-change (a deque mutated while iterated); the next tick tries again.
+            return
         metadata = {MIME_TYPE: {"live_model": self.inspector.model_id}}
         self._saved_slot.update(bundle, raw=True, metadata=metadata)
         self._saved_key = key
