@@ -32,9 +32,7 @@ def show_from_cell(error: BaseException, cell_filename: str, shell: Any) -> None
         if hidden:
             error.__cause__, error.__suppress_context__ = None, True
         try:
-            return shell.InteractiveTB.structured_traceback(
-                type(error), error, shown, tb_offset=0
-            )
+            return shell.InteractiveTB.structured_traceback(type(error), error, shown, tb_offset=0)
         finally:
             error.__cause__, error.__suppress_context__ = saved
 
