@@ -152,6 +152,8 @@ def _cell_devices(gpus: int | None, profile: str | None, soft: bool, log: bool) 
     cell.log_device_placement = process.log_device_placement or log
     with device_context.use(cell):
         yield note
+    if not note and cell.initialized:
+        process.initialize()  # a session ran on the process's devices: they are locked, as in TF
 
 
 def _latest_run(sessions: list[Session]) -> Session | None:

@@ -196,3 +196,24 @@ def test_the_summary_shows_device_names_escaped(shell, capsys: pytest.CaptureFix
     trace = shell.user_ns["plain"]
     trace.devices[0]["name"] = "/job:safe\u202egnp.exe/device:CPU:0"
     assert summary_text(trace).startswith("/job:safe\\u202egnp.exe/device:CPU:0: 1 ops")
+
+
+def test_threads_a_cell_starts_build_in_its_graph(shell) -> None:
+    cell = (
+        "import threading\nimport placeviz as tf\ntf.constant(1.0, name='main')\n"
+        "worker = threading.Thread(target=lambda: tf.constant(2.0, name='worker'))\n"
+        "worker.start()\nworker.join()\n"
+    )
+    shell.run_cell_magic("placement", "--no-widget -o threaded", cell)
+    assert {n["name"] for n in shell.user_ns["threaded"].to_document()["nodes"]} == {
+        "main",
+        "worker",
+    }
+
+
+def test_a_cell_with_its_own_flags_locks_the_process_devices_as_a_session_does(shell) -> None:
+    shell.run_cell_magic(
+        "placement", "--soft --no-widget", "import placeviz as tf\ntf.constant(1.0)"
+    )
+    with pytest.raises(RuntimeError, match="cannot be modified after being initialized"):
+        pv.config.simulate_gpus(2)

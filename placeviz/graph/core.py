@@ -584,25 +584,26 @@ def reset_default_graph() -> None:
             "Do not use reset_default_graph() inside a `with graph.as_default()` block or while "
             "a default session is open."
         )
-    cell = _cell_default_graph.get()
-    if cell is not None:
-        cell[0] = Graph()
-        return
     global _global_default_graph
     _global_default_graph = Graph()
+    cell = _cell_default_graph.get()
+    if cell is not None:
+        cell[0] = _global_default_graph
 
 
 @contextlib.contextmanager
 def cell_default_graph() -> Iterator[None]:
-    """A fresh global default graph for the caller's context only (a %%placement cell); it becomes
-    the process's when the block ends, so the cells after it go on with its graph."""
+    """A fresh global default graph for a %%placement cell, kept for the caller's context, so that
+    a cell running beside it (in a thread) cannot take it away. It is the process's too, from the
+    start (threads the cell starts see no context of its) and after the block."""
+    global _global_default_graph
     cell = [Graph()]
+    _global_default_graph = cell[0]
     token = _cell_default_graph.set(cell)
     try:
         yield
     finally:
         _cell_default_graph.reset(token)
-        global _global_default_graph
         _global_default_graph = cell[0]
 
 
