@@ -233,3 +233,10 @@ def test_a_notebook_saved_after_the_kernel_died_keeps_what_the_inspector_had(
     # It names the live widget, which the front end shows instead while that is on the page.
     live = outputs[widget].data[WIDGET_VIEW]["model_id"]
     assert outputs[saved].metadata[MIME_TYPE] == {"live_model": live}
+
+
+def test_printed_text_shows_as_a_terminal_shows_it() -> None:
+    from placeviz.inspector.cell_output import as_shown
+
+    bar = "step 1\n\r 10%\r 50%\r100%\r\ndone\r\n\rnext\r"
+    assert as_shown(bar) == "step 1\n100%\ndone\nnext"

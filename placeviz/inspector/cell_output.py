@@ -36,7 +36,8 @@ from placeviz.runtime.session import Session
 
 # Above this many events the saved output keeps the latest run's events only (all are in VAR).
 SHOWN_EVENTS = 250_000
-TEXT_INTERVAL_S = 0.25  # printed text reaches the page this often at most
+TEXT_INTERVAL_S = 0.25  # printed text reaches the page this often at most...
+TEXT_RATE = 1_000_000  # ...and, as each update carries it all, at this many characters a second
 SAVE_INTERVAL_S = 2.0  # the saved copy is renewed this often at most...
 SAVE_SHARE = 0.1  # ...and takes at most this share of the cell's time
 
@@ -55,6 +56,7 @@ class CellOutput:
         self._lock = threading.Lock()
         self._text: list[str] = []
         self._text_sent = ""
+        self._next_text = 0.0
         self._saved_key: tuple[int, int] | None = None
         self._next_save = time.monotonic() + SAVE_INTERVAL_S
         self._stop = threading.Event()
@@ -107,7 +109,8 @@ class CellOutput:
 
     def _refresh(self) -> None:
         while not self._stop.wait(TEXT_INTERVAL_S):
-            self._send_text()
+            if time.monotonic() >= self._next_text:
+                self._send_text()
             if time.monotonic() >= self._next_save:
                 self._save()
 
@@ -116,8 +119,9 @@ class CellOutput:
             text = "".join(self._text)
             self._text = [text]
         if text != self._text_sent:
-            self._text_slot.update({"text/plain": text}, raw=True)
+            self._text_slot.update({"text/plain": as_shown(text)}, raw=True)
             self._text_sent = text
+            self._next_text = time.monotonic() + len(text) / TEXT_RATE
 
     def _save(self) -> None:
         session = self._shown()
@@ -136,6 +140,13 @@ class CellOutput:
         self._saved_key = key
         took = time.monotonic() - started
         self._next_save = time.monotonic() + max(SAVE_INTERVAL_S, took / SAVE_SHARE)
+
+
+def as_shown(text: str) -> str:
+    """``text`` as a terminal (and a notebook's stream output) shows it: a carriage return starts
+    its line over, so a progress bar redrawn in place shows its last state only."""
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    return "\n".join(line[line.rfind("\r") + 1 :] for line in lines)
 
 
 def _bundle(trace: Trace) -> dict[str, Any]:
