@@ -620,3 +620,57 @@ def test_a_cell_prints_above_its_one_inspector(lab: Any, browser: Any) -> None:
     finally:
         page.close()
     lab.shut_down_kernels()
+
+
+DIES = """\
+%%placement --gpus 2
+import os, signal, time
+import placeviz as tf
+
+x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+with tf.device("/gpu:1"):
+    y = tf.matmul(x, x, name="y")
+sess = tf.Session()
+for _ in range(3):
+    sess.run(y)
+time.sleep(4)  # the saved copy of the document is renewed every 2 s
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
+    lab: Any, browser: Any
+) -> None:
+    """The kernel dies mid-cell; the notebook JupyterLab saves then, opened again without a
+    kernel, shows the runs the live widget had been sent (from the saved copy after it)."""
+    path = lab.root / "dies.ipynb"
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", DIES])))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        start_run_all(page)
+        page.wait_for_function(
+            """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
+            timeout=60_000,
+        )
+        assert not finish_run_all(page), "the cell finished, yet its kernel was to die"
+        page.evaluate(
+            """async () => { await window.jupyterapp.shell.currentWidget.context.save(); }"""
+        )
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+    saved = json.loads(path.read_text())
+    copy = lab.root / "dies-saved.ipynb"
+    copy.write_text(json.dumps(without_kernel(saved)))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, copy.name, kernel=False)
+        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        expect()(root).to_have_attribute("data-runs", "3")
+        expect()(root).to_have_attribute("data-ops", "2")
+    finally:
+        page.close()
