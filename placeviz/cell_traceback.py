@@ -18,10 +18,9 @@ from placeviz.graph import source
 
 def show_from_cell(error: BaseException, cell_filename: str, shell: Any) -> None:
     """Make IPython render ``error`` from the frame of ``cell_filename`` (the compiled cell) on,
-    without placeviz's frames."""
+    without placeviz's frames; with none when the cell's code was not running (a syntax error,
+    the cell's sink ops run after it)."""
     shown = _user_frames(error.__traceback__, cell_filename)
-    if shown is None:
-        return  # raised before the cell's code ran: nothing of the user's to show
 
     # An OpError's message says what failed inside (a kernel's own error), whose frames are
     # internal: its cause and context are left out of what is shown.

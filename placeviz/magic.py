@@ -79,12 +79,15 @@ class PlacementMagics(Magics):
                     _collect_sessions(sessions, output.watch if output else None),
                     output.running() if output else contextlib.nullcontext(),
                 ):
+                    code = shell.transform_cell(cell)
+                    filename = _cell_filename(shell, line, code)
                     try:
-                        _run_cell(shell, line, cell)
+                        _run_cell(shell, filename, code)
                         # A cell that caught a failed placement shows its graph rather than
                         # running its sinks.
                         shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
-                    except BaseException:
+                    except BaseException as error:
+                        show_from_cell(error, filename, shell)
                         # The runs up to the error, failed one included, stay inspectable; a
                         # failed placement ran nothing, yet its session shows what was placed.
                         shown = _latest_run(sessions) or _latest_made(sessions)
@@ -105,18 +108,16 @@ class PlacementMagics(Magics):
             print(summary_text(trace))
 
 
-def _run_cell(shell: Any, line: str, cell: str) -> None:
-    """Run the cell's code as IPython runs a cell: its lines numbered as the cell's (the magic's
-    is line 1), its file named after the cell's execution count, so ops' sources read
-    ``Cell In[3], line 6``; an error shows from the cell's frame on."""
-    code = shell.transform_cell(cell)
-    filename = shell.compile.cache(f"%%placement {line}\n{code}", shell.execution_count)
-    compiled = compile("\n" + code, filename, "exec")
-    try:
-        exec(compiled, shell.user_ns)
-    except BaseException as error:
-        show_from_cell(error, filename, shell)
-        raise
+def _cell_filename(shell: Any, line: str, code: str) -> str:
+    """The name the cell's code is compiled under, as IPython names a cell's: from the cell's
+    execution count, so ops' sources and tracebacks read ``Cell In[3], line 6``."""
+    return shell.compile.cache(f"%%placement {line}\n{code}", shell.execution_count)
+
+
+def _run_cell(shell: Any, filename: str, code: str) -> None:
+    """Run the cell's (transformed) code as IPython runs a cell, its lines numbered as the cell's
+    (the magic's is line 1)."""
+    exec(compile("\n" + code, filename, "exec"), shell.user_ns)
 
 
 def _cell_output(sessions: list[Session]) -> Any:

@@ -165,6 +165,7 @@ def test_cells_whose_sink_ops_fail_still_finish_their_inspectors(kernel) -> None
         messages = _execute(kernel, failing)
         errors = [m["content"] for m in messages if m["msg_type"] == "error"]
         assert [e["ename"] for e in errors] == ["InvalidArgumentError"]
+        assert "placeviz/" not in "".join(errors[0]["traceback"])  # only the error: no frames
         document = _final_slots(messages)[_widget_slot(messages)][MIME_TYPE]
         assert {"Placeholder", "mul"} <= {n["name"] for n in document["nodes"]}
         closed = [m for m in messages if m["msg_type"] == "comm_close"]

@@ -217,3 +217,23 @@ def test_a_cell_with_its_own_flags_locks_the_process_devices_as_a_session_does(s
     )
     with pytest.raises(RuntimeError, match="cannot be modified after being initialized"):
         pv.config.simulate_gpus(2)
+
+
+def test_the_failure_of_the_sink_ops_shows_no_frames(
+    shell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sink ops the magic runs after the cell fail: only the error, which says where."""
+    cell = "import placeviz as tf\ny = tf.placeholder(tf.float32)\n"
+    shell.run_cell(f"%%placement --no-widget\n{cell}")
+    shown = capsys.readouterr().out
+    assert "InvalidArgumentError" in shown and "created at Cell In[" in shown
+    for internal in ("run_cell_magic", "magic.py", "session.py", "executor.py"):
+        assert internal not in shown
+
+
+def test_a_syntax_error_names_the_cells_line(shell, capsys: pytest.CaptureFixture[str]) -> None:
+    count = shell.execution_count
+    shell.run_cell("%%placement --no-widget\nimport placeviz as tf\nx = (\n")
+    shown = capsys.readouterr().out
+    # IPython shows a SyntaxError's stack itself (no _render_traceback_): the magic's frames stay.
+    assert f"Cell In[{count}], line 3\n    x = (" in shown and "SyntaxError" in shown
