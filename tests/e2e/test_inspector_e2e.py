@@ -655,6 +655,10 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
             timeout=60_000,
         )
         assert not finish_run_all(page), "the cell finished, yet its kernel was to die"
+        # The page keeps the dead kernel's widget (disconnected), its copy still hidden.
+        root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        expect()(root).to_have_attribute("data-runs", "3")
         page.evaluate(
             """async () => { await window.jupyterapp.shell.currentWidget.context.save(); }"""
         )
