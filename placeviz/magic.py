@@ -5,27 +5,31 @@ cell runs is collected (the latest run is the one kept); a cell that runs nothin
 ops run once, so TensorFlow-2-style code without a session still shows its placement.
 
 Runs in the cell are fully traced (as with ``FULL_TRACE``), so memory over time can be shown.
-In a kernel the cell's output is a live ``PlacementInspector`` that every session streams into;
-when the cell ends it is replaced (same display id) by the final placement document as MIME data,
-so the saved notebook shows the inspector without a kernel. Outside a kernel (a terminal, or
-``--no-widget``) the cell prints where its ops ran.
+In a kernel the cell's output is what it prints, then a live ``PlacementInspector`` that every
+session streams into (``inspector/cell_output.py``); when the cell ends, however it ends, the
+inspector is replaced (same display id) by the final placement document as MIME data, so the saved
+notebook shows the inspector without a kernel. Outside a kernel (a terminal, or ``--no-widget``)
+the cell prints where its ops ran.
+
+The cell's devices, default graph and session observers are its context's own (contextvars), so a
+cell run from a thread beside another keeps to its own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, cell_magic, magics_class
-from IPython.display import display
 
+from placeviz.cell_traceback import show_from_cell
 from placeviz.devices import context as device_context
 from placeviz.devices.profiles import DEFAULT_PROFILE
-from placeviz.events.html import MIME_TYPE
-from placeviz.events.trace import RUNS_LISTED, Trace
 from placeviz.graph import core
+from placeviz.inspector.summary import summary_text
 from placeviz.runtime import session as session_module
 from placeviz.runtime.config import RunOptions
 from placeviz.runtime.session import Session
@@ -60,86 +64,68 @@ class PlacementMagics(Magics):
         args = magic_arguments.parse_argstring(self.placement, line)
         shell = self.shell
         assert shell is not None
-        live = None if args.no_widget or not _in_kernel(shell) else _LiveOutput()
+        sessions: list[Session] = []
         with (
-            _cell_devices(args.gpus, args.simulate) as note,
-            _cell_flags(soft=args.soft, log=args.log),
-            _collect_sessions(live.watch if live else None) as sessions,
+            _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
+            core.cell_default_graph(),
         ):
             if note:
                 print(note)
-            if live:
-                live.show()
-            core.reset_default_graph()
-            filename = shell.compile.cache(cell)
-            code = compile(shell.transform_cell(cell), filename, "exec")
+            output = _cell_output(sessions) if not args.no_widget and _in_kernel(shell) else None
+            shown: Session | None = None
+            trace = None
             try:
-                exec(code, shell.user_ns)
-            except BaseException:
-                # The runs up to the error, failed one included, stay inspectable.
-                latest = _latest_run(sessions)
-                trace = latest.trace(runs=None) if latest is not None else None
-                if trace is not None:
-                    shell.user_ns[args.output] = trace
-                if live:
-                    # A failed placement ran nothing, yet its session shows what was placed.
-                    live.finish(latest or _latest_made(sessions), trace)
-                raise
-            # A cell that caught a failed placement shows its graph rather than running its sinks.
-            shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
-            trace = shown.trace(runs=None)
-            if live:
-                live.finish(shown, trace)  # within the cell's devices, which the tables read
-        shell.user_ns[args.output] = trace
+                with (
+                    _collect_sessions(sessions, output.watch if output else None),
+                    output.running() if output else contextlib.nullcontext(),
+                ):
+                    code = shell.transform_cell(cell)
+                    filename = _cell_filename(shell, line, code)
+                    try:
+                        _run_cell(shell, filename, code)
+                        # A cell that caught a failed placement shows its graph rather than
+                        # running its sinks.
+                        shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
+                    except BaseException as error:
+                        show_from_cell(error, filename, shell)
+                        # The runs up to the error, failed one included, stay inspectable; a
+                        # failed placement ran nothing, yet its session shows what was placed.
+                        shown = _latest_run(sessions) or _latest_made(sessions)
+                        raise
+                    finally:
+                        if shown is not None:
+                            trace = shown.trace(runs=None)
+                            shell.user_ns[args.output] = trace
+            finally:
+                if output:
+                    output.finish(shown, trace)  # within the cell's devices, which tables read
+        assert trace is not None
         if args.trace:
             trace.to_chrome_trace(args.trace)
         if args.html:
             trace.to_html(args.html)
-        if not live:
+        if not output:
             print(summary_text(trace))
 
 
-class _LiveOutput:
-    """The cell's output while it runs (a streaming inspector) and after (the document)."""
-
-    def __init__(self) -> None:
-        # ipywidgets comes with the jupyter extra; a terminal IPython never gets here.
-        from placeviz.inspector.widget import PlacementInspector
-
-        self.inspector = PlacementInspector()
-        self.handle: Any = None
-
-    def show(self) -> None:
-        self.handle = display(self.inspector, display_id=True)
-
-    def watch(self, session: Session) -> None:
-        self.inspector.watch(session)
-
-    def finish(self, session: Session | None, trace: Trace | None) -> None:
-        """Replace the live view by the final document, which the notebook keeps; ``trace`` is
-        the session's whole trace when the cell already made it."""
-        self.inspector.stop()
-        if session is None:
-            bundle = {"text/plain": "no session ran"}
-        else:
-            trace = _shown_trace(session, trace)
-            bundle = {MIME_TYPE: trace.to_document(), "text/plain": summary_text(trace)}
-        self.handle.update(bundle, raw=True)
-        self.inspector.close()
+def _cell_filename(shell: Any, line: str, code: str) -> str:
+    """The name the cell's code is compiled under, as IPython names a cell's: from the cell's
+    execution count, so ops' sources and tracebacks read ``Cell In[3], line 6``."""
+    return shell.compile.cache(f"%%placement {line}\n{code}", shell.execution_count)
 
 
-# Above this many events the saved output keeps the latest run's events only (all are in VAR).
-SHOWN_EVENTS = 250_000
+def _run_cell(shell: Any, filename: str, code: str) -> None:
+    """Run the cell's (transformed) code as IPython runs a cell, its lines numbered as the cell's
+    (the magic's is line 1)."""
+    exec(compile("\n" + code, filename, "exec"), shell.user_ns)
 
 
-def _shown_trace(session: Session, whole: Trace | None) -> Trace:
-    """What the cell's output keeps: every run (``whole``, made here if not given), or, for long
-    loops, the latest run in full and the records of the runs before it."""
-    if len(session.recorder) <= SHOWN_EVENTS:
-        return whole if whole is not None else session.trace(runs=None)
-    trace = session.trace(runs=1)
-    trace.runs = session.latest_runs(RUNS_LISTED)
-    return trace
+def _cell_output(sessions: list[Session]) -> Any:
+    """The cell's output slots, showing its latest session (ipywidgets comes with the jupyter
+    extra, which a kernel has; a terminal IPython never gets here)."""
+    from placeviz.inspector.cell_output import CellOutput
+
+    return CellOutput(lambda: _latest_run(sessions) or _latest_made(sessions))
 
 
 def _in_kernel(shell: Any) -> bool:
@@ -147,42 +133,28 @@ def _in_kernel(shell: Any) -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-def summary_text(trace: Trace) -> str:
-    """Where the ops ran: one line per device that ran any, with its op count and busy time."""
-    lines = []
-    for name, stats in trace.summary().items():
-        if stats.ops:
-            lines.append(f"{name}: {stats.ops} ops, busy {stats.busy_s * 1e3:.3f} ms")
-    return "\n".join(lines) or "no ops ran"
-
-
 @contextlib.contextmanager
-def _cell_devices(gpus: int | None, profile: str | None) -> Iterator[str]:
-    """The cell's own device setup (when asked for), independent of the process-wide one."""
-    if gpus is None and profile is None:
-        yield ""
-        return
+def _cell_devices(gpus: int | None, profile: str | None, soft: bool, log: bool) -> Iterator[str]:
+    """The cell's own device setup when asked for (else the process's devices, with the cell's
+    ``--soft`` and ``--log`` flags); the process's is left as it was."""
     process = device_context.context()
-    cell = device_context.DeviceContext()
-    cell.soft_placement = process.soft_placement
-    cell.log_device_placement = process.log_device_placement
-    wanted = 1 if gpus is None else gpus
-    note = cell.provide_gpus(wanted, profile or DEFAULT_PROFILE, simulate=profile is not None)
+    if gpus is None and profile is None:
+        if not (soft or log):
+            yield ""
+            return
+        cell = copy.copy(process)  # the process's configuration, the cell's own flags
+        note = ""
+    else:
+        cell = device_context.DeviceContext()
+        simulate = profile is not None
+        given = cell.provide_gpus(1 if gpus is None else gpus, profile or DEFAULT_PROFILE, simulate)
+        note = f"placeviz: {given} for this cell"
+    cell.soft_placement = process.soft_placement or soft
+    cell.log_device_placement = process.log_device_placement or log
     with device_context.use(cell):
-        yield f"placeviz: {note} for this cell"
-
-
-@contextlib.contextmanager
-def _cell_flags(soft: bool, log: bool) -> Iterator[None]:
-    """``--soft`` and ``--log`` hold for the cell only."""
-    ctx = device_context.context()
-    saved = ctx.soft_placement, ctx.log_device_placement
-    ctx.soft_placement = ctx.soft_placement or soft
-    ctx.log_device_placement = ctx.log_device_placement or log
-    try:
-        yield
-    finally:
-        ctx.soft_placement, ctx.log_device_placement = saved
+        yield note
+    if not note and cell.initialized:
+        process.initialize()  # a session ran on the process's devices: they are locked, as in TF
 
 
 def _latest_run(sessions: list[Session]) -> Session | None:
@@ -199,10 +171,9 @@ def _latest_made(sessions: list[Session]) -> Session | None:
 
 @contextlib.contextmanager
 def _collect_sessions(
-    also: Callable[[Session], None] | None = None,
-) -> Iterator[list[Session]]:
-    """Every session created while the cell runs (each also handed to ``also``)."""
-    sessions: list[Session] = []
+    sessions: list[Session], also: Callable[[Session], None] | None = None
+) -> Iterator[None]:
+    """Every session the cell's context creates goes to ``sessions`` (and to ``also``)."""
 
     def observe(session: Session) -> None:
         session.trace_level = RunOptions.FULL_TRACE  # the inspector shows memory over time
@@ -210,11 +181,11 @@ def _collect_sessions(
         if also is not None:
             also(session)
 
-    session_module.observers.append(observe)
+    token = session_module.observers.set((*session_module.observers.get(), observe))
     try:
-        yield sessions
+        yield
     finally:
-        session_module.observers.remove(observe)
+        session_module.observers.reset(token)
 
 
 def _run_sinks() -> Session:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -68,10 +70,12 @@ def test_errors_are_ordinary_cell_errors_naming_the_cell_line(shell) -> None:
         "tf.Session().run(y, {x: [1.0, 2.0, 3.0]})\n"
     )
     shell.user_ns.pop("_placement", None)
+    count = shell.execution_count
     result = shell.run_cell(f"%%placement --simulate H100 --gpus 2\n{cell}")
     error = result.error_in_exec
     assert isinstance(error, pv.errors.InvalidArgumentError)
-    assert "'Reshape'" in str(error) and ":3" in str(error)  # the cell's line that made it
+    # The cell's line that made it, as IPython's tracebacks name it (the magic's line is line 1).
+    assert f"'Reshape' (Reshape) created at Cell In[{count}], line 4," in str(error)
     failed = shell.user_ns["_placement"]  # the failed run's trace is kept
     assert [r["status"] for r in failed.runs] == ["error"]
     shell.run_cell_magic("placement", "--simulate T4", "import placeviz as tf\ntf.constant(1.0)")
@@ -108,3 +112,128 @@ def test_a_session_of_a_cell_can_be_traced_after_the_cell(shell) -> None:
     shell.run_cell_magic("placement", "--gpus 2 --no-widget", cell)
     trace = shell.user_ns["sess"].trace()  # outside the cell's device context now
     assert [d["type"] for d in trace.devices].count("GPU") == 2
+
+
+def test_ops_of_a_cell_name_its_lines_as_ipython_does(shell) -> None:
+    count = shell.execution_count
+    cell = "import placeviz as tf\n\nx = tf.constant(1.0, name='x')\ny = tf.square(x, name='y')\n"
+    shell.run_cell(f"%%placement --no-widget -o lines\n{cell}")
+    nodes = {n["name"]: n for n in shell.user_ns["lines"].to_document()["nodes"]}
+    assert nodes["x"]["source"] == f"Cell In[{count}], line 4"
+    assert nodes["y"]["source"] == f"Cell In[{count}], line 5"
+
+
+def test_an_error_shows_from_the_cell_on(shell, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = (
+        "import placeviz as tf\nx = tf.placeholder(tf.float32)\n"
+        "tf.Session().run(tf.reshape(x, [2]), {x: [1.0]})\n"
+    )
+    shell.run_cell(f"%%placement --no-widget\n{cell}")
+    shown = capsys.readouterr().out
+    assert "Traceback" in shown and "----> 4 tf.Session().run(" in shown
+    # Not IPython's cell-magic call, the magic, nor placeviz's session, executor or kernels.
+    for internal in ("run_cell_magic", "magic.py", "session.py", "executor.py", "numpy"):
+        assert internal not in shown
+    assert "InvalidArgumentError: ValueError: cannot reshape array of size 1" in shown
+
+
+def test_cells_running_at_once_keep_their_own_devices_and_graph(shell) -> None:
+    """A cell run from a thread beside another: each has its devices, graph and sessions."""
+    shell.user_ns.update(b_built=threading.Event(), a_built=threading.Event())
+    cell_b = (
+        "import placeviz as tf\nb = tf.constant(1.0, name='b_only') * 2.0\nb_built.set()\n"
+        "assert a_built.wait(30)\nsb = tf.Session()\nsb.run(b)\n"
+    )
+    cell_a = (
+        "import placeviz as tf\nassert b_built.wait(30)\n"
+        "a = tf.constant(1.0, name='a_only') + 1.0\na_built.set()\nsa = tf.Session()\nsa.run(a)\n"
+    )
+    failures: list[BaseException] = []
+
+    def run_b() -> None:
+        try:
+            shell.run_cell_magic("placement", "--gpus 3 --no-widget -o trace_b", cell_b)
+        except BaseException as error:  # reported by the test, in its thread
+            failures.append(error)
+
+    thread = threading.Thread(target=run_b)
+    thread.start()
+    shell.run_cell_magic("placement", "--gpus 1 --no-widget -o trace_a", cell_a)
+    thread.join(60)
+    assert not failures
+    for output, own, other, gpus in (
+        ("trace_a", "a_only", "b_only", 1),
+        ("trace_b", "b_only", "a_only", 3),
+    ):
+        trace = shell.user_ns[output]
+        names = {n["name"] for n in trace.to_document()["nodes"]}
+        assert own in names and other not in names, output
+        assert [d["type"] for d in trace.devices].count("GPU") == gpus, output
+        assert [r["status"] for r in trace.runs] == ["ok"], output
+    assert pv.config.list_physical_devices("GPU") == []
+
+
+def test_names_show_their_control_and_format_characters_as_escapes() -> None:
+    from placeviz.inspector.summary import visible_text
+
+    assert visible_text("safe\u202egnp.exe") == "safe\\u202egnp.exe"
+    hidden = "".join(
+        chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cc", "Cf")
+    )
+    shown = visible_text(f"a{hidden}b")
+    assert shown.startswith("a\\u0000") and shown.endswith("\\U000e007fb")
+    assert all(unicodedata.category(ch) not in ("Cc", "Cf") for ch in shown)
+    assert visible_text("MatMul_1/ópération") == "MatMul_1/ópération"
+
+
+def test_the_summary_shows_device_names_escaped(shell, capsys: pytest.CaptureFixture[str]) -> None:
+    from placeviz.inspector.summary import summary_text
+
+    shell.run_cell_magic(
+        "placement", "--no-widget -o plain", "import placeviz as tf\ntf.constant(1.0)"
+    )
+    capsys.readouterr()
+    trace = shell.user_ns["plain"]
+    trace.devices[0]["name"] = "/job:safe\u202egnp.exe/device:CPU:0"
+    assert summary_text(trace).startswith("/job:safe\\u202egnp.exe/device:CPU:0: 1 ops")
+
+
+def test_threads_a_cell_starts_build_in_its_graph(shell) -> None:
+    cell = (
+        "import threading\nimport placeviz as tf\ntf.constant(1.0, name='main')\n"
+        "worker = threading.Thread(target=lambda: tf.constant(2.0, name='worker'))\n"
+        "worker.start()\nworker.join()\n"
+    )
+    shell.run_cell_magic("placement", "--no-widget -o threaded", cell)
+    assert {n["name"] for n in shell.user_ns["threaded"].to_document()["nodes"]} == {
+        "main",
+        "worker",
+    }
+
+
+def test_a_cell_with_its_own_flags_locks_the_process_devices_as_a_session_does(shell) -> None:
+    shell.run_cell_magic(
+        "placement", "--soft --no-widget", "import placeviz as tf\ntf.constant(1.0)"
+    )
+    with pytest.raises(RuntimeError, match="cannot be modified after being initialized"):
+        pv.config.simulate_gpus(2)
+
+
+def test_the_failure_of_the_sink_ops_shows_no_frames(
+    shell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sink ops the magic runs after the cell fail: only the error, which says where."""
+    cell = "import placeviz as tf\ny = tf.placeholder(tf.float32)\n"
+    shell.run_cell(f"%%placement --no-widget\n{cell}")
+    shown = capsys.readouterr().out
+    assert "InvalidArgumentError" in shown and "created at Cell In[" in shown
+    for internal in ("run_cell_magic", "magic.py", "session.py", "executor.py"):
+        assert internal not in shown
+
+
+def test_a_syntax_error_names_the_cells_line(shell, capsys: pytest.CaptureFixture[str]) -> None:
+    count = shell.execution_count
+    shell.run_cell("%%placement --no-widget\nimport placeviz as tf\nx = (\n")
+    shown = capsys.readouterr().out
+    # IPython shows a SyntaxError's stack itself (no _render_traceback_): the magic's frames stay.
+    assert f"Cell In[{count}], line 3\n    x = (" in shown and "SyntaxError" in shown

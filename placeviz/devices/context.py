@@ -9,6 +9,7 @@ machines without one: they are physical devices like real ones and are labelled 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -359,21 +360,26 @@ def _profile_for(gpu_name: str) -> GPUProfile | None:
 
 
 _CONTEXT = DeviceContext()
+# A %%placement cell's own context: context-local, so a cell running beside another (in a thread)
+# keeps its devices, and the process's stay as they were.
+_CELL_CONTEXT: contextvars.ContextVar[DeviceContext | None] = contextvars.ContextVar(
+    "placeviz_cell_device_context", default=None
+)
 
 
 def context() -> DeviceContext:
-    return _CONTEXT
+    return _CELL_CONTEXT.get() or _CONTEXT
 
 
 @contextlib.contextmanager
 def use(cell_context: DeviceContext) -> Iterator[DeviceContext]:
-    """Make ``cell_context`` the process's device context while inside (a magic's own setup)."""
-    global _CONTEXT
-    saved, _CONTEXT = _CONTEXT, cell_context
+    """Make ``cell_context`` the device context of the caller's context (thread, task) while
+    inside (a magic's own setup)."""
+    token = _CELL_CONTEXT.set(cell_context)
     try:
         yield cell_context
     finally:
-        _CONTEXT = saved
+        _CELL_CONTEXT.reset(token)
 
 
 def reset() -> None:

@@ -7,6 +7,7 @@ A graph only records what to compute and where the user asked for it (``op.devic
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import enum
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -500,7 +501,7 @@ class Graph:
             if controller is None:
                 break  # ops made under control_dependencies(None) wait for no outer block
             controller.created.add(op._id)
-        if _eager is not None and self is _global_default_graph:
+        if _eager is not None and self is _global_graph():
             _eager.on_create(op)
         return op
 
@@ -588,12 +589,17 @@ def set_eager_hook(hook: EagerHook | None) -> None:
 def executing_eagerly() -> bool:
     """True while eager mode is on and ops go to the global default graph (not a user graph)."""
     stack = _graph_stack()
-    return _eager is not None and (not stack or stack[-1] is _global_default_graph)
+    return _eager is not None and (not stack or stack[-1] is _global_graph())
 
 
 # -- the default graph and the default session ----------------------------------------------
 _state = threading.local()
 _global_default_graph: Graph | None = None
+# A %%placement cell's global default graph: context-local, so a cell running beside another (in
+# a thread) keeps building its own graph, reset_default_graph() included.
+_cell_default_graph: contextvars.ContextVar[list[Graph] | None] = contextvars.ContextVar(
+    "placeviz_cell_default_graph", default=None
+)
 
 
 def _graph_stack() -> list[Graph]:
@@ -607,6 +613,13 @@ def get_default_graph() -> Graph:
     stack = _graph_stack()
     if stack:
         return stack[-1]
+    return _global_graph()
+
+
+def _global_graph() -> Graph:
+    cell = _cell_default_graph.get()
+    if cell is not None:
+        return cell[0]
     global _global_default_graph
     if _global_default_graph is None:
         _global_default_graph = Graph()
@@ -622,6 +635,25 @@ def reset_default_graph() -> None:
         )
     global _global_default_graph
     _global_default_graph = Graph()
+    cell = _cell_default_graph.get()
+    if cell is not None:
+        cell[0] = _global_default_graph
+
+
+@contextlib.contextmanager
+def cell_default_graph() -> Iterator[None]:
+    """A fresh global default graph for a %%placement cell, kept for the caller's context, so that
+    a cell running beside it (in a thread) cannot take it away. It is the process's too, from the
+    start (threads the cell starts see no context of its) and after the block."""
+    global _global_default_graph
+    cell = [Graph()]
+    _global_default_graph = cell[0]
+    token = _cell_default_graph.set(cell)
+    try:
+        yield
+    finally:
+        _cell_default_graph.reset(token)
+        _global_default_graph = cell[0]
 
 
 def session_stack() -> list[Any]:

@@ -13,19 +13,46 @@ _CONTEXTLIB = contextlib.__file__
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep
 
 
+# Code placeviz generates and compiles (run plans) is named so.
+_GENERATED_PREFIX = "<placeviz "
+
+
 def user_location() -> tuple[str, int]:
     """``(filename, line)`` of the innermost frame that is neither placeviz's nor contextlib's."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename.startswith(_EXAMPLES_DIR) or (
-            not filename.startswith(_PACKAGE_DIR) and filename != _CONTEXTLIB
-        ):
+        if not is_internal(filename):
             return filename, frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return "<unknown>", 0
 
 
+def is_internal(filename: str) -> bool:
+    """Whether code of ``filename`` is placeviz's own (its examples are user code) or contextlib's
+    between placeviz and the user."""
+    if filename.startswith(_EXAMPLES_DIR):
+        return False
+    return (
+        filename.startswith(_PACKAGE_DIR)
+        or filename == _CONTEXTLIB
+        or filename.startswith(_GENERATED_PREFIX)
+    )
+
+
 def format_location(location: tuple[str, int]) -> str:
+    """``model.py:12``; for code of a notebook cell, what IPython's tracebacks say of it,
+    ``Cell In[3], line 6``, and not the name of IPython's compile-cache file."""
     filename, line = location
+    cell = _ipython_cell(filename)
+    if cell is not None:
+        return f"{cell}, line {line}"
     return f"{os.path.basename(filename)}:{line}"
+
+
+def _ipython_cell(filename: str) -> str | None:
+    """IPython's label of the cell compiled as ``filename`` (``Cell In[3]``), if it is one."""
+    ipython = sys.modules.get("IPython")  # never imported here: only a shell compiles cells
+    shell = ipython.get_ipython() if ipython is not None else None
+    label = shell.compile.format_code_name(filename) if shell is not None else None
+    return None if label is None else " ".join(label)

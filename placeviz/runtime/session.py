@@ -11,6 +11,7 @@ The session itself resolves fetches and feeds, takes turns between threads, and 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import traceback
 import weakref
@@ -39,8 +40,11 @@ from placeviz.runtime.workers import StreamWorkers
 _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this size
 
 
-# Called with every new session (the %%placement magic collects a cell's sessions).
-observers: list[Callable[[Session], None]] = []
+# Called with every new session made in the context (thread, task) that set them: the %%placement
+# magic collects its cell's sessions, not those of a cell running beside it.
+observers: contextvars.ContextVar[tuple[Callable[[Session], None], ...]] = contextvars.ContextVar(
+    "placeviz_session_observers", default=()
+)
 
 
 class Session:
@@ -90,7 +94,7 @@ class Session:
         self._default_contexts: list[Any] = []
         if log:
             placement_log.write(placement_log.device_mapping(self._devices))
-        for observe in observers:
+        for observe in observers.get():
             observe(self)
 
     def _logs_placement(self, ctx: device_context.DeviceContext) -> bool:

@@ -554,3 +554,127 @@ def test_a_copied_page_renders_on_its_own(offline_page: Any, tmp_path: Path) -> 
     expect()(offline_page.locator(".placeviz-inspector")).to_have_attribute(
         "data-devices", str(len(TOWER_DEVICES))
     )
+
+
+PRINTING = """\
+%%placement --gpus 2 --log
+import time
+import placeviz as tf
+
+print("before the session")
+x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+with tf.device("/gpu:1"):
+    y = tf.matmul(x, x, name="y")
+sess = tf.Session()
+for _ in range(3):
+    sess.run(y)
+print("after the runs")
+time.sleep(4)  # the saved copy of the document is renewed every 2 s
+"""
+
+# The cell's outputs, top to bottom: what each holds.
+OUTPUTS = """() => {
+    const cell = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')[1];
+    return [...cell.querySelectorAll('.jp-OutputArea-child')].map((child) => ({
+        text: child.querySelector('.jp-OutputArea-output')?.textContent ?? '',
+        widget: child.querySelector('.placeviz-widget .placeviz-inspector') !== null,
+        inspectors: child.querySelectorAll('.placeviz-inspector').length,
+        height: child.getBoundingClientRect().height,
+    }));
+}"""
+
+
+def test_a_cell_prints_above_its_one_inspector(lab: Any, browser: Any) -> None:
+    """What the cell prints (the placement log too) shows above the live widget, and the saved
+    copy of the widget's document after it shows nothing while the widget is on the page."""
+    path = lab.root / "printing.ipynb"
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", PRINTING])))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        start_run_all(page)
+        # Mid-cell, once the saved copy was made (its renderer is on the page, empty).
+        page.wait_for_function(
+            """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
+            timeout=60_000,
+        )
+        live = page.evaluate(OUTPUTS)
+        texts = [i for i, o in enumerate(live) if "after the runs" in o["text"]]
+        widgets = [i for i, o in enumerate(live) if o["widget"]]
+        assert len(texts) == 1 and len(widgets) == 1 and texts[0] < widgets[0], live
+        assert "y: (MatMul): /job:localhost/replica:0/task:0/device:GPU:1" in live[texts[0]]["text"]
+        assert sum(o["inspectors"] for o in live) == 1, live
+        saved = [o for o in live[widgets[0] + 1 :] if not o["text"].strip()]
+        assert saved and all(o["height"] < 1 for o in saved), live  # the copy takes no room
+        assert finish_run_all(page), "Run All failed"
+        page.wait_for_function(
+            """() => document.querySelector('.jp-NotebookPanel .placeviz-widget') === null""",
+            timeout=30_000,
+        )
+        done = page.evaluate(OUTPUTS)
+        assert sum(o["inspectors"] for o in done) == 1, done
+        shown = [i for i, o in enumerate(done) if o["inspectors"]]
+        assert [i for i, o in enumerate(done) if "before the session" in o["text"]] < shown
+        assert all(o["height"] < 1 for o in done[shown[0] + 1 :]), done  # the copy, emptied
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+
+
+DIES = """\
+%%placement --gpus 2
+import os, signal, time
+import placeviz as tf
+
+x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+with tf.device("/gpu:1"):
+    y = tf.matmul(x, x, name="y")
+sess = tf.Session()
+for _ in range(3):
+    sess.run(y)
+time.sleep(4)  # the saved copy of the document is renewed every 2 s
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
+    lab: Any, browser: Any
+) -> None:
+    """The kernel dies mid-cell; the notebook JupyterLab saves then, opened again without a
+    kernel, shows the runs the live widget had been sent (from the saved copy after it)."""
+    path = lab.root / "dies.ipynb"
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", DIES])))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, path.name, kernel=True)
+        start_run_all(page)
+        page.wait_for_function(
+            """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
+            timeout=60_000,
+        )
+        assert not finish_run_all(page), "the cell finished, yet its kernel was to die"
+        # The page keeps the dead kernel's widget (disconnected), its copy still hidden.
+        root = page.locator(".jp-NotebookPanel .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        expect()(root).to_have_attribute("data-runs", "3")
+        page.evaluate(
+            """async () => { await window.jupyterapp.shell.currentWidget.context.save(); }"""
+        )
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+    saved = json.loads(path.read_text())
+    copy = lab.root / "dies-saved.ipynb"
+    copy.write_text(json.dumps(without_kernel(saved)))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, copy.name, kernel=False)
+        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(root).to_have_count(1)
+        expect()(root).to_have_attribute("data-runs", "3")
+        expect()(root).to_have_attribute("data-ops", "2")
+    finally:
+        page.close()

@@ -3,13 +3,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { setPlotlyLoader } from '../render/plotly';
 import { smallDocument } from '../render/__tests__/fixtures';
+import { markLiveView } from './live';
 import extension, { MIME_TYPE, PlacementRenderer, rendererFactory } from './mime';
 
-function mimeModel(data: unknown): IRenderMime.IMimeModel {
+function mimeModel(data: unknown, metadata: object = {}): IRenderMime.IMimeModel {
   return {
     trusted: false,
     data: { [MIME_TYPE]: data } as IRenderMime.IMimeModel['data'],
-    metadata: {},
+    metadata: metadata as IRenderMime.IMimeModel['metadata'],
     setData: () => undefined,
   };
 }
@@ -79,5 +80,24 @@ describe('PlacementRenderer', () => {
     expect(renderer.node.querySelector('.placeviz-error')!.textContent).toContain('devices');
     await renderer.renderModel(mimeModel(null));
     expect(renderer.node.querySelector('.placeviz-error')).not.toBeNull();
+  });
+
+  it("shows a saved copy of a live widget's document only while that widget is not shown", async () => {
+    const saved = { [MIME_TYPE]: { live_model: 'model-1' } };
+    const renderer = new PlacementRenderer();
+    document.body.appendChild(renderer.node);
+    const view = document.body.appendChild(document.createElement('div'));
+    markLiveView(view, 'model-1');
+    await renderer.renderModel(mimeModel(smallDocument(), saved));
+    expect(renderer.node.childElementCount).toBe(0); // the live view above shows the same runs
+    markLiveView(view, 'model-2'); // another cell's widget
+    await renderer.renderModel(mimeModel(smallDocument(), saved));
+    expect(renderer.node.querySelector('.placeviz-inspector')).not.toBeNull();
+    view.remove(); // a notebook opened after its kernel died: no view, the copy is shown
+    markLiveView(view, 'model-1');
+    await renderer.renderModel(mimeModel(smallDocument(), saved));
+    expect(renderer.node.querySelector('.placeviz-inspector')).not.toBeNull();
+    renderer.dispose();
+    document.body.replaceChildren();
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The MIME renderer host: `application/vnd.placeviz+json` outputs (a whole placement document),
  * so a saved notebook shows the inspector without a kernel. A document that cannot be read shows
- * a one-line error instead of throwing into JupyterLab's output area.
+ * a one-line error instead of throwing into JupyterLab's output area. An output that is the saved
+ * copy of a live widget's document (hosts/live.ts) shows nothing while that widget is on the page.
  */
 import { documentError } from '../render/dom';
+import { liveModelOf, liveViewShown } from './live';
 import { now } from '../render/frames';
 import { Widget } from '@lumino/widgets';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -25,6 +27,10 @@ export class PlacementRenderer extends Widget implements IRenderMime.IRenderer {
     this.inspector?.dispose();
     this.inspector = null;
     this.node.replaceChildren();
+    const live = liveModelOf(model.metadata, this.mimeType);
+    if (live !== null && liveViewShown(this.node.ownerDocument, live)) {
+      return Promise.resolve(); // a saved copy of what the live view above shows
+    }
     try {
       let data: unknown = model.data[this.mimeType];
       if (typeof data === 'string') {

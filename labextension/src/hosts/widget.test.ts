@@ -264,7 +264,12 @@ describe('PlacementInspectorModel', () => {
     expect(spy).toHaveBeenCalled();
   });
 
-  it('is what the view class draws', () => {
-    expect(typeof PlacementInspectorView.prototype.render).toBe('function');
+  it('is what the view class draws, marked as the live view of its model', () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined); // jsdom has no canvas
+    const view = new PlacementInspectorView({ model: model(smallDocument()) } as never);
+    view.render();
+    expect(view.el.querySelector('.placeviz-inspector')).not.toBeNull();
+    expect(view.el.getAttribute('data-placeviz-model')).toBe('test');
+    view.remove();
   });
 });

@@ -12,6 +12,8 @@ import { decodeBatch } from '../render/batch';
 import { createInspector, type Inspector } from '../render/inspector';
 import { PlacementStore, type RunProgress } from '../render/store';
 import type { RunRecord, Tables } from '../render/types';
+import { visibleText } from '../render/visible';
+import { markLiveView } from './live';
 
 export const MODULE_NAME = 'placeviz';
 export const MODULE_VERSION = '0.1.0';
@@ -215,6 +217,7 @@ export class PlacementInspectorView extends DOMWidgetView {
     const startedAt = now();
     this.el.classList.add('placeviz-widget');
     const model = this.model as PlacementInspectorModel;
+    markLiveView(this.el, model.model_id);
     this.errorLine = element(document, 'div', 'placeviz-error placeviz-host-error');
     this.el.appendChild(this.errorLine);
     this.showError(model.error);
@@ -235,7 +238,9 @@ export class PlacementInspectorView extends DOMWidgetView {
 
   private showError(message: string | null): void {
     if (this.errorLine) {
-      this.errorLine.textContent = message ? `placeviz: ${message}` : '';
+      this.errorLine.textContent = message
+        ? visibleText(`placeviz: ${message}`, { lines: true })
+        : '';
       this.errorLine.hidden = !message;
     }
   }

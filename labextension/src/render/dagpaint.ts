@@ -14,6 +14,7 @@ import { formatBytes } from './format';
 import { countOverlaps, fitLabel, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
 import type { Viewport } from './viewport';
+import { visibleText } from './visible';
 
 export interface DagTheme {
   foreground: string;
@@ -510,7 +511,7 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
   ctx.textBaseline = 'middle';
   const textColours = colours.palette.map(textColourOn);
   const line = (text: string, sx: number, cy: number, room: number) => {
-    const fitted = fitLabel(ctx, text, room);
+    const fitted = fitLabel(ctx, visibleText(text), room);
     if (fitted === '') {
       return;
     }
@@ -559,7 +560,7 @@ function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: Label
     const group = model.hierarchy.groups[model.folded.containers[c].group];
     const suffix = group.series > 0 ? ` ×${group.series}` : '';
     const room = (w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12;
-    const fitted = fitLabel(ctx, `${model.titles[c]}${suffix}`, room);
+    const fitted = fitLabel(ctx, visibleText(`${model.titles[c]}${suffix}`), room);
     if (fitted !== '') {
       ctx.fillText(fitted, sx, cy);
       const width = ctx.measureText(fitted).width;

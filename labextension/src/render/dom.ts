@@ -1,19 +1,24 @@
 /**
  * Building the views' DOM. Text is always set as text (`textContent`), never parsed as HTML:
- * op names and device names in a document are untrusted.
+ * op names and device names in a document are untrusted, and shown with `visibleText`.
  */
+import { visibleText } from './visible';
 
-/** A new `tag` element of `doc` with `className`, and `text` as its text when given. */
+/**
+ * A new `tag` element of `doc` with `className`, and `text` as its text when given, made visible
+ * (`visibleText`; a `message` keeps its line breaks).
+ */
 export function element<K extends keyof HTMLElementTagNameMap>(
   doc: Document,
   tag: K,
   className: string,
   text?: string,
+  { message = false }: { message?: boolean } = {},
 ): HTMLElementTagNameMap[K] {
   const node = doc.createElement(tag);
   node.className = className;
   if (text !== undefined) {
-    node.textContent = text;
+    node.textContent = visibleText(text, { lines: message });
   }
   return node;
 }
@@ -26,5 +31,6 @@ export function documentError(doc: Document, error: unknown): HTMLDivElement {
     'div',
     'placeviz-error placeviz-host-error',
     `placeviz: cannot show this placement document: ${reason}`,
+    { message: true },
   );
 }

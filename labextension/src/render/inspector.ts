@@ -16,6 +16,7 @@ import { Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
 import { ViewState } from './viewstate';
 import { runsMade, type PlacementStore, type StoreChange } from './store';
+import { visibleText } from './visible';
 
 export interface InspectorOptions {
   /** performance.now() when the host started; data-first-paint-ms is measured from it. */
@@ -133,7 +134,7 @@ export function createInspector(
     if (root.dataset.drawn === undefined) {
       root.dataset.drawn = '0';
     }
-    summary.textContent = progressSummary(store) ?? runsSummary(store);
+    summary.textContent = visibleText(progressSummary(store) ?? runsSummary(store));
     const failed = store.runs.filter((r) => r.status === 'error' && r.error);
     errors.replaceChildren(
       ...failed.slice(-3).map((run) => {
@@ -142,6 +143,7 @@ export function createInspector(
           'div',
           'placeviz-error',
           `run ${run.id + 1} failed: ${run.error ?? ''}`,
+          { message: true },
         );
       }),
     );

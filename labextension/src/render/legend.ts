@@ -9,6 +9,7 @@ import { shortDeviceName } from './format';
 import type { PlacementStore } from './store';
 import type { DeviceRecord } from './types';
 import type { ViewState } from './viewstate';
+import { visibleText } from './visible';
 
 export interface LegendHandle {
   update(): void;
@@ -32,7 +33,8 @@ export function renderLegend(
     button.setAttribute('type', 'button');
     button.dataset.device = device.name;
     button.dataset.kind = device.kind;
-    button.title = device.description ? `${device.name}\n${device.description}` : device.name;
+    const name = visibleText(device.name);
+    button.title = device.description ? `${name}\n${visibleText(device.description)}` : name;
     const swatch = make('span', 'placeviz-legend-swatch');
     swatch.style.background = colour;
     button.append(swatch, make('span', 'placeviz-legend-name', shortDeviceName(device.name)));

@@ -22,6 +22,7 @@ import { EventKind, type DeviceRecord, type EventBatch } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyTrace } from 'plotly.js-basic-dist-min';
+import { visibleText } from './visible';
 
 export const MAX_POINTS = 2000;
 /** A limit is drawn when limit <= LIMIT_SCALE * peak. */
@@ -269,7 +270,9 @@ export class MemoryPanel extends PlotPanel {
       this.model.series.length === 0
         ? 'No memory events recorded.'
         : offScale.length > 0
-          ? `Limits not drawn (more than ${LIMIT_SCALE}x the peak): ${offScale.join(', ')}`
+          ? visibleText(
+              `Limits not drawn (more than ${LIMIT_SCALE}x the peak): ${offScale.join(', ')}`,
+            )
           : '';
     this.renderLiveTensors();
   }
@@ -344,7 +347,9 @@ export class MemoryPanel extends PlotPanel {
       item.dataset.node = String(a.node);
       const name = node ? node.name : `node ${a.node}`;
       const type = node?.type ? ` (${node.type})` : '';
-      item.textContent = `${formatBytes(a.bytes)} · ${name}${type} · ${this.deviceLabel(a.device)}`;
+      item.textContent = visibleText(
+        `${formatBytes(a.bytes)} · ${name}${type} · ${this.deviceLabel(a.device)}`,
+      );
       item.addEventListener('click', () => this.state.set({ selected: a.node }));
       item.addEventListener('mouseenter', () => this.state.set({ hovered: a.node }));
       item.addEventListener('mouseleave', () => {

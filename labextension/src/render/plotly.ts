@@ -7,6 +7,7 @@
  * inspectors and browsers cap the number of WebGL contexts.
  */
 import type { PlotlyStatic } from 'plotly.js-basic-dist-min';
+import { visibleText } from './visible';
 
 export type PlotlyModule = PlotlyStatic;
 export type PlotlyLoader = () => Promise<PlotlyModule>;
@@ -63,7 +64,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
  * string handed to plotly goes through this.
  */
 export function escapePlotlyText(text: unknown): string {
-  return String(text ?? '').replace(/[&<>]/g, (ch) => ESCAPES[ch]);
+  return visibleText(text).replace(/[&<>]/g, (ch) => ESCAPES[ch]);
 }
 
 /** Theme colours for plots, read from the inspector's CSS variables (light fallbacks). */

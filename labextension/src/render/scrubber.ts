@@ -13,6 +13,7 @@ import { timeExtent } from './panel';
 import type { ViewState, ViewStateFields } from './viewstate';
 import { runsMade, type PlacementStore } from './store';
 import type { RunRecord } from './types';
+import { visibleText } from './visible';
 
 /** How long playing through the whole range takes. */
 export const PLAY_MS = 5000;
@@ -206,7 +207,7 @@ export class Scrubber {
     for (const span of this.spans) {
       const option = doc.createElement('option');
       option.value = String(span.id);
-      option.textContent = span.label;
+      option.textContent = visibleText(span.label);
       options.push(option);
     }
     this.runSelect.replaceChildren(...options);

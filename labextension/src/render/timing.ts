@@ -23,6 +23,7 @@ import {
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
+import { visibleText } from './visible';
 
 export type TimingEvents = Pick<
   EventBatch,
@@ -428,7 +429,7 @@ export class TimingPanel extends PlotPanel {
     this.messageLine.textContent =
       this.model.lanes.length === 0
         ? 'No op timings recorded.'
-        : `Timing source — ${parts.join(' · ')}`;
+        : visibleText(`Timing source — ${parts.join(' · ')}`);
   }
 
   protected hasData(): boolean {
@@ -629,9 +630,9 @@ export class TimingPanel extends PlotPanel {
         ? `transfer to ${deviceShort(this.store.devices, bars.device[bar])}`
         : lane.label.split(' · ')[0];
     const source = SOURCE_LABELS[bars.source[bar]] ?? '';
-    this.tooltip.textContent = `${what} · ${formatNs(bars.t1[bar] - bars.t0[bar])} · ${where}${
-      source ? ` · ${source}` : ''
-    }`;
+    this.tooltip.textContent = visibleText(
+      `${what} · ${formatNs(bars.t1[bar] - bars.t0[bar])} · ${where}${source ? ` · ${source}` : ''}`,
+    );
     this.tooltip.hidden = false;
     if (event) {
       const rect = this.element.getBoundingClientRect();
