@@ -6,8 +6,8 @@ The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
    a y; only they are differentiated, and each waits (a pending count per consuming edge) until
    every one of its consumers in between has handed back a gradient;
 2. the seed for each y is ``grad_ys`` or ones shaped like y: ``gradients/Shape`` (a Const when
-   y's shape is static, as TF's ``shape(optimize=True)``), ``gradients/grad_ys_0`` and
-   ``gradients/Fill``;
+   y's shape is static, as TF's ``shape(optimize=True)``), ``gradients/grad_ys_0/Const`` and
+   ``gradients/grad_ys_0`` (the Fill);
 3. each op's gradient is built under ``gradients/<op name>_grad/`` by its registered gradient
    function (``placeviz.graph.grads``); a tensor with several consumers gets their gradients
    summed with ``gradients/AddN``; an output of a multi-output op with no gradient gets
@@ -156,9 +156,11 @@ class _Backprop:
         """``grad_ys[index]``, or ones shaped like y (TF's Shape, grad_ys_<i> and Fill)."""
         name = f"grad_ys_{index}"
         if seed is None:
+            # TF's ``ones(shape(y), name=name)``: Shape, then grad_ys_0/Const filled as grad_ys_0.
             dims = shape_of(y)
-            one = constant_op.constant(1, dtype=y.dtype, name=name)
-            return shape_ops.fill(dims, one)
+            with y.graph.name_scope(name) as scope:
+                one = constant_op.constant(1, dtype=y.dtype)
+                return shape_ops.fill(dims, one, name=scope)
         is_tensor = is_tensor_like(seed)
         tensor = constant_op.convert_to_tensor(
             seed, dtype=None if is_tensor else y.dtype, name=name

@@ -157,7 +157,8 @@ class Variable(metaclass=_VariableMeta):
         return self.read_value().numpy()
 
     def read_value(self) -> Tensor:
-        with self._graph.name_scope(self._variable_op.name + "/"):
+        """A fresh read, named ``read`` in the current scope (TF1's RefVariable.read_value)."""
+        with self._graph.as_default():
             return state_ops.read_variable(self._ref)
 
     def assign(self, value: Any, name: str | None = None) -> Tensor:

@@ -96,19 +96,20 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
     return constant(value, dtype=target, name=name or "Const")
 
 
-def convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
-    """Convert two operands; a Python number takes the dtype of the tensor it meets, as in TF."""
+def convert_pair(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> tuple[Tensor, Tensor]:
+    """Convert two operands; a Python number takes the dtype of the tensor it meets and is named
+    after its argument (``add/y`` under an op's scope), as in TF."""
     x_is_tensor = is_tensor_like(x)
     y_is_tensor = is_tensor_like(y)
     if x_is_tensor:
         tx = convert_to_tensor(x)
         with _graph_of(tx):
-            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype)
+            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype, name=names[1])
     if y_is_tensor:
         ty = convert_to_tensor(y)
         with _graph_of(ty):
-            return convert_to_tensor(x, dtype=ty.dtype), ty
-    return convert_to_tensor(x), convert_to_tensor(y)
+            return convert_to_tensor(x, dtype=ty.dtype, name=names[0]), ty
+    return convert_to_tensor(x, name=names[0]), convert_to_tensor(y, name=names[1])
 
 
 def _graph_of(tensor: Tensor) -> Any:

@@ -1,0 +1,129 @@
+"""Op names, types and scope rules as TensorFlow 2.21 in TF1 graph mode makes them.
+
+Every expected list below was recorded by running the same program with
+``tf.compat.v1`` after ``disable_v2_behavior()``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import placeviz as pv
+
+
+def _names() -> list[str]:
+    return [op.name for op in pv.get_default_graph().get_operations()]
+
+
+def test_converted_python_values_are_named_after_their_argument() -> None:
+    x = pv.placeholder(pv.float32, [1, 1], name="x")
+    _ = x + 1.0
+    _ = 2.0 * x
+    _ = pv.matmul([[1.0]], x)
+    _ = x @ x
+    _ = x - 1
+    _ = x / 2.0
+    assert _names() == [
+        "x",
+        "add/y",
+        "add",
+        "mul/x",
+        "mul",
+        "MatMul/a",
+        "MatMul",
+        "matmul_1",  # `@` names its op "matmul", unique case-insensitively after MatMul
+        "sub/y",
+        "sub",
+        "truediv/y",
+        "truediv",
+    ]
+
+
+def test_module_functions_name_their_converted_operands() -> None:
+    x = pv.placeholder(pv.float32, [2, 2], name="x")
+    for fn in (pv.add, pv.subtract, pv.multiply, pv.divide, pv.pow, pv.maximum, pv.minimum):
+        fn(x, 1.0)
+    pv.matmul(x, [[1.0, 1.0], [1.0, 1.0]])
+    assert _names() == [
+        "x",
+        *("Add/y", "Add", "Sub/y", "Sub", "Mul/y", "Mul", "truediv/y", "truediv"),
+        *("Pow/y", "Pow", "Maximum/y", "Maximum", "Minimum/y", "Minimum"),
+        *("MatMul/b", "MatMul"),
+    ]
+
+
+def test_assign_value_and_read_value_names() -> None:
+    v = pv.Variable(1.0, name="v")
+    v.assign(5.0)
+    read = v.read_value()
+    assert _names() == [
+        "v/initial_value",
+        "v",
+        "v/Assign",
+        "v/read",
+        "Assign/value",
+        "Assign",
+        "read",
+    ]
+    assert read.op.inputs[0].op.name == "v"
+    sess = pv.Session()
+    sess.run(v.initializer)
+    assert sess.run(read) == 1.0
+
+
+def test_the_implicit_gradient_seed_is_a_fill_named_grad_ys() -> None:
+    x = pv.placeholder(pv.float32, [2], name="x")
+    y = x * x
+    pv.gradients(y, [x])
+    assert _names() == [
+        "x",
+        "mul",
+        "gradients/Shape",
+        "gradients/grad_ys_0/Const",
+        "gradients/grad_ys_0",
+        "gradients/mul_grad/Mul",
+        "gradients/mul_grad/Mul_1",
+        "gradients/AddN",
+    ]
+    (g,) = pv.gradients(y, [x])
+    np.testing.assert_allclose(pv.Session().run(g, {x: [1.0, 3.0]}), [2.0, 6.0])
+
+
+def _optimizer_step_names(optimizer: pv.train.Optimizer) -> list[str]:
+    x = pv.placeholder(pv.float32, [2, 2], name="x")
+    w = pv.Variable(pv.ones([2, 1]), name="w")
+    loss = pv.reduce_sum(pv.matmul(x, w))
+    optimizer.minimize(loss)
+    # Where placeviz builds the same ops as TF; the reduction and the gradient of Sum and the
+    # tuple/control_dependency grouping of MatMul's gradients are built differently.
+    return [n for n in _names() if not n.startswith(("gradients/", "Const"))]
+
+
+def test_gradient_descent_step_names() -> None:
+    assert _optimizer_step_names(pv.train.GradientDescentOptimizer(0.1)) == [
+        *("x", "ones", "w", "w/Assign", "w/read", "MatMul", "Sum"),
+        *("GradientDescent/learning_rate", "GradientDescent/update_w/ApplyGradientDescent"),
+        "GradientDescent",
+    ]
+
+
+def test_momentum_step_names() -> None:
+    assert _optimizer_step_names(pv.train.MomentumOptimizer(0.1, momentum=0.9)) == [
+        *("x", "ones", "w", "w/Assign", "w/read", "MatMul", "Sum"),
+        *("w/Momentum/Initializer/zeros", "w/Momentum", "w/Momentum/Assign", "w/Momentum/read"),
+        *("Momentum/learning_rate", "Momentum/momentum", "Momentum/update_w/ApplyMomentum"),
+        "Momentum",
+    ]
+
+
+def test_adam_step_names() -> None:
+    assert _optimizer_step_names(pv.train.AdamOptimizer(0.1)) == [
+        *("x", "ones", "w", "w/Assign", "w/read", "MatMul", "Sum"),
+        *("beta1_power/initial_value", "beta1_power", "beta1_power/Assign", "beta1_power/read"),
+        *("beta2_power/initial_value", "beta2_power", "beta2_power/Assign", "beta2_power/read"),
+        *("w/Adam/Initializer/zeros", "w/Adam", "w/Adam/Assign", "w/Adam/read"),
+        *("w/Adam_1/Initializer/zeros", "w/Adam_1", "w/Adam_1/Assign", "w/Adam_1/read"),
+        *("Adam/learning_rate", "Adam/beta1", "Adam/beta2", "Adam/epsilon"),
+        *("Adam/update_w/ApplyAdam", "Adam/mul", "Adam/Assign", "Adam/mul_1", "Adam/Assign_1"),
+        "Adam",
+    ]
