@@ -7,6 +7,7 @@ Every expected list below was recorded by running the same program with
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import placeviz as pv
 
@@ -127,3 +128,38 @@ def test_adam_step_names() -> None:
         *("Adam/update_w/ApplyAdam", "Adam/mul", "Adam/Assign", "Adam/mul_1", "Adam/Assign_1"),
         "Adam",
     ]
+
+
+def test_name_scope_edge_cases() -> None:
+    with pv.name_scope("") as scope:
+        assert scope == "" and pv.constant(1.0).op.name == "Const"
+    with pv.name_scope("a/") as scope:  # a name ending in "/" is taken as it is
+        assert scope == "a/" and pv.constant(1.0).op.name == "a/Const"
+    with pv.name_scope("outer"):
+        with pv.name_scope("_a") as inner:  # inner scopes may start with "_" or "-"
+            assert inner == "outer/_a/"
+        with pv.name_scope("") as reset:
+            assert reset == ""
+    for bad in ("/", "_a", "-a", "a b", "bad!", "x:0"):
+        with pytest.raises(ValueError, match="is not a valid root scope name"):
+            pv.get_default_graph().name_scope(bad).__enter__()
+
+
+@pytest.mark.parametrize("bad", ["x:0", "", "a\x00b", "_a", "-a", "a b"])
+def test_invalid_op_names_raise_as_in_tensorflow(bad: str) -> None:
+    x = pv.constant(1.0, name="x")
+    with pytest.raises(ValueError, match="is not a valid node name"):
+        pv.constant(2.0, name=bad)
+    if bad:  # TF's op functions (identity, add, placeholder) take "" as their default name
+        with pytest.raises(ValueError, match=r"Identity op created at test_names\.py:\d+"):
+            pv.identity(x, name=bad)
+    else:
+        assert pv.identity(x, name=bad).op.name == "Identity"
+    # The failed names were not taken: x is still found by its own name.
+    assert [n for n in _names() if n != "Identity"] == ["x"]
+    assert pv.get_default_graph().get_tensor_by_name("x:0") is x
+
+
+def test_names_tensorflow_accepts() -> None:
+    names = [pv.constant(1.0, name=n).op.name for n in ("a//b", "a/", ".a", "a-b.c_d", "a>b")]
+    assert names == ["a//b", "a", ".a", "a-b.c_d", "a>b"]

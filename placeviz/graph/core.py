@@ -7,6 +7,7 @@ A graph only records what to compute and where the user asked for it (``op.devic
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -19,6 +20,10 @@ from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
 
 Location = tuple[str, int]
+
+# TensorFlow's rules (ops.py): a node name, and a scope opened inside another scope.
+_VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 
 
 class Tensor:
@@ -317,6 +322,14 @@ class Graph:
     def name_scope(self, name: str | None) -> Iterator[str]:
         """Prefix op names; a name ending in '/' re-enters that scope exactly, None or '' resets."""
         old = self._name_stack
+        if name:
+            pattern = _VALID_SCOPE_NAME if old else _VALID_OP_NAME
+            if not pattern.match(name):
+                kind = "scope" if old else "root scope"
+                raise ValueError(
+                    f"'{name}' is not a valid {kind} name. A {kind} name has to match the "
+                    f"following pattern: {pattern.pattern}"
+                )
         if not name:
             new = ""
         elif name.endswith("/"):
@@ -425,8 +438,18 @@ class Graph:
                     f"being created; it belongs to another graph."
                 )
         location = user_location()
-        # A name ending in '/' comes from name_scope, which already made it unique.
-        op_name = name[:-1] if name and name.endswith("/") else self.unique_name(name or op_type)
+        if name and name.endswith("/"):
+            op_name = name[:-1]  # from name_scope, which already made it unique
+        else:
+            name = op_type if name is None else name
+            full_name = f"{self._name_stack}/{name}" if self._name_stack else name
+            if not _VALID_OP_NAME.match(full_name):
+                raise ValueError(
+                    f"`{full_name}` is not a valid node name (a {op_type} op created at "
+                    f"{format_location(location)}). Accepted names conform to Regex "
+                    f"/{_VALID_OP_NAME.pattern}/"
+                )
+            op_name = self.unique_name(name)
         op = Operation(self, op_name, op_def, inputs, attrs, location)
         try:
             specs = op_def.infer(inputs, attrs)
