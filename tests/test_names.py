@@ -163,3 +163,41 @@ def test_invalid_op_names_raise_as_in_tensorflow(bad: str) -> None:
 def test_names_tensorflow_accepts() -> None:
     names = [pv.constant(1.0, name=n).op.name for n in ("a//b", "a/", ".a", "a-b.c_d", "a>b")]
     assert names == ["a//b", "a", ".a", "a-b.c_d", "a>b"]
+
+
+def test_consumers_list_an_op_once_per_input_that_reads_the_tensor() -> None:
+    x = pv.placeholder(pv.float32, [2], name="x")
+    square = x * x
+    double = x + 1.0
+    assert [op.name for op in x.consumers()] == [square.op.name, square.op.name, double.op.name]
+    assert double.consumers() == []
+
+
+def test_shape_size_and_rank_fold_what_construction_knows() -> None:
+    # TF 2.21's names, op types, dtypes and static shapes for the same ten calls.
+    x = pv.placeholder(pv.float32, [2, 3], name="x")
+    u = pv.placeholder(pv.float32, None, name="u")
+    p = pv.placeholder(pv.float32, [None, 3], name="p")
+    tensors = [
+        *(pv.shape(x), pv.size(x), pv.rank(x)),
+        *(pv.shape(u), pv.size(u), pv.rank(u)),
+        *(pv.shape(p), pv.size(p, out_type=pv.int64), pv.rank(p)),
+        pv.shape(p, out_type=pv.int64, name="s64"),
+    ]
+    assert [(t.op.name, t.op.type, t.dtype.name, str(t.shape)) for t in tensors] == [
+        ("Shape", "Const", "int32", "(2,)"),
+        ("Size", "Const", "int32", "()"),
+        ("Rank", "Const", "int32", "()"),
+        ("Shape_1", "Shape", "int32", "(?,)"),
+        ("Size_1", "Size", "int32", "()"),
+        ("Rank_1", "Rank", "int32", "()"),
+        ("Shape_2", "Shape", "int32", "(2,)"),
+        ("Size_2", "Size", "int64", "()"),
+        ("Rank_2", "Const", "int32", "()"),
+        ("s64", "Shape", "int64", "(2,)"),
+    ]
+    values = pv.Session().run(tensors[3:], {u: [[1.0, 2.0]], p: [[1.0, 2.0, 3.0]]})
+    expected = [[1, 2], 2, 2, [1, 3], 3, 2, [1, 3]]
+    for value, want, tensor in zip(values, expected, tensors[3:]):
+        np.testing.assert_array_equal(value, want)
+        assert value.dtype == tensor.dtype.np

@@ -68,7 +68,8 @@ class Tensor:
         return self.op.graph
 
     def consumers(self) -> list[Operation]:
-        return [op for op in self.op.graph._ops if any(t is self for t in op.inputs)]
+        """The ops reading this tensor, once per input that reads it (``x * x`` twice), as TF."""
+        return [op for op in self.op.graph._ops for t in op.inputs if t is self]
 
     def eval(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> Any:
         return _session_for(self, session).run(self, feed_dict=feed_dict)

@@ -20,7 +20,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
-from placeviz.graph.ops import constant_op, state_ops
+from placeviz.graph.ops import constant_op, shape_ops, state_ops
 from placeviz.graph.ops._build import make_op, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -771,3 +771,19 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     if tensor.dtype is target:
         return tensor
     return make_op("Cast", [tensor], name or "Cast", {"dtype": target}).outputs[0]
+
+
+# -- shape, size, rank -------------------------------------------------------------------------
+def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """TF1's ``tf.shape``: a Const named ``Shape`` when the static shape is known, else the op."""
+    return shape_ops.shape(input, name=name, out_type=out_type, optimize=True)
+
+
+def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """TF1's ``tf.size``: a Const named ``Size`` when the element count is known, else the op."""
+    return shape_ops.size(input, name=name, out_type=out_type, optimize=True)
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:
+    """TF1's ``tf.rank``: a Const named ``Rank`` when the rank is known, else the op."""
+    return shape_ops.rank(input, name=name, optimize=True)
