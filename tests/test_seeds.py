@@ -198,7 +198,7 @@ def test_002_a_fraction_of_each_gpu(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_002_dynamic_placement_function() -> None:
     def variables_on_cpu(op):
-        if op.type == "Variable":
+        if op.type == "VariableV2":  # the book's "Variable"; TF 2.21 names the op VariableV2
             return "/cpu:0"
         else:
             return "/gpu:0"
@@ -230,7 +230,7 @@ def test_002_no_gpu_kernel_for_int32_variable() -> None:
     assert message.startswith("Cannot assign a device for operation 'Variable'")
     assert "Could not satisfy explicit device specification '/device:GPU:0'" in message
     assert "because no supported kernel for GPU devices is available" in message
-    assert "Variable(int32)" in message
+    assert "VariableV2(int32)" in message
     # A float variable is fine, as the book says.
     with tf.device("/gpu:0"):
         f = tf.Variable(3.0)
@@ -250,7 +250,7 @@ def test_002_soft_placement_falls_back_to_cpu() -> None:
     assert sess.placement["Variable"] == f"{LOCAL}CPU:0"
     reason = sess.placement.explain("Variable")
     assert reason.kind == "soft"
-    assert "no GPU kernel for Variable(int32)" in reason.text
+    assert "no GPU kernel for VariableV2(int32)" in reason.text
     assert sess.run(i) == 3
 
 

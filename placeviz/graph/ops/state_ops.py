@@ -1,4 +1,4 @@
-"""Placeholders, variables' ops (Variable, Assign, AssignAdd), Identity, NoOp and group."""
+"""Placeholders, variables' ops (VariableV2, Assign, AssignAdd), Identity, NoOp and group."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def _variable_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 registry.register(
     OpDef(
-        type="Variable",
+        type="VariableV2",  # TF1's reference variable op since TF 1.0
         infer=_infer_variable,
         kernel=_variable_kernel,
         cost=free_cost,
@@ -79,7 +79,7 @@ registry.register(
 
 def variable_op(shape: Any, dtype: Any, name: str | None = None) -> Operation:
     attrs = {"shape": as_shape(shape), "dtype": dtypes.as_dtype(dtype)}
-    return make_op("Variable", [], name or "Variable", attrs)
+    return make_op("VariableV2", [], name or "Variable", attrs)
 
 
 # -- Assign, AssignAdd -------------------------------------------------------------------------
