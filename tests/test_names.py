@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.events.kinds import EventKind
 
 
 def _names() -> list[str]:
@@ -201,3 +202,42 @@ def test_shape_size_and_rank_fold_what_construction_knows() -> None:
     for value, want, tensor in zip(values, expected, tensors[3:]):
         np.testing.assert_array_equal(value, want)
         assert value.dtype == tensor.dtype.np
+
+
+def test_a_variable_stands_for_its_variable_op_as_a_graph_element() -> None:
+    # TF1's RefVariable._as_graph_element is the VariableV2 op's output, not v/read.
+    v = pv.Variable(2.0, name="v")
+    graph = pv.get_default_graph()
+    assert v.op.type == "VariableV2"
+    assert graph.as_graph_element(v) is v.op.outputs[0]
+    one = pv.constant(1.0)
+    with pv.control_dependencies([v]):
+        after = pv.identity(one, name="after")
+    assert [op.name for op in after.op.control_inputs] == ["v"]
+    # As an operand the variable is still its value, read through v/read.
+    double = v * 2.0
+    assert double.op.inputs[0].op.name == "v/read"
+    sess = pv.Session()
+    sess.run(v.initializer)
+    metadata = pv.RunMetadata()
+    options = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
+    assert sess.run(v, options=options, run_metadata=metadata) == 2.0
+    trace = metadata.trace
+    names = {node["id"]: node["name"] for node in trace.nodes}
+    is_op = trace.events["kind"] == int(EventKind.OP)
+    ran = {names[int(i)] for i in trace.events["node"][is_op]}
+    assert "v/read" not in ran and "v" in ran
+    assert sess.run(after) == 1.0
+
+
+def test_a_fetched_variable_holds_the_runs_update_as_in_tensorflow() -> None:
+    # TF 2.21: sess.run([train_op, loss, w]) gives the loss before and w after the step.
+    w = pv.Variable(0.0, name="weight")
+    x = pv.placeholder(pv.float32, [None])
+    out = pv.placeholder(pv.float32, [None])
+    loss = pv.reduce_mean(pv.square(w * x - out))
+    train = pv.train.GradientDescentOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    sess.run(w.initializer)
+    steps = [sess.run([train, loss, w], {x: [1, 2], out: [3, 5]})[1:] for _ in range(2)]
+    np.testing.assert_allclose(steps, [[17.0, 0.13], [15.352249, 0.2535]], rtol=1e-5)

@@ -608,8 +608,17 @@ def is_tensor_like(value: Any) -> bool:
     return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
 
 
+def as_value_element(obj: Any) -> Tensor | Operation:
+    """What ``obj`` stands for as an operand: a Variable's current value (its ``read``, TF1's
+    tensor conversion of a RefVariable), else its graph element."""
+    to_tensor: Callable[[], Any] | None = getattr(obj, "_as_tensor", None)
+    return to_tensor() if to_tensor is not None else as_graph_element(obj)
+
+
 def as_graph_element(obj: Any) -> Tensor | Operation:
-    """The Tensor or Operation behind ``obj`` (a Tensor, an Operation or a Variable)."""
+    """The Tensor or Operation behind ``obj``; a TF1 Variable's is its reference tensor (the
+    VariableV2 op's output), so ``sess.run(v)``, ``control_dependencies([v])`` and
+    ``colocate_with(v)`` name the variable op itself, as in TF."""
     if isinstance(obj, Tensor | Operation):
         return obj
     to_element: Callable[[], Any] | None = getattr(obj, "_as_graph_element", None)

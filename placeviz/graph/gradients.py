@@ -29,7 +29,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from placeviz.graph import grads as _grads
-from placeviz.graph.core import Graph, Operation, Tensor, as_graph_element, is_tensor_like
+from placeviz.graph.core import (
+    Graph,
+    Operation,
+    Tensor,
+    as_value_element,
+    is_tensor_like,
+)
 from placeviz.graph.grads.shapes import shape_of
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 from placeviz.graph.variables import Variable
@@ -70,7 +76,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _as_tensor(value: Any, what: str) -> Tensor:
-    element = as_graph_element(value)
+    element = as_value_element(value)
     if not isinstance(element, Tensor):
         raise TypeError(f"{what} must be tensors, got Operation '{element.name}'")
     return element

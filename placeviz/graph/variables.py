@@ -171,6 +171,10 @@ class Variable(metaclass=_VariableMeta):
         return self._snapshot.eval(session=session)
 
     def _as_graph_element(self) -> Tensor:
+        """The reference tensor in graph mode (TF1's RefVariable); eager mode has only values."""
+        return self._current_value() if executing_eagerly() else self._ref
+
+    def _as_tensor(self) -> Tensor:
         return self._current_value()
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.dtypes import DType
 from placeviz.graph import registry
-from placeviz.graph.core import Tensor, as_graph_element, get_default_graph, is_tensor_like
+from placeviz.graph.core import Tensor, as_value_element, get_default_graph, is_tensor_like
 from placeviz.graph.ops._build import constant_kernel, make_op, single
 from placeviz.graph.shapes import TensorShape
 
@@ -80,7 +80,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
     """A Tensor for ``value``: tensors and variables pass through, anything else becomes a Const."""
     target = dtypes.as_dtype(dtype) if dtype is not None else None
     if is_tensor_like(value):
-        element = as_graph_element(value)
+        element = as_value_element(value)
         if not isinstance(element, Tensor):
             raise TypeError(f"Cannot convert Operation '{element.name}' to a Tensor.")
         if target is not None and element.dtype is not target:
