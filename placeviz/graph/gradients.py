@@ -14,7 +14,11 @@ The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
    ``gradients/zeros_like``;
 4. with ``colocate_gradients_with_ops`` everything built for an op (its gradient, the sum of its
    outputs' gradients) goes inside ``colocate_with(op, ignore_existing=True)``, so the placer
-   puts it on the op's device; otherwise gradient ops take the device scope active at the call.
+   puts it on the op's device; otherwise gradient ops take the device scope active at the call;
+5. with ``gate_gradients`` (what optimizers pass, TF's ``GATE_OP``) an op's input gradients, when
+   there are several, are joined as ``control_flow_ops.tuple`` joins them: ``<op>_grad/tuple/
+   group_deps`` (a NoOp after all of them) and one ``tuple/control_dependency[_i]`` Identity per
+   gradient, colocated with it and run after the NoOp, so none is used before all exist.
 
 An x's op stops the backward pass unless another x lies upstream of it (then the gradient also
 flows through it, as in TF). A Variable in ``xs`` means its reference tensor: its ``read``
@@ -37,7 +41,7 @@ from placeviz.graph.core import (
     is_tensor_like,
 )
 from placeviz.graph.grads.shapes import shape_of
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, state_ops
 from placeviz.graph.variables import Variable
 
 _GradLists = dict[Operation, list[list[Tensor]]]
@@ -49,6 +53,7 @@ def gradients(
     grad_ys: Any = None,
     name: str = "gradients",
     colocate_gradients_with_ops: bool = False,
+    gate_gradients: bool = False,
 ) -> list[Tensor | None]:
     """Symbolic partial derivatives of ``sum(ys)`` with respect to each of ``xs``.
 
@@ -68,7 +73,8 @@ def gradients(
         if tensor.graph is not graph:
             raise ValueError(f"Tensor '{tensor.name}' is not in the same graph as the ys.")
     with graph.as_default(), graph.name_scope(name):
-        return _Backprop(graph, y_list, x_list, colocate_gradients_with_ops).run(seeds)
+        backprop = _Backprop(graph, y_list, x_list, colocate_gradients_with_ops, gate_gradients)
+        return backprop.run(seeds)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -89,14 +95,35 @@ def _as_x(value: Any) -> Tensor:
     return _as_tensor(value, "xs")
 
 
+def gated_tuple(graph: Graph, grads: list[Any]) -> list[Any]:
+    """TF's ``control_flow_ops.tuple``: each gradient waits for all of them (group_deps)."""
+    with graph.name_scope("tuple"):
+        gate = state_ops.group(*(g for g in grads if isinstance(g, Tensor)))
+        gated: list[Any] = []
+        for grad in grads:
+            if not isinstance(grad, Tensor):
+                gated.append(grad)
+                continue
+            with (
+                graph.name_scope("control_dependency") as scope,
+                graph.colocate_with(grad.op),
+                graph.control_dependencies([gate]),
+            ):
+                gated.append(state_ops.identity(grad, name=scope))
+        return gated
+
+
 class _Backprop:
     """One call's state: the ops between xs and ys, pending counts and gradients so far."""
 
-    def __init__(self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool) -> None:
+    def __init__(
+        self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool, gate: bool
+    ) -> None:
         self.graph = graph
         self.ys = ys
         self.xs = xs
         self.colocate = colocate
+        self.gate = gate
         self.between = self._between_ops()
         self.pending: defaultdict[Operation, int] = defaultdict(int)
         for op in self.between:
@@ -192,6 +219,8 @@ class _Backprop:
                 out_grads[i] = array_ops.zeros_like(op.outputs[i])
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
+            if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
+                in_grads = gated_tuple(self.graph, in_grads)
         if len(in_grads) != len(op.inputs):
             raise ValueError(
                 f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "
