@@ -295,3 +295,10 @@ def test_gate_graph_joins_all_gradients_in_one_tuple() -> None:
     gw, gb = sess.run([g for g, _ in pairs], {x: [[1.0, 2.0], [3.0, 4.0]]})
     np.testing.assert_allclose(gw, [[4.0], [6.0]])
     np.testing.assert_allclose(gb, [2.0])
+
+
+def test_base_dtype_is_the_dtype_itself() -> None:
+    # TF: v.dtype is float32_ref and v.dtype.base_dtype float32; placeviz has no ref dtypes.
+    v = pv.Variable(1.0)
+    assert v.dtype.base_dtype is pv.float32
+    assert pv.zeros([2], dtype=v.dtype.base_dtype).dtype is pv.float32
