@@ -302,3 +302,11 @@ def test_base_dtype_is_the_dtype_itself() -> None:
     v = pv.Variable(1.0)
     assert v.dtype.base_dtype is pv.float32
     assert pv.zeros([2], dtype=v.dtype.base_dtype).dtype is pv.float32
+
+
+def test_name_scope_default_name_only_replaces_none() -> None:
+    # TF 2.21: name_scope(None, "d") opens "d/"; name_scope("", "d") resets to the root.
+    with pv.name_scope(None, "d") as scope:
+        assert scope == "d/"
+        with pv.name_scope("", "d") as reset:
+            assert reset == "" and pv.constant(1.0).op.name == "Const"
