@@ -25,6 +25,13 @@ class DType:
         return self._np
 
     @property
+    def base_dtype(self) -> DType:
+        """The dtype itself. TF1 marks a variable's reference tensor ``float32_ref`` and user code
+        strips that with ``base_dtype``; placeviz keeps reference tensors at their value's dtype
+        (``op.op_def.ref_output`` says what is a reference), so there is nothing to strip."""
+        return self
+
+    @property
     def size(self) -> int:
         return self._np.itemsize
 

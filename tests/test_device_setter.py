@@ -231,3 +231,17 @@ def test_cluster_spec_errors() -> None:
         train.ClusterSpec({1: ["a:1"]})
     with pytest.raises(TypeError, match="`cluster` must be a dictionary"):
         train.ClusterSpec(["a:1"])
+
+
+def test_as_cluster_def_mirrors_tensorflows_cluster_def() -> None:
+    # TF 2.21: jobs sorted by name, each with task index -> address; ClusterSpec takes it back.
+    spec = train.ClusterSpec({"worker": {2: "w2:2222", 0: "w0:2222"}, "ps": ["ps0:2222"]})
+    cluster_def = spec.as_cluster_def()
+    assert [(job.name, dict(job.tasks)) for job in cluster_def.job] == [
+        ("ps", {0: "ps0:2222"}),
+        ("worker", {0: "w0:2222", 2: "w2:2222"}),
+    ]
+    assert list(cluster_def.job[1].tasks) == [0, 2]
+    again = train.ClusterSpec(cluster_def)
+    assert again == spec
+    assert again.as_dict() == {"ps": ["ps0:2222"], "worker": {0: "w0:2222", 2: "w2:2222"}}

@@ -41,7 +41,7 @@ def test_operator_default_names_and_types() -> None:
     assert m.op.type == "MatMul"
     assert pv.add_n([a, b]).op.type == "AddN"
     assert pv.placeholder(pv.float32).op.type == "Placeholder"
-    assert pv.Variable(1.0).op.type == "Variable"
+    assert pv.Variable(1.0).op.type == "VariableV2"
 
 
 def test_python_numbers_take_the_tensor_dtype() -> None:

@@ -44,7 +44,7 @@ def test_default_is_cpu_without_gpus_or_without_a_gpu_kernel() -> None:
     sess = pv.Session()
     sess.run(i.initializer)
     assert sess.placement["Variable"] == f"{LOCAL}CPU:0"
-    assert "no GPU kernel for Variable(int32)" in sess.placement.explain("Variable").text
+    assert "no GPU kernel for VariableV2(int32)" in sess.placement.explain("Variable").text
     assert sess.placement.explain("Variable/read").kind == "colocated"
 
 
@@ -156,7 +156,7 @@ def test_soft_placement_when_the_kernel_is_missing_names_the_kernel() -> None:
     sess.run(i.initializer)
     reason = sess.placement.explain("i")
     assert reason.kind == "soft"
-    assert reason.text == "soft placement: there is no GPU kernel for Variable(int32), so CPU:0"
+    assert reason.text == "soft placement: there is no GPU kernel for VariableV2(int32), so CPU:0"
     assert reason.requested == "/device:GPU:1"
 
 

@@ -198,7 +198,7 @@ def test_002_a_fraction_of_each_gpu(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_002_dynamic_placement_function() -> None:
     def variables_on_cpu(op):
-        if op.type == "Variable":
+        if op.type == "VariableV2":  # the book's "Variable"; TF 2.21 names the op VariableV2
             return "/cpu:0"
         else:
             return "/gpu:0"
@@ -230,7 +230,7 @@ def test_002_no_gpu_kernel_for_int32_variable() -> None:
     assert message.startswith("Cannot assign a device for operation 'Variable'")
     assert "Could not satisfy explicit device specification '/device:GPU:0'" in message
     assert "because no supported kernel for GPU devices is available" in message
-    assert "Variable(int32)" in message
+    assert "VariableV2(int32)" in message
     # A float variable is fine, as the book says.
     with tf.device("/gpu:0"):
         f = tf.Variable(3.0)
@@ -250,7 +250,7 @@ def test_002_soft_placement_falls_back_to_cpu() -> None:
     assert sess.placement["Variable"] == f"{LOCAL}CPU:0"
     reason = sess.placement.explain("Variable")
     assert reason.kind == "soft"
-    assert "no GPU kernel for Variable(int32)" in reason.text
+    assert "no GPU kernel for VariableV2(int32)" in reason.text
     assert sess.run(i) == 3
 
 
@@ -718,8 +718,8 @@ def test_004_linear_regression_matches_numpy_step_by_step(
             if i % 100 == 0:
                 print("Step {}: loss = {}, w = {}, b = {}".format(i, loss_val, w_val, b_val))  # noqa: UP032
             # NumPy: the loss fetched with train_op is the one the step started from; w and b
-            # are fetched by reference, so they are read when the run ends, after the update
-            # (TensorFlow 2.21 prints w = 1.2514286 at step 0 too).
+            # are fetched as the variables themselves (TF1's reference tensors), so, as in
+            # TF 2.21, they hold the step's update when the run ends.
             residual = ref_w * xs + ref_b - outs
             assert loss_val == pytest.approx(np.mean(np.square(residual)), rel=1e-4), i
             ref_w = ref_w - lr * np.mean(2 * residual * xs)
@@ -727,6 +727,7 @@ def test_004_linear_regression_matches_numpy_step_by_step(
             assert w_val == pytest.approx(ref_w, rel=1e-4, abs=1e-6), i
             assert b_val == pytest.approx(ref_b, rel=1e-4, abs=1e-6), i
     out_text, err = capsys.readouterr()
+    # TF 2.21 prints "Step 0: loss = 97.0, w = 1.2514286041259766, b = 0.17999999225139618".
     assert out_text.splitlines()[0] == (
         "Step 0: loss = 97.0, w = 1.2514286041259766, b = 0.17999999225139618"
     )

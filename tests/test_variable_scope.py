@@ -29,7 +29,7 @@ def test_variable_named_by_nested_variable_scopes() -> None:
         v = pv.get_variable("v", [1])
     assert scope.name == "foo/bar"
     assert v.name == "foo/bar/v:0" and v.op.name == "foo/bar/v"
-    assert v.op.type == "Variable"
+    assert v.op.type == "VariableV2"
     assert isinstance(v, pv.Variable)
     assert pv.global_variables() == [v] and pv.trainable_variables() == [v]
 

@@ -98,6 +98,9 @@ class MirroredVariable:
     def _as_graph_element(self) -> Tensor:
         return self._get()._as_graph_element()
 
+    def _as_tensor(self) -> Tensor:
+        return self._get()._as_tensor()
+
     # -- updates keep every copy equal -----------------------------------------------------------
     def _update_all(self, method: str, value: Any, name: str | None) -> Operation:
         if context.get_replica_context() is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
@@ -21,6 +22,10 @@ from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
 
 Location = tuple[str, int]
+
+# TensorFlow's rules (ops.py): a node name, and a scope opened inside another scope.
+_VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 
 
 class RequestSource(enum.Enum):
@@ -83,7 +88,8 @@ class Tensor:
         return self.op.graph
 
     def consumers(self) -> list[Operation]:
-        return [op for op in self.op.graph._ops if any(t is self for t in op.inputs)]
+        """The ops reading this tensor, once per input that reads it (``x * x`` twice), as TF."""
+        return [op for op in self.op.graph._ops for t in op.inputs if t is self]
 
     def eval(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> Any:
         return _session_for(self, session).run(self, feed_dict=feed_dict)
@@ -364,6 +370,14 @@ class Graph:
     def name_scope(self, name: str | None) -> Iterator[str]:
         """Prefix op names; a name ending in '/' re-enters that scope exactly, None or '' resets."""
         old = self._name_stack
+        if name:
+            pattern = _VALID_SCOPE_NAME if old else _VALID_OP_NAME
+            if not pattern.match(name):
+                kind = "scope" if old else "root scope"
+                raise ValueError(
+                    f"'{name}' is not a valid {kind} name. A {kind} name has to match the "
+                    f"following pattern: {pattern.pattern}"
+                )
         if not name:
             new = ""
         elif name.endswith("/"):
@@ -478,8 +492,18 @@ class Graph:
                     f"being created; it belongs to another graph."
                 )
         location = user_location()
-        # A name ending in '/' comes from name_scope, which already made it unique.
-        op_name = name[:-1] if name and name.endswith("/") else self.unique_name(name or op_type)
+        if name and name.endswith("/"):
+            op_name = name[:-1]  # from name_scope, which already made it unique
+        else:
+            name = op_type if name is None else name
+            full_name = f"{self._name_stack}/{name}" if self._name_stack else name
+            if not _VALID_OP_NAME.match(full_name):
+                raise ValueError(
+                    f"`{full_name}` is not a valid node name (a {op_type} op created at "
+                    f"{format_location(location)}). Accepted names conform to Regex "
+                    f"/{_VALID_OP_NAME.pattern}/"
+                )
+            op_name = self.unique_name(name)
         op = Operation(self, op_name, op_def, inputs, attrs, location)
         try:
             specs = op_def.infer(inputs, attrs)
@@ -684,8 +708,17 @@ def is_tensor_like(value: Any) -> bool:
     return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
 
 
+def as_value_element(obj: Any) -> Tensor | Operation:
+    """What ``obj`` stands for as an operand: a Variable's current value (its ``read``, TF1's
+    tensor conversion of a RefVariable), else its graph element."""
+    to_tensor: Callable[[], Any] | None = getattr(obj, "_as_tensor", None)
+    return to_tensor() if to_tensor is not None else as_graph_element(obj)
+
+
 def as_graph_element(obj: Any) -> Tensor | Operation:
-    """The Tensor or Operation behind ``obj`` (a Tensor, an Operation or a Variable)."""
+    """The Tensor or Operation behind ``obj``; a TF1 Variable's is its reference tensor (the
+    VariableV2 op's output), so ``sess.run(v)``, ``control_dependencies([v])`` and
+    ``colocate_with(v)`` name the variable op itself, as in TF."""
     if isinstance(obj, Tensor | Operation):
         return obj
     to_element: Callable[[], Any] | None = getattr(obj, "_as_graph_element", None)

@@ -6,15 +6,19 @@ The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
    a y; only they are differentiated, and each waits (a pending count per consuming edge) until
    every one of its consumers in between has handed back a gradient;
 2. the seed for each y is ``grad_ys`` or ones shaped like y: ``gradients/Shape`` (a Const when
-   y's shape is static, as TF's ``shape(optimize=True)``), ``gradients/grad_ys_0`` and
-   ``gradients/Fill``;
+   y's shape is static, as TF's ``shape(optimize=True)``), ``gradients/grad_ys_0/Const`` and
+   ``gradients/grad_ys_0`` (the Fill);
 3. each op's gradient is built under ``gradients/<op name>_grad/`` by its registered gradient
    function (``placeviz.graph.grads``); a tensor with several consumers gets their gradients
    summed with ``gradients/AddN``; an output of a multi-output op with no gradient gets
    ``gradients/zeros_like``;
 4. with ``colocate_gradients_with_ops`` everything built for an op (its gradient, the sum of its
    outputs' gradients) goes inside ``colocate_with(op, ignore_existing=True)``, so the placer
-   puts it on the op's device; otherwise gradient ops take the device scope active at the call.
+   puts it on the op's device; otherwise gradient ops take the device scope active at the call;
+5. with ``gate_gradients`` (what optimizers pass, TF's ``GATE_OP``) an op's input gradients, when
+   there are several, are joined as ``control_flow_ops.tuple`` joins them: ``<op>_grad/tuple/
+   group_deps`` (a NoOp after all of them) and one ``tuple/control_dependency[_i]`` Identity per
+   gradient, colocated with it and run after the NoOp, so none is used before all exist.
 
 An x's op stops the backward pass unless another x lies upstream of it (then the gradient also
 flows through it, as in TF). A Variable in ``xs`` means its reference tensor: its ``read``
@@ -29,9 +33,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from placeviz.graph import grads as _grads
-from placeviz.graph.core import Graph, Operation, Tensor, as_graph_element, is_tensor_like
+from placeviz.graph.core import (
+    Graph,
+    Operation,
+    Tensor,
+    as_value_element,
+    is_tensor_like,
+)
 from placeviz.graph.grads.shapes import shape_of
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, state_ops
 from placeviz.graph.variables import Variable
 
 _GradLists = dict[Operation, list[list[Tensor]]]
@@ -43,6 +53,7 @@ def gradients(
     grad_ys: Any = None,
     name: str = "gradients",
     colocate_gradients_with_ops: bool = False,
+    gate_gradients: bool = False,
 ) -> list[Tensor | None]:
     """Symbolic partial derivatives of ``sum(ys)`` with respect to each of ``xs``.
 
@@ -62,7 +73,8 @@ def gradients(
         if tensor.graph is not graph:
             raise ValueError(f"Tensor '{tensor.name}' is not in the same graph as the ys.")
     with graph.as_default(), graph.name_scope(name):
-        return _Backprop(graph, y_list, x_list, colocate_gradients_with_ops).run(seeds)
+        backprop = _Backprop(graph, y_list, x_list, colocate_gradients_with_ops, gate_gradients)
+        return backprop.run(seeds)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -70,7 +82,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _as_tensor(value: Any, what: str) -> Tensor:
-    element = as_graph_element(value)
+    element = as_value_element(value)
     if not isinstance(element, Tensor):
         raise TypeError(f"{what} must be tensors, got Operation '{element.name}'")
     return element
@@ -83,14 +95,35 @@ def _as_x(value: Any) -> Tensor:
     return _as_tensor(value, "xs")
 
 
+def gated_tuple(graph: Graph, grads: list[Any]) -> list[Any]:
+    """TF's ``control_flow_ops.tuple``: each gradient waits for all of them (group_deps)."""
+    with graph.name_scope("tuple"):
+        gate = state_ops.group(*(g for g in grads if isinstance(g, Tensor)))
+        gated: list[Any] = []
+        for grad in grads:
+            if not isinstance(grad, Tensor):
+                gated.append(grad)
+                continue
+            with (
+                graph.name_scope("control_dependency") as scope,
+                graph.colocate_with(grad.op),
+                graph.control_dependencies([gate]),
+            ):
+                gated.append(state_ops.identity(grad, name=scope))
+        return gated
+
+
 class _Backprop:
     """One call's state: the ops between xs and ys, pending counts and gradients so far."""
 
-    def __init__(self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool) -> None:
+    def __init__(
+        self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool, gate: bool
+    ) -> None:
         self.graph = graph
         self.ys = ys
         self.xs = xs
         self.colocate = colocate
+        self.gate = gate
         self.between = self._between_ops()
         self.pending: defaultdict[Operation, int] = defaultdict(int)
         for op in self.between:
@@ -156,9 +189,11 @@ class _Backprop:
         """``grad_ys[index]``, or ones shaped like y (TF's Shape, grad_ys_<i> and Fill)."""
         name = f"grad_ys_{index}"
         if seed is None:
+            # TF's ``ones(shape(y), name=name)``: Shape, then grad_ys_0/Const filled as grad_ys_0.
             dims = shape_of(y)
-            one = constant_op.constant(1, dtype=y.dtype, name=name)
-            return shape_ops.fill(dims, one)
+            with y.graph.name_scope(name) as scope:
+                one = constant_op.constant(1, dtype=y.dtype)
+                return shape_ops.fill(dims, one, name=scope)
         is_tensor = is_tensor_like(seed)
         tensor = constant_op.convert_to_tensor(
             seed, dtype=None if is_tensor else y.dtype, name=name
@@ -184,6 +219,8 @@ class _Backprop:
                 out_grads[i] = array_ops.zeros_like(op.outputs[i])
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
+            if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
+                in_grads = gated_tuple(self.graph, in_grads)
         if len(in_grads) != len(op.inputs):
             raise ValueError(
                 f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "

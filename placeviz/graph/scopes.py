@@ -20,7 +20,8 @@ def device(device_name_or_function: Any) -> Iterator[None]:
 def name_scope(
     name: str | None, default_name: str | None = None, values: Any = None
 ) -> Iterator[str]:
-    with get_default_graph().name_scope(name or default_name) as scope:
+    """TF1's ``name_scope``: None takes ``default_name``; "" (as in TF) resets to the root."""
+    with get_default_graph().name_scope(default_name if name is None else name) as scope:
         yield scope
 
 

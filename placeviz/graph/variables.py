@@ -157,7 +157,8 @@ class Variable(metaclass=_VariableMeta):
         return self.read_value().numpy()
 
     def read_value(self) -> Tensor:
-        with self._graph.name_scope(self._variable_op.name + "/"):
+        """A fresh read, named ``read`` in the current scope (TF1's RefVariable.read_value)."""
+        with self._graph.as_default():
             return state_ops.read_variable(self._ref)
 
     def assign(self, value: Any, name: str | None = None) -> Tensor:
@@ -170,6 +171,10 @@ class Variable(metaclass=_VariableMeta):
         return self._snapshot.eval(session=session)
 
     def _as_graph_element(self) -> Tensor:
+        """The reference tensor in graph mode (TF1's RefVariable); eager mode has only values."""
+        return self._current_value() if executing_eagerly() else self._ref
+
+    def _as_tensor(self) -> Tensor:
         return self._current_value()
 
     def __repr__(self) -> str:

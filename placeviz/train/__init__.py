@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from placeviz.train.adam import AdamOptimizer
-from placeviz.train.cluster_spec import ClusterSpec
+from placeviz.train.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from placeviz.train.device_setter import replica_device_setter
 from placeviz.train.gradient_descent import GradientDescentOptimizer
 from placeviz.train.momentum import MomentumOptimizer

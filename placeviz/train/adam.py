@@ -75,10 +75,7 @@ class AdamOptimizer(Optimizer):
         graph = update_ops[0].graph
         beta1_power, beta2_power = self._beta_powers(graph)
         with graph.control_dependencies(update_ops), graph.colocate_with(beta1_power.op):
-            update_beta1 = beta1_power.assign(
-                beta1_power.value() * self._beta1_t, name="update_beta1"
-            )
-            update_beta2 = beta2_power.assign(
-                beta2_power.value() * self._beta2_t, name="update_beta2"
-            )
+            # TF's names: Adam/mul, Adam/Assign, Adam/mul_1, Adam/Assign_1.
+            update_beta1 = beta1_power.assign(beta1_power.value() * self._beta1_t)
+            update_beta2 = beta2_power.assign(beta2_power.value() * self._beta2_t)
         return state_ops.group(*update_ops, update_beta1, update_beta2, name=name)

@@ -7,10 +7,27 @@ placeviz does not run on a cluster yet; a ClusterSpec describes one (for example
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Address = str | bytes
 Tasks = Sequence[Address] | Mapping[int, Address]
+
+
+@dataclass(frozen=True)
+class JobDef:
+    """One job of a ``ClusterDef``: its name and task index -> address (TF's JobDef proto)."""
+
+    name: Any
+    tasks: Mapping[int, Address]
+
+
+@dataclass(frozen=True)
+class ClusterDef:
+    """A plain mirror of TF's ``ClusterDef`` proto: ``job`` is the jobs sorted by name, as TF
+    writes them, each with its tasks sorted by index. placeviz has no protobufs."""
+
+    job: tuple[JobDef, ...]
 
 
 class ClusterSpec:
@@ -20,15 +37,17 @@ class ClusterSpec:
     job may leave indices out. Jobs keep the order they were given in.
     """
 
-    def __init__(self, cluster: Mapping[Any, Tasks] | ClusterSpec) -> None:
+    def __init__(self, cluster: Mapping[Any, Tasks] | ClusterSpec | ClusterDef) -> None:
         if isinstance(cluster, ClusterSpec):
             self._jobs = {job: dict(tasks) for job, tasks in cluster._jobs.items()}
+        elif isinstance(cluster, ClusterDef):
+            self._jobs = {job.name: dict(job.tasks) for job in cluster.job}
         elif isinstance(cluster, Mapping):
             self._jobs = {_check_job(job): _indexed(job, tasks) for job, tasks in cluster.items()}
         else:
             raise TypeError(
                 "`cluster` must be a dictionary mapping one or more job names to lists of "
-                f"network addresses, or a ClusterSpec; got {type(cluster).__name__}"
+                f"network addresses, a ClusterSpec or a ClusterDef; got {type(cluster).__name__}"
             )
 
     @property
@@ -63,6 +82,15 @@ class ClusterSpec:
             else:
                 result[name] = {i: job[i] for i in indices}
         return result
+
+    def as_cluster_def(self) -> ClusterDef:
+        """The cluster as TF's ``ClusterDef`` (a plain structure; ``ClusterSpec`` takes it back)."""
+        return ClusterDef(
+            tuple(
+                JobDef(name, {i: self._jobs[name][i] for i in sorted(self._jobs[name])})
+                for name in sorted(self._jobs)
+            )
+        )
 
     def _job(self, job_name: Any) -> dict[int, Address]:
         try:

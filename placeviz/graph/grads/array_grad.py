@@ -19,7 +19,7 @@ Grads = list[Tensor | None]
 not_differentiable(
     "Const",
     "Placeholder",
-    "Variable",
+    "VariableV2",
     "Assign",
     "AssignAdd",
     "NoOp",

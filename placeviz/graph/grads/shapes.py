@@ -8,15 +8,13 @@ TF's ``SmartBroadcastGradientArgs``); otherwise they read shapes at run time wit
 from __future__ import annotations
 
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.ops import array_ops, math_ops, shape_ops
 from placeviz.graph.shapes import normalize_axis
 
 
 def shape_of(tensor: Tensor, name: str = "Shape") -> Tensor:
     """TF's ``shape(optimize=True)``: a Const when the static shape is fully defined."""
-    if tensor.shape.is_fully_defined:
-        return constant_op.constant(tensor.shape.as_list(), name=name, dtype="int32")
-    return shape_ops.shape(tensor, name=name)
+    return shape_ops.shape(tensor, name=name, optimize=True)
 
 
 def reshape_like(grad: Tensor, like: Tensor) -> Tensor:

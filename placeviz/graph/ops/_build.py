@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from placeviz.dtypes import DType
-from placeviz.graph.core import Operation, Tensor, get_default_graph
+from placeviz.graph.core import (
+    Operation,
+    Tensor,
+    as_graph_element,
+    get_default_graph,
+    is_tensor_like,
+)
 from placeviz.graph.shapes import TensorShape
 
 
@@ -19,6 +26,19 @@ def make_op(
     """Create an op in the graph its inputs live in (the default graph when it has none)."""
     graph = inputs[0].graph if inputs else get_default_graph()
     return graph.create_op(op_type, inputs, name=name, attrs=attrs)
+
+
+@contextlib.contextmanager
+def op_scope(name: str, values: Sequence[Any] = ()) -> Iterator[str]:
+    """TF's ``name_scope(name)`` around one op, in its inputs' graph: the Python values it
+    converts are named ``<op>/<arg>`` (``add/y``), and the op takes the scope's name (pass the
+    yielded ``add/`` as the op's name)."""
+    graph = next(
+        (as_graph_element(v).graph for v in values if is_tensor_like(v)), get_default_graph()
+    )
+    entered = contextlib.nullcontext() if graph is get_default_graph() else graph.as_default()
+    with entered, graph.name_scope(name) as scope:
+        yield scope
 
 
 def same_dtype(op_type: str, inputs: Sequence[Tensor], names: Sequence[str] = ("x", "y")) -> DType:

@@ -795,3 +795,19 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     if tensor.dtype is target:
         return tensor
     return make_op("Cast", [tensor], name or "Cast", {"dtype": target}).outputs[0]
+
+
+# -- shape, size, rank -------------------------------------------------------------------------
+def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """TF1's ``tf.shape``: a Const named ``Shape`` when the static shape is known, else the op."""
+    return shape_ops.shape(input, name=name, out_type=out_type, optimize=True)
+
+
+def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
+    """TF1's ``tf.size``: a Const named ``Size`` when the element count is known, else the op."""
+    return shape_ops.size(input, name=name, out_type=out_type, optimize=True)
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:
+    """TF1's ``tf.rank``: a Const named ``Rank`` when the rank is known, else the op."""
+    return shape_ops.rank(input, name=name, optimize=True)

@@ -11,7 +11,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.dtypes import DType
 from placeviz.graph import registry
-from placeviz.graph.core import Tensor, as_graph_element, get_default_graph, is_tensor_like
+from placeviz.graph.core import Tensor, as_value_element, get_default_graph, is_tensor_like
 from placeviz.graph.ops._build import constant_kernel, make_op, single
 from placeviz.graph.shapes import TensorShape
 
@@ -81,7 +81,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
     """A Tensor for ``value``: tensors and variables pass through, anything else becomes a Const."""
     target = dtypes.as_dtype(dtype) if dtype is not None else None
     if is_tensor_like(value):
-        element = as_graph_element(value)
+        element = as_value_element(value)
         if not isinstance(element, Tensor):
             raise TypeError(f"Cannot convert Operation '{element.name}' to a Tensor.")
         if target is not None and element.dtype is not target:
@@ -97,19 +97,20 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
     return constant(value, dtype=target, name=name or "Const")
 
 
-def convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
-    """Convert two operands; a Python number takes the dtype of the tensor it meets, as in TF."""
+def convert_pair(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> tuple[Tensor, Tensor]:
+    """Convert two operands; a Python number takes the dtype of the tensor it meets and is named
+    after its argument (``add/y`` under an op's scope), as in TF."""
     x_is_tensor = is_tensor_like(x)
     y_is_tensor = is_tensor_like(y)
     if x_is_tensor:
         tx = convert_to_tensor(x)
         with _graph_of(tx):
-            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype)
+            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype, name=names[1])
     if y_is_tensor:
         ty = convert_to_tensor(y)
         with _graph_of(ty):
-            return convert_to_tensor(x, dtype=ty.dtype), ty
-    return convert_to_tensor(x), convert_to_tensor(y)
+            return convert_to_tensor(x, dtype=ty.dtype, name=names[0]), ty
+    return convert_to_tensor(x, name=names[0]), convert_to_tensor(y, name=names[1])
 
 
 def _graph_of(tensor: Tensor) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
+from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
     INDEX_DTYPES,
@@ -58,9 +58,10 @@ for _type, (_fn, _allowed) in _BINARY.items():
     )
 
 
-def _binary(op_type: str, x: Any, y: Any, name: str | None) -> Tensor:
-    tx, ty = convert_pair(x, y)
-    return make_op(op_type, [tx, ty], name).outputs[0]
+def _binary(op_type: str, x: Any, y: Any, name: str) -> Tensor:
+    with op_scope(name, (x, y)) as scope:
+        tx, ty = convert_pair(x, y)
+        return make_op(op_type, [tx, ty], scope).outputs[0]
 
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -353,9 +354,10 @@ def matmul(
     transpose_b: bool = False,
     name: str | None = None,
 ) -> Tensor:
-    ta, tb = convert_pair(a, b)
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
-    return make_op("MatMul", [ta, tb], name or "MatMul", attrs).outputs[0]
+    with op_scope(name or "MatMul", (a, b)) as scope:
+        ta, tb = convert_pair(a, b, names=("a", "b"))
+        return make_op("MatMul", [ta, tb], scope, attrs).outputs[0]
 
 
 # -- add_n -------------------------------------------------------------------------------------
@@ -596,8 +598,8 @@ def _install_operators() -> None:
 
         setattr(Tensor, f"__{method}__", forward)
         setattr(Tensor, f"__r{method}__", reverse)
-    Tensor.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[attr-defined]
-    Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
+    Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")  # type: ignore[attr-defined]
+    Tensor.__rmatmul__ = lambda self, other: matmul(other, self, name="matmul")  # type: ignore[attr-defined]
     Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
     Tensor.__abs__ = lambda self: abs(self)  # type: ignore[attr-defined]
     OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)

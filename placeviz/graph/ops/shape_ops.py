@@ -24,7 +24,8 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops._build import make_op, single
+from placeviz.graph.ops import constant_op
+from placeviz.graph.ops._build import make_op, op_scope, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.registry import OpDef, OutputSpec, free_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast
@@ -90,20 +91,64 @@ def _size_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return lambda x: xp.asarray(x.size, dtype=dtype)
 
 
+def _infer_rank(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return single(TensorShape([]), dtypes.int32)
+
+
+def _rank_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x: xp.asarray(x.ndim, dtype=xp.int32)
+
+
 registry.register(OpDef(type="Shape", infer=_infer_shape, kernel=_shape_kernel, cost=free_cost))
 registry.register(OpDef(type="Size", infer=_infer_size, kernel=_size_kernel, cost=free_cost))
+registry.register(OpDef(type="Rank", infer=_infer_rank, kernel=_rank_kernel, cost=free_cost))
 
 
-def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
-    """The run-time shape of ``input`` as a 1-D int tensor (an op even when it is static)."""
-    attrs = {"out_type": dtypes.as_dtype(out_type)}
-    return make_op("Shape", [convert_to_tensor(input)], name or "Shape", attrs).outputs[0]
+def _metadata(
+    op_type: str, input: Any, name: str | None, attrs: dict[str, Any], static: Any, optimize: bool
+) -> Tensor:
+    """TF's ``shape_internal`` and friends: with ``optimize``, a value construction already knows
+    becomes a Const of the op's name (``pv.shape`` of a [2, 3] tensor is the Const ``Shape``)."""
+    with op_scope(name or op_type, (input,)) as scope:
+        tensor = convert_to_tensor(input)
+        value = static(tensor.shape) if optimize else None
+        if value is not None:
+            dtype = attrs.get("out_type", dtypes.int32)
+            return constant_op.constant(value, dtype=dtype, name=scope)
+        return make_op(op_type, [tensor], scope, attrs).outputs[0]
 
 
-def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
-    """The run-time number of elements of ``input`` as an int scalar."""
-    attrs = {"out_type": dtypes.as_dtype(out_type)}
-    return make_op("Size", [convert_to_tensor(input)], name or "Size", attrs).outputs[0]
+def shape(
+    input: Any, name: str | None = None, out_type: Any = dtypes.int32, optimize: bool = False
+) -> Tensor:
+    """The shape of ``input`` as a 1-D int tensor; a run-time op unless ``optimize`` folds it."""
+    return _metadata(
+        "Shape",
+        input,
+        name,
+        {"out_type": dtypes.as_dtype(out_type)},
+        lambda s: s.as_list() if s.is_fully_defined else None,
+        optimize,
+    )
+
+
+def size(
+    input: Any, name: str | None = None, out_type: Any = dtypes.int32, optimize: bool = False
+) -> Tensor:
+    """The number of elements of ``input`` as an int scalar (``optimize`` as for ``shape``)."""
+    return _metadata(
+        "Size",
+        input,
+        name,
+        {"out_type": dtypes.as_dtype(out_type)},
+        lambda s: s.num_elements(),
+        optimize,
+    )
+
+
+def rank(input: Any, name: str | None = None, optimize: bool = False) -> Tensor:
+    """The number of dimensions of ``input`` as an int32 scalar (TF's Rank has no out_type)."""
+    return _metadata("Rank", input, name, {}, lambda s: s.ndims, optimize)
 
 
 # -- BroadcastGradientArgs ---------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Placeholders, variables' ops (Variable, Assign, AssignAdd), Identity, NoOp and group."""
+"""Placeholders, variables' ops (VariableV2, Assign, AssignAdd), Identity, NoOp and group."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError, describe_op
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, as_graph_element, get_default_graph
-from placeviz.graph.ops._build import make_op, same_dtype, single
+from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.registry import OpDef, free_cost, memory_cost
 from placeviz.graph.shapes import ShapeError, as_shape
@@ -72,7 +72,7 @@ def _variable_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 registry.register(
     OpDef(
-        type="Variable",
+        type="VariableV2",  # TF1's reference variable op since TF 1.0
         infer=_infer_variable,
         kernel=_variable_kernel,
         cost=free_cost,
@@ -86,7 +86,7 @@ registry.register(
 
 def variable_op(shape: Any, dtype: Any, name: str | None = None) -> Operation:
     attrs = {"shape": as_shape(shape), "dtype": dtypes.as_dtype(dtype)}
-    return make_op("Variable", [], name or "Variable", attrs)
+    return make_op("VariableV2", [], name or "Variable", attrs)
 
 
 # -- Assign, AssignAdd -------------------------------------------------------------------------
@@ -130,19 +130,17 @@ for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_ker
 
 def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
-    with _colocated(ref_tensor.op):
-        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype)
-        op = make_op(
-            "Assign", [ref_tensor, tensor], name or "Assign", {"validate_shape": validate_shape}
-        )
+    with _colocated(ref_tensor.op), op_scope(name or "Assign", (ref_tensor,)) as scope:
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype, name="value")
+        op = make_op("Assign", [ref_tensor, tensor], scope, {"validate_shape": validate_shape})
     return op.outputs[0]
 
 
 def assign_add(ref: Any, value: Any, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
-    with _colocated(ref_tensor.op):
-        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype)
-        op = make_op("AssignAdd", [ref_tensor, tensor], name or "AssignAdd")
+    with _colocated(ref_tensor.op), op_scope(name or "AssignAdd", (ref_tensor,)) as scope:
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype, name="value")
+        op = make_op("AssignAdd", [ref_tensor, tensor], scope)
     return op.outputs[0]
 
 
