@@ -8,7 +8,22 @@ from __future__ import annotations
 
 from placeviz import config, contrib, debugging, distribute, errors, keras, layers, nn, train
 from placeviz.devices.spec import DeviceSpec
-from placeviz.dtypes import DType, as_dtype, bool, float16, float32, float64, int32, int64
+from placeviz.dtypes import (
+    DType,
+    as_dtype,
+    bool,
+    bool_ref,
+    float16,
+    float16_ref,
+    float32,
+    float32_ref,
+    float64,
+    float64_ref,
+    int32,
+    int32_ref,
+    int64,
+    int64_ref,
+)
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,

@@ -8,13 +8,19 @@ import numpy as np
 
 
 class DType:
-    """A tensor element type: a TF name over a NumPy dtype. Instances are singletons."""
+    """A tensor element type: a TF name over a NumPy dtype. Instances are singletons.
 
-    __slots__ = ("_np", "name")
+    Each has a reference twin (``float32_ref``), the dtype of a TF1 variable's own output: what
+    an op that writes the variable (Assign, the optimizers' updates) takes and returns.
+    """
 
-    def __init__(self, name: str, np_dtype: Any) -> None:
+    __slots__ = ("_base", "_np", "_ref", "name")
+
+    def __init__(self, name: str, np_dtype: Any, base: DType | None = None) -> None:
         self.name = name
         self._np = np.dtype(np_dtype)
+        self._base = base
+        self._ref = self if base is not None else DType(f"{name}_ref", np_dtype, base=self)
 
     @property
     def as_numpy_dtype(self) -> type:
@@ -26,10 +32,17 @@ class DType:
 
     @property
     def base_dtype(self) -> DType:
-        """The dtype itself. TF1 marks a variable's reference tensor ``float32_ref`` and user code
-        strips that with ``base_dtype``; placeviz keeps reference tensors at their value's dtype
-        (``op.op_def.ref_output`` says what is a reference), so there is nothing to strip."""
-        return self
+        """The value's dtype: ``float32`` for ``float32_ref`` and for ``float32`` itself."""
+        return self._base or self
+
+    @property
+    def is_ref_dtype(self) -> bool:
+        return self._base is not None
+
+    @property
+    def _as_ref(self) -> DType:
+        """The reference twin (TF's name for it too)."""
+        return self._ref
 
     @property
     def size(self) -> int:
@@ -65,7 +78,9 @@ ALL: tuple[DType, ...] = (float16, float32, float64, int32, int64, bool)
 FLOATS: tuple[DType, ...] = (float16, float32, float64)
 NUMBERS: tuple[DType, ...] = (float16, float32, float64, int32, int64)
 _BY_NUMPY = {d.np: d for d in ALL}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for base in ALL for d in (base, base._as_ref)}
+float16_ref, float32_ref, float64_ref = (d._as_ref for d in FLOATS)
+int32_ref, int64_ref, bool_ref = int32._as_ref, int64._as_ref, bool._as_ref
 
 
 def as_dtype(value: Any) -> DType:

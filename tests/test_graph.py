@@ -162,7 +162,9 @@ def test_variable_creates_tensorflow_ops() -> None:
     v = pv.Variable(3.0, name="a")
     names = [op.name for op in pv.get_default_graph().get_operations()]
     assert names == ["a/initial_value", "a", "a/Assign", "a/read"]
-    assert v.name == "a:0" and v.dtype is pv.float32 and v.shape == []
+    # TF1's variables are reference tensors: float32_ref, whose base_dtype is float32
+    assert v.name == "a:0" and v.dtype is pv.float32_ref and v.shape == []
+    assert v.dtype.base_dtype is pv.float32 and v.value().dtype is pv.float32
     assert v.initializer.type == "Assign"
     assert (v * 2.0).op.inputs[0] is v.value()
     w = pv.Variable(np.zeros((2, 3), dtype=np.float32))

@@ -105,7 +105,7 @@ def test_global_step_counts_training_steps() -> None:
     _, loss, _ = quadratic([0.0, 0.0, 0.0])
     step = pv.train.get_or_create_global_step()
     assert pv.train.get_or_create_global_step() is step
-    assert step.op.name == "global_step" and step.dtype == pv.int64
+    assert step.op.name == "global_step" and step.dtype == pv.int64_ref
     train = pv.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
     assert train.type == "AssignAdd" and train.name == "GradientDescent"
     sess = pv.Session()

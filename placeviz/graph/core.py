@@ -202,11 +202,12 @@ class Operation:
 
     @property
     def dtype(self) -> DType | None:
-        """The dtype that selects the op's kernel: its first output's, else its first input's."""
+        """The dtype that selects the op's kernel: its first output's, else its first input's
+        (a base dtype: kernels are registered for float32, also when they write a float32_ref)."""
         if self.outputs:
-            return self.outputs[0].dtype
+            return self.outputs[0].dtype.base_dtype
         if self.inputs:
-            return self.inputs[0].dtype
+            return self.inputs[0].dtype.base_dtype
         return None
 
     def colocation_groups(self) -> list[str]:

@@ -271,7 +271,7 @@ def _check_reuse(
             f"Trying to share variable {name}, but specified shape {shape} and found shape "
             f"{found.shape}."
         )
-    if dtype is not found.dtype:
+    if dtype.base_dtype is not found.dtype.base_dtype:
         raise ValueError(
             f"Trying to share variable {name}, but specified dtype {dtype.name} and found dtype "
             f"{found.dtype.name}."

@@ -115,7 +115,10 @@ class Variable(metaclass=_VariableMeta):
 
     @property
     def dtype(self) -> Any:
-        return self._ref.dtype
+        """``float32_ref`` in graph mode, as TF1's reference variables; eager TF 2's variables
+        (resource variables) have the value's dtype."""
+        dtype = self._ref.dtype
+        return dtype.base_dtype if executing_eagerly() else dtype
 
     @property
     def shape(self) -> Any:

@@ -223,9 +223,9 @@ class Optimizer:
 
     @staticmethod
     def _as_dtype_of(value: Tensor, var: Variable) -> Tensor:
-        if value.dtype is var.dtype:
+        if value.dtype is var.dtype.base_dtype:
             return value
-        return array_ops.cast(value, var.dtype)
+        return array_ops.cast(value, var.dtype.base_dtype)
 
 
 def _colocated_variable(primary: Variable, initial_value: Callable[[], Any], name: str) -> Variable:
@@ -236,18 +236,18 @@ def _colocated_variable(primary: Variable, initial_value: Callable[[], Any], nam
         graph.name_scope(None),
         graph.colocate_with(primary.op),
     ):
-        return Variable(initial_value, trainable=False, name=name, dtype=primary.dtype)
+        return Variable(initial_value, trainable=False, name=name, dtype=primary.dtype.base_dtype)
 
 
 def _zeros_like_variable(var: Variable) -> Tensor:
     if var.shape.is_fully_defined:
-        return array_ops.zeros(var.shape.as_list(), dtype=var.dtype)
+        return array_ops.zeros(var.shape.as_list(), dtype=var.dtype.base_dtype)
     return array_ops.zeros_like(var.initial_value)
 
 
 def _check_float(kinds: Sequence[dtypes.DType], loss: Tensor) -> None:
     for dtype in kinds:
-        if dtype not in dtypes.FLOATS:
+        if dtype.base_dtype not in dtypes.FLOATS:
             raise ValueError(
                 f"Invalid type {dtype.name} for {loss.name}, expected: "
                 f"[{', '.join(d.name for d in dtypes.FLOATS)}]."

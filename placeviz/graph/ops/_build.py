@@ -43,9 +43,9 @@ def op_scope(name: str, values: Sequence[Any] = ()) -> Iterator[str]:
 
 def same_dtype(op_type: str, inputs: Sequence[Tensor], names: Sequence[str] = ("x", "y")) -> DType:
     """TensorFlow's rule for ops with one type attr T: every input has the same dtype."""
-    first = inputs[0].dtype
+    first = inputs[0].dtype.base_dtype  # a variable's reference holds values of its base dtype
     for arg, tensor in zip(names[1:], inputs[1:]):
-        if tensor.dtype is not first:
+        if tensor.dtype.base_dtype is not first:
             raise TypeError(
                 f"Input '{arg}' of '{op_type}' Op has type {tensor.dtype.name} that does not match "
                 f"type {first.name} of argument '{names[0]}'"
@@ -54,7 +54,7 @@ def same_dtype(op_type: str, inputs: Sequence[Tensor], names: Sequence[str] = ("
 
 
 def require_dtype(op_type: str, dtype: DType, allowed: Sequence[DType]) -> None:
-    if dtype not in allowed:
+    if dtype.base_dtype not in allowed:
         names = ", ".join(d.name for d in allowed)
         raise TypeError(f"{op_type} does not support {dtype.name}; allowed dtypes: {names}")
 

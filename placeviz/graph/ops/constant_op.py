@@ -84,7 +84,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
         element = as_value_element(value)
         if not isinstance(element, Tensor):
             raise TypeError(f"Cannot convert Operation '{element.name}' to a Tensor.")
-        if target is not None and element.dtype is not target:
+        if target is not None and element.dtype.base_dtype is not target.base_dtype:
             raise TypeError(
                 f"Tensor conversion requested dtype {target.name} for Tensor "
                 f"'{element.name}' with dtype {element.dtype.name}"
@@ -105,11 +105,12 @@ def convert_pair(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> tuple[T
     if x_is_tensor:
         tx = convert_to_tensor(x)
         with _graph_of(tx):
-            return tx, convert_to_tensor(y, dtype=None if y_is_tensor else tx.dtype, name=names[1])
+            other = None if y_is_tensor else tx.dtype.base_dtype
+            return tx, convert_to_tensor(y, dtype=other, name=names[1])
     if y_is_tensor:
         ty = convert_to_tensor(y)
         with _graph_of(ty):
-            return convert_to_tensor(x, dtype=ty.dtype, name=names[0]), ty
+            return convert_to_tensor(x, dtype=ty.dtype.base_dtype, name=names[0]), ty
     return convert_to_tensor(x, name=names[0]), convert_to_tensor(y, name=names[1])
 
 

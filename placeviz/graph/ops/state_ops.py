@@ -62,7 +62,7 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tenso
 
 # -- Variable ----------------------------------------------------------------------------------
 def _infer_variable(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
-    return single(attrs["shape"], attrs["dtype"])
+    return single(attrs["shape"], attrs["dtype"]._as_ref)  # TF1: a variable is float32_ref
 
 
 def _variable_kernel(xp: Any, op: Operation, state: Any) -> Any:
@@ -131,7 +131,7 @@ for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_ker
 def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
     with _colocated(ref_tensor.op), op_scope(name or "Assign", (ref_tensor,)) as scope:
-        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype, name="value")
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype, name="value")
         op = make_op("Assign", [ref_tensor, tensor], scope, {"validate_shape": validate_shape})
     return op.outputs[0]
 
@@ -139,7 +139,7 @@ def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None =
 def assign_add(ref: Any, value: Any, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
     with _colocated(ref_tensor.op), op_scope(name or "AssignAdd", (ref_tensor,)) as scope:
-        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype, name="value")
+        tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype, name="value")
         op = make_op("AssignAdd", [ref_tensor, tensor], scope)
     return op.outputs[0]
 
@@ -160,7 +160,7 @@ def _colocated(op: Operation) -> Any:
 
 # -- Identity ----------------------------------------------------------------------------------
 def _infer_identity(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
-    return single(inputs[0].shape, inputs[0].dtype)
+    return single(inputs[0].shape, inputs[0].dtype.base_dtype)  # `v/read` is a value
 
 
 def _identity_kernel(xp: Any, op: Operation, state: Any) -> Any:
