@@ -26,20 +26,39 @@ export interface RunSpan {
   label: string;
 }
 
-/** "run 3 of 9 · ok · 1.20 ms" for each run (numbered from 1 by id), with its span relative to
- * the origin. */
+/** How many runs the picker lists (the newest): the others are reached by number. */
+export const RUN_OPTIONS = 30;
+
+/** "run 3 of 9 · ok · 1.20 ms" (numbered from 1 by id), with its span relative to the origin. */
+export function runSpan(run: RunRecord, count: number, originNs: number): RunSpan {
+  const start = run.t0 - originNs;
+  const end = Math.max(start, run.t1 - originNs);
+  return {
+    id: run.id,
+    start,
+    end,
+    label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
+  };
+}
+
 export function runSpans(runs: readonly RunRecord[], originNs: number): RunSpan[] {
   const count = runsMade(runs);
-  return runs.map((run) => {
-    const start = run.t0 - originNs;
-    const end = Math.max(start, run.t1 - originNs);
-    return {
-      id: run.id,
-      start,
-      end,
-      label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
-    };
-  });
+  return runs.map((run) => runSpan(run, count, originNs));
+}
+
+/** The record of run `id` in `runs` (sorted by id); undefined when it is not listed. */
+export function findRun(runs: readonly RunRecord[], id: number): RunRecord | undefined {
+  let lo = 0;
+  let hi = runs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (runs[mid].id < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return runs[lo]?.id === id ? runs[lo] : undefined;
 }
 
 export class Scrubber {
@@ -48,11 +67,12 @@ export class Scrubber {
   readonly playButton: HTMLButtonElement;
   readonly label: HTMLSpanElement;
   readonly runSelect: HTMLSelectElement;
+  /** Any listed run by number, beyond the newest RUN_OPTIONS the select lists. */
+  readonly runNumber: HTMLInputElement;
   /** The range in real time (ns since origin) and along the axis (display ns). */
   private range: [number, number] = [0, 0];
   private shown: [number, number] = [0, 0];
   private axis: TimeAxis | null = null;
-  private spans: RunSpan[] = [];
   private listed = ''; // which runs the select lists: records never change, so ids and count
   private frame: number | null = null;
   private disposed = false;
@@ -74,7 +94,12 @@ export class Scrubber {
     this.label = element(doc, 'span', 'placeviz-time-label');
     this.runSelect = element(doc, 'select', 'placeviz-run');
     this.runSelect.setAttribute('aria-label', 'Run');
-    this.element.append(this.playButton, this.input, this.label, this.runSelect);
+    this.runNumber = element(doc, 'input', 'placeviz-run-number');
+    this.runNumber.type = 'number';
+    this.runNumber.step = '1';
+    this.runNumber.placeholder = 'run #';
+    this.runNumber.setAttribute('aria-label', 'Run number');
+    this.element.append(this.playButton, this.input, this.label, this.runSelect, this.runNumber);
     parent.appendChild(this.element);
 
     this.input.addEventListener('input', () => {
@@ -90,6 +115,10 @@ export class Scrubber {
       }
     });
     this.runSelect.addEventListener('change', () => this.selectRun(this.runSelect.value));
+    this.runNumber.addEventListener('change', () => {
+      const number = Number(this.runNumber.value);
+      this.selectRun(Number.isInteger(number) && number >= 1 ? String(number - 1) : '');
+    });
     this.element.dataset.rangeStart = '0';
     this.element.dataset.rangeEnd = '0';
     this.unlisten = state.listen((changed) => this.onState(changed));
@@ -114,13 +143,13 @@ export class Scrubber {
     if (this.disposed) {
       return;
     }
-    this.spans = runSpans(this.store.runs, this.store.originNs);
     this.renderRuns();
     const activity = this.store.activity();
     const axis = activity.timeAxis;
     this.axis = axis;
     const selected = this.selectedRun;
-    const record = this.spans.find((s) => s.id === selected);
+    const listed = selected === null ? undefined : findRun(this.store.runs, selected);
+    const record = listed && runSpan(listed, runsMade(this.store.runs), this.store.originNs);
     const active = selected === null ? undefined : activity.spans.get(selected);
     if (selected !== null && active === undefined && record === undefined) {
       this.state.set({ run: null }); // a run no longer listed nor in the events
@@ -237,34 +266,43 @@ export class Scrubber {
 
   private selectRun(value: string): void {
     this.pause();
-    const run = this.spans.find((s) => String(s.id) === value);
+    const id = value === '' ? NaN : Number(value);
+    const run = Number.isInteger(id) ? findRun(this.store.runs, id) : undefined;
     this.state.set({ run: run ? run.id : null });
     this.state.set({ time: run ? this.range[1] : null });
   }
 
   private renderRuns(): void {
-    const spans = this.spans;
-    const listed = `${spans[0]?.id}:${spans[spans.length - 1]?.id}:${spans.length}`;
-    if (listed === this.listed) {
-      this.runSelect.value = this.selectedRun === null ? '' : String(this.selectedRun);
-      return; // a live update without new runs: a thousand options are not rebuilt each time
+    const runs = this.store.runs;
+    const selected = this.selectedRun;
+    const listed = `${runs[0]?.id}:${runs[runs.length - 1]?.id}:${runs.length}:${selected}`;
+    if (listed !== this.listed) {
+      // New runs (or a run picked beyond the newest): a few dozen options, however long the loop.
+      this.listed = listed;
+      const doc = this.element.ownerDocument;
+      const count = runsMade(runs);
+      const shown = runs.slice(-RUN_OPTIONS);
+      const picked = selected === null ? undefined : findRun(runs, selected);
+      if (picked !== undefined && !shown.includes(picked)) {
+        shown.unshift(picked);
+      }
+      const all = doc.createElement('option');
+      all.value = '';
+      all.textContent = `all runs (${runs.length})`;
+      const options = shown.map((run) => {
+        const option = doc.createElement('option');
+        option.value = String(run.id);
+        option.textContent = runSpan(run, count, this.store.originNs).label;
+        return option;
+      });
+      this.runSelect.replaceChildren(all, ...options);
+      this.runSelect.hidden = runs.length < 2;
+      this.runNumber.hidden = runs.length <= RUN_OPTIONS;
+      this.runNumber.min = String((runs[0]?.id ?? 0) + 1);
+      this.runNumber.max = String(count);
     }
-    this.listed = listed;
-    const doc = this.element.ownerDocument;
-    this.runSelect.hidden = this.spans.length < 2;
-    const options: HTMLOptionElement[] = [];
-    const all = doc.createElement('option');
-    all.value = '';
-    all.textContent = `all runs (${this.spans.length})`;
-    options.push(all);
-    for (const span of this.spans) {
-      const option = doc.createElement('option');
-      option.value = String(span.id);
-      option.textContent = span.label;
-      options.push(option);
-    }
-    this.runSelect.replaceChildren(...options);
-    this.runSelect.value = this.selectedRun === null ? '' : String(this.selectedRun);
+    this.runSelect.value = selected === null ? '' : String(selected);
+    this.runNumber.value = selected === null ? '' : String(selected + 1);
   }
 
   private onState(changed: ReadonlySet<keyof ViewStateFields>): void {

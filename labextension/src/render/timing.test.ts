@@ -42,13 +42,18 @@ describe('TimingPanel', () => {
     expect(layout.yaxis.ticktext[1]).toBe('&lt;img src=x onerror=alert(1)&gt;:0 stream 0 · 30%');
     // One trace per lane (the transfers lane: one per destination device).
     const traces = react.args[1] as { mode: string; x: (number | null)[]; text?: string[] }[];
-    const bars = traces.filter((t) => t.mode === 'lines');
+    const bars = traces.filter((t) => t.mode === 'none');
     expect(bars.length).toBe(5);
-    // GPU:0's 30 ns bar, 265 px wide: drawn a pixel short so back-to-back bars stay apart.
+    // GPU:0's 30 ns bar, 265 px wide, as a rectangle around lane 1 (16 of its 26 px high), drawn
+    // a pixel short so back-to-back bars stay apart.
     const nsPerPx = 102 / 900;
-    expect(bars[1].x[0]).toBeCloseTo(10 / 1e6, 12);
-    expect(bars[1].x[1]).toBeCloseTo((40 - nsPerPx) / 1e6, 12);
-    expect(bars[1].x[2]).toBeNull();
+    const [x0, x1, , , , end] = bars[1].x;
+    expect(x0).toBeCloseTo(10 / 1e6, 12);
+    expect(x1).toBeCloseTo((40 - nsPerPx) / 1e6, 12);
+    expect(end).toBeNull();
+    const y = (bars[1] as unknown as { y: number[] }).y;
+    expect(y[0]).toBeCloseTo(1 - 8 / 26);
+    expect(y[2]).toBeCloseTo(1 + 8 / 26);
     // Bars wide enough are labelled with their op's name, escaped (shortened where the bar is too
     // short for it); the plot is 900 px for 102 ns, so every bar here (10 ns: 88 px) has room.
     const labels = traces.filter((t) => t.mode === 'text').flatMap((t) => t.text ?? []);

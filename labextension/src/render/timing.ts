@@ -33,9 +33,9 @@ import {
   panWindow,
   WIDE_PX,
   transferArrows,
-  wideBars,
   zoomWindow,
   type BarRef,
+  type LaneSegments,
 } from './timingmodel';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
@@ -315,67 +315,69 @@ export class TimingPanel extends PlotPanel {
     const resolution = this.resolution();
     const [lo, hi] = this.realRange();
     const traces: PlotlyTrace[] = [];
+    const opSegments: (LaneSegments | undefined)[] = [];
     for (let l = 0; l < lanes.length; l++) {
       const lane = lanes[l];
       // One trace per colour: an OP lane is one device; the transfers lane one per destination.
-      for (const group of coalesceLane(this.model, l, lo, hi, resolution, axis)) {
+      const groups = coalesceLane(this.model, l, lo, hi, resolution, axis);
+      opSegments.push(lane.kind === 'op' ? groups[0] : undefined);
+      for (const group of groups) {
+        // Each segment a rectangle, all of them one filled path: plotly draws a line trace's
+        // gap-separated pieces as an SVG element each, a fill as one element.
         const n = group.x0.length;
-        const x: (number | null)[] = new Array(n * 3);
-        const y: (number | null)[] = new Array(n * 3);
+        const half = (lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX) / LANE_PX / 2;
+        const x: (number | null)[] = new Array(n * 6);
+        const y: (number | null)[] = new Array(n * 6);
         for (let k = 0; k < n; k++) {
           // A wide bar ends a pixel early: back-to-back ops show as separate bars.
           const gap = group.x1[k] - group.x0[k] >= WIDE_PX * resolution ? resolution : 0;
-          x[3 * k] = group.x0[k] / 1e6;
-          x[3 * k + 1] = (group.x1[k] - gap) / 1e6;
-          x[3 * k + 2] = null;
-          y[3 * k] = l;
-          y[3 * k + 1] = l;
-          y[3 * k + 2] = null;
+          const x0 = group.x0[k] / 1e6;
+          const x1 = (group.x1[k] - gap) / 1e6;
+          x.splice(6 * k, 6, x0, x1, x1, x0, x0, null);
+          y.splice(6 * k, 6, l - half, l - half, l + half, l + half, l - half, null);
         }
         traces.push({
           type: 'scatter',
-          mode: 'lines',
+          mode: 'none',
+          fill: 'toself',
+          fillcolor: panelDeviceColour(this.store.devices, group.device),
           x,
           y,
           name: escapePlotlyText(this.labels[l]),
           showlegend: false,
           hoverinfo: 'skip',
           connectgaps: false,
-          line: {
-            color: panelDeviceColour(this.store.devices, group.device),
-            width: lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX,
-          },
         });
       }
     }
-    traces.push(...this.labelTraces(resolution));
+    traces.push(...this.labelTraces(opSegments, resolution));
     return traces;
   }
 
-  /** The op names on bars wide enough to hold them: one text trace per text colour. */
-  private labelTraces(resolution: number): PlotlyTrace[] {
+  /**
+   * The op names on bars wide enough to hold them, one text trace per text colour: taken from the
+   * segments drawn (a wide bar is a segment of its own), so labelling costs what is drawn.
+   */
+  private labelTraces(segments: (LaneSegments | undefined)[], resolution: number): PlotlyTrace[] {
     const window = this.window;
-    if (window === null) {
-      this.element.dataset.labelledBars = '0';
-      return [];
-    }
-    const lo = this.axis.toReal(window[0]);
-    const hi = this.axis.toReal(window[1]);
     const byColour = new Map<string, { x: number[]; y: number[]; text: string[] }>();
     let count = 0;
-    this.model.lanes.forEach((lane, l) => {
-      if (lane.kind !== 'op' || count >= MAX_LABELS) {
+    segments.forEach((lane, l) => {
+      if (lane === undefined || window === null) {
         return;
       }
       const colour = textColourOn(panelDeviceColour(this.store.devices, lane.device));
-      const b = lane.bars;
-      // 30 px is the narrowest bar a shortened name fits ("add…").
-      for (const i of wideBars(this.model, l, lo, hi, 30 * resolution, MAX_LABELS - count)) {
+      const nodes = this.model.lanes[l].bars.node;
+      for (let k = 0; k < lane.x0.length && count < MAX_LABELS; k++) {
         // The part of the bar in view: a long bar cut by the window keeps its label on screen.
-        const x0 = Math.max(this.axis.toShown(b.t0[i]), window[0]);
-        const x1 = Math.min(this.axis.toShown(b.t1[i]), window[1]);
-        const node = this.nodes.get(b.node[i]);
-        const text = fitLabel(node?.name ?? `node ${b.node[i]}`, (x1 - x0) / resolution);
+        const x0 = Math.max(lane.x0[k], window[0]);
+        const x1 = Math.min(lane.x1[k], window[1]);
+        const bar = lane.bar[k];
+        if (bar < 0 || x1 <= x0) {
+          continue;
+        }
+        const node = this.nodes.get(nodes[bar]);
+        const text = fitLabel(node?.name ?? `node ${nodes[bar]}`, (x1 - x0) / resolution);
         if (text === null) {
           continue;
         }

@@ -14,7 +14,6 @@ import {
   padWindow,
   panWindow,
   transferArrows,
-  wideBars,
   zoomWindow,
 } from './timingmodel';
 import { COLUMN_NAMES, EventKind, TimingSource, type EventLists } from './types';
@@ -191,12 +190,12 @@ describe('coalesceLane', () => {
     const { model } = storeModel();
     // GPU:0 stream 0 has one bar [10, 40]; at 1 ns per pixel it stays as it is.
     expect(coalesceLane(model, 1, -Infinity, Infinity, 1)).toEqual([
-      { device: 1, x0: [10], x1: [40] },
+      { device: 1, x0: [10], x1: [40], bar: [0] },
     ]);
     // At 50 ns per pixel the 30 ns bar is widened to a pixel.
     expect(coalesceLane(model, 1, -Infinity, Infinity, 50)[0].x1).toEqual([60]);
     // The transfers lane groups by destination device; a range that misses it yields nothing.
-    expect(coalesceLane(model, 4, 0, 100, 1)).toEqual([{ device: 1, x0: [8], x1: [12] }]);
+    expect(coalesceLane(model, 4, 0, 100, 1)).toEqual([{ device: 1, x0: [8], x1: [12], bar: [0] }]);
     expect(coalesceLane(model, 4, 50, 100, 1)).toEqual([]);
   });
 
@@ -242,11 +241,12 @@ describe('coalesceLane', () => {
 });
 
 describe('labels and arrows', () => {
-  it('picks the bars wide enough for a label and fits the name', () => {
+  it('marks the segments that are one wide bar, and fits a name in a width', () => {
     const { model } = storeModel();
-    // 1 ns per px: GPU:1's 60 ns bar is 60 px; CPU's 10 ns bar is too narrow for 30 px.
-    expect(wideBars(model, 3, 0, 100, 30, 10)).toEqual([0]);
-    expect(wideBars(model, 0, 0, 100, 30, 10)).toEqual([]);
+    // A wide bar is a segment of its own and names its bar; narrow ones merged name none.
+    expect(coalesceLane(model, 3, 0, 100, 1)[0].bar).toEqual([0]);
+    const merged = coalesceLane(computeTiming(manyOps(1000)), 0, 0, 10_000, 100)[0];
+    expect(merged.bar.every((b) => b === -1)).toBe(true);
     expect(fitLabel('tower_0/dense/MatMul', 200)).toBe('tower_0/dense/MatMul');
     expect(fitLabel('tower_0/dense/MatMul', 60)).toBe('MatMul');
     expect(fitLabel('tower_0/dense/MatMul', 40)).toBe('MatM…');
@@ -259,6 +259,8 @@ describe('labels and arrows', () => {
       { bar: 0, fromLane: 0, toLane: 1, t0: 8, t1: 12, bytes: 100 },
     ]);
     expect(transferArrows(model, 50, 100, 10)).toEqual([]);
+    // More transfers in view than can be read as arrows: none drawn (and none scanned).
+    expect(transferArrows(model, 0, 100, 0)).toEqual([]);
   });
 });
 

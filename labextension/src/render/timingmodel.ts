@@ -399,11 +399,15 @@ export function barsOfNode(model: TimingModel, node: number, limit = Infinity): 
 /** Bars at least this many pixels wide are drawn on their own, with a gap after them. */
 export const WIDE_PX = 4;
 
-/** A lane's bars of one colour merged for drawing: segments [x0[i], x1[i]], display ns. */
+/**
+ * A lane's bars of one colour merged for drawing: segments [x0[i], x1[i]], display ns; bar[i] is
+ * the bar's index when the segment is one wide bar (it can carry a label), else -1.
+ */
 export interface LaneSegments {
   device: number;
   x0: number[];
   x1: number[];
+  bar: number[];
 }
 
 /**
@@ -430,7 +434,7 @@ export function coalesceLane(
   const first = bars.reaching(lo);
   const last = bars.after(hi);
   if (info.kind === 'op') {
-    const segments: LaneSegments = { device: info.device, x0: [], x1: [] };
+    const segments: LaneSegments = { device: info.device, x0: [], x1: [], bar: [] };
     const wide = (b: number) => axis.toShown(t1[b]) - axis.toShown(t0[b]) >= WIDE_PX * resolution;
     let i = first;
     while (i < last) {
@@ -453,6 +457,7 @@ export function coalesceLane(
       }
       segments.x0.push(start);
       segments.x1.push(end);
+      segments.bar.push(j === i + 1 && wide(i) ? i : -1);
       i = j;
     }
     return [segments];
@@ -464,7 +469,7 @@ export function coalesceLane(
     }
     let group = groups.get(device[i]);
     if (group === undefined) {
-      group = { device: device[i], x0: [], x1: [] };
+      group = { device: device[i], x0: [], x1: [], bar: [] };
       groups.set(device[i], group);
     }
     const start = axis.toShown(t0[i]);
@@ -472,45 +477,14 @@ export function coalesceLane(
     const n = group.x0.length;
     if (n > 0 && start <= group.x1[n - 1] + resolution) {
       group.x1[n - 1] = Math.max(group.x1[n - 1], end);
+      group.bar[n - 1] = -1;
     } else {
       group.x0.push(start);
       group.x1.push(end);
+      group.bar.push(i);
     }
   }
   return [...groups.values()];
-}
-
-/** Bars in view scanned at most for labels and arrows (beyond it, too dense to label). */
-export const SCAN_LIMIT = 20_000;
-
-/**
- * The bars of `lane` within real times [lo, hi] at least `minWidth` ns long (wide enough for a
- * label), at most `limit`; none when the view holds more than SCAN_LIMIT bars of the lane.
- */
-export function wideBars(
-  model: TimingModel,
-  lane: number,
-  lo: number,
-  hi: number,
-  minWidth: number,
-  limit: number,
-): number[] {
-  const bars = model.lanes[lane]?.bars;
-  if (bars === undefined) {
-    return [];
-  }
-  const first = bars.reaching(lo);
-  const last = bars.after(hi);
-  const found: number[] = [];
-  if (last - first > SCAN_LIMIT) {
-    return found;
-  }
-  for (let i = first; i < last && found.length < limit; i++) {
-    if (bars.t1[i] >= lo && bars.t1[i] - bars.t0[i] >= minWidth) {
-      found.push(i);
-    }
-  }
-  return found;
 }
 
 /** A label that fits in `px` pixels at about `charPx` per character: the name, shortened. */
@@ -536,7 +510,10 @@ export interface TransferArrow {
   bytes: number;
 }
 
-/** The transfers in real times [lo, hi] between two devices that have lanes, at most `limit`. */
+/**
+ * The transfers in real times [lo, hi] between two devices that have lanes; none when more than
+ * `limit` start in it (too dense to read as arrows), so the cost never follows the trace's size.
+ */
 export function transferArrows(
   model: TimingModel,
   lo: number,
@@ -549,7 +526,10 @@ export function transferArrows(
   }
   const bars = model.lanes[lane].bars;
   const first = bars.reaching(lo);
-  const last = Math.min(bars.after(hi), first + SCAN_LIMIT);
+  const last = bars.after(hi);
+  if (last - first > limit * 4) {
+    return [];
+  }
   const laneOf = new Map<number, number>();
   const deviceLane = (device: number) => {
     let found = laneOf.get(device);
