@@ -68,7 +68,7 @@ export class RunActivity {
   }
 
   /**
-   * What the panels show first (see panel.ts timeExtent): runs, ops and transfers, else the memory
+   * What the panels show first (their x range): runs, ops and transfers, else the memory
    * events; null without any.
    */
   get extent(): [number, number] | null {

@@ -17,7 +17,7 @@ import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './p
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
-import { cursorShapes, pointerToData, timeExtent, xRangeMs, type PanelOptions } from './panel';
+import { cursorShapes, pointerToData, xRangeMs, type PanelOptions } from './panel';
 import { EventKind, type DeviceRecord, type EventBatch } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
@@ -449,7 +449,7 @@ export class MemoryPanel extends PlotPanel {
         title: { text: 'ms' },
         gridcolor: theme.grid,
         zeroline: false,
-        range: xRangeMs(timeExtent(this.store.events)),
+        range: xRangeMs(this.store.activity().extent),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       shapes: this.cursorShapes(),

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { niceTicks, TimingPanel } from './timing';
@@ -9,7 +9,10 @@ import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-afterEach(() => setPlotlyLoader(null));
+afterEach(() => {
+  setPlotlyLoader(null);
+  vi.unstubAllGlobals();
+});
 
 describe('drawing helpers', () => {
   it('picks round ticks', () => {
@@ -113,6 +116,83 @@ describe('TimingPanel', () => {
     plot.dispatchEvent(new MouseEvent('mouseleave'));
     expect(state.get('hovered')).toBeNull();
     expect(tooltip.hidden).toBe(true);
+  });
+
+  it('follows its container’s width: plotly resizes and the bars are drawn again', async () => {
+    let observed: ((entries: { contentRect: { width: number } }[]) => void) | null = null;
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        constructor(callback: typeof observed) {
+          observed = callback;
+        }
+        observe() {}
+        disconnect() {}
+      },
+    );
+    const { plotly, calls } = fakePlotly();
+    const resized: HTMLElement[] = [];
+    (plotly as unknown as { Plots: unknown }).Plots = {
+      resize: (el: HTMLElement) => resized.push(el),
+    };
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      {
+        throttleMs: 0,
+      },
+    );
+    await tick();
+    const reacts = () => calls.filter((c) => c.method === 'react').length;
+    const before = reacts();
+    observed!([{ contentRect: { width: 1156 } }]);
+    await tick();
+    await tick();
+    expect(resized).toHaveLength(1);
+    expect(reacts()).toBe(before + 1);
+    observed!([{ contentRect: { width: 1156 } }]); // the same width: nothing to do
+    await tick();
+    expect(resized).toHaveLength(1);
+    panel.dispose();
+  });
+
+  it('zooms and pans from the keyboard when focused, and shows all again with 0', async () => {
+    const { plotly } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      {
+        throttleMs: 0,
+      },
+    );
+    await tick();
+    const plot = panel.element.querySelector<HTMLElement>('.placeviz-plot')!;
+    expect(plot.tabIndex).toBe(0);
+    expect(plot.dataset.lmSuppressShortcuts).toBe('true');
+    const all = panel.window!;
+    const key = (k: string) => {
+      const event = new KeyboardEvent('keydown', { key: k, cancelable: true, bubbles: true });
+      plot.dispatchEvent(event);
+      return event;
+    };
+    expect(key('w').defaultPrevented).toBe(true);
+    const zoomed = panel.window!;
+    expect(zoomed[1] - zoomed[0]).toBeCloseTo((all[1] - all[0]) * 0.7);
+    key('d');
+    const panned = panel.window!;
+    expect(panned[0] - zoomed[0]).toBeCloseTo((zoomed[1] - zoomed[0]) * 0.25);
+    key('s');
+    key('a');
+    expect(key('x').defaultPrevented).toBe(false); // not ours: left to the page
+    key('0');
+    expect(panel.window).toEqual(all);
+    panel.dispose();
   });
 
   it('says so when there are no op timings', () => {
