@@ -50,7 +50,9 @@ const MAX_HIGHLIGHTS = 500;
 /** Labels and arrows drawn at most; arrows carry their bytes up to ARROW_TEXT of them. */
 const MAX_LABELS = 400;
 const MAX_ARROWS = 80;
-const ARROW_TEXT = 30;
+const ARROW_TEXT = 12;
+/** An arrow carries its bytes only when at least this long (px): short ones would overlap. */
+const ARROW_TEXT_PX = 40;
 /** Least room between two run marks' labels. */
 const RUN_MARK_PX = 56;
 /** Plot width assumed before plotly has laid the plot out. */
@@ -425,6 +427,7 @@ export class TimingPanel extends PlotPanel {
       this.element.dataset.arrows = '0';
       return notes;
     }
+    const resolution = this.resolution();
     const arrows = transferArrows(
       this.model,
       this.axis.toReal(window[0]),
@@ -453,7 +456,8 @@ export class TimingPanel extends PlotPanel {
         text: '',
         opacity: 0.9,
       });
-      if (arrows.length <= ARROW_TEXT) {
+      const length = Math.hypot((to.x - from.x) * 1e6, (to.y - from.y) * LANE_PX * resolution);
+      if (arrows.length <= ARROW_TEXT && length >= ARROW_TEXT_PX * resolution) {
         // The bytes at the arrow's middle, clear of the lane labels and the bars' names.
         notes.push({
           x: (from.x + to.x) / 2,
