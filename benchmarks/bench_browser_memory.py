@@ -13,7 +13,11 @@ Two ways of streaming:
 - ``every-run`` (default, the heavy case): the stream is flushed after each run, so every run's
   events reach the browser (a real kernel throttles to 20 updates a second and skips the events of
   all but the newest run, so it sends far fewer);
-- ``live``: the stream's own ticker (20 updates a second) while the loop runs, as in a notebook.
+- ``live``: the stream's own ticker (20 updates a second) while the loop runs, as in a notebook;
+  each run is followed by ``--pause-ms`` of other work (a training step's data loading), so the
+  loop lasts long enough for the ticker to send more than a handful of updates.
+
+``--full-trace`` runs with ``RunOptions.FULL_TRACE``, so ALLOC/FREE events feed the memory panel.
 
 After 100 runs and after the last run it reads, through the Chrome DevTools Protocol:
 
@@ -98,10 +102,13 @@ def build_loop(gpus: int = 4, layers: int = 3) -> tuple[pv.Session, Any]:
     return pv.Session(), total
 
 
-def stream_loop(runs: int, mode: str) -> tuple[list[tuple[dict[str, Any], list[str]]], list[int]]:
+def stream_loop(
+    runs: int, mode: str, pause_ms: float = 0.0, full_trace: bool = False
+) -> tuple[list[tuple[dict[str, Any], list[str]]], list[int]]:
     """The messages a live view gets while the loop runs, and after each message how many runs
     had ended."""
     sess, total = build_loop()
+    options = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE) if full_trace else None
     messages: list[tuple[dict[str, Any], list[str]]] = []
     ran = [0]
     ended: list[int] = []
@@ -115,10 +122,12 @@ def stream_loop(runs: int, mode: str) -> tuple[list[tuple[dict[str, Any], list[s
     stream = LiveStream(send, origin_ns=time.perf_counter_ns(), max_rate=rate)
     stream.watch(sess)
     for _ in range(runs):
-        sess.run(total)
+        sess.run(total, options=options)
         ran[0] += 1
         if mode == "every-run":
             stream.flush()
+        elif pause_ms:
+            time.sleep(pause_ms / 1000)
     ran[0] = runs
     stream.close()
     return messages, ended
@@ -199,13 +208,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--mode", choices=["every-run", "live"], default="every-run")
+    parser.add_argument("--pause-ms", type=float, default=5.0, help="live mode: pause per run")
+    parser.add_argument("--full-trace", action="store_true", help="record ALLOC/FREE events too")
     args = parser.parse_args()
     if args.runs <= CHECKPOINT:
         parser.error(f"--runs must be more than {CHECKPOINT}")
-    messages, ended = stream_loop(args.runs, args.mode)
+    messages, ended = stream_loop(args.runs, args.mode, args.pause_ms, args.full_trace)
     r = measure(messages, ended, args.runs)
     print(
-        f"mode {args.mode}: {args.runs} runs, {r['messages']} messages, {r['events']:,} events "
+        f"mode {args.mode}{' full trace' if args.full_trace else ''}: {args.runs} runs, "
+        f"{r['messages']} messages, {r['events']:,} events "
         f"held in the browser ({r['dropped']:,} dropped, {r['skipped']:,} not streamed), "
         f"{r['bars']:,} op bars; fed in {r['feed_s']:.1f} s"
     )
