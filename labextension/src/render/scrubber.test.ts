@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PLAY_MS, runSpans, Scrubber } from './scrubber';
+import { PLAY_MS, runSpan, Scrubber } from './scrubber';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { smallDocument } from './__tests__/fixtures';
@@ -205,7 +205,7 @@ describe('Scrubber', () => {
   });
 
   it('labels run spans relative to the origin', () => {
-    const spans = runSpans(smallDocument().runs, 1000);
+    const spans = smallDocument().runs.map((run) => runSpan(run, 2, 1000));
     expect(spans.map((s) => [s.start, s.end])).toEqual([
       [0, 100],
       [200, 300],

@@ -41,11 +41,6 @@ export function runSpan(run: RunRecord, count: number, originNs: number): RunSpa
   };
 }
 
-export function runSpans(runs: readonly RunRecord[], originNs: number): RunSpan[] {
-  const count = runsMade(runs);
-  return runs.map((run) => runSpan(run, count, originNs));
-}
-
 /** The record of run `id` in `runs` (sorted by id); undefined when it is not listed. */
 export function findRun(runs: readonly RunRecord[], id: number): RunRecord | undefined {
   let lo = 0;
