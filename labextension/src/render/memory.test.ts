@@ -50,7 +50,7 @@ describe('MemoryTracker', () => {
     expect(tracker.update(events)).toBe(false); // nothing new: the model is kept
     const whole = computeMemory(events);
     expect(tracker.model()).toEqual(whole);
-    expect(whole.allocations.every((a) => a.t1 === a.t0 + 5)).toBe(true);
+    expect(whole.allocations.toArray().every((a) => a.t1 === a.t0 + 5)).toBe(true);
     expect(whole.series.map((s) => s.peak)).toEqual([198, 199]);
   });
 
@@ -105,7 +105,7 @@ describe('computeMemory', () => {
 
   it('pairs FREEs with ALLOCs into tensor lifetimes', () => {
     const { allocations } = computeMemory(storeOf().events);
-    const byNode = new Map(allocations.map((a) => [a.node, a]));
+    const byNode = new Map(allocations.toArray().map((a) => [a.node, a]));
     expect(byNode.get(0)).toMatchObject({ t0: 0, t1: 40, bytes: 100, device: 0 });
     expect(byNode.get(3)).toMatchObject({ t0: 10, t1: 30, bytes: 300, device: 1 });
     expect(byNode.get(2)?.t1).toBe(Infinity); // never freed

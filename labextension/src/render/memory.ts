@@ -52,9 +52,60 @@ export interface DeviceSeries {
   points: number;
 }
 
+/**
+ * Every tensor's lifetime as columns: a loop allocates a tensor per op per run, and an object each
+ * would make the JS heap grow by about 100 bytes per event (columns: 30).
+ */
+export class Allocations {
+  length = 0;
+  node = new Int32Array(64);
+  device = new Int16Array(64);
+  bytes = new Float64Array(64);
+  t0 = new Float64Array(64);
+  t1 = new Float64Array(64);
+
+  /** Add a live tensor; returns its index. */
+  push(node: number, device: number, bytes: number, t0: number): number {
+    if (this.length === this.node.length) {
+      const grow = <T extends Int32Array | Int16Array | Float64Array>(old: T): T => {
+        const next = new (old.constructor as new (n: number) => T)(old.length * 2);
+        next.set(old);
+        return next;
+      };
+      this.node = grow(this.node);
+      this.device = grow(this.device);
+      this.bytes = grow(this.bytes);
+      this.t0 = grow(this.t0);
+      this.t1 = grow(this.t1);
+    }
+    const i = this.length;
+    this.node[i] = node;
+    this.device[i] = device;
+    this.bytes[i] = bytes;
+    this.t0[i] = t0;
+    this.t1[i] = Infinity;
+    this.length += 1;
+    return i;
+  }
+
+  get(i: number): Allocation {
+    return {
+      node: this.node[i],
+      device: this.device[i],
+      bytes: this.bytes[i],
+      t0: this.t0[i],
+      t1: this.t1[i],
+    };
+  }
+
+  toArray(): Allocation[] {
+    return Array.from({ length: this.length }, (_, i) => this.get(i));
+  }
+}
+
 export interface MemoryModel {
   series: DeviceSeries[];
-  allocations: Allocation[];
+  allocations: Allocations;
 }
 
 /** A device's bytes in use after each of its ALLOC/FREE events, as growable columns. */
@@ -93,8 +144,9 @@ class Track {
 export class MemoryTracker {
   private readonly cursor = new EventCursor();
   private tracks = new Map<number, Track>();
-  private open = new Map<string, Allocation[]>();
-  private allocations: Allocation[] = [];
+  /** Per "device:node", the indices of its allocations not freed yet, oldest first. */
+  private open = new Map<string, number[]>();
+  private allocations = new Allocations();
   private last = -Infinity;
   private cached: MemoryModel | null = null;
 
@@ -125,7 +177,7 @@ export class MemoryTracker {
     if (restart || order !== fresh) {
       this.tracks = new Map();
       this.open = new Map();
-      this.allocations = [];
+      this.allocations = new Allocations();
       this.last = -Infinity;
     }
     order.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
@@ -173,25 +225,25 @@ export class MemoryTracker {
     }
     let delta: number;
     if (events.kind[e] === EventKind.ALLOC) {
-      const allocation = { node, device, bytes: events.bytes[e], t0: events.t0[e], t1: Infinity };
-      this.allocations.push(allocation);
+      const index = this.allocations.push(node, device, events.bytes[e], events.t0[e]);
       const queue = this.open.get(key);
       if (queue === undefined) {
-        this.open.set(key, [allocation]);
+        this.open.set(key, [index]);
       } else {
-        queue.push(allocation);
+        queue.push(index);
       }
-      delta = allocation.bytes;
+      delta = events.bytes[e];
     } else {
       const queue = this.open.get(key);
-      const allocation = queue?.shift();
+      const index = queue?.shift();
       if (queue !== undefined && queue.length === 0) {
         this.open.delete(key); // a loop frees what it allocates: the map stays small
       }
-      if (allocation !== undefined) {
-        allocation.t1 = events.t0[e];
+      if (index !== undefined) {
+        this.allocations.t1[index] = events.t0[e];
       }
-      delta = -(events.bytes[e] > 0 ? events.bytes[e] : (allocation?.bytes ?? 0));
+      const freed = index === undefined ? 0 : this.allocations.bytes[index];
+      delta = -(events.bytes[e] > 0 ? events.bytes[e] : freed);
     }
     track.inUse += delta;
     track.push(events.t0[e], track.inUse);
@@ -269,16 +321,20 @@ export function downsampleSeries(
 
 /** The largest tensors live at time t (allocated at or before t, freed after t), largest first. */
 export function liveTensorsAt(
-  allocations: readonly Allocation[],
+  allocations: Allocations,
   t: number,
   limit = LIVE_TENSORS_SHOWN,
   device: number | null = null,
 ): Allocation[] {
-  const live = allocations.filter(
-    (a) => a.t0 <= t && t < a.t1 && (device === null || a.device === device),
-  );
-  live.sort((a, b) => b.bytes - a.bytes || a.t0 - b.t0);
-  return live.slice(0, limit);
+  const { t0, t1, bytes } = allocations;
+  const live: number[] = [];
+  for (let i = 0; i < allocations.length; i++) {
+    if (t0[i] <= t && t < t1[i] && (device === null || allocations.device[i] === device)) {
+      live.push(i);
+    }
+  }
+  live.sort((a, b) => bytes[b] - bytes[a] || t0[a] - t0[b]);
+  return live.slice(0, limit).map((i) => allocations.get(i));
 }
 
 /** Whether a device's limit is drawn as a line (see the module comment). */
@@ -300,7 +356,7 @@ export class MemoryPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly liveTitle: HTMLDivElement;
   private readonly liveList: HTMLOListElement;
-  private model: MemoryModel = { series: [], allocations: [] };
+  private model: MemoryModel = { series: [], allocations: new Allocations() };
   private readonly tracker = new MemoryTracker();
   private hoverTime: number | null = null;
 
