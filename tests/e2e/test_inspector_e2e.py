@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import placeviz as pv
+from placeviz.events.kinds import EventKind
 
 pytestmark = pytest.mark.e2e
 
@@ -678,3 +679,65 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
         expect()(root).to_have_attribute("data-ops", "2")
     finally:
         page.close()
+
+
+LOOP = """\
+import placeviz as tf
+
+with tf.device("/cpu:0"):
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="input")
+losses = []
+for i in range(2):
+    with tf.device("/gpu:%d" % i), tf.name_scope("tower_%d" % i):
+        h = tf.nn.relu(tf.matmul(x, x, name="MatMul"), name="Relu")
+        losses.append(tf.reduce_sum(h, name="loss"))
+with tf.device("/cpu:0"):
+    total = tf.add_n(losses, name="total")
+sess = tf.Session()
+for _ in range(4):
+    sess.run(total)
+"""
+
+
+def active_span(document: dict[str, Any], run: int) -> tuple[float, float]:
+    """A run's first op or transfer start and its last one's end, ns since the origin."""
+    events = document["events"]
+    spans = [
+        (t0, max(t0, t1))
+        for kind, t0, t1, r in zip(events["kind"], events["t0"], events["t1"], events["run"])
+        if r == run and kind in (EventKind.OP, EventKind.TRANSFER)
+    ]
+    return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
+def test_the_timeline_shows_a_picked_run_with_op_names(offline_page: Any, tmp_path: Path) -> None:
+    """The scrubber spans the picked run's activity (not the cell, not the run's record) and the
+    timeline names its bars; every run's span is what the document's events say."""
+    sess = build(LOOP, gpus=2)["sess"]
+    trace = sess.trace(runs=None)
+    document = trace.to_document()
+    path = write_page(trace, tmp_path / "loop.html")
+    page = offline_page
+    page.goto(path.as_uri())
+    root = page.locator(".placeviz-inspector")
+    expect()(root).to_have_attribute("data-runs", "4")
+    timing = root.locator(".placeviz-timing")
+    scrubber = root.locator(".placeviz-scrubber")
+    for run in (2, 0):
+        root.locator("select.placeviz-run").select_option(str(run))
+        lo, hi = active_span(document, run)
+        expect()(scrubber).to_have_attribute("data-range-start", _number())
+        assert float(scrubber.get_attribute("data-range-start")) == pytest.approx(lo)
+        assert float(scrubber.get_attribute("data-range-end")) == pytest.approx(hi)
+        slider = root.locator("input.placeviz-time")
+        assert float(slider.get_attribute("max")) - float(slider.get_attribute("min")) == (
+            pytest.approx(hi - lo)
+        )
+        # Zoomed to one run, the two towers' MatMul, Relu and loss bars carry their names.
+        expect()(timing).not_to_have_attribute("data-labelled-bars", "0")
+        labels = timing.locator(".textpoint text").evaluate_all(
+            "els => els.map(e => e.textContent)"
+        )
+        assert {"MatMul", "Relu"} <= {label.split("/")[-1] for label in labels}, labels
+    assert page.problems == []
+    assert page.requests == []

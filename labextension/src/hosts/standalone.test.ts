@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from '../render/plotly';
 import { smallDocument } from '../render/__tests__/fixtures';
+import { COLUMN_NAMES } from '../render/types';
 
 beforeEach(() => {
   setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
@@ -41,6 +42,36 @@ describe('the standalone bundle', () => {
     expect(target.querySelector('.placeviz-inspector')).not.toBeNull();
     inspector!.dispose();
     expect(target.querySelector('.placeviz-inspector')).toBeNull();
+  });
+
+  it('applies live messages with window.placeviz.renderLive, decoded as the widget does', async () => {
+    await import('./standalone');
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    const live = window.placeviz!.renderLive(target, smallDocument());
+    const root = target.querySelector<HTMLElement>('.placeviz-inspector')!;
+    const count = 3;
+    const columns: Record<string, ArrayBufferView> = {
+      kind: new Int8Array(count).fill(2),
+      t0: Float64Array.from([400, 410, 420]),
+      t1: Float64Array.from([405, 415, 425]),
+      node: new Int32Array(count),
+      device: new Int16Array(count).fill(1),
+      stream: new Int16Array(count),
+      bytes: new Float64Array(count),
+      source: new Int8Array(count).fill(1),
+      run: new Int32Array(count).fill(2),
+      peer: new Int16Array(count).fill(-1),
+    };
+    live.apply(
+      { kind: 'update', count, runs: [{ id: 2, t0: 1400, t1: 1430, status: 'ok' }] },
+      COLUMN_NAMES.map((name) => new DataView(columns[name].buffer)),
+    );
+    await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));
+    expect(root.dataset.events).toBe(String(7 + count));
+    expect(root.dataset.runs).toBe('3');
+    expect(() => live.apply({ kind: 'update', count: 2 }, [])).toThrow(/expected 10 buffers/);
+    live.inspector.dispose();
   });
 
   it('shows garbage as a text error', async () => {

@@ -5,6 +5,7 @@
  */
 import { documentError } from '../render/dom';
 import { createInspector, type Inspector } from '../render/inspector';
+import { applyMessage, type BufferLike, type LiveMessage } from '../render/live';
 import { PlacementStore } from '../render/store';
 
 export const MIME_TYPE = 'application/vnd.placeviz+json';
@@ -37,6 +38,26 @@ export function render(element: HTMLElement, doc: unknown): Inspector | null {
   }
 }
 
+/** A live view on the standalone page: the inspector and how to hand it a kernel message. */
+export interface LiveView {
+  inspector: Inspector;
+  /** Apply one live `update` message, decoded like the widget decodes it. */
+  apply(content: LiveMessage, buffers: BufferLike[]): void;
+}
+
+/**
+ * Render `doc` into `element` and return a handle that applies live messages to it, the way the
+ * widget does: for pages that receive the kernel's updates themselves, and benchmarks.
+ */
+export function renderLive(element: HTMLElement, doc: unknown): LiveView {
+  ensureStyle(element.ownerDocument);
+  element.classList.add('placeviz-standalone');
+  const data = typeof doc === 'string' ? JSON.parse(doc) : doc;
+  const store = PlacementStore.fromDocument(data);
+  const inspector = createInspector(element, store, { startedAt: performance.now() });
+  return { inspector, apply: (content, buffers) => applyMessage(store, content, buffers) };
+}
+
 /** Render every document script of the page not rendered yet; returns the new containers. */
 export function renderAll(doc: Document = document): HTMLElement[] {
   const created: HTMLElement[] = [];
@@ -57,12 +78,16 @@ export function renderAll(doc: Document = document): HTMLElement[] {
 
 declare global {
   interface Window {
-    placeviz?: { render: typeof render; renderAll: typeof renderAll };
+    placeviz?: {
+      render: typeof render;
+      renderAll: typeof renderAll;
+      renderLive: typeof renderLive;
+    };
   }
 }
 
 if (typeof window !== 'undefined') {
-  window.placeviz = { render, renderAll };
+  window.placeviz = { render, renderAll, renderLive };
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', () => renderAll(document));
   } else {

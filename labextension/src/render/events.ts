@@ -1,6 +1,12 @@
 /**
  * The events a view holds, as growable typed columns: live batches append many thousands of
  * events a second, so the columns grow by doubling instead of being re-allocated per batch.
+ *
+ * They are bounded like the kernel's recorder (placeviz/events/recorder.py, `max_events`): past
+ * the limit the oldest events are dropped, an eighth of the limit at a time so dropping stays
+ * amortised O(1) per event, and `dropped` counts them. Views read new events from a cursor: the
+ * absolute index `dropped + i` of event i never changes, and `generation` changes when the
+ * events are cleared.
  */
 import { COLUMN_NAMES, type ColumnName, type EventBatch, type EventLists } from './types';
 
@@ -36,9 +42,16 @@ export const COLUMN_DEFAULTS: Record<ColumnName, number> = {
   peer: -1,
 };
 
+/** The kernel recorder's default `max_events` (placeviz/events/recorder.py). */
+export const MAX_EVENTS = 2_000_000;
+
 /** Typed columns valid up to `count`; their length is the capacity. */
 export class EventColumns implements EventBatch {
   count = 0;
+  /** Events dropped from the front since the last clear (the oldest first). */
+  dropped = 0;
+  /** Changes on clear(): a view's cursor from an older generation is void. */
+  generation = 0;
   kind = new Int8Array(0);
   t0 = new Float64Array(0);
   t1 = new Float64Array(0);
@@ -50,28 +63,48 @@ export class EventColumns implements EventBatch {
   run = new Int32Array(0);
   peer = new Int16Array(0);
 
+  constructor(readonly maxEvents: number = MAX_EVENTS) {
+    if (!(maxEvents >= 1)) {
+      throw new Error(`EventColumns: maxEvents must be at least 1, got ${maxEvents}`);
+    }
+  }
+
+  /** Events ever appended since the last clear: the cursor just past the newest event. */
+  get total(): number {
+    return this.dropped + this.count;
+  }
+
   get capacity(): number {
     return this.kind.length;
   }
 
   appendBatch(batch: EventBatch): void {
-    this.reserve(this.count + batch.count);
+    // A batch larger than the limit keeps only its newest events.
+    const skip = Math.max(0, batch.count - this.maxEvents);
+    this.dropped += skip;
+    const added = batch.count - skip;
+    this.makeRoom(added);
+    this.reserve(this.count + added);
     for (const name of COLUMN_NAMES) {
-      this.column(name).set(batch[name].subarray(0, batch.count), this.count);
+      this.column(name).set(batch[name].subarray(skip, batch.count), this.count);
     }
-    this.count += batch.count;
+    this.count += added;
   }
 
   /** Append JSON columns; a missing column (or a short one) is filled with its default. */
   appendLists(lists: Partial<EventLists>): void {
-    const added = lists.kind?.length ?? 0;
+    const length = lists.kind?.length ?? 0;
+    const skip = Math.max(0, length - this.maxEvents);
+    this.dropped += skip;
+    const added = length - skip;
+    this.makeRoom(added);
     this.reserve(this.count + added);
     for (const name of COLUMN_NAMES) {
       const target = this.column(name);
       const values = lists[name] ?? [];
       const fallback = COLUMN_DEFAULTS[name];
       for (let i = 0; i < added; i++) {
-        const value = values[i];
+        const value = values[skip + i];
         target[this.count + i] = typeof value === 'number' ? value : fallback;
       }
     }
@@ -80,6 +113,22 @@ export class EventColumns implements EventBatch {
 
   clear(): void {
     this.count = 0;
+    this.dropped = 0;
+    this.generation += 1;
+  }
+
+  /** Drop the oldest events so that `added` more fit under the limit. */
+  private makeRoom(added: number): void {
+    const excess = this.count + added - this.maxEvents;
+    if (excess <= 0) {
+      return;
+    }
+    const drop = Math.min(this.count, Math.max(excess, Math.ceil(this.maxEvents / 8)));
+    for (const name of COLUMN_NAMES) {
+      this.column(name).copyWithin(0, drop, this.count);
+    }
+    this.count -= drop;
+    this.dropped += drop;
   }
 
   private column(name: ColumnName): ColumnArray {
@@ -91,7 +140,7 @@ export class EventColumns implements EventBatch {
     if (needed <= this.capacity) {
       return;
     }
-    const capacity = Math.max(needed, this.capacity * 2, 1024);
+    const capacity = Math.max(needed, Math.min(this.maxEvents, Math.max(this.capacity * 2, 1024)));
     for (const name of COLUMN_NAMES) {
       const grown = new CONSTRUCTORS[name](capacity);
       grown.set(this.column(name).subarray(0, this.count));

@@ -122,6 +122,10 @@ describe('runsSummary', () => {
     expect(runsSummary(store)).toBe(
       'run 1500 of 1500 · ok · 100 ns · 123,456 events not streamed (in the trace)',
     );
+    const bounded = PlacementStore.fromDocument(doc, 5);
+    expect(runsSummary(bounded)).toBe(
+      'run 1500 of 1500 · ok · 100 ns · 2 oldest events dropped (limit 5)',
+    );
     store.reset();
     expect(store.skippedEvents).toBe(0);
   });

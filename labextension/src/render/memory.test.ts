@@ -7,8 +7,10 @@ import {
   liveTensorsAt,
   MAX_POINTS,
   MemoryPanel,
+  MemoryTracker,
   type MemoryEvents,
 } from './memory';
+import { EventColumns } from './events';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { EventKind } from './types';
@@ -22,6 +24,63 @@ function storeOf() {
 }
 
 afterEach(() => setPlotlyLoader(null));
+
+describe('MemoryTracker', () => {
+  /** `n` alloc/free pairs on device (i % 2), 10 ns apart, the free 5 ns after its alloc. */
+  const pairs = (from: number, n: number) => {
+    const rows = { kind: [] as number[], t0: [] as number[], node: [] as number[] };
+    const more = { device: [] as number[], bytes: [] as number[] };
+    for (let i = from; i < from + n; i++) {
+      rows.kind.push(EventKind.ALLOC, EventKind.FREE);
+      rows.t0.push(i * 10, i * 10 + 5);
+      rows.node.push(i, i);
+      more.device.push(i % 2, i % 2);
+      more.bytes.push(100 + i, 0); // a FREE without bytes frees what its ALLOC took
+    }
+    return { ...rows, ...more };
+  };
+
+  it('folds in appended events to the same model as computing it from all of them', () => {
+    const events = new EventColumns();
+    const tracker = new MemoryTracker();
+    for (let batch = 0; batch < 5; batch++) {
+      events.appendLists(pairs(batch * 20, 20));
+      expect(tracker.update(events)).toBe(true);
+    }
+    expect(tracker.update(events)).toBe(false); // nothing new: the model is kept
+    const whole = computeMemory(events);
+    expect(tracker.model()).toEqual(whole);
+    expect(whole.allocations.toArray().every((a) => a.t1 === a.t0 + 5)).toBe(true);
+    expect(whole.series.map((s) => s.peak)).toEqual([198, 199]);
+  });
+
+  it('starts over, sorted, when an event older than those folded in arrives', () => {
+    const events = new EventColumns();
+    const tracker = new MemoryTracker();
+    events.appendLists(pairs(10, 10));
+    tracker.update(events);
+    events.appendLists(pairs(0, 10)); // earlier in time than everything before
+    tracker.update(events);
+    expect(tracker.model()).toEqual(computeMemory(events));
+    expect(tracker.model().series[0].t[0]).toBe(0);
+  });
+
+  it('costs the new events: the hundredth batch folds in about as fast as the second', () => {
+    const events = new EventColumns();
+    const tracker = new MemoryTracker();
+    const costs: number[] = [];
+    for (let batch = 0; batch < 100; batch++) {
+      events.appendLists(pairs(batch * 500, 500));
+      const started = performance.now();
+      tracker.update(events);
+      costs.push(performance.now() - started);
+    }
+    expect(events.count).toBe(100_000);
+    const early = Math.max(...costs.slice(1, 6));
+    const late = Math.min(...costs.slice(95));
+    expect(late).toBeLessThan(Math.max(5, early * 4));
+  });
+});
 
 describe('computeMemory', () => {
   it('sums ALLOC minus FREE per device, in time order', () => {
@@ -46,7 +105,7 @@ describe('computeMemory', () => {
 
   it('pairs FREEs with ALLOCs into tensor lifetimes', () => {
     const { allocations } = computeMemory(storeOf().events);
-    const byNode = new Map(allocations.map((a) => [a.node, a]));
+    const byNode = new Map(allocations.toArray().map((a) => [a.node, a]));
     expect(byNode.get(0)).toMatchObject({ t0: 0, t1: 40, bytes: 100, device: 0 });
     expect(byNode.get(3)).toMatchObject({ t0: 10, t1: 30, bytes: 300, device: 1 });
     expect(byNode.get(2)?.t1).toBe(Infinity); // never freed

@@ -17,7 +17,8 @@ import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './p
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
-import { cursorShapes, pointerToData, timeExtent, xRangeMs, type PanelOptions } from './panel';
+import { cursorShapes, pointerToData, xRangeMs, type PanelOptions } from './panel';
+import { EventCursor, type CursorEvents } from './cursor';
 import { EventKind, type DeviceRecord, type EventBatch } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
@@ -52,85 +53,211 @@ export interface DeviceSeries {
   points: number;
 }
 
-export interface MemoryModel {
-  series: DeviceSeries[];
-  allocations: Allocation[];
+/**
+ * Every tensor's lifetime as columns: a loop allocates a tensor per op per run, and an object each
+ * would make the JS heap grow by about 100 bytes per event (columns: 30).
+ */
+export class Allocations {
+  length = 0;
+  node = new Int32Array(64);
+  device = new Int16Array(64);
+  bytes = new Float64Array(64);
+  t0 = new Float64Array(64);
+  t1 = new Float64Array(64);
+
+  /** Add a live tensor; returns its index. */
+  push(node: number, device: number, bytes: number, t0: number): number {
+    if (this.length === this.node.length) {
+      const grow = <T extends Int32Array | Int16Array | Float64Array>(old: T): T => {
+        const next = new (old.constructor as new (n: number) => T)(old.length * 2);
+        next.set(old);
+        return next;
+      };
+      this.node = grow(this.node);
+      this.device = grow(this.device);
+      this.bytes = grow(this.bytes);
+      this.t0 = grow(this.t0);
+      this.t1 = grow(this.t1);
+    }
+    const i = this.length;
+    this.node[i] = node;
+    this.device[i] = device;
+    this.bytes[i] = bytes;
+    this.t0[i] = t0;
+    this.t1[i] = Infinity;
+    this.length += 1;
+    return i;
+  }
+
+  get(i: number): Allocation {
+    return {
+      node: this.node[i],
+      device: this.device[i],
+      bytes: this.bytes[i],
+      t0: this.t0[i],
+      t1: this.t1[i],
+    };
+  }
+
+  toArray(): Allocation[] {
+    return Array.from({ length: this.length }, (_, i) => this.get(i));
+  }
 }
 
-/** ALLOC and FREE event indices, sorted by time (stable). */
-function memoryEventOrder(events: MemoryEvents): number[] {
-  const order: number[] = [];
-  for (let e = 0; e < events.count; e++) {
-    const kind = events.kind[e];
-    if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
-      order.push(e);
+export interface MemoryModel {
+  series: DeviceSeries[];
+  allocations: Allocations;
+}
+
+/** A device's bytes in use after each of its ALLOC/FREE events, as growable columns. */
+class Track {
+  t = new Float64Array(64);
+  bytes = new Float64Array(64);
+  length = 0;
+  inUse = 0;
+  peak = -Infinity;
+  peakTime = NaN;
+
+  push(t: number, inUse: number): void {
+    if (this.length === this.t.length) {
+      const t2 = new Float64Array(this.length * 2);
+      const b2 = new Float64Array(this.length * 2);
+      t2.set(this.t);
+      b2.set(this.bytes);
+      this.t = t2;
+      this.bytes = b2;
+    }
+    this.t[this.length] = t;
+    this.bytes[this.length] = inUse;
+    this.length += 1;
+    if (inUse > this.peak) {
+      this.peak = inUse;
+      this.peakTime = t;
     }
   }
-  return order.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
+}
+
+/**
+ * Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime, folded in from
+ * a cursor: events that arrive in time order (a live loop's) cost only themselves; one older than
+ * what was folded in already makes it start over from all events held, sorted.
+ */
+export class MemoryTracker {
+  private readonly cursor = new EventCursor();
+  private tracks = new Map<number, Track>();
+  /** Per "device:node", the indices of its allocations not freed yet, oldest first. */
+  private open = new Map<string, number[]>();
+  private allocations = new Allocations();
+  private last = -Infinity;
+  private cached: MemoryModel | null = null;
+
+  /** Fold in the events added since the last update; true when the model changed. */
+  update(events: MemoryEvents & CursorEvents): boolean {
+    const { start, end, restart } = this.cursor.advance(events);
+    const fresh: number[] = [];
+    for (let e = start; e < end; e++) {
+      const kind = events.kind[e];
+      if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
+        fresh.push(e);
+      }
+    }
+    if (!restart && fresh.length === 0) {
+      return false;
+    }
+    let order = fresh;
+    if (!restart && fresh.some((e) => events.t0[e] < this.last)) {
+      // Older than what is folded in: start over from every event held.
+      order = [];
+      for (let e = 0; e < end; e++) {
+        const kind = events.kind[e];
+        if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
+          order.push(e);
+        }
+      }
+    }
+    if (restart || order !== fresh) {
+      this.tracks = new Map();
+      this.open = new Map();
+      this.allocations = new Allocations();
+      this.last = -Infinity;
+    }
+    order.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
+    for (const e of order) {
+      this.add(events, e);
+    }
+    this.cached = null;
+    return true;
+  }
+
+  /** The series (downsampled to `maxPoints`) and the tensors' lifetimes. */
+  model(maxPoints = MAX_POINTS): MemoryModel {
+    if (this.cached !== null) {
+      return this.cached;
+    }
+    const series: DeviceSeries[] = [];
+    for (const [device, track] of [...this.tracks].sort((a, b) => a[0] - b[0])) {
+      const sampled = downsampleSeries(
+        track.t.subarray(0, track.length),
+        track.bytes.subarray(0, track.length),
+        maxPoints,
+      );
+      series.push({
+        device,
+        // Copies (at most about maxPoints): the track's columns keep growing.
+        t: Float64Array.from(sampled.t),
+        bytes: Float64Array.from(sampled.values),
+        peak: Math.max(track.peak, 0),
+        peakTime: track.peakTime,
+        points: track.length,
+      });
+    }
+    this.cached = { series, allocations: this.allocations };
+    return this.cached;
+  }
+
+  private add(events: MemoryEvents, e: number): void {
+    const device = events.device[e];
+    const node = events.node[e];
+    const key = `${device}:${node}`;
+    let track = this.tracks.get(device);
+    if (track === undefined) {
+      track = new Track();
+      this.tracks.set(device, track);
+    }
+    let delta: number;
+    if (events.kind[e] === EventKind.ALLOC) {
+      const index = this.allocations.push(node, device, events.bytes[e], events.t0[e]);
+      const queue = this.open.get(key);
+      if (queue === undefined) {
+        this.open.set(key, [index]);
+      } else {
+        queue.push(index);
+      }
+      delta = events.bytes[e];
+    } else {
+      const queue = this.open.get(key);
+      const index = queue?.shift();
+      if (queue !== undefined && queue.length === 0) {
+        this.open.delete(key); // a loop frees what it allocates: the map stays small
+      }
+      if (index !== undefined) {
+        this.allocations.t1[index] = events.t0[e];
+      }
+      const freed = index === undefined ? 0 : this.allocations.bytes[index];
+      delta = -(events.bytes[e] > 0 ? events.bytes[e] : freed);
+    }
+    track.inUse += delta;
+    track.push(events.t0[e], track.inUse);
+    this.last = events.t0[e];
+  }
 }
 
 /** Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime. */
 export function computeMemory(events: MemoryEvents, maxPoints = MAX_POINTS): MemoryModel {
-  const order = memoryEventOrder(events);
-  const open = new Map<string, Allocation[]>();
-  const allocations: Allocation[] = [];
-  const raw = new Map<number, { t: number[]; bytes: number[]; inUse: number }>();
-  for (const e of order) {
-    const device = events.device[e];
-    const node = events.node[e];
-    const key = `${device}:${node}`;
-    let track = raw.get(device);
-    if (track === undefined) {
-      track = { t: [], bytes: [], inUse: 0 };
-      raw.set(device, track);
-    }
-    let delta: number;
-    if (events.kind[e] === EventKind.ALLOC) {
-      const allocation = { node, device, bytes: events.bytes[e], t0: events.t0[e], t1: Infinity };
-      allocations.push(allocation);
-      const queue = open.get(key);
-      if (queue === undefined) {
-        open.set(key, [allocation]);
-      } else {
-        queue.push(allocation);
-      }
-      delta = allocation.bytes;
-    } else {
-      const allocation = open.get(key)?.shift();
-      if (allocation !== undefined) {
-        allocation.t1 = events.t0[e];
-      }
-      delta = -(events.bytes[e] > 0 ? events.bytes[e] : (allocation?.bytes ?? 0));
-    }
-    track.inUse += delta;
-    track.t.push(events.t0[e]);
-    track.bytes.push(track.inUse);
-  }
-  const series: DeviceSeries[] = [];
-  for (const [device, track] of [...raw].sort((a, b) => a[0] - b[0])) {
-    let peak = -Infinity;
-    let peakTime = NaN;
-    track.bytes.forEach((value, i) => {
-      if (value > peak) {
-        peak = value;
-        peakTime = track.t[i];
-      }
-    });
-    const sampled = downsampleSeries(
-      Float64Array.from(track.t),
-      Float64Array.from(track.bytes),
-      maxPoints,
-    );
-    series.push({
-      device,
-      t: sampled.t,
-      bytes: sampled.values,
-      peak: Math.max(peak, 0),
-      peakTime,
-      points: track.t.length,
-    });
-  }
-  return { series, allocations };
+  const tracker = new MemoryTracker();
+  const { count, kind, t0, node, device, bytes } = events;
+  tracker.update({ count, kind, t0, node, device, bytes, dropped: 0, generation: 0 });
+  return tracker.model(maxPoints);
 }
 
 /**
@@ -195,16 +322,20 @@ export function downsampleSeries(
 
 /** The largest tensors live at time t (allocated at or before t, freed after t), largest first. */
 export function liveTensorsAt(
-  allocations: readonly Allocation[],
+  allocations: Allocations,
   t: number,
   limit = LIVE_TENSORS_SHOWN,
   device: number | null = null,
 ): Allocation[] {
-  const live = allocations.filter(
-    (a) => a.t0 <= t && t < a.t1 && (device === null || a.device === device),
-  );
-  live.sort((a, b) => b.bytes - a.bytes || a.t0 - b.t0);
-  return live.slice(0, limit);
+  const { t0, t1, bytes } = allocations;
+  const live: number[] = [];
+  for (let i = 0; i < allocations.length; i++) {
+    if (t0[i] <= t && t < t1[i] && (device === null || allocations.device[i] === device)) {
+      live.push(i);
+    }
+  }
+  live.sort((a, b) => bytes[b] - bytes[a] || t0[a] - t0[b]);
+  return live.slice(0, limit).map((i) => allocations.get(i));
 }
 
 /** Whether a device's limit is drawn as a line (see the module comment). */
@@ -226,7 +357,8 @@ export class MemoryPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly liveTitle: HTMLDivElement;
   private readonly liveList: HTMLOListElement;
-  private model: MemoryModel = { series: [], allocations: [] };
+  private model: MemoryModel = { series: [], allocations: new Allocations() };
+  private readonly tracker = new MemoryTracker();
   private hoverTime: number | null = null;
 
   constructor(
@@ -257,7 +389,8 @@ export class MemoryPanel extends PlotPanel {
   }
 
   protected recompute(): void {
-    this.model = computeMemory(this.store.events);
+    this.tracker.update(this.store.events);
+    this.model = this.tracker.model();
     this.element.dataset.series = String(this.model.series.length);
     const offScale = this.model.series
       .map((s) => ({ s, device: this.deviceRecord(s.device) }))
@@ -454,7 +587,7 @@ export class MemoryPanel extends PlotPanel {
         title: { text: 'ms' },
         gridcolor: theme.grid,
         zeroline: false,
-        range: xRangeMs(timeExtent(this.store.events)),
+        range: xRangeMs(this.store.activity().extent),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       shapes: this.cursorShapes(),

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { cursorShapes, Throttle, timeExtent, xRangeMs } from './panel';
+import { RunActivity } from './activity';
+import { EventColumns } from './events';
+import { cursorShapes, Throttle, xRangeMs } from './panel';
 import { EventKind } from './types';
 
 afterEach(() => vi.useRealTimers());
@@ -50,13 +52,22 @@ describe('Throttle', () => {
   });
 });
 
-describe('timeExtent', () => {
-  const events = (rows: [number, number, number][]) => ({
-    count: rows.length,
-    kind: Int8Array.from(rows.map((r) => r[0])),
-    t0: Float64Array.from(rows.map((r) => r[1])),
-    t1: Float64Array.from(rows.map((r) => r[2])),
-  });
+describe('RunActivity.extent (what the panels show first)', () => {
+  const events = (rows: [number, number, number][]) => {
+    const columns = new EventColumns();
+    columns.appendLists({
+      kind: rows.map((r) => r[0]),
+      t0: rows.map((r) => r[1]),
+      t1: rows.map((r) => r[2]),
+      run: rows.map(() => 0),
+    });
+    return columns;
+  };
+  const timeExtent = (columns: EventColumns) => {
+    const activity = new RunActivity();
+    activity.update(columns);
+    return activity.extent;
+  };
 
   it('spans runs, ops and transfers, not placements or a late free', () => {
     const extent = timeExtent(
@@ -70,6 +81,28 @@ describe('timeExtent', () => {
     );
     expect(extent).toEqual([100, 450]);
     expect(xRangeMs(extent)).toEqual([(100 - 3.5) / 1e6, (450 + 3.5) / 1e6]);
+  });
+
+  it('keeps up with appended events, and the runs’ active spans', () => {
+    const columns = events([
+      [EventKind.RUN, 100, 400],
+      [EventKind.OP, 120, 300],
+    ]);
+    const activity = new RunActivity();
+    activity.update(columns);
+    expect(activity.spans.get(0)).toEqual([120, 300]);
+    columns.appendLists({ kind: [EventKind.OP], t0: [500], t1: [700], run: [1] });
+    expect(activity.update(columns)).toBe(true);
+    expect(activity.update(columns)).toBe(false);
+    expect(activity.extent).toEqual([100, 700]);
+    expect(activity.activeExtent).toEqual([120, 700]);
+    expect(activity.timeAxis.windows).toEqual([
+      [120, 300],
+      [500, 700],
+    ]);
+    columns.clear();
+    activity.update(columns);
+    expect(activity.extent).toBeNull();
   });
 
   it('falls back to memory events, and to nothing', () => {

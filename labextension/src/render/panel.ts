@@ -1,5 +1,4 @@
 /** What the memory and timing panels share: throttling, the time extent and the time cursor. */
-import { EventKind, type EventBatch } from './types';
 
 export interface PanelOptions {
   /** Least time between two recomputations while events stream in (ms); 0: every update. */
@@ -51,35 +50,6 @@ export class Throttle {
       this.timer = null;
     }
   }
-}
-
-/**
- * The time both panels show first, ns since origin, so their x axes line up: from the first run,
- * op or transfer to the last one's end. Memory events outside it (a fetched output freed long
- * after its run) stay in the data: double-click a plot to autoscale. Falls back to the memory
- * events' extent; null without any.
- */
-export function timeExtent(
-  events: Pick<EventBatch, 'count' | 'kind' | 't0' | 't1'>,
-): [number, number] | null {
-  let lo = Infinity;
-  let hi = -Infinity;
-  let memoryLo = Infinity;
-  let memoryHi = -Infinity;
-  for (let e = 0; e < events.count; e++) {
-    const kind = events.kind[e];
-    if (kind === EventKind.RUN || kind === EventKind.OP || kind === EventKind.TRANSFER) {
-      lo = Math.min(lo, events.t0[e]);
-      hi = Math.max(hi, events.t0[e], events.t1[e]);
-    } else if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
-      memoryLo = Math.min(memoryLo, events.t0[e]);
-      memoryHi = Math.max(memoryHi, events.t0[e]);
-    }
-  }
-  if (lo <= hi) {
-    return [lo, hi];
-  }
-  return memoryLo <= memoryHi ? [memoryLo, memoryHi] : null;
 }
 
 /** The x range (ms) of a panel for an extent, padded so bars at the edges stay visible. */

@@ -22,6 +22,8 @@ export abstract class PlotPanel {
   private redraw = false;
   private readonly throttle: Throttle;
   private unlisten: () => void = () => undefined;
+  private resizeObserver: ResizeObserver | null = null;
+  private width = 0;
 
   protected constructor(
     parent: HTMLElement,
@@ -42,7 +44,26 @@ export abstract class PlotPanel {
   /** Subclasses call this once their own elements exist: follow the view state, then draw. */
   protected start(): void {
     this.unlisten = this.state.listen((changed) => this.onState(changed));
+    // Follow the container's width: a notebook reopened lays its cells out after the plot was
+    // drawn, and plotly's `responsive` only hears the window being resized.
+    if (typeof ResizeObserver === 'function') {
+      this.resizeObserver = new ResizeObserver((entries) => {
+        const width = Math.round(entries[entries.length - 1].contentRect.width);
+        if (width > 0 && width !== this.width) {
+          this.width = width;
+          this.onResize();
+        }
+      });
+      this.resizeObserver.observe(this.element);
+    }
     this.refreshModel();
+  }
+
+  /** The panel's width changed: draw again at the new width. */
+  protected onResize(): void {
+    if (this.plotted && !this.disposed) {
+      void Promise.resolve(this.plotted.Plots?.resize(this.plot)).then(() => this.draw());
+    }
   }
 
   /** The store changed: recompute (throttled) and redraw. */
@@ -65,6 +86,7 @@ export abstract class PlotPanel {
     }
     this.disposed = true;
     this.throttle.cancel();
+    this.resizeObserver?.disconnect();
     this.unlisten();
     this.plotted?.purge(this.plot);
     this.element.remove();

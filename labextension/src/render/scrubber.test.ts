@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PLAY_MS, runSpans, Scrubber } from './scrubber';
+import { PLAY_MS, runSpan, Scrubber } from './scrubber';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { smallDocument } from './__tests__/fixtures';
@@ -37,22 +37,23 @@ describe('Scrubber', () => {
     pending.forEach((cb) => cb(now));
   };
 
-  it('spans [0, endTime] and starts at the end', () => {
-    const { input, store, state, parent } = setup();
-    expect(store.endTime()).toBe(300);
+  it('spans the runs’ activity with the idle gap collapsed, and starts at the end', () => {
+    const { input, state, parent, scrubber } = setup();
+    // Runs active over [0, 100] and [200, 300]: the 100 ns gap is drawn 15 ns wide.
+    expect(scrubber.timeRange).toEqual([0, 300]);
     expect(input.min).toBe('0');
-    expect(input.max).toBe('300');
-    expect(input.value).toBe('300');
+    expect(input.max).toBe('215');
+    expect(input.value).toBe('215');
     expect(state.get('time')).toBeNull();
     expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('end · 300 ns');
   });
 
   it('sets state.time from the slider; the far end means the end (null)', () => {
     const { input, state, parent } = setup();
-    slide(input, 120);
-    expect(state.get('time')).toBe(120);
-    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('120 ns / 300 ns');
-    slide(input, 300);
+    slide(input, 120); // 5 ns into the second run's window
+    expect(state.get('time')).toBe(205);
+    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('205 ns / 300 ns');
+    slide(input, 215);
     expect(state.get('time')).toBeNull();
   });
 
@@ -60,6 +61,8 @@ describe('Scrubber', () => {
     const { input, state } = setup();
     state.set({ time: 42 });
     expect(input.value).toBe('42');
+    state.set({ time: 250 });
+    expect(input.value).toBe('165');
   });
 
   it('plays from the start to the end in about five seconds, then returns to null', () => {
@@ -69,7 +72,7 @@ describe('Scrubber', () => {
     expect(play.getAttribute('aria-label')).toBe('Pause');
     runFrame(1000);
     expect(state.get('time')).toBe(0);
-    runFrame(1000 + PLAY_MS / 2);
+    runFrame(1000 + PLAY_MS / 2); // half way along the axis: the middle of the collapsed gap
     expect(state.get('time')).toBeCloseTo(150);
     runFrame(1000 + PLAY_MS + 1);
     expect(state.get('time')).toBeNull();
@@ -77,14 +80,14 @@ describe('Scrubber', () => {
     expect(play.getAttribute('aria-label')).toBe('Play');
   });
 
-  it('starts playing at the first event when the events begin after 0', () => {
+  it('spans the activity, not the time before it', () => {
     const doc = smallDocument();
     doc.events.t0 = doc.events.t0.map((t) => t + 1000);
     doc.events.t1 = doc.events.t1.map((t) => t + 1000);
     const parent = document.createElement('div');
     const state = new ViewState();
     const scrubber = new Scrubber(parent, PlacementStore.fromDocument(doc), state);
-    expect(scrubber.timeRange).toEqual([0, 1300]);
+    expect(scrubber.timeRange).toEqual([1000, 1300]);
     scrubber.play();
     runFrame(0);
     expect(state.get('time')).toBe(1000);
@@ -100,7 +103,7 @@ describe('Scrubber', () => {
     play.click();
     expect(scrubber.playing).toBe(false);
     const paused = state.get('time');
-    expect(paused).toBeCloseTo(100);
+    expect(paused).toBeCloseTo(215 / 3);
     play.click(); // resumes from where it was
     runFrame(10_000);
     expect(state.get('time')).toBeCloseTo(paused!);
@@ -126,6 +129,43 @@ describe('Scrubber', () => {
     select.dispatchEvent(new Event('change'));
     expect(scrubber.timeRange).toEqual([0, 300]);
     expect(state.get('time')).toBeNull();
+  });
+
+  it('spans a picked run’s active span and plays it in PLAY_MS however short it is', () => {
+    // A loop: each run's ops take 30 ns, its record 500 ns (session overhead), runs 1 ms apart.
+    const doc = smallDocument();
+    const ops = 3;
+    const columns = Object.fromEntries(Object.keys(doc.events).map((k) => [k, [] as number[]]));
+    const runs = [];
+    for (let r = 0; r < 4; r++) {
+      const start = r * 1_000_000;
+      runs.push({ id: r, t0: 1000 + start, t1: 1000 + start + 500, status: 'ok' as const });
+      for (let k = 0; k < ops; k++) {
+        const row = [2, start + 100 + k * 10, start + 110 + k * 10, k, 1, 0, 24, 1, r, -1];
+        Object.keys(columns).forEach((name, i) => columns[name].push(row[i]));
+      }
+    }
+    doc.runs = runs;
+    doc.events = columns as typeof doc.events;
+    const parent = document.createElement('div');
+    const state = new ViewState();
+    const scrubber = new Scrubber(parent, PlacementStore.fromDocument(doc), state);
+    // All runs: 4 windows of 30 ns, gaps drawn 4.5 ns wide.
+    expect(scrubber.timeRange).toEqual([100, 3_000_130]);
+    expect(Number(scrubber.input.max) - Number(scrubber.input.min)).toBeCloseTo(4 * 30 + 3 * 4.5);
+    state.set({ run: 2 });
+    expect(scrubber.timeRange).toEqual([2_000_100, 2_000_130]);
+    expect(parent.querySelector<HTMLElement>('.placeviz-scrubber')!.dataset.rangeStart).toBe(
+      '2000100',
+    );
+    expect(scrubber.runSelect.value).toBe('2');
+    state.set({ time: 2_000_100 });
+    scrubber.play();
+    runFrame(0);
+    runFrame(PLAY_MS / 3);
+    expect(state.get('time')).toBeCloseTo(2_000_110);
+    runFrame(PLAY_MS + 1);
+    expect(state.get('time')).toBe(2_000_130); // a picked run stays at its end
   });
 
   it('rebuilds the run list only when runs came, keeping the picked run', () => {
@@ -165,7 +205,7 @@ describe('Scrubber', () => {
   });
 
   it('labels run spans relative to the origin', () => {
-    const spans = runSpans(smallDocument().runs, 1000);
+    const spans = smallDocument().runs.map((run) => runSpan(run, 2, 1000));
     expect(spans.map((s) => [s.start, s.end])).toEqual([
       [0, 100],
       [200, 300],

@@ -1,15 +1,17 @@
 /**
- * The scrubber: a time slider over the recorded events, play/pause, and (with several runs) a run
- * selector. It writes `state.time` (ns since origin; null means "the end": everything done).
+ * The scrubber: a time slider over the recorded activity, play/pause, and (with several runs) the
+ * run picker. It writes `state.time` (ns since origin; null means "the end": everything done) and
+ * `state.run` (the picked run; null: all runs).
  *
- * The slider spans [0, store.endTime()]; playing starts over from the first run, op or transfer
- * (events often begin well after the origin) and takes PLAY_MS from there to the end. Picking a run
- * narrows the slider and playback to that run's span and moves the time to the run's end; "all
- * runs" restores the whole range and the end state.
+ * The slider spans the selected run's active span (its first op or transfer start to its last
+ * one's end), or with all runs the runs' active spans with the idle gaps between them collapsed
+ * (the timeline's axis, timeaxis.ts): a loop whose runs last microseconds and idle milliseconds
+ * plays through its activity, not its idle time. Playing takes PLAY_MS whatever the length.
+ * Picking a run moves the time to the run's end; "all runs" restores the end state.
  */
 import { element } from './dom';
 import { formatNs } from './format';
-import { timeExtent } from './panel';
+import type { TimeAxis } from './timeaxis';
 import type { ViewState, ViewStateFields } from './viewstate';
 import { runsMade, type PlacementStore } from './store';
 import type { RunRecord } from './types';
@@ -25,20 +27,34 @@ export interface RunSpan {
   label: string;
 }
 
-/** "run 3 of 9 · ok · 1.20 ms" for each run (numbered from 1 by id), with its span relative to
- * the origin. */
-export function runSpans(runs: readonly RunRecord[], originNs: number): RunSpan[] {
-  const count = runsMade(runs);
-  return runs.map((run) => {
-    const start = run.t0 - originNs;
-    const end = Math.max(start, run.t1 - originNs);
-    return {
-      id: run.id,
-      start,
-      end,
-      label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
-    };
-  });
+/** How many runs the picker lists (the newest): the others are reached by number. */
+export const RUN_OPTIONS = 30;
+
+/** "run 3 of 9 · ok · 1.20 ms" (numbered from 1 by id), with its span relative to the origin. */
+export function runSpan(run: RunRecord, count: number, originNs: number): RunSpan {
+  const start = run.t0 - originNs;
+  const end = Math.max(start, run.t1 - originNs);
+  return {
+    id: run.id,
+    start,
+    end,
+    label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
+  };
+}
+
+/** The record of run `id` in `runs` (sorted by id); undefined when it is not listed. */
+export function findRun(runs: readonly RunRecord[], id: number): RunRecord | undefined {
+  let lo = 0;
+  let hi = runs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (runs[mid].id < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return runs[lo]?.id === id ? runs[lo] : undefined;
 }
 
 export class Scrubber {
@@ -47,9 +63,12 @@ export class Scrubber {
   readonly playButton: HTMLButtonElement;
   readonly label: HTMLSpanElement;
   readonly runSelect: HTMLSelectElement;
+  /** Any listed run by number, beyond the newest RUN_OPTIONS the select lists. */
+  readonly runNumber: HTMLInputElement;
+  /** The range in real time (ns since origin) and along the axis (display ns). */
   private range: [number, number] = [0, 0];
-  private selectedRun: number | null = null;
-  private spans: RunSpan[] = [];
+  private shown: [number, number] = [0, 0];
+  private axis: TimeAxis | null = null;
   private listed = ''; // which runs the select lists: records never change, so ids and count
   private frame: number | null = null;
   private disposed = false;
@@ -71,13 +90,18 @@ export class Scrubber {
     this.label = element(doc, 'span', 'placeviz-time-label');
     this.runSelect = element(doc, 'select', 'placeviz-run');
     this.runSelect.setAttribute('aria-label', 'Run');
-    this.element.append(this.playButton, this.input, this.label, this.runSelect);
+    this.runNumber = element(doc, 'input', 'placeviz-run-number');
+    this.runNumber.type = 'number';
+    this.runNumber.step = '1';
+    this.runNumber.placeholder = 'run #';
+    this.runNumber.setAttribute('aria-label', 'Run number');
+    this.element.append(this.playButton, this.input, this.label, this.runSelect, this.runNumber);
     parent.appendChild(this.element);
 
     this.input.addEventListener('input', () => {
       const value = Number(this.input.value); // read before pause() re-renders the slider
       this.pause();
-      this.setTime(value);
+      this.setShown(value);
     });
     this.playButton.addEventListener('click', () => {
       if (this.playing) {
@@ -87,6 +111,12 @@ export class Scrubber {
       }
     });
     this.runSelect.addEventListener('change', () => this.selectRun(this.runSelect.value));
+    this.runNumber.addEventListener('change', () => {
+      const number = Number(this.runNumber.value);
+      this.selectRun(Number.isInteger(number) && number >= 1 ? String(number - 1) : '');
+    });
+    this.element.dataset.rangeStart = '0';
+    this.element.dataset.rangeEnd = '0';
     this.unlisten = state.listen((changed) => this.onState(changed));
     this.update();
   }
@@ -100,23 +130,64 @@ export class Scrubber {
     return [this.range[0], this.range[1]];
   }
 
-  /** The store changed: new end time, new runs. */
+  private get selectedRun(): number | null {
+    return this.state.get('run');
+  }
+
+  /** The store changed: new activity, new runs. */
   update(): void {
     if (this.disposed) {
       return;
     }
-    this.spans = runSpans(this.store.runs, this.store.originNs);
     this.renderRuns();
-    const run = this.spans.find((s) => String(s.id) === String(this.selectedRun));
-    if (run === undefined) {
-      this.selectedRun = null;
+    const activity = this.store.activity();
+    const axis = activity.timeAxis;
+    this.axis = axis;
+    const selected = this.selectedRun;
+    const listed = selected === null ? undefined : findRun(this.store.runs, selected);
+    const record = listed && runSpan(listed, runsMade(this.store.runs), this.store.originNs);
+    const active = selected === null ? undefined : activity.spans.get(selected);
+    if (selected !== null && active === undefined && record === undefined) {
+      this.state.set({ run: null }); // a run no longer listed nor in the events
+      return;
     }
-    this.range = run ? [run.start, run.end] : [0, Math.max(0, this.store.endTime())];
-    this.input.min = String(this.range[0]);
-    this.input.max = String(this.range[1]);
-    this.input.disabled = this.range[1] <= this.range[0];
+    let range: [number, number];
+    if (active !== undefined) {
+      range = [active[0], active[1]];
+    } else if (record !== undefined) {
+      range = [record.start, record.end];
+    } else {
+      range = activity.activeExtent ?? [0, Math.max(0, this.store.endTime())];
+    }
+    this.range = range;
+    // A selected run is one window: along the axis it is the same length as in real time.
+    this.shown =
+      selected === null && axis.extent !== null
+        ? axis.extent
+        : [axis.toShown(range[0]), axis.toShown(range[0]) + (range[1] - range[0])];
+    this.element.dataset.rangeStart = String(range[0]);
+    this.element.dataset.rangeEnd = String(range[1]);
+    this.input.min = String(this.shown[0]);
+    this.input.max = String(this.shown[1]);
+    this.input.disabled = this.shown[1] <= this.shown[0];
     this.playButton.disabled = this.input.disabled;
     this.render();
+  }
+
+  /** Real time of a slider position. */
+  private toReal(x: number): number {
+    if (this.selectedRun !== null || this.axis === null) {
+      return this.range[0] + (x - this.shown[0]);
+    }
+    return this.axis.toReal(x);
+  }
+
+  /** Slider position of a real time. */
+  private toShown(t: number): number {
+    if (this.selectedRun !== null || this.axis === null) {
+      return this.shown[0] + (t - this.range[0]);
+    }
+    return this.axis.toShown(t);
   }
 
   /** Set the time: clamped to the range; the range's end of "all runs" is null (the end). */
@@ -129,16 +200,24 @@ export class Scrubber {
     this.state.set({ time: Math.min(hi, Math.max(lo, t)) });
   }
 
-  play(): void {
-    if (this.playing || this.disposed || this.range[1] <= this.range[0]) {
+  /** Set the time from a slider position. */
+  private setShown(x: number): void {
+    if (this.selectedRun === null && x >= this.shown[1]) {
+      this.state.set({ time: null });
       return;
     }
-    const [lo, hi] = this.range;
+    this.setTime(this.toReal(Math.min(this.shown[1], Math.max(this.shown[0], x))));
+  }
+
+  play(): void {
+    if (this.playing || this.disposed || this.shown[1] <= this.shown[0]) {
+      return;
+    }
+    const [lo, hi] = this.shown;
     const current = this.state.get('time');
-    // From the first activity when starting over: the slider begins at 0, the events may not.
-    const first = this.selectedRun === null ? (timeExtent(this.store.events)?.[0] ?? lo) : lo;
-    let start = current === null || current >= hi ? Math.max(lo, first) : Math.max(lo, current);
-    const rate = (hi - Math.max(lo, first)) / PLAY_MS;
+    let at =
+      current === null || current >= this.range[1] ? lo : Math.max(lo, this.toShown(current));
+    const rate = (hi - lo) / PLAY_MS;
 
     let last: number | null = null;
     const step = (now: number) => {
@@ -146,17 +225,17 @@ export class Scrubber {
         return;
       }
       if (last !== null) {
-        start += (now - last) * rate;
+        at += (now - last) * rate;
       }
       last = now;
-      if (start >= hi) {
+      if (at >= hi) {
         this.frame = null;
         // At the end: "all runs" returns to the end state; a run stays at its end.
-        this.state.set({ time: this.selectedRun === null ? null : hi });
+        this.state.set({ time: this.selectedRun === null ? null : this.range[1] });
         this.render();
         return;
       }
-      this.state.set({ time: start });
+      this.state.set({ time: this.toReal(at) });
       this.frame = requestAnimationFrame(step);
     };
     this.frame = requestAnimationFrame(step);
@@ -183,39 +262,49 @@ export class Scrubber {
 
   private selectRun(value: string): void {
     this.pause();
-    const run = this.spans.find((s) => String(s.id) === value);
-    this.selectedRun = run ? run.id : null;
-    this.update();
-    this.state.set({ time: run ? run.end : null });
+    const id = value === '' ? NaN : Number(value);
+    const run = Number.isInteger(id) ? findRun(this.store.runs, id) : undefined;
+    this.state.set({ run: run ? run.id : null });
+    this.state.set({ time: run ? this.range[1] : null });
   }
 
   private renderRuns(): void {
-    const spans = this.spans;
-    const listed = `${spans[0]?.id}:${spans[spans.length - 1]?.id}:${spans.length}`;
-    if (listed === this.listed) {
-      this.runSelect.value = this.selectedRun === null ? '' : String(this.selectedRun);
-      return; // a live update without new runs: a thousand options are not rebuilt each time
+    const runs = this.store.runs;
+    const selected = this.selectedRun;
+    const listed = `${runs[0]?.id}:${runs[runs.length - 1]?.id}:${runs.length}:${selected}`;
+    if (listed !== this.listed) {
+      // New runs (or a run picked beyond the newest): a few dozen options, however long the loop.
+      this.listed = listed;
+      const doc = this.element.ownerDocument;
+      const count = runsMade(runs);
+      const shown = runs.slice(-RUN_OPTIONS);
+      const picked = selected === null ? undefined : findRun(runs, selected);
+      if (picked !== undefined && !shown.includes(picked)) {
+        shown.unshift(picked);
+      }
+      const all = doc.createElement('option');
+      all.value = '';
+      all.textContent = `all runs (${runs.length})`;
+      const options = shown.map((run) => {
+        const option = doc.createElement('option');
+        option.value = String(run.id);
+        option.textContent = visibleText(runSpan(run, count, this.store.originNs).label);
+        return option;
+      });
+      this.runSelect.replaceChildren(all, ...options);
+      this.runSelect.hidden = runs.length < 2;
+      this.runNumber.hidden = runs.length <= RUN_OPTIONS;
+      this.runNumber.min = String((runs[0]?.id ?? 0) + 1);
+      this.runNumber.max = String(count);
     }
-    this.listed = listed;
-    const doc = this.element.ownerDocument;
-    this.runSelect.hidden = this.spans.length < 2;
-    const options: HTMLOptionElement[] = [];
-    const all = doc.createElement('option');
-    all.value = '';
-    all.textContent = `all runs (${this.spans.length})`;
-    options.push(all);
-    for (const span of this.spans) {
-      const option = doc.createElement('option');
-      option.value = String(span.id);
-      option.textContent = visibleText(span.label);
-      options.push(option);
-    }
-    this.runSelect.replaceChildren(...options);
-    this.runSelect.value = this.selectedRun === null ? '' : String(this.selectedRun);
+    this.runSelect.value = selected === null ? '' : String(selected);
+    this.runNumber.value = selected === null ? '' : String(selected + 1);
   }
 
   private onState(changed: ReadonlySet<keyof ViewStateFields>): void {
-    if (changed.has('time')) {
+    if (changed.has('run')) {
+      this.update();
+    } else if (changed.has('time')) {
       this.render();
     }
   }
@@ -224,7 +313,7 @@ export class Scrubber {
     const time = this.state.get('time');
     const [lo, hi] = this.range;
     const shown = time === null ? hi : Math.min(hi, Math.max(lo, time));
-    this.input.value = String(shown);
+    this.input.value = String(time === null ? this.shown[1] : this.toShown(shown));
     this.label.textContent =
       time === null ? `end · ${formatNs(hi)}` : `${formatNs(time)} / ${formatNs(hi)}`;
     const playing = this.playing;

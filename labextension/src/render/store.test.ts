@@ -103,6 +103,43 @@ describe('PlacementStore mutations', () => {
     expect(store.events.t0[2]).toBe(10);
   });
 
+  it('holds at most maxEvents events, dropping the oldest and counting them', () => {
+    const store = PlacementStore.fromDocument(smallDocument(), 1000);
+    expect(store.events.maxEvents).toBe(1000);
+    for (let i = 0; i < 30; i++) {
+      const batch = batchOf(100, i);
+      store.appendBatch(batch);
+      expect(store.events.count).toBeLessThanOrEqual(1000);
+      expect(store.events.capacity).toBeLessThanOrEqual(1000);
+    }
+    const total = 7 + 3000;
+    expect(store.events.total).toBe(total);
+    expect(store.droppedEvents).toBe(total - store.events.count);
+    // What is kept is the newest, in order: the last batch's node ends the columns.
+    expect(store.events.node[store.events.count - 1]).toBe(29);
+    expect(store.events.node[store.events.count - 100]).toBe(29);
+    // Dropping happens an eighth of the limit at a time, not event by event.
+    expect(store.events.count).toBeGreaterThanOrEqual(1000 - 125 - 100);
+    // A batch larger than the limit keeps its newest events.
+    store.appendBatch(batchOf(2500, 77));
+    expect(store.events.count).toBe(1000);
+    expect(store.droppedEvents).toBe(total + 2500 - 1000);
+    // Clearing forgets the count and starts a new generation (views' cursors restart).
+    const generation = store.events.generation;
+    store.reset();
+    expect(store.droppedEvents).toBe(0);
+    expect(store.events.generation).toBe(generation + 1);
+    expect(() => PlacementStore.fromDocument(smallDocument(), 0)).toThrow(/maxEvents/);
+  });
+
+  it('bounds the JSON events of a document too', () => {
+    const doc = smallDocument();
+    const store = PlacementStore.fromDocument(doc, 4);
+    expect(store.events.count).toBe(4);
+    expect(store.droppedEvents).toBe(3);
+    expect([...store.events.t0.subarray(0, 4)]).toEqual([40, 200, 200, 220]);
+  });
+
   it('tells listeners what changed and drops events on reset', () => {
     const store = PlacementStore.fromDocument(smallDocument());
     const heard: string[] = [];

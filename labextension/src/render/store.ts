@@ -2,7 +2,8 @@
  * The placement document a view shows, kept current by live messages. Views read it and listen
  * for changes; what they derive from the events (op spans, states) is cached until the next change.
  */
-import { EventColumns } from './events';
+import { RunActivity } from './activity';
+import { EventColumns, MAX_EVENTS } from './events';
 import { normalizeDocument, normalizeTables } from './normalize';
 import { DONE, OpTimeline, RUNNING, WAITING, type OpSpans } from './opstate';
 import {
@@ -43,8 +44,9 @@ export interface RunProgress {
 
 export class PlacementStore {
   readonly schema: string;
-  readonly events = new EventColumns();
+  readonly events: EventColumns;
   private tables: Tables;
+  private readonly runActivity = new RunActivity();
   private nodeIndexById = new Map<number, number>();
   private nodeIndexByNameMap = new Map<string, number>();
   private deviceIndexById = new Map<number, number>();
@@ -53,16 +55,20 @@ export class PlacementStore {
   private liveRun: RunProgress | null = null;
   private skipped = 0;
 
-  private constructor(schema: string, tables: Tables) {
+  private constructor(schema: string, tables: Tables, maxEvents: number) {
+    this.events = new EventColumns(maxEvents);
     this.schema = schema;
     this.tables = tables;
     this.index();
   }
 
-  /** A store for a document of any schema version; throws when devices or nodes are missing. */
-  static fromDocument(doc: unknown): PlacementStore {
+  /**
+   * A store for a document of any schema version; throws when devices or nodes are missing. It
+   * holds at most `maxEvents` events (the kernel recorder's limit), dropping the oldest.
+   */
+  static fromDocument(doc: unknown, maxEvents: number = MAX_EVENTS): PlacementStore {
     const normalized = normalizeDocument(doc);
-    const store = new PlacementStore(normalized.schema, normalized.tables);
+    const store = new PlacementStore(normalized.schema, normalized.tables, maxEvents);
     store.events.appendLists(normalized.events);
     return store;
   }
@@ -85,6 +91,15 @@ export class PlacementStore {
   /** Events of past runs the kernel did not stream live (a fast loop; all are in its trace). */
   get skippedEvents(): number {
     return this.skipped;
+  }
+  /** The oldest events dropped to keep the store under its limit (`events.maxEvents`). */
+  get droppedEvents(): number {
+    return this.events.dropped;
+  }
+  /** The runs' active spans and the collapsed time axis, current with the events. */
+  activity(): RunActivity {
+    this.runActivity.update(this.events);
+    return this.runActivity;
   }
   /** The snapshot of the run in flight; null when no run is in flight. */
   get progress(): RunProgress | null {

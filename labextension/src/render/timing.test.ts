@@ -1,153 +1,24 @@
 // @vitest-environment jsdom
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
-import {
-  barAt,
-  barsOfNode,
-  coalesceLane,
-  computeTiming,
-  TimingPanel,
-  type TimingEvents,
-} from './timing';
-import { EventKind, TimingSource } from './types';
+import { niceTicks, TimingPanel } from './timing';
+import { EventKind } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-function model() {
-  const store = PlacementStore.fromDocument(panelsDocument());
-  return computeTiming(store.events, {
-    devices: store.devices,
-    runs: store.runs,
-    originNs: store.originNs,
-  });
-}
+afterEach(() => {
+  setPlotlyLoader(null);
+  vi.unstubAllGlobals();
+});
 
-/** n OP events on 4 devices x 2 streams; a lane has a bar every 80 ns, 85 ns long (overlapping). */
-function manyOps(n: number): TimingEvents {
-  const events: TimingEvents = {
-    count: n,
-    kind: new Int8Array(n).fill(EventKind.OP),
-    t0: new Float64Array(n),
-    t1: new Float64Array(n),
-    node: new Int32Array(n),
-    device: new Int16Array(n),
-    stream: new Int16Array(n),
-    source: new Int8Array(n).fill(TimingSource.CLOCK),
-    run: new Int32Array(n),
-    peer: new Int16Array(n).fill(-1),
-  };
-  for (let i = 0; i < n; i++) {
-    events.device[i] = i % 4;
-    events.stream[i] = (i >> 2) % 2;
-    events.node[i] = i % 500;
-    events.t0[i] = i * 10;
-    events.t1[i] = i * 10 + 85;
-  }
-  return events;
-}
-
-afterEach(() => setPlotlyLoader(null));
-
-describe('computeTiming', () => {
-  it('makes a lane per device and stream, then one for transfers', () => {
-    const { lanes } = model();
-    expect(lanes.map((l) => l.label)).toEqual([
-      'CPU:0 · 10%',
-      'GPU:0 stream 0 · 30%',
-      'GPU:0 stream 1',
-      'GPU:1 stream 0 · 60% (modeled)',
-      'transfers',
-    ]);
-    expect(lanes.map((l) => l.end - l.start)).toEqual([1, 1, 1, 1, 1]);
-    expect(lanes[4].kind).toBe('transfer');
-  });
-
-  it('counts op bars, not transfers', () => {
-    const m = model();
-    expect(m.opBars).toBe(4);
-    expect(m.bars.t0.length).toBe(5);
-  });
-
-  it('computes utilisation as busy time (union over streams) over the runs span', () => {
-    const m = model();
-    expect(m.span).toBe(100);
-    expect(m.utilisation.get(0)).toBeCloseTo(0.1);
-    expect(m.utilisation.get(1)).toBeCloseTo(0.3); // [10,40] and [10,30] overlap
-    expect(m.utilisation.get(2)).toBeCloseTo(0.6);
-    expect([...m.sources.get(2)!]).toEqual([TimingSource.MODELED]);
-  });
-
-  it('falls back to run records, then to the op extent, for the span', () => {
-    const doc = panelsDocument();
-    const keep = doc.events.kind.map((k) => k !== EventKind.RUN);
-    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
-      doc.events[name] = doc.events[name].filter((_, i) => keep[i]);
-    }
-    doc.runs[0].t1 = 5200; // 200 ns long
-    let store = PlacementStore.fromDocument(doc);
-    let m = computeTiming(store.events, store);
-    expect(m.span).toBe(200);
-    expect(m.utilisation.get(2)).toBeCloseTo(0.3);
-    doc.runs = [];
-    store = PlacementStore.fromDocument(doc);
-    m = computeTiming(store.events, store);
-    expect(m.span).toBe(100);
-  });
-
-  it('finds the bar under a time, with a tolerance', () => {
-    const m = model();
-    const gpuLane = 1;
-    const hit = barAt(m, gpuLane, 25);
-    expect(m.bars.node[hit]).toBe(1);
-    expect(barAt(m, gpuLane, 45)).toBe(-1);
-    expect(m.bars.node[barAt(m, gpuLane, 45, 6)]).toBe(1);
-    expect(barAt(m, 99, 25)).toBe(-1);
-    expect(barsOfNode(m, 3).map((i) => m.bars.lane[i])).toEqual([2]);
-    expect(barsOfNode(m, 0).map((i) => m.bars.lane[i])).toEqual([0, 4]); // the op and its transfer
-  });
-
-  it('merges bars closer than the resolution and widens thin ones', () => {
-    const m = model();
-    // GPU:0 stream 0 has one bar [10, 40]; at 1 ns per pixel it stays as it is.
-    expect(coalesceLane(m, 1, -Infinity, Infinity, 1)).toEqual([{ device: 1, t0: [10], t1: [40] }]);
-    // At 50 ns per pixel the 30 ns bar is widened to a pixel.
-    expect(coalesceLane(m, 1, -Infinity, Infinity, 50)[0].t1).toEqual([60]);
-    // The transfers lane groups by destination device; a range that misses it yields nothing.
-    expect(coalesceLane(m, 4, 0, 100, 1)).toEqual([{ device: 1, t0: [8], t1: [12] }]);
-    expect(coalesceLane(m, 4, 50, 100, 1)).toEqual([]);
-  });
-
-  it('draws 100,000 bars as about a plot width of segments', () => {
-    const n = 100_000;
-    const events = manyOps(n);
-    const m = computeTiming(events, { devices: [], runs: [], originNs: 0 });
-    const end = n * 10 + 85;
-    const perLane = coalesceLane(m, 0, 0, end, end / 1000);
-    expect(perLane).toHaveLength(1);
-    expect(perLane[0].t0.length).toBeLessThanOrEqual(1000);
-    // Zoomed in to 2,000 ns at 2 ns per pixel: the bars there, unmerged.
-    const zoomed = coalesceLane(m, 0, 500_000, 502_000, 2)[0];
-    expect(zoomed.t0[0]).toBeLessThanOrEqual(500_000);
-    expect(zoomed.t1[zoomed.t1.length - 1]).toBeGreaterThanOrEqual(502_000);
-  });
-
-  it('handles 100,000 op events quickly', () => {
-    const n = 100_000;
-    const events = manyOps(n);
-    const started = performance.now();
-    const m = computeTiming(events, { devices: [], runs: [], originNs: 0 });
-    const hits = [];
-    for (let k = 0; k < 1000; k++) {
-      hits.push(barAt(m, k % 8, k * 997));
-    }
-    const ms = performance.now() - started;
-    expect(m.opBars).toBe(n);
-    expect(m.lanes.length).toBe(8);
-    expect(hits.every((h) => h >= 0)).toBe(true);
-    expect(ms).toBeLessThan(2000);
+describe('drawing helpers', () => {
+  it('picks round ticks', () => {
+    expect(niceTicks(0, 100, 5)).toEqual([0, 20, 40, 60, 80, 100]);
+    expect(niceTicks(3, 7, 2)).toEqual([4, 6]);
+    expect(niceTicks(5, 5, 4)).toEqual([]);
   });
 });
 
@@ -173,16 +44,37 @@ describe('TimingPanel', () => {
     const layout = react.args[2] as { yaxis: { ticktext: string[] } };
     expect(layout.yaxis.ticktext[1]).toBe('&lt;img src=x onerror=alert(1)&gt;:0 stream 0 · 30%');
     // One trace per lane (the transfers lane: one per destination device).
-    const traces = react.args[1] as { x: (number | null)[] }[];
-    expect(traces.length).toBe(5);
-    expect(traces[1].x).toEqual([10 / 1e6, 40 / 1e6, null]);
+    const traces = react.args[1] as { mode: string; x: (number | null)[]; text?: string[] }[];
+    const bars = traces.filter((t) => t.mode === 'none');
+    expect(bars.length).toBe(5);
+    // GPU:0's 30 ns bar, 265 px wide, as a rectangle around lane 1 (16 of its 26 px high), drawn
+    // a pixel short so back-to-back bars stay apart.
+    const nsPerPx = 102 / 900;
+    const [x0, x1, , , , end] = bars[1].x;
+    expect(x0).toBeCloseTo(10 / 1e6, 12);
+    expect(x1).toBeCloseTo((40 - nsPerPx) / 1e6, 12);
+    expect(end).toBeNull();
+    const y = (bars[1] as unknown as { y: number[] }).y;
+    expect(y[0]).toBeCloseTo(1 - 8 / 26);
+    expect(y[2]).toBeCloseTo(1 + 8 / 26);
+    // Bars wide enough are labelled with their op's name, escaped (shortened where the bar is too
+    // short for it); the plot is 900 px for 102 ns, so every bar here (10 ns: 88 px) has room.
+    const labels = traces.filter((t) => t.mode === 'text').flatMap((t) => t.text ?? []);
+    expect(labels.sort()).toEqual(['&lt;img src=x onerror=alert(1…', 'a', 'b', 'c']);
+    expect(root.dataset.labelledBars).toBe('4');
+    // The transfer is an arrow from CPU:0's lane to GPU:0's, with its bytes.
+    const notes = (react.args[2] as { annotations: Record<string, unknown>[] }).annotations;
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toMatchObject({ y: 1, ay: 0, showarrow: true });
+    expect(notes[1]).toMatchObject({ y: 0.5, text: '100 B', showarrow: false });
+    expect(root.dataset.arrows).toBe('1');
 
     // Hovering an op (here from another view) outlines its bars: shapes only, no restyle.
     state.set({ hovered: 3 });
     const relayout = calls.filter((c) => c.method === 'relayout').pop()!;
     const shapes = (relayout.args[1] as { shapes: Record<string, number>[] }).shapes;
     expect(shapes).toHaveLength(1);
-    expect(shapes[0]).toMatchObject({ type: 'rect', y0: 2 - 0.42, y1: 2 + 0.42 });
+    expect(shapes[0]).toMatchObject({ type: 'rect', y0: 2 - 0.45, y1: 2 + 0.45 });
     expect(shapes[0].x0).toBeCloseTo(10 / 1e6);
     expect(shapes[0].x1).toBeCloseTo(30 / 1e6);
     expect(calls.some((c) => c.method === 'restyle')).toBe(false);
@@ -218,12 +110,89 @@ describe('TimingPanel', () => {
     expect(state.get('hovered')).toBe(1);
     const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
     expect(tooltip.hidden).toBe(false);
-    expect(tooltip.textContent).toBe('b (MatMul) · 30 ns · GPU:0 stream 0 · cuda-event');
+    expect(tooltip.textContent).toBe('b (MatMul) · 30 ns · GPU:0 stream 0 · run 1 · cuda-event');
     plot.dispatchEvent(new MouseEvent('click', { clientX: 350, clientY: 30 }));
     expect(state.get('selected')).toBe(1);
     plot.dispatchEvent(new MouseEvent('mouseleave'));
     expect(state.get('hovered')).toBeNull();
     expect(tooltip.hidden).toBe(true);
+  });
+
+  it('follows its container’s width: plotly resizes and the bars are drawn again', async () => {
+    let observed: ((entries: { contentRect: { width: number } }[]) => void) | null = null;
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        constructor(callback: typeof observed) {
+          observed = callback;
+        }
+        observe() {}
+        disconnect() {}
+      },
+    );
+    const { plotly, calls } = fakePlotly();
+    const resized: HTMLElement[] = [];
+    (plotly as unknown as { Plots: unknown }).Plots = {
+      resize: (el: HTMLElement) => resized.push(el),
+    };
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      {
+        throttleMs: 0,
+      },
+    );
+    await tick();
+    const reacts = () => calls.filter((c) => c.method === 'react').length;
+    const before = reacts();
+    observed!([{ contentRect: { width: 1156 } }]);
+    await tick();
+    await tick();
+    expect(resized).toHaveLength(1);
+    expect(reacts()).toBe(before + 1);
+    observed!([{ contentRect: { width: 1156 } }]); // the same width: nothing to do
+    await tick();
+    expect(resized).toHaveLength(1);
+    panel.dispose();
+  });
+
+  it('zooms and pans from the keyboard when focused, and shows all again with 0', async () => {
+    const { plotly } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      {
+        throttleMs: 0,
+      },
+    );
+    await tick();
+    const plot = panel.element.querySelector<HTMLElement>('.placeviz-plot')!;
+    expect(plot.tabIndex).toBe(0);
+    expect(plot.dataset.lmSuppressShortcuts).toBe('true');
+    const all = panel.window!;
+    const key = (k: string) => {
+      const event = new KeyboardEvent('keydown', { key: k, cancelable: true, bubbles: true });
+      plot.dispatchEvent(event);
+      return event;
+    };
+    expect(key('w').defaultPrevented).toBe(true);
+    const zoomed = panel.window!;
+    expect(zoomed[1] - zoomed[0]).toBeCloseTo((all[1] - all[0]) * 0.7);
+    key('d');
+    const panned = panel.window!;
+    expect(panned[0] - zoomed[0]).toBeCloseTo((zoomed[1] - zoomed[0]) * 0.25);
+    key('s');
+    key('a');
+    expect(key('x').defaultPrevented).toBe(false); // not ours: left to the page
+    key('0');
+    expect(panel.window).toEqual(all);
+    panel.dispose();
   });
 
   it('says so when there are no op timings', () => {

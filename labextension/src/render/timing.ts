@@ -1,385 +1,94 @@
 /**
- * The timing panel: a Gantt chart of OP events, one lane per device and stream, plus a lane for
- * transfers, and each device's utilisation (busy time / time spanned by the runs).
+ * The timing panel: draws the timing model (timingmodel.ts) as a Gantt chart, one lane per device
+ * and stream plus a lane of transfers, and handles the pointer and the keyboard.
  *
- * Bars are drawn as one scatter trace per lane: each bar is a thick line segment [t0, t1]
- * followed by a gap (null), so 100,000 op events cost a handful of SVG paths, not 100,000
- * elements. Hovering is resolved here, not by plotly (which only hovers segment ends): the pointer
- * is mapped to a lane and a time and the bar under it found by binary search.
+ * - Bars are thick line segments, one scatter trace per lane and colour, merged to the plot's
+ *   resolution; bars wide enough carry their op's name (like Perfetto's).
+ * - Transfers are also arrows from the source device's lane to the destination's, with bytes.
+ * - With several runs the x axis collapses the idle gaps between them (timeaxis.ts) and marks
+ *   where each run starts; picking a run (state.run, the scrubber's picker) zooms to its span.
+ * - Drag to zoom; with the timeline focused, W/S zoom in/out around the pointer, A/D pan, and
+ *   0 (or a double click) shows everything again.
+ * Hovering is resolved here, not by plotly (which only hovers segment ends): the pointer is
+ * mapped to a lane and a time and the bar under it found by binary search.
  */
 import { element } from './dom';
 import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
-import { formatNs, shortDeviceName } from './format';
+import { formatBytes, formatNs } from './format';
+import { textColourOn } from './colours';
 import { panelDeviceColour } from './devicecolour';
-import { cursorShapes, pointerToData, timeExtent, xRangeMs, type PanelOptions } from './panel';
+import { pointerToData, type PanelOptions } from './panel';
+import type { TimeAxis } from './timeaxis';
 import {
-  EventKind,
-  TimingSource,
-  type DeviceRecord,
-  type EventBatch,
-  type RunRecord,
-} from './types';
+  SOURCE_LABELS,
+  TimingModel,
+  barAt,
+  barsOfNode,
+  coalesceLane,
+  deviceShort,
+  fitLabel,
+  laneLabels,
+  padWindow,
+  panWindow,
+  WIDE_PX,
+  transferArrows,
+  zoomWindow,
+  type BarRef,
+  type LaneSegments,
+} from './timingmodel';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
 
-export type TimingEvents = Pick<
-  EventBatch,
-  'count' | 'kind' | 't0' | 't1' | 'node' | 'device' | 'stream' | 'source' | 'run' | 'peer'
->;
+export { SOURCE_LABELS } from './timingmodel';
 
-export const SOURCE_LABELS: Record<number, string> = {
-  [TimingSource.NONE]: 'none',
-  [TimingSource.CLOCK]: 'clock',
-  [TimingSource.CUDA_EVENT]: 'cuda-event',
-  [TimingSource.MODELED]: 'modeled',
-};
-
-export interface Lane {
-  kind: 'op' | 'transfer';
-  device: number; // -1 for the transfers lane
-  stream: number;
-  label: string;
-  /** Bars in this lane: indices [start, end) into TimingModel.bars. */
-  start: number;
-  end: number;
-}
-
-export interface Bars {
-  lane: Int32Array;
-  t0: Float64Array;
-  t1: Float64Array;
-  node: Int32Array;
-  device: Int16Array; // for transfers: the destination
-  source: Int8Array;
-  /** Per lane, running maximum of t1 over its bars (for hit tests among overlapping bars). */
-  maxT1: Float64Array;
-}
-
-export interface TimingModel {
-  lanes: Lane[];
-  bars: Bars;
-  /** OP bars (the transfers lane's bars are not counted). */
-  opBars: number;
-  /** Per device id: busy time (union of its OP intervals) / span. */
-  utilisation: Map<number, number>;
-  /** Per device id: the timing sources of its OP events. */
-  sources: Map<number, Set<number>>;
-  span: number;
-}
-
-interface TimingTables {
-  devices: readonly DeviceRecord[];
-  runs: readonly RunRecord[];
-  originNs: number;
-}
-
-function deviceShort(devices: readonly DeviceRecord[], id: number): string {
-  const device = devices.find((d) => d.id === id);
-  return device ? shortDeviceName(device.name) : id < 0 ? 'unplaced' : `device ${id}`;
-}
-
-/** Total length of the union of intervals (sorted by start in place). */
-function unionLength(intervals: [number, number][]): number {
-  intervals.sort((a, b) => a[0] - b[0]);
-  let total = 0;
-  let lo = -Infinity;
-  let hi = -Infinity;
-  for (const [a, b] of intervals) {
-    if (a > hi) {
-      if (hi > lo) {
-        total += hi - lo;
-      }
-      lo = a;
-      hi = b;
-    } else if (b > hi) {
-      hi = b;
-    }
-  }
-  if (hi > lo) {
-    total += hi - lo;
-  }
-  return total;
-}
-
-/** Intervals the runs cover: RUN events, else run records, else the OP events' extent. */
-function runIntervals(events: TimingEvents, tables: TimingTables): [number, number][] {
-  const intervals: [number, number][] = [];
-  for (let e = 0; e < events.count; e++) {
-    if (events.kind[e] === EventKind.RUN && events.t1[e] > events.t0[e]) {
-      intervals.push([events.t0[e], events.t1[e]]);
-    }
-  }
-  if (intervals.length === 0) {
-    for (const run of tables.runs) {
-      if (run.t1 > run.t0) {
-        intervals.push([run.t0 - tables.originNs, run.t1 - tables.originNs]);
-      }
-    }
-  }
-  if (intervals.length === 0) {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (let e = 0; e < events.count; e++) {
-      if (events.kind[e] === EventKind.OP) {
-        lo = Math.min(lo, events.t0[e]);
-        hi = Math.max(hi, events.t1[e]);
-      }
-    }
-    if (hi > lo) {
-      intervals.push([lo, hi]);
-    }
-  }
-  return intervals;
-}
-
-export function computeTiming(events: TimingEvents, tables: TimingTables): TimingModel {
-  const { devices } = tables;
-  const laneOf = new Map<string, number>();
-  const laneKeys: { device: number; stream: number }[] = [];
-  const ops: number[] = [];
-  const transfers: number[] = [];
-  for (let e = 0; e < events.count; e++) {
-    const kind = events.kind[e];
-    if (kind === EventKind.OP) {
-      ops.push(e);
-      const key = `${events.device[e]}:${events.stream[e]}`;
-      if (!laneOf.has(key)) {
-        laneOf.set(key, -1);
-        laneKeys.push({ device: events.device[e], stream: events.stream[e] });
-      }
-    } else if (kind === EventKind.TRANSFER) {
-      transfers.push(e);
-    }
-  }
-  const position = new Map(devices.map((d, i) => [d.id, i]));
-  const rank = (id: number) => position.get(id) ?? devices.length + (id < 0 ? 1e6 : id);
-  laneKeys.sort((a, b) => rank(a.device) - rank(b.device) || a.stream - b.stream);
-  laneKeys.forEach((k, i) => laneOf.set(`${k.device}:${k.stream}`, i));
-
-  // Per device: busy intervals and sources.
-  const busy = new Map<number, [number, number][]>();
-  const sources = new Map<number, Set<number>>();
-  for (const e of ops) {
-    const device = events.device[e];
-    let list = busy.get(device);
-    if (list === undefined) {
-      list = [];
-      busy.set(device, list);
-      sources.set(device, new Set());
-    }
-    list.push([events.t0[e], Math.max(events.t0[e], events.t1[e])]);
-    sources.get(device)!.add(events.source[e]);
-  }
-  const span = unionLength(runIntervals(events, tables));
-  const utilisation = new Map<number, number>();
-  for (const [device, list] of busy) {
-    utilisation.set(device, span > 0 ? Math.min(1, unionLength(list) / span) : 0);
-  }
-
-  // Bars sorted by lane, then start.
-  const transferLane = transfers.length > 0 ? laneKeys.length : -1;
-  const all = ops.concat(transfers);
-  const laneOfEvent = (e: number) =>
-    events.kind[e] === EventKind.OP
-      ? laneOf.get(`${events.device[e]}:${events.stream[e]}`)!
-      : transferLane;
-  const laneIndex = new Int32Array(events.count);
-  for (const e of all) {
-    laneIndex[e] = laneOfEvent(e);
-  }
-  all.sort((a, b) => laneIndex[a] - laneIndex[b] || events.t0[a] - events.t0[b] || a - b);
-  const n = all.length;
-  const bars: Bars = {
-    lane: new Int32Array(n),
-    t0: new Float64Array(n),
-    t1: new Float64Array(n),
-    node: new Int32Array(n),
-    device: new Int16Array(n),
-    source: new Int8Array(n),
-    maxT1: new Float64Array(n),
-  };
-  const laneCount = laneKeys.length + (transferLane >= 0 ? 1 : 0);
-  const starts = new Int32Array(laneCount + 1).fill(n);
-  for (let i = n - 1; i >= 0; i--) {
-    const e = all[i];
-    bars.lane[i] = laneIndex[e];
-    bars.t0[i] = events.t0[e];
-    bars.t1[i] = Math.max(events.t0[e], events.t1[e]);
-    bars.node[i] = events.node[e];
-    bars.device[i] = events.device[e];
-    bars.source[i] = events.source[e];
-    starts[laneIndex[e]] = i;
-  }
-  for (let l = laneCount - 1; l >= 0; l--) {
-    if (starts[l] > starts[l + 1]) {
-      starts[l] = starts[l + 1];
-    }
-  }
-  for (let i = 0; i < n; i++) {
-    bars.maxT1[i] =
-      i > 0 && bars.lane[i - 1] === bars.lane[i]
-        ? Math.max(bars.maxT1[i - 1], bars.t1[i])
-        : bars.t1[i];
-  }
-
-  const lanes: Lane[] = laneKeys.map((k, i) => {
-    const first = i === 0 || laneKeys[i - 1].device !== k.device;
-    const name = deviceShort(devices, k.device);
-    let label = k.stream >= 0 ? `${name} stream ${k.stream}` : name;
-    if (first) {
-      const util = utilisation.get(k.device) ?? 0;
-      label += ` · ${Math.round(util * 100)}%`;
-      const deviceSources = sources.get(k.device);
-      if (deviceSources?.has(TimingSource.MODELED)) {
-        label += ' (modeled)';
-      }
-    }
-    return {
-      kind: 'op',
-      device: k.device,
-      stream: k.stream,
-      label,
-      start: starts[i],
-      end: starts[i + 1],
-    };
-  });
-  if (transferLane >= 0) {
-    lanes.push({
-      kind: 'transfer',
-      device: -1,
-      stream: -1,
-      label: 'transfers',
-      start: starts[transferLane],
-      end: starts[transferLane + 1],
-    });
-  }
-  return { lanes, bars, opBars: ops.length, utilisation, sources, span };
-}
-
-/**
- * The bar of `lane` under time t (within `tolerance` ns), the latest-starting one when bars
- * overlap; -1 when none.
- */
-export function barAt(model: TimingModel, lane: number, t: number, tolerance = 0): number {
-  const info = model.lanes[lane];
-  if (info === undefined || info.start >= info.end) {
-    return -1;
-  }
-  const { t0, t1, maxT1 } = model.bars;
-  // Last bar starting at or before t + tolerance.
-  let lo = info.start;
-  let hi = info.end;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (t0[mid] <= t + tolerance) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  let best = -1;
-  let bestDistance = Infinity;
-  for (let i = lo - 1; i >= info.start && maxT1[i] >= t - tolerance; i--) {
-    const distance = t < t0[i] ? t0[i] - t : t > t1[i] ? t - t1[i] : 0;
-    if (distance <= tolerance && distance < bestDistance) {
-      best = i;
-      bestDistance = distance;
-      if (distance === 0) {
-        break;
-      }
-    }
-  }
-  return best;
-}
-
-/** Bar indices of a node. */
-export function barsOfNode(model: TimingModel, node: number): number[] {
-  const found: number[] = [];
-  const { node: nodes } = model.bars;
-  for (let i = 0; i < nodes.length; i++) {
-    if (nodes[i] === node) {
-      found.push(i);
-    }
-  }
-  return found;
-}
-
-/** A lane's bars of one colour merged for drawing: segments [t0[i], t1[i]] in ns. */
-export interface LaneSegments {
-  device: number;
-  t0: number[];
-  t1: number[];
-}
-
-/**
- * The bars of a lane that meet [lo, hi] (ns), merged where they are less than `resolution` ns
- * apart and widened to at least `resolution`: what a plot `resolution` ns per pixel wide can
- * show. However many events a lane holds, it yields at most about (hi - lo) / resolution
- * segments per colour, so drawing cost follows the plot's width, not the trace's size.
- */
-export function coalesceLane(
-  model: TimingModel,
-  lane: number,
-  lo: number,
-  hi: number,
-  resolution: number,
-): LaneSegments[] {
-  const info = model.lanes[lane];
-  if (info === undefined || info.start >= info.end) {
-    return [];
-  }
-  const { t0, t1, maxT1, device } = model.bars;
-  // First bar whose lane-running maximum end reaches lo (maxT1 never decreases in a lane).
-  let first = info.start;
-  let last = info.end;
-  while (first < last) {
-    const mid = (first + last) >> 1;
-    if (maxT1[mid] < lo) {
-      first = mid + 1;
-    } else {
-      last = mid;
-    }
-  }
-  const groups = new Map<number, LaneSegments & { open: boolean }>();
-  for (let i = first; i < info.end && t0[i] <= hi; i++) {
-    if (t1[i] < lo) {
-      continue;
-    }
-    let group = groups.get(device[i]);
-    if (group === undefined) {
-      group = { device: device[i], t0: [], t1: [], open: false };
-      groups.set(device[i], group);
-    }
-    const start = t0[i];
-    const end = Math.max(t1[i], start + resolution);
-    const n = group.t0.length;
-    if (n > 0 && start <= group.t1[n - 1] + resolution) {
-      group.t1[n - 1] = Math.max(group.t1[n - 1], end);
-    } else {
-      group.t0.push(start);
-      group.t1.push(end);
-    }
-  }
-  return [...groups.values()].map(({ device: d, t0: a, t1: b }) => ({ device: d, t0: a, t1: b }));
-}
-
-const LANE_PX = 22;
-const BAR_PX = 12;
+const LANE_PX = 26;
+const BAR_PX = 16;
 /** Highlight outlines drawn at most (a node that ran in thousands of runs). */
 const MAX_HIGHLIGHTS = 500;
+/** Labels and arrows drawn at most; arrows carry their bytes up to ARROW_TEXT of them. */
+const MAX_LABELS = 400;
+const MAX_ARROWS = 80;
+const ARROW_TEXT = 12;
+/** An arrow carries its bytes only when at least this long (px): short ones would overlap. */
+const ARROW_TEXT_PX = 40;
+/** Least room between two run marks' labels. */
+const RUN_MARK_PX = 56;
 /** Plot width assumed before plotly has laid the plot out. */
 const DEFAULT_PLOT_PX = 900;
+/** W/S zoom by this factor; A/D pan by this fraction of the view. */
+const KEY_ZOOM = 0.7;
+const KEY_PAN = 0.25;
+
+/** About `count` round tick positions in [lo, hi]. */
+export function niceTicks(lo: number, hi: number, count: number): number[] {
+  const span = hi - lo;
+  if (!(span > 0)) {
+    return [];
+  }
+  const raw = span / Math.max(1, count);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
+  const ticks: number[] = [];
+  for (let x = Math.ceil(lo / step) * step; x <= hi; x += step) {
+    ticks.push(x);
+  }
+  return ticks;
+}
 
 export class TimingPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly tooltip: HTMLDivElement;
-  private model!: TimingModel;
+  private readonly model = new TimingModel();
+  private labels: string[] = [];
+  private axis!: TimeAxis;
   private hoveredHere: number | null = null;
-  /** The x range (ms) the user zoomed to; null: the events' extent. */
-  private viewMs: [number, number] | null = null;
+  /** The display window (ns along the axis) the user zoomed to; null: the default view. */
+  private view: [number, number] | null = null;
+  /** The pointer's display time, for zooming around it. */
+  private pointerX: number | null = null;
 
   constructor(
     parent: HTMLElement,
@@ -391,18 +100,35 @@ export class TimingPanel extends PlotPanel {
     const doc = parent.ownerDocument;
     this.element.dataset.bars = '0';
     this.element.dataset.lanes = '0';
+    this.element.dataset.labelledBars = '0';
+    this.element.dataset.arrows = '0';
     this.messageLine = element(doc, 'div', 'placeviz-panel-note placeviz-timing-sources');
+    const hint = element(
+      doc,
+      'div',
+      'placeviz-panel-note placeviz-timing-keys',
+      'Drag to zoom · click the timeline, then W/S zoom, A/D pan, 0 shows all',
+    );
     this.tooltip = element(doc, 'div', 'placeviz-tooltip');
     this.tooltip.hidden = true;
-    this.element.append(this.messageLine, this.plot, this.tooltip);
+    this.plot.tabIndex = 0;
+    this.plot.setAttribute('role', 'figure');
+    this.plot.setAttribute('aria-label', 'Timeline: W/S zoom, A/D pan, 0 shows all');
+    // JupyterLab's shortcuts (A, D, 0 in a notebook) must not fire while the timeline has focus.
+    this.plot.dataset.lmSuppressShortcuts = 'true';
+    this.element.append(this.messageLine, this.plot, hint, this.tooltip);
     this.plot.addEventListener('mousemove', (event) => this.onPointer(event));
-    this.plot.addEventListener('mouseleave', () => this.setHover(null, null));
+    this.plot.addEventListener('mouseleave', () => {
+      this.pointerX = null;
+      this.setHover(null, null);
+    });
     this.plot.addEventListener('click', (event) => {
       const hit = this.hitTest(event);
-      if (hit >= 0) {
-        this.state.set({ selected: this.model.bars.node[hit] });
+      if (hit !== null) {
+        this.state.set({ selected: this.model.lanes[hit.lane].bars.node[hit.index] });
       }
     });
+    this.plot.addEventListener('keydown', (event) => this.onKey(event));
     this.start();
   }
 
@@ -410,21 +136,36 @@ export class TimingPanel extends PlotPanel {
     return this.model;
   }
 
+  /** The display window drawn (ns along the axis); null before there is anything to show. */
+  get window(): [number, number] | null {
+    return this.view ?? this.defaultWindow();
+  }
+
+  /** Zoom or pan to a display window (null: the default view) and redraw. */
+  setWindow(window: [number, number] | null): void {
+    this.view = window;
+    this.element.dataset.window = window ? window.map((x) => x.toFixed(0)).join(',') : '';
+    void this.draw();
+  }
+
   protected recompute(): void {
     const store = this.store;
-    this.model = computeTiming(store.events, {
-      devices: store.devices,
-      runs: store.runs,
-      originNs: store.originNs,
-    });
+    this.model.update(store.events, store.devices);
+    this.axis = store.activity().timeAxis;
+    const runs = store.runs.map((r): [number, number] => [
+      r.t0 - store.originNs,
+      r.t1 - store.originNs,
+    ]);
+    const utilisation = this.model.utilisation(this.model.span(runs));
+    this.labels = laneLabels(this.model, store.devices, utilisation);
     this.element.dataset.bars = String(this.model.opBars);
     this.element.dataset.lanes = String(this.model.lanes.length);
     const parts: string[] = [];
     for (const [device, set] of this.model.sources) {
       const labels = [...set].sort().map((s) => SOURCE_LABELS[s] ?? `source ${s}`);
-      const record = this.store.devices.find((d) => d.id === device);
+      const record = store.devices.find((d) => d.id === device);
       const simulated = record?.kind === 'simulated' ? ', simulated device' : '';
-      parts.push(`${deviceShort(this.store.devices, device)}: ${labels.join('/')}${simulated}`);
+      parts.push(`${deviceShort(store.devices, device)}: ${labels.join('/')}${simulated}`);
     }
     this.messageLine.textContent =
       this.model.lanes.length === 0
@@ -437,6 +178,10 @@ export class TimingPanel extends PlotPanel {
   }
 
   protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
+    if (changed.has('run')) {
+      this.setWindow(null);
+      return;
+    }
     if (
       this.plotted &&
       (changed.has('time') || changed.has('hovered') || changed.has('selected'))
@@ -446,119 +191,363 @@ export class TimingPanel extends PlotPanel {
     }
   }
 
-  /** The x range (ms) drawn: the user's zoom, else the events' extent. */
-  private rangeMs(): [number, number] | undefined {
-    return this.viewMs ?? xRangeMs(timeExtent(this.store.events));
+  /** The selected run's active span, else every run's, padded; null without activity. */
+  private defaultWindow(): [number, number] | null {
+    const run = this.state.get('run');
+    const span = run === null ? undefined : this.store.activity().spans.get(run);
+    const axis = this.axis;
+    if (span !== undefined) {
+      return padWindow([axis.toShown(span[0]), axis.toShown(span[1])]);
+    }
+    const extent = axis.extent;
+    if (extent !== null) {
+      return padWindow(extent);
+    }
+    const all = this.store.activity().extent;
+    return all === null ? null : padWindow(all);
   }
 
-  /** ns per pixel at the current range. */
-  private resolution(): number {
-    const range = this.rangeMs();
+  private plotWidth(): number {
     const full = (this.plot as unknown as { _fullLayout?: { _size?: { w?: number } } })._fullLayout;
-    const width = full?._size?.w || DEFAULT_PLOT_PX;
-    return range ? ((range[1] - range[0]) * 1e6) / width : 1;
+    return full?._size?.w || DEFAULT_PLOT_PX;
   }
 
-  /** The cursor, and outlines around the hovered and selected ops' bars. */
+  /** Display ns per pixel in the current window. */
+  private resolution(): number {
+    const window = this.window;
+    return window ? (window[1] - window[0]) / this.plotWidth() : 1;
+  }
+
+  /** The cursor, outlines around the hovered and selected ops' bars, and the run marks. */
   private shapes(): Record<string, unknown>[] {
     const theme = plotTheme(this.element);
-    const shapes = cursorShapes(this.state.get('time'), theme.cursor);
+    const axis = this.axis;
+    const shapes: Record<string, unknown>[] = [];
+    const time = this.state.get('time');
+    if (time !== null) {
+      const x = axis.toShown(time) / 1e6;
+      shapes.push({
+        type: 'line',
+        xref: 'x',
+        yref: 'paper',
+        x0: x,
+        x1: x,
+        y0: 0,
+        y1: 1,
+        line: { color: theme.cursor, width: 1.5 },
+      });
+    }
+    for (const mark of this.runMarks()) {
+      shapes.push({
+        type: 'line',
+        xref: 'x',
+        yref: 'paper',
+        x0: mark.x,
+        x1: mark.x,
+        y0: 0,
+        y1: 1,
+        line: { color: theme.grid, width: 1, dash: 'dot' },
+        layer: 'below',
+      });
+    }
     const ids = [this.state.get('hovered'), this.state.get('selected')];
-    const { node, t0, t1, lane } = this.model.bars;
     const minWidth = this.resolution() * 2;
-    let drawn = 0;
-    for (let i = 0; i < node.length && drawn < MAX_HIGHLIGHTS; i++) {
-      if (node[i] === ids[0] || node[i] === ids[1]) {
-        const centre = (t0[i] + Math.max(t1[i], t0[i] + minWidth)) / 2;
-        const half = Math.max(t1[i] - t0[i], minWidth) / 2;
-        shapes.push({
-          type: 'rect',
-          xref: 'x',
-          yref: 'y',
-          x0: (centre - half) / 1e6,
-          x1: (centre + half) / 1e6,
-          y0: lane[i] - 0.42,
-          y1: lane[i] + 0.42,
-          line: { color: theme.fontColor, width: node[i] === ids[1] ? 2 : 1.5 },
-          fillcolor: 'rgba(0,0,0,0)',
-          layer: 'above',
-        });
-        drawn += 1;
+    const bars: BarRef[] = [];
+    for (const id of ids) {
+      if (id !== null) {
+        bars.push(...barsOfNode(this.model, id, MAX_HIGHLIGHTS));
       }
+    }
+    for (const { lane, index } of bars.slice(0, MAX_HIGHLIGHTS)) {
+      const b = this.model.lanes[lane].bars;
+      const x0 = axis.toShown(b.t0[index]);
+      const x1 = Math.max(axis.toShown(b.t1[index]), x0 + minWidth);
+      shapes.push({
+        type: 'rect',
+        xref: 'x',
+        yref: 'y',
+        x0: x0 / 1e6,
+        x1: x1 / 1e6,
+        y0: lane - 0.45,
+        y1: lane + 0.45,
+        line: { color: theme.fontColor, width: b.node[index] === ids[1] ? 2 : 1.5 },
+        fillcolor: 'rgba(0,0,0,0)',
+        layer: 'above',
+      });
     }
     return shapes;
   }
 
+  /** Where each run in view starts (display ms), thinned so their labels do not overlap. */
+  private runMarks(): { x: number; label: string }[] {
+    const spans = this.store.activity().spans;
+    const window = this.window;
+    if (spans.size < 2 || window === null) {
+      return [];
+    }
+    const minGap = RUN_MARK_PX * this.resolution();
+    const starts = [...spans.entries()]
+      .filter(([run]) => run >= 0)
+      .map(([run, [t0]]) => ({ run, x: this.axis.toShown(t0) }))
+      .filter(({ x }) => x >= window[0] && x <= window[1])
+      .sort((a, b) => a.x - b.x);
+    const marks: { x: number; label: string }[] = [];
+    let last = -Infinity;
+    for (const { run, x } of starts) {
+      if (x - last >= minGap) {
+        marks.push({ x: x / 1e6, label: `run ${run + 1}` });
+        last = x;
+      }
+    }
+    return marks;
+  }
+
+  /** The real times [lo, hi] of the window, widened by its width each side (small pans). */
+  private realRange(): [number, number] {
+    const window = this.window;
+    if (window === null) {
+      return [-Infinity, Infinity];
+    }
+    const width = window[1] - window[0];
+    return [this.axis.toReal(window[0] - width), this.axis.toReal(window[1] + width)];
+  }
+
   private traces(): PlotlyTrace[] {
     const { lanes } = this.model;
-    const range = this.rangeMs();
+    const axis = this.axis;
     const resolution = this.resolution();
-    // Bars just outside the view too, so a small pan shows bars before the next redraw.
-    const width = range ? (range[1] - range[0]) * 1e6 : Infinity;
-    const lo = range ? range[0] * 1e6 - width : -Infinity;
-    const hi = range ? range[1] * 1e6 + width : Infinity;
+    const [lo, hi] = this.realRange();
     const traces: PlotlyTrace[] = [];
+    const opSegments: (LaneSegments | undefined)[] = [];
     for (let l = 0; l < lanes.length; l++) {
       const lane = lanes[l];
       // One trace per colour: an OP lane is one device; the transfers lane one per destination.
-      for (const group of coalesceLane(this.model, l, lo, hi, resolution)) {
-        const x: (number | null)[] = new Array(group.t0.length * 3);
-        const y: (number | null)[] = new Array(group.t0.length * 3);
-        for (let k = 0; k < group.t0.length; k++) {
-          x[3 * k] = group.t0[k] / 1e6;
-          x[3 * k + 1] = group.t1[k] / 1e6;
-          x[3 * k + 2] = null;
-          y[3 * k] = l;
-          y[3 * k + 1] = l;
-          y[3 * k + 2] = null;
+      const groups = coalesceLane(this.model, l, lo, hi, resolution, axis);
+      opSegments.push(lane.kind === 'op' ? groups[0] : undefined);
+      for (const group of groups) {
+        // Each segment a rectangle, all of them one filled path: plotly draws a line trace's
+        // gap-separated pieces as an SVG element each, a fill as one element.
+        const n = group.x0.length;
+        const half = (lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX) / LANE_PX / 2;
+        const x: (number | null)[] = new Array(n * 6);
+        const y: (number | null)[] = new Array(n * 6);
+        for (let k = 0; k < n; k++) {
+          // A wide bar ends a pixel early: back-to-back ops show as separate bars.
+          const gap = group.x1[k] - group.x0[k] >= WIDE_PX * resolution ? resolution : 0;
+          const x0 = group.x0[k] / 1e6;
+          const x1 = (group.x1[k] - gap) / 1e6;
+          x.splice(6 * k, 6, x0, x1, x1, x0, x0, null);
+          y.splice(6 * k, 6, l - half, l - half, l + half, l + half, l - half, null);
         }
         traces.push({
           type: 'scatter',
-          mode: 'lines',
+          mode: 'none',
+          fill: 'toself',
+          fillcolor: panelDeviceColour(this.store.devices, group.device),
           x,
           y,
-          name: escapePlotlyText(lane.label),
+          name: escapePlotlyText(this.labels[l]),
           showlegend: false,
           hoverinfo: 'skip',
           connectgaps: false,
-          line: {
-            color: panelDeviceColour(this.store.devices, group.device),
-            width: lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX,
-          },
         });
       }
     }
+    traces.push(...this.labelTraces(opSegments, resolution));
     return traces;
   }
 
-  /** The user zoomed or panned: redraw the bars at the new level of detail. */
+  /**
+   * The op names on bars wide enough to hold them, one text trace per text colour: taken from the
+   * segments drawn (a wide bar is a segment of its own), so labelling costs what is drawn.
+   */
+  private labelTraces(segments: (LaneSegments | undefined)[], resolution: number): PlotlyTrace[] {
+    const window = this.window;
+    const byColour = new Map<string, { x: number[]; y: number[]; text: string[] }>();
+    let count = 0;
+    segments.forEach((lane, l) => {
+      if (lane === undefined || window === null) {
+        return;
+      }
+      const colour = textColourOn(panelDeviceColour(this.store.devices, lane.device));
+      const nodes = this.model.lanes[l].bars.node;
+      for (let k = 0; k < lane.x0.length && count < MAX_LABELS; k++) {
+        // The part of the bar in view: a long bar cut by the window keeps its label on screen.
+        const x0 = Math.max(lane.x0[k], window[0]);
+        const x1 = Math.min(lane.x1[k], window[1]);
+        const bar = lane.bar[k];
+        if (bar < 0 || x1 <= x0) {
+          continue;
+        }
+        const node = this.nodes.get(nodes[bar]);
+        const text = fitLabel(node?.name ?? `node ${nodes[bar]}`, (x1 - x0) / resolution);
+        if (text === null) {
+          continue;
+        }
+        let group = byColour.get(colour);
+        if (group === undefined) {
+          group = { x: [], y: [], text: [] };
+          byColour.set(colour, group);
+        }
+        group.x.push((x0 + x1) / 2 / 1e6);
+        group.y.push(l);
+        group.text.push(escapePlotlyText(text));
+        count += 1;
+      }
+    });
+    this.element.dataset.labelledBars = String(count);
+    return [...byColour.entries()].map(([colour, group]) => ({
+      type: 'scatter',
+      mode: 'text',
+      x: group.x,
+      y: group.y,
+      text: group.text,
+      textposition: 'middle center',
+      textfont: { color: colour, size: 10 },
+      showlegend: false,
+      hoverinfo: 'skip',
+    }));
+  }
+
+  /** Transfers as arrows between device lanes, and the run marks' labels. */
+  private annotations(): Record<string, unknown>[] {
+    const theme = plotTheme(this.element);
+    const window = this.window;
+    const notes: Record<string, unknown>[] = this.runMarks().map((mark) => ({
+      x: mark.x,
+      xref: 'x',
+      y: 1,
+      yref: 'paper',
+      yanchor: 'bottom',
+      xanchor: 'left',
+      text: mark.label,
+      showarrow: false,
+      font: { size: 10, color: theme.fontColor },
+    }));
+    if (window === null) {
+      this.element.dataset.arrows = '0';
+      return notes;
+    }
+    const resolution = this.resolution();
+    const arrows = transferArrows(
+      this.model,
+      this.axis.toReal(window[0]),
+      this.axis.toReal(window[1]),
+      MAX_ARROWS,
+    );
+    this.element.dataset.arrows = String(arrows.length);
+    for (const arrow of arrows) {
+      const colour = panelDeviceColour(this.store.devices, this.model.lanes[arrow.toLane].device);
+      const from = { x: this.axis.toShown(arrow.t0) / 1e6, y: arrow.fromLane };
+      const to = { x: this.axis.toShown(arrow.t1) / 1e6, y: arrow.toLane };
+      notes.push({
+        x: to.x,
+        y: to.y,
+        xref: 'x',
+        yref: 'y',
+        ax: from.x,
+        ay: from.y,
+        axref: 'x',
+        ayref: 'y',
+        showarrow: true,
+        arrowhead: 2,
+        arrowsize: 1,
+        arrowwidth: 1.5,
+        arrowcolor: colour,
+        text: '',
+        opacity: 0.9,
+      });
+      const length = Math.hypot((to.x - from.x) * 1e6, (to.y - from.y) * LANE_PX * resolution);
+      if (arrows.length <= ARROW_TEXT && length >= ARROW_TEXT_PX * resolution) {
+        // The bytes at the arrow's middle, clear of the lane labels and the bars' names.
+        notes.push({
+          x: (from.x + to.x) / 2,
+          y: (from.y + to.y) / 2,
+          xref: 'x',
+          yref: 'y',
+          text: formatBytes(arrow.bytes),
+          showarrow: false,
+          font: { size: 10, color: theme.fontColor },
+          bgcolor: theme.background,
+          borderpad: 1,
+        });
+      }
+    }
+    return notes;
+  }
+
+  /** The x axis ticks: round display times, labelled with the real time they stand for. */
+  private ticks(): { tickvals: number[]; ticktext: string[] } {
+    const window = this.window;
+    if (window === null) {
+      return { tickvals: [], ticktext: [] };
+    }
+    const count = Math.max(2, Math.floor(this.plotWidth() / 110));
+    const ticks = niceTicks(window[0], window[1], count);
+    return {
+      tickvals: ticks.map((x) => x / 1e6),
+      ticktext: ticks.map((x) => formatNs(this.axis.toReal(x))),
+    };
+  }
+
+  /** The user zoomed or panned with the pointer: redraw the bars at the new level of detail. */
   private onRelayout(event: unknown): void {
-    const keys = Object.keys((event as Record<string, unknown>) ?? {});
-    if (!keys.some((key) => key.startsWith('xaxis'))) {
+    const record = (event as Record<string, unknown>) ?? {};
+    if (record['xaxis.autorange'] === true) {
+      this.setWindow(null);
       return;
     }
-    const full = (this.plot as unknown as { _fullLayout?: { xaxis?: { range?: number[] } } })
-      ._fullLayout;
-    const range = full?.xaxis?.range;
-    const next: [number, number] | null =
-      range && Number.isFinite(range[0]) && Number.isFinite(range[1])
-        ? [Number(range[0]), Number(range[1])]
-        : null;
-    const current = this.viewMs;
-    if (next && current && next[0] === current[0] && next[1] === current[1]) {
+    const lo = Number(record['xaxis.range[0]']);
+    const hi = Number(record['xaxis.range[1]']);
+    if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
       return;
     }
-    this.viewMs = next;
-    void this.draw();
+    const next: [number, number] = [lo * 1e6, hi * 1e6];
+    const current = this.view;
+    if (current && Math.abs(next[0] - current[0]) < 1 && Math.abs(next[1] - current[1]) < 1) {
+      return;
+    }
+    this.setWindow(next);
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.ctrlKey || event.metaKey || event.altKey) {
+      return;
+    }
+    const window = this.window;
+    if (window === null) {
+      return;
+    }
+    const key = event.key.toLowerCase();
+    const centre = this.pointerX ?? undefined;
+    let next: [number, number] | null | undefined;
+    if (key === 'w' || key === '+' || key === '=') {
+      next = zoomWindow(window, KEY_ZOOM, centre);
+    } else if (key === 's' || key === '-') {
+      next = zoomWindow(window, 1 / KEY_ZOOM, centre);
+    } else if (key === 'a' || key === 'arrowleft') {
+      next = panWindow(window, -KEY_PAN);
+    } else if (key === 'd' || key === 'arrowright') {
+      next = panWindow(window, KEY_PAN);
+    } else if (key === '0' || key === 'escape') {
+      next = null;
+    } else {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    this.setWindow(next);
   }
 
   protected async react(plotly: PlotlyModule): Promise<void> {
     const theme = plotTheme(this.element);
     const lanes = this.model.lanes;
+    const window = this.window;
     const traces = this.traces();
+    const collapsed = this.axis.windows.length > 1 && this.state.get('run') === null;
     const layout = {
-      height: this.options.height ?? Math.max(120, 48 + LANE_PX * lanes.length),
-      margin: { l: 40, r: 12, t: 4, b: 36 },
+      height: this.options.height ?? Math.max(140, 64 + LANE_PX * lanes.length),
+      margin: { l: 40, r: 12, t: 18, b: 40 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
@@ -567,22 +556,29 @@ export class TimingPanel extends PlotPanel {
       dragmode: 'zoom',
       uirevision: 'placeviz',
       xaxis: {
-        title: { text: 'ms' },
+        title: {
+          text: collapsed
+            ? 'time since origin (idle gaps between runs collapsed)'
+            : 'time since origin',
+        },
         gridcolor: theme.grid,
         zeroline: false,
-        range: xRangeMs(timeExtent(this.store.events)),
+        range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
+        tickmode: 'array',
+        ...this.ticks(),
       },
       yaxis: {
         automargin: true,
         tickmode: 'array',
         tickvals: lanes.map((_, i) => i),
-        ticktext: lanes.map((l) => escapePlotlyText(l.label)),
+        ticktext: this.labels.map((label) => escapePlotlyText(label)),
         range: [lanes.length - 0.5, -0.5],
         fixedrange: true,
         showgrid: false,
         zeroline: false,
       },
       shapes: this.shapes(),
+      annotations: this.annotations(),
     };
     await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
     if (this.plotted === null) {
@@ -592,26 +588,27 @@ export class TimingPanel extends PlotPanel {
     }
   }
 
-  /** The bar under a pointer event (once plotly has drawn); -1 if none. */
-  private hitTest(event: MouseEvent): number {
+  /** The bar under a pointer event (once plotly has drawn); null if none. */
+  private hitTest(event: MouseEvent): BarRef | null {
     const at = pointerToData(this.plot, event);
     if (at === null) {
-      return -1;
+      return null;
     }
-    // x is in ms; a bar within 3 px of the pointer counts (thin bars stay hoverable).
-    return barAt(this.model, Math.round(at.y), at.x * 1e6, 3 * at.xPerPx * 1e6);
+    const lane = Math.round(at.y);
+    // x is display ms; a bar within 3 px of the pointer counts (thin bars stay hoverable).
+    const t = this.axis.toReal(at.x * 1e6);
+    const index = barAt(this.model, lane, t, 3 * at.xPerPx * 1e6);
+    return index < 0 ? null : { lane, index };
   }
 
   private onPointer(event: MouseEvent): void {
+    const at = pointerToData(this.plot, event);
+    this.pointerX = at === null ? null : at.x * 1e6;
     const hit = this.hitTest(event);
-    if (hit < 0) {
-      this.setHover(null, null);
-      return;
-    }
-    this.setHover(hit, event);
+    this.setHover(hit, hit === null ? null : event);
   }
 
-  private setHover(bar: number | null, event: MouseEvent | null): void {
+  private setHover(bar: BarRef | null, event: MouseEvent | null): void {
     if (bar === null) {
       this.tooltip.hidden = true;
       if (this.hoveredHere !== null && this.state.get('hovered') === this.hoveredHere) {
@@ -620,18 +617,21 @@ export class TimingPanel extends PlotPanel {
       this.hoveredHere = null;
       return;
     }
-    const { bars, lanes } = this.model;
-    const nodeId = bars.node[bar];
+    const lane = this.model.lanes[bar.lane];
+    const b = lane.bars;
+    const i = bar.index;
+    const nodeId = b.node[i];
     const node = this.nodes.get(nodeId);
-    const lane = lanes[bars.lane[bar]];
     const what = node ? `${node.name} (${node.type})` : `node ${nodeId}`;
+    const devices = this.store.devices;
     const where =
       lane.kind === 'transfer'
-        ? `transfer to ${deviceShort(this.store.devices, bars.device[bar])}`
-        : lane.label.split(' · ')[0];
-    const source = SOURCE_LABELS[bars.source[bar]] ?? '';
+        ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`
+        : this.labels[bar.lane].split(' · ')[0];
+    const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
+    const source = SOURCE_LABELS[b.source[i]] ?? '';
     this.tooltip.textContent = visibleText(
-      `${what} · ${formatNs(bars.t1[bar] - bars.t0[bar])} · ${where}${source ? ` · ${source}` : ''}`,
+      `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${source ? ` · ${source}` : ''}`,
     );
     this.tooltip.hidden = false;
     if (event) {

@@ -1,5 +1,5 @@
 /**
- * What the linked views share: the selected and hovered op, the scrubber's time, the colour mode and
+ * What the linked views share: the selected and hovered op, the scrubber's time and run, the colour mode and
  * the filter. Views write it and listen to it; none of them talks to another directly.
  */
 import type { ColourMode } from './types';
@@ -8,6 +8,7 @@ export interface ViewStateFields {
   selected: number | null; // node id whose details are shown
   hovered: number | null; // node id under the pointer in any view
   time: number | null; // scrubber time in ns since origin; null: the end (everything done)
+  run: number | null; // the run id the scrubber and timeline show; null: all runs
   colour: ColourMode;
   filter: string; // search text: name, type or device substring
 }
@@ -19,6 +20,7 @@ export class ViewState {
     selected: null,
     hovered: null,
     time: null,
+    run: null,
     colour: 'device',
     filter: '',
   };

@@ -64,7 +64,7 @@ declare module 'plotly.js-basic-dist-min' {
       traces?: number | number[],
     ): Promise<PlotlyHTMLElement>;
     purge(root: HTMLElement): void;
-    Plots?: { resize(root: HTMLElement): void };
+    Plots?: { resize(root: HTMLElement): Promise<void> | void };
   }
 
   const Plotly: PlotlyStatic;

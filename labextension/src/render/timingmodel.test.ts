@@ -1,0 +1,298 @@
+import { describe, expect, it } from 'vitest';
+import { EventColumns } from './events';
+import { PlacementStore } from './store';
+import { TimeAxis } from './timeaxis';
+import {
+  IntervalUnion,
+  TimingModel,
+  barAt,
+  barsOfNode,
+  coalesceLane,
+  computeTiming,
+  fitLabel,
+  laneLabels,
+  padWindow,
+  panWindow,
+  transferArrows,
+  zoomWindow,
+} from './timingmodel';
+import { COLUMN_NAMES, EventKind, TimingSource, type EventLists } from './types';
+import { panelsDocument } from './__tests__/panels-fixture';
+
+function storeModel() {
+  const store = PlacementStore.fromDocument(panelsDocument());
+  const model = computeTiming(store.events, store.devices);
+  const runs = store.runs.map((r): [number, number] => [
+    r.t0 - store.originNs,
+    r.t1 - store.originNs,
+  ]);
+  return { store, model, span: model.span(runs) };
+}
+
+/** n OP events on 4 devices x 2 streams; a lane has a bar every 80 ns, 85 ns long (overlapping). */
+function manyOps(n: number, maxEvents = n): EventColumns {
+  const events = new EventColumns(maxEvents);
+  const lists: Partial<EventLists> = Object.fromEntries(COLUMN_NAMES.map((c) => [c, []]));
+  for (let i = 0; i < n; i++) {
+    lists.kind!.push(EventKind.OP);
+    lists.device!.push(i % 4);
+    lists.stream!.push((i >> 2) % 2);
+    lists.node!.push(i % 500);
+    lists.t0!.push(i * 10);
+    lists.t1!.push(i * 10 + 85);
+    lists.source!.push(TimingSource.CLOCK);
+    lists.run!.push(Math.floor(i / 100));
+    lists.peer!.push(-1);
+    lists.bytes!.push(0);
+  }
+  events.appendLists(lists);
+  return events;
+}
+
+/** `runs` runs of `ops` back-to-back 10 ns ops on device 0, each run starting 1 ms after the last. */
+function loop(runs: number, ops: number, first = 0): Partial<EventLists> {
+  const lists: Partial<EventLists> = Object.fromEntries(COLUMN_NAMES.map((c) => [c, []]));
+  for (let r = first; r < first + runs; r++) {
+    for (let k = 0; k < ops; k++) {
+      const t0 = r * 1_000_000 + k * 10;
+      const row = [EventKind.OP, t0, t0 + 10, k, 0, 0, 0, TimingSource.CLOCK, r, -1];
+      COLUMN_NAMES.forEach((c, i) => lists[c]!.push(row[i]));
+    }
+  }
+  return lists;
+}
+
+describe('TimingModel', () => {
+  it('makes a lane per device and stream, then one for transfers', () => {
+    const { store, model, span } = storeModel();
+    const labels = laneLabels(model, store.devices, model.utilisation(span));
+    expect(labels).toEqual([
+      'CPU:0 · 10%',
+      'GPU:0 stream 0 · 30%',
+      'GPU:0 stream 1',
+      'GPU:1 stream 0 · 60% (modeled)',
+      'transfers',
+    ]);
+    expect(model.lanes.map((l) => l.bars.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(model.lanes[4].kind).toBe('transfer');
+    expect(model.opBars).toBe(4);
+  });
+
+  it('computes utilisation as busy time (union over streams) over the runs span', () => {
+    const { model, span } = storeModel();
+    expect(span).toBe(100);
+    const utilisation = model.utilisation(span);
+    expect(utilisation.get(0)).toBeCloseTo(0.1);
+    expect(utilisation.get(1)).toBeCloseTo(0.3); // [10,40] and [10,30] overlap
+    expect(utilisation.get(2)).toBeCloseTo(0.6);
+    expect([...model.sources.get(2)!]).toEqual([TimingSource.MODELED]);
+  });
+
+  it('falls back to run records, then to the op extent, for the span', () => {
+    const doc = panelsDocument();
+    const keep = doc.events.kind.map((k) => k !== EventKind.RUN);
+    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
+      doc.events[name] = doc.events[name].filter((_, i) => keep[i]);
+    }
+    const model = computeTiming(PlacementStore.fromDocument(doc).events);
+    expect(model.span([[0, 200]])).toBe(200);
+    expect(model.span([])).toBe(100);
+  });
+
+  it('finds the bar under a time, with a tolerance, and a node’s bars', () => {
+    const { model } = storeModel();
+    const gpuLane = 1;
+    expect(model.lanes[gpuLane].bars.node[barAt(model, gpuLane, 25)]).toBe(1);
+    expect(barAt(model, gpuLane, 45)).toBe(-1);
+    expect(model.lanes[gpuLane].bars.node[barAt(model, gpuLane, 45, 6)]).toBe(1);
+    expect(barAt(model, 99, 25)).toBe(-1);
+    expect(barsOfNode(model, 3)).toEqual([{ lane: 2, index: 0 }]);
+    expect(barsOfNode(model, 0).map((b) => b.lane)).toEqual([0, 4]); // the op and its transfer
+  });
+
+  it('folds in new events from its cursor, keeping bars sorted by start', () => {
+    const store = PlacementStore.fromDocument(panelsDocument());
+    const model = new TimingModel();
+    expect(model.update(store.events, store.devices)).toBe(true);
+    expect(model.update(store.events, store.devices)).toBe(false); // nothing new
+    // An op on GPU:0 stream 0 that started before the one there: inserted in order.
+    store.appendLists({
+      kind: [EventKind.OP],
+      t0: [2],
+      t1: [5],
+      node: [3],
+      device: [1],
+      stream: [0],
+    });
+    expect(model.update(store.events, store.devices)).toBe(true);
+    const bars = model.lanes[1].bars;
+    expect([...bars.t0.subarray(0, bars.length)]).toEqual([2, 10]);
+    expect([...bars.maxT1.subarray(0, bars.length)]).toEqual([5, 40]);
+    expect(model.opBars).toBe(5);
+    // A reset empties it.
+    store.reset();
+    model.update(store.events, store.devices);
+    expect(model.lanes).toEqual([]);
+    expect(model.opBars).toBe(0);
+  });
+
+  it('costs the new events: ten batches fold in as fast as one model of them all', () => {
+    const events = new EventColumns();
+    const model = new TimingModel();
+    const whole = loop(2000, 20);
+    const batch = (r: number) => {
+      const part: Partial<EventLists> = {};
+      for (const c of COLUMN_NAMES) {
+        part[c] = whole[c]!.slice(r * 20 * 200, (r + 1) * 20 * 200);
+      }
+      return part;
+    };
+    const costs: number[] = [];
+    for (let r = 0; r < 10; r++) {
+      events.appendLists(batch(r));
+      const started = performance.now();
+      model.update(events, []);
+      costs.push(performance.now() - started);
+    }
+    expect(model.opBars).toBe(40_000);
+    // The last batch (36,000 events already in) costs about what the second did, not ten times.
+    expect(costs[9]).toBeLessThan(Math.max(5, costs[1] * 4));
+  });
+
+  it('starts over from the events still held when the oldest were dropped', () => {
+    const events = new EventColumns(1000);
+    const model = new TimingModel();
+    events.appendLists(loop(40, 20)); // 800 events
+    model.update(events, []);
+    events.appendLists(loop(20, 20, 40)); // 400 more: over the limit, the oldest dropped
+    expect(events.dropped).toBeGreaterThan(0);
+    model.update(events, []);
+    expect(model.opBars).toBe(events.count);
+    expect(model.lanes[0].bars.t0[0]).toBe(events.t0[0]);
+  });
+});
+
+describe('IntervalUnion', () => {
+  it('keeps the union’s length whatever order the intervals come in', () => {
+    const union = new IntervalUnion();
+    union.add(10, 20);
+    union.add(30, 40);
+    union.add(15, 25); // extends the first
+    union.add(0, 5); // before everything
+    union.add(24, 31); // bridges two
+    expect(union.total).toBe(5 + (40 - 10));
+    expect(union.size).toBe(2);
+  });
+});
+
+describe('coalesceLane', () => {
+  it('merges bars closer than the resolution and widens thin ones', () => {
+    const { model } = storeModel();
+    // GPU:0 stream 0 has one bar [10, 40]; at 1 ns per pixel it stays as it is.
+    expect(coalesceLane(model, 1, -Infinity, Infinity, 1)).toEqual([
+      { device: 1, x0: [10], x1: [40], bar: [0] },
+    ]);
+    // At 50 ns per pixel the 30 ns bar is widened to a pixel.
+    expect(coalesceLane(model, 1, -Infinity, Infinity, 50)[0].x1).toEqual([60]);
+    // The transfers lane groups by destination device; a range that misses it yields nothing.
+    expect(coalesceLane(model, 4, 0, 100, 1)).toEqual([{ device: 1, x0: [8], x1: [12], bar: [0] }]);
+    expect(coalesceLane(model, 4, 50, 100, 1)).toEqual([]);
+  });
+
+  it('draws 100,000 bars as about a plot width of segments', () => {
+    const n = 100_000;
+    const model = computeTiming(manyOps(n));
+    const end = n * 10 + 85;
+    const perLane = coalesceLane(model, 0, 0, end, end / 1000);
+    expect(perLane).toHaveLength(1);
+    expect(perLane[0].x0.length).toBeLessThanOrEqual(1000);
+    // Zoomed in to 2,000 ns at 2 ns per pixel: the bars there, unmerged.
+    const zoomed = coalesceLane(model, 0, 500_000, 502_000, 2)[0];
+    expect(zoomed.x0[0]).toBeLessThanOrEqual(500_000);
+    expect(zoomed.x1[zoomed.x1.length - 1]).toBeGreaterThanOrEqual(502_000);
+    // 85 ns bars at 2 ns per pixel are wide: each its own segment, the ~26 that meet the view.
+    expect(zoomed.x0.length).toBeGreaterThanOrEqual(25);
+    expect(zoomed.x0.length).toBeLessThanOrEqual(28);
+  });
+
+  it('keeps separate bars apart and draws them along a collapsed axis', () => {
+    const events = new EventColumns();
+    events.appendLists(loop(3, 2)); // runs at 0, 1 ms, 2 ms: bars [0,10] [10,20] each
+    const model = computeTiming(events);
+    const axis = new TimeAxis(
+      [
+        [0, 20],
+        [1_000_000, 1_000_020],
+        [2_000_000, 2_000_020],
+      ],
+      30,
+    );
+    // At 5 ns per pixel the 10 ns bars are narrow: each run's two merge, the runs stay apart.
+    const [lane] = coalesceLane(model, 0, -Infinity, Infinity, 5, axis);
+    expect(lane.x0).toEqual([0, 50, 100]);
+    expect(lane.x1).toEqual([20, 70, 120]);
+    // At 1 ns per pixel they are wide: a segment each.
+    const [fine] = coalesceLane(model, 0, -Infinity, Infinity, 1, axis);
+    expect(fine.x0).toEqual([0, 10, 50, 60, 100, 110]);
+    // With the gaps narrower than a pixel, runs merge too.
+    const [coarse] = coalesceLane(model, 0, -Infinity, Infinity, 40, axis);
+    expect(coarse.x0).toEqual([0]);
+  });
+});
+
+describe('labels and arrows', () => {
+  it('marks the segments that are one wide bar, and fits a name in a width', () => {
+    const { model } = storeModel();
+    // A wide bar is a segment of its own and names its bar; narrow ones merged name none.
+    expect(coalesceLane(model, 3, 0, 100, 1)[0].bar).toEqual([0]);
+    const merged = coalesceLane(computeTiming(manyOps(1000)), 0, 0, 10_000, 100)[0];
+    expect(merged.bar.every((b) => b === -1)).toBe(true);
+    expect(fitLabel('tower_0/dense/MatMul', 200)).toBe('tower_0/dense/MatMul');
+    expect(fitLabel('tower_0/dense/MatMul', 60)).toBe('MatMul');
+    expect(fitLabel('tower_0/dense/MatMul', 40)).toBe('MatM…');
+    expect(fitLabel('tower_0/dense/MatMul', 20)).toBeNull();
+  });
+
+  it('draws a transfer from its source device’s lane to its destination’s, with bytes', () => {
+    const { model } = storeModel();
+    expect(transferArrows(model, 0, 100, 10)).toEqual([
+      { bar: 0, fromLane: 0, toLane: 1, t0: 8, t1: 12, bytes: 100 },
+    ]);
+    expect(transferArrows(model, 50, 100, 10)).toEqual([]);
+    // More transfers in view than can be read as arrows: none drawn (and none scanned).
+    expect(transferArrows(model, 0, 100, 0)).toEqual([]);
+  });
+});
+
+describe('zoom window', () => {
+  it('zooms around a point and pans by a fraction of the width', () => {
+    expect(zoomWindow([0, 100], 0.5)).toEqual([25, 75]);
+    expect(zoomWindow([0, 100], 0.5, 0)).toEqual([0, 50]);
+    expect(zoomWindow([0, 100], 2, 100)).toEqual([-100, 100]);
+    expect(panWindow([0, 100], 0.25)).toEqual([25, 125]);
+    expect(panWindow([0, 100], -0.25)).toEqual([-25, 75]);
+    expect(padWindow([0, 1000])).toEqual([-10, 1010]);
+    // Never narrower than a nanosecond.
+    expect(zoomWindow([0, 1], 0.001)).toEqual([0, 1]);
+  });
+});
+
+describe('TimeAxis', () => {
+  it('collapses long idle gaps and maps both ways', () => {
+    const axis = new TimeAxis([
+      [100, 200],
+      [10_100, 10_200],
+      [10_250, 10_300], // a 50 ns gap: narrower than the collapsed width, kept
+    ]);
+    expect(axis.gap).toBe(15); // 0.15 of the median window (100 ns)
+    expect(axis.toShown(100)).toBe(100);
+    expect(axis.toShown(200)).toBe(200);
+    expect(axis.toShown(10_100)).toBe(215);
+    expect(axis.toShown(10_250)).toBe(315 + 15);
+    expect(axis.extent).toEqual([100, 380]);
+    for (const t of [150, 5_000, 10_150, 10_275]) {
+      expect(axis.toReal(axis.toShown(t))).toBeCloseTo(t);
+    }
+    expect(axis.starts).toEqual([100, 215, 330]);
+  });
+});

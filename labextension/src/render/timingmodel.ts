@@ -1,0 +1,581 @@
+/**
+ * The timing panel's data, apart from any drawing: one lane per device and stream holding its OP
+ * events as bars sorted by start, a lane of transfers, each device's busy time, and the queries
+ * a drawing needs (the bar under a point, a lane's bars merged to the plot's resolution, the bars
+ * wide enough for a label, the transfers in view) and the zoom window's arithmetic.
+ *
+ * The model is folded in from a cursor (cursor.ts): a live update costs the new events, and a
+ * draw costs what the plot's width can show, not the number of events.
+ */
+import { EventCursor, type CursorEvents } from './cursor';
+import { shortDeviceName } from './format';
+import { EventKind, TimingSource, type DeviceRecord, type EventBatch } from './types';
+
+export type TimingEvents = Pick<
+  EventBatch,
+  | 'count'
+  | 'kind'
+  | 't0'
+  | 't1'
+  | 'node'
+  | 'device'
+  | 'stream'
+  | 'source'
+  | 'run'
+  | 'peer'
+  | 'bytes'
+> &
+  CursorEvents;
+
+export const SOURCE_LABELS: Record<number, string> = {
+  [TimingSource.NONE]: 'none',
+  [TimingSource.CLOCK]: 'clock',
+  [TimingSource.CUDA_EVENT]: 'cuda-event',
+  [TimingSource.MODELED]: 'modeled',
+};
+
+/** Real time (ns since origin) to display time along the axis and back (see timeaxis.ts). */
+export interface AxisMap {
+  toShown(t: number): number;
+  toReal(x: number): number;
+}
+
+export const IDENTITY_AXIS: AxisMap = { toShown: (t) => t, toReal: (x) => x };
+
+/** A lane's bars as growable columns, sorted by start; `length` are valid. */
+export class LaneBars {
+  length = 0;
+  t0 = new Float64Array(16);
+  t1 = new Float64Array(16);
+  node = new Int32Array(16);
+  /** For transfers: the destination device. */
+  device = new Int16Array(16);
+  /** For transfers: the source device. */
+  peer = new Int16Array(16);
+  bytes = new Float64Array(16);
+  source = new Int8Array(16);
+  run = new Int32Array(16);
+  /** Running maximum of t1 (for hit tests among overlapping bars). */
+  maxT1 = new Float64Array(16);
+
+  /** Add event e of `events`, keeping the bars sorted by start (events mostly come in order). */
+  add(events: TimingEvents, e: number): void {
+    if (this.length === this.t0.length) {
+      this.grow();
+    }
+    const t0 = events.t0[e];
+    let at = this.length;
+    while (at > 0 && this.t0[at - 1] > t0) {
+      at -= 1;
+    }
+    if (at < this.length) {
+      for (const column of this.columns()) {
+        column.copyWithin(at + 1, at, this.length);
+      }
+    }
+    this.t0[at] = t0;
+    this.t1[at] = Math.max(t0, events.t1[e]);
+    this.node[at] = events.node[e];
+    this.device[at] = events.device[e];
+    this.peer[at] = events.peer[e];
+    this.bytes[at] = events.bytes[e];
+    this.source[at] = events.source[e];
+    this.run[at] = events.run[e];
+    this.length += 1;
+    for (let i = at; i < this.length; i++) {
+      this.maxT1[i] = i > 0 ? Math.max(this.maxT1[i - 1], this.t1[i]) : this.t1[i];
+    }
+  }
+
+  /** Index of the first bar whose start is after t (bars [0, result) start at or before t). */
+  after(t: number, from = 0): number {
+    let lo = from;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.t0[mid] <= t) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  /** Index of the first bar that may reach t: every bar before it ends before t. */
+  reaching(t: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.maxT1[mid] < t) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  private columns(): (Float64Array | Int32Array | Int16Array | Int8Array)[] {
+    const { t0, t1, node, device, peer, bytes, source, run, maxT1 } = this;
+    return [t0, t1, node, device, peer, bytes, source, run, maxT1];
+  }
+
+  private grow(): void {
+    const size = this.t0.length * 2;
+    const grown = <T extends Float64Array | Int32Array | Int16Array | Int8Array>(old: T): T => {
+      const next = new (old.constructor as new (n: number) => T)(size);
+      next.set(old);
+      return next;
+    };
+    this.t0 = grown(this.t0);
+    this.t1 = grown(this.t1);
+    this.node = grown(this.node);
+    this.device = grown(this.device);
+    this.peer = grown(this.peer);
+    this.bytes = grown(this.bytes);
+    this.source = grown(this.source);
+    this.run = grown(this.run);
+    this.maxT1 = grown(this.maxT1);
+  }
+}
+
+export interface Lane {
+  kind: 'op' | 'transfer';
+  device: number; // -1 for the transfers lane
+  stream: number;
+  bars: LaneBars;
+}
+
+/** A bar: its lane's index in `lanes` and its index in that lane. */
+export interface BarRef {
+  lane: number;
+  index: number;
+}
+
+/** A union of intervals kept merged and sorted as intervals arrive, with its total length. */
+export class IntervalUnion {
+  private lo: number[] = [];
+  private hi: number[] = [];
+  total = 0;
+
+  get size(): number {
+    return this.lo.length;
+  }
+
+  add(a: number, b: number): void {
+    const { lo, hi } = this;
+    const n = lo.length;
+    if (n === 0 || a > hi[n - 1]) {
+      lo.push(a);
+      hi.push(b);
+      this.total += b - a;
+      return;
+    }
+    if (a >= lo[n - 1]) {
+      if (b > hi[n - 1]) {
+        this.total += b - hi[n - 1];
+        hi[n - 1] = b;
+      }
+      return;
+    }
+    // Out of order: merge with every interval it meets.
+    let first = 0;
+    while (first < n && hi[first] < a) {
+      first += 1;
+    }
+    let last = first;
+    while (last < n && lo[last] <= b) {
+      last += 1;
+    }
+    const mergedLo = first < last ? Math.min(a, lo[first]) : a;
+    const mergedHi = first < last ? Math.max(b, hi[last - 1]) : b;
+    for (let i = first; i < last; i++) {
+      this.total -= hi[i] - lo[i];
+    }
+    lo.splice(first, last - first, mergedLo);
+    hi.splice(first, last - first, mergedHi);
+    this.total += mergedHi - mergedLo;
+  }
+}
+
+export class TimingModel {
+  /** OP lanes by device order then stream, then the transfers lane (when there are any). */
+  lanes: Lane[] = [];
+  /** OP bars (the transfers lane's bars are not counted). */
+  opBars = 0;
+  /** Per device id: the timing sources of its OP events. */
+  readonly sources = new Map<number, Set<number>>();
+  private readonly busy = new Map<number, IntervalUnion>();
+  private runs = new IntervalUnion();
+  private opLo = Infinity;
+  private opHi = -Infinity;
+  private laneByKey = new Map<string, Lane>();
+  private readonly cursor = new EventCursor();
+
+  /**
+   * Fold in the events added since the last update (all of them after a reset or a drop);
+   * `devices` orders the lanes. Returns whether anything changed.
+   */
+  update(events: TimingEvents, devices: readonly DeviceRecord[]): boolean {
+    const { start, end, restart } = this.cursor.advance(events);
+    if (restart) {
+      this.lanes = [];
+      this.laneByKey = new Map();
+      this.opBars = 0;
+      this.sources.clear();
+      this.busy.clear();
+      this.runs = new IntervalUnion();
+      this.opLo = Infinity;
+      this.opHi = -Infinity;
+    }
+    let newLane = false;
+    for (let e = start; e < end; e++) {
+      const kind = events.kind[e];
+      if (kind === EventKind.OP) {
+        const device = events.device[e];
+        const key = `${device}:${events.stream[e]}`;
+        let lane = this.laneByKey.get(key);
+        if (lane === undefined) {
+          lane = { kind: 'op', device, stream: events.stream[e], bars: new LaneBars() };
+          this.laneByKey.set(key, lane);
+          newLane = true;
+        }
+        lane.bars.add(events, e);
+        this.opBars += 1;
+        const t0 = events.t0[e];
+        const t1 = Math.max(t0, events.t1[e]);
+        let busy = this.busy.get(device);
+        if (busy === undefined) {
+          busy = new IntervalUnion();
+          this.busy.set(device, busy);
+          this.sources.set(device, new Set());
+        }
+        busy.add(t0, t1);
+        this.sources.get(device)!.add(events.source[e]);
+        this.opLo = Math.min(this.opLo, t0);
+        this.opHi = Math.max(this.opHi, t1);
+      } else if (kind === EventKind.TRANSFER) {
+        let lane = this.laneByKey.get('transfer');
+        if (lane === undefined) {
+          lane = { kind: 'transfer', device: -1, stream: -1, bars: new LaneBars() };
+          this.laneByKey.set('transfer', lane);
+          newLane = true;
+        }
+        lane.bars.add(events, e);
+      } else if (kind === EventKind.RUN && events.t1[e] > events.t0[e]) {
+        this.runs.add(events.t0[e], events.t1[e]);
+      }
+    }
+    if (newLane || restart) {
+      this.orderLanes(devices);
+    }
+    return restart || end > start;
+  }
+
+  /**
+   * Time the runs span: the union of the RUN events, else of `runs` (records, ns since origin),
+   * else the OP events' extent.
+   */
+  span(runs: readonly (readonly [number, number])[] = []): number {
+    if (this.runs.total > 0) {
+      return this.runs.total;
+    }
+    const records = new IntervalUnion();
+    for (const [a, b] of [...runs].sort((x, y) => x[0] - y[0])) {
+      if (b > a) {
+        records.add(a, b);
+      }
+    }
+    if (records.total > 0) {
+      return records.total;
+    }
+    return this.opHi > this.opLo ? this.opHi - this.opLo : 0;
+  }
+
+  /** Per device id: busy time (union of its OP intervals) / span. */
+  utilisation(span: number): Map<number, number> {
+    const result = new Map<number, number>();
+    for (const [device, busy] of this.busy) {
+      result.set(device, span > 0 ? Math.min(1, busy.total / span) : 0);
+    }
+    return result;
+  }
+
+  /** The first lane of a device's OP events; -1 when it has none. */
+  laneOfDevice(device: number): number {
+    return this.lanes.findIndex((l) => l.kind === 'op' && l.device === device);
+  }
+
+  private orderLanes(devices: readonly DeviceRecord[]): void {
+    const position = new Map(devices.map((d, i) => [d.id, i]));
+    const rank = (lane: Lane) =>
+      lane.kind === 'transfer'
+        ? Infinity
+        : (position.get(lane.device) ?? devices.length + (lane.device < 0 ? 1e6 : lane.device));
+    this.lanes = [...this.laneByKey.values()].sort(
+      (a, b) => rank(a) - rank(b) || a.stream - b.stream,
+    );
+  }
+}
+
+/** Fold `events` into a new model (tests, one-off documents). */
+export function computeTiming(
+  events: TimingEvents,
+  devices: readonly DeviceRecord[] = [],
+): TimingModel {
+  const model = new TimingModel();
+  model.update(events, devices);
+  return model;
+}
+
+export function deviceShort(devices: readonly DeviceRecord[], id: number): string {
+  const device = devices.find((d) => d.id === id);
+  return device ? shortDeviceName(device.name) : id < 0 ? 'unplaced' : `device ${id}`;
+}
+
+/** "GPU:0 stream 1", with " · 40%" and " (modeled)" on a device's first lane. */
+export function laneLabels(
+  model: TimingModel,
+  devices: readonly DeviceRecord[],
+  utilisation: ReadonlyMap<number, number>,
+): string[] {
+  return model.lanes.map((lane, i) => {
+    if (lane.kind === 'transfer') {
+      return 'transfers';
+    }
+    const name = deviceShort(devices, lane.device);
+    let label = lane.stream >= 0 ? `${name} stream ${lane.stream}` : name;
+    if (i === 0 || model.lanes[i - 1].device !== lane.device) {
+      label += ` · ${Math.round((utilisation.get(lane.device) ?? 0) * 100)}%`;
+      if (model.sources.get(lane.device)?.has(TimingSource.MODELED)) {
+        label += ' (modeled)';
+      }
+    }
+    return label;
+  });
+}
+
+/**
+ * The bar of `lane` under real time t (within `tolerance` ns), the latest-starting one when bars
+ * overlap; -1 when none.
+ */
+export function barAt(model: TimingModel, lane: number, t: number, tolerance = 0): number {
+  const bars = model.lanes[lane]?.bars;
+  if (bars === undefined || bars.length === 0) {
+    return -1;
+  }
+  const { t0, t1, maxT1 } = bars;
+  let best = -1;
+  let bestDistance = Infinity;
+  for (let i = bars.after(t + tolerance) - 1; i >= 0 && maxT1[i] >= t - tolerance; i--) {
+    const distance = t < t0[i] ? t0[i] - t : t > t1[i] ? t - t1[i] : 0;
+    if (distance <= tolerance && distance < bestDistance) {
+      best = i;
+      bestDistance = distance;
+      if (distance === 0) {
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+/** The bars of a node, at most `limit` of them. */
+export function barsOfNode(model: TimingModel, node: number, limit = Infinity): BarRef[] {
+  const found: BarRef[] = [];
+  model.lanes.forEach((lane, l) => {
+    const { node: nodes, length } = lane.bars;
+    for (let i = 0; i < length && found.length < limit; i++) {
+      if (nodes[i] === node) {
+        found.push({ lane: l, index: i });
+      }
+    }
+  });
+  return found;
+}
+
+/** Bars at least this many pixels wide are drawn on their own, with a gap after them. */
+export const WIDE_PX = 4;
+
+/**
+ * A lane's bars of one colour merged for drawing: segments [x0[i], x1[i]], display ns; bar[i] is
+ * the bar's index when the segment is one wide bar (it can carry a label), else -1.
+ */
+export interface LaneSegments {
+  device: number;
+  x0: number[];
+  x1: number[];
+  bar: number[];
+}
+
+/**
+ * The bars of a lane that meet real times [lo, hi], in display time, merged where they are less
+ * than `resolution` display ns apart and widened to at least `resolution`: what a plot
+ * `resolution` ns per pixel wide can show. An OP lane (one colour) skips over merged bars by
+ * binary search, so the cost follows the number of segments drawn, not of bars; the transfers lane
+ * (a colour per destination) is walked bar by bar.
+ */
+export function coalesceLane(
+  model: TimingModel,
+  lane: number,
+  lo: number,
+  hi: number,
+  resolution: number,
+  axis: AxisMap = IDENTITY_AXIS,
+): LaneSegments[] {
+  const info = model.lanes[lane];
+  if (info === undefined || info.bars.length === 0) {
+    return [];
+  }
+  const bars = info.bars;
+  const { t0, t1, maxT1, device } = bars;
+  const first = bars.reaching(lo);
+  const last = bars.after(hi);
+  if (info.kind === 'op') {
+    const segments: LaneSegments = { device: info.device, x0: [], x1: [], bar: [] };
+    const wide = (b: number) => axis.toShown(t1[b]) - axis.toShown(t0[b]) >= WIDE_PX * resolution;
+    let i = first;
+    while (i < last) {
+      if (t1[i] < lo) {
+        i += 1;
+        continue;
+      }
+      const start = axis.toShown(t0[i]);
+      let end = Math.max(axis.toShown(t1[i]), start + resolution);
+      let j = i + 1;
+      // A wide bar is a segment of its own, so back-to-back ops stay apart (and labelled); narrow
+      // ones merge with whatever starts within a pixel of their end.
+      while (!wide(i) && j < last && !(wide(j) && t0[j] >= maxT1[j - 1])) {
+        const k = Math.min(last, bars.after(axis.toReal(end + resolution), j));
+        if (k <= j) {
+          break;
+        }
+        end = Math.max(end, axis.toShown(maxT1[k - 1]));
+        j = k;
+      }
+      segments.x0.push(start);
+      segments.x1.push(end);
+      segments.bar.push(j === i + 1 && wide(i) ? i : -1);
+      i = j;
+    }
+    return [segments];
+  }
+  const groups = new Map<number, LaneSegments>();
+  for (let i = first; i < last; i++) {
+    if (t1[i] < lo) {
+      continue;
+    }
+    let group = groups.get(device[i]);
+    if (group === undefined) {
+      group = { device: device[i], x0: [], x1: [], bar: [] };
+      groups.set(device[i], group);
+    }
+    const start = axis.toShown(t0[i]);
+    const end = Math.max(axis.toShown(t1[i]), start + resolution);
+    const n = group.x0.length;
+    if (n > 0 && start <= group.x1[n - 1] + resolution) {
+      group.x1[n - 1] = Math.max(group.x1[n - 1], end);
+      group.bar[n - 1] = -1;
+    } else {
+      group.x0.push(start);
+      group.x1.push(end);
+      group.bar.push(i);
+    }
+  }
+  return [...groups.values()];
+}
+
+/** A label that fits in `px` pixels at about `charPx` per character: the name, shortened. */
+export function fitLabel(name: string, px: number, charPx = 6.2): string | null {
+  const room = Math.floor((px - 6) / charPx);
+  if (room >= name.length) {
+    return name;
+  }
+  const leaf = name.slice(name.lastIndexOf('/') + 1);
+  if (room >= leaf.length) {
+    return leaf;
+  }
+  return room >= 4 ? `${leaf.slice(0, room - 1)}…` : null;
+}
+
+/** A transfer drawn as an arrow: from its source device's lane to its destination's. */
+export interface TransferArrow {
+  bar: number; // index in the transfers lane
+  fromLane: number;
+  toLane: number;
+  t0: number;
+  t1: number;
+  bytes: number;
+}
+
+/**
+ * The transfers in real times [lo, hi] between two devices that have lanes; none when more than
+ * `limit` start in it (too dense to read as arrows), so the cost never follows the trace's size.
+ */
+export function transferArrows(
+  model: TimingModel,
+  lo: number,
+  hi: number,
+  limit: number,
+): TransferArrow[] {
+  const lane = model.lanes.findIndex((l) => l.kind === 'transfer');
+  if (lane < 0) {
+    return [];
+  }
+  const bars = model.lanes[lane].bars;
+  const first = bars.reaching(lo);
+  const last = bars.after(hi);
+  if (last - first > limit * 4) {
+    return [];
+  }
+  const laneOf = new Map<number, number>();
+  const deviceLane = (device: number) => {
+    let found = laneOf.get(device);
+    if (found === undefined) {
+      found = model.laneOfDevice(device);
+      laneOf.set(device, found);
+    }
+    return found;
+  };
+  const arrows: TransferArrow[] = [];
+  for (let i = first; i < last && arrows.length < limit; i++) {
+    const fromLane = deviceLane(bars.peer[i]);
+    const toLane = deviceLane(bars.device[i]);
+    if (bars.t1[i] >= lo && fromLane >= 0 && toLane >= 0 && fromLane !== toLane) {
+      arrows.push({
+        bar: i,
+        fromLane,
+        toLane,
+        t0: bars.t0[i],
+        t1: bars.t1[i],
+        bytes: bars.bytes[i],
+      });
+    }
+  }
+  return arrows;
+}
+
+/** Zoom a display window [lo, hi] by `factor` (< 1 zooms in) around `centre`. */
+export function zoomWindow(
+  window: readonly [number, number],
+  factor: number,
+  centre = (window[0] + window[1]) / 2,
+): [number, number] {
+  const lo = centre - (centre - window[0]) * factor;
+  const hi = centre + (window[1] - centre) * factor;
+  return hi - lo >= 1 ? [lo, hi] : [centre - 0.5, centre + 0.5];
+}
+
+/** Pan a display window by `fraction` of its width (negative: left). */
+export function panWindow(window: readonly [number, number], fraction: number): [number, number] {
+  const shift = (window[1] - window[0]) * fraction;
+  return [window[0] + shift, window[1] + shift];
+}
+
+/** A window padded by 1% each side (at least 1 ns), so bars at the edges stay visible. */
+export function padWindow(window: readonly [number, number]): [number, number] {
+  const pad = Math.max((window[1] - window[0]) * 0.01, 1);
+  return [window[0] - pad, window[1] + pad];
+}
