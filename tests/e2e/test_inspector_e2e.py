@@ -522,9 +522,10 @@ def test_standalone_html_shows_user_markup_as_text(offline_page: Any, tmp_path: 
     namespace: dict[str, Any] = {}
     exec(compile(code, FILE_PAYLOAD, "exec"), namespace)
     with pv.device(on_gpu_1):
-        untrusted = pv.multiply(namespace["x"], 3.0, name="untrusted")
+        # a tensor operand: a Python number would add a Const 'untrusted/y' the search finds too
+        untrusted = pv.multiply(namespace["x"], namespace["x"], name="untrusted")
     sess = namespace["sess"]
-    assert sess.run(untrusted) == 6.0
+    assert sess.run(untrusted) == 4.0
     assert PAYLOAD in sess.placement.explain("untrusted").text  # the markup is in the document
     path = write_page(sess.trace(), tmp_path / "untrusted.html")
     page = offline_page
