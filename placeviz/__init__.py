@@ -70,12 +70,15 @@ from placeviz.graph.ops.math_ops import (
     abs,
     add,
     add_n,
+    div,
     divide,
     exp,
+    floordiv,
     log,
     matmul,
     maximum,
     minimum,
+    mod,
     multiply,
     negative,
     pow,
@@ -119,7 +122,6 @@ from placeviz.runtime.eager import disable_eager_execution, enable_eager_executi
 from placeviz.runtime.session import Session
 
 InteractiveSession = Session
-div = divide
 truediv = divide
 sub = subtract
 mul = multiply

@@ -49,8 +49,8 @@ ERROR_MESSAGES = (
     "wording)"
 )
 MISSING_OPERATORS = (
-    "not listed: missing APIs (//, %, <, <=, >, >=, t[i], tf.logical_and, tf.tuple, string "
-    "constants, Variable.initialized_value)"
+    "not listed: missing APIs (t[i], tf.logical_and, tf.tuple, string constants, "
+    "Variable.initialized_value)"
 )
 LIKE_OPS = (
     "not listed: zeros_like of a constant is a Const in TensorFlow, ones_like a Fill of its "
@@ -63,9 +63,6 @@ ADD_N_OF_ONE = "not listed: add_n([x]) returns x itself in TensorFlow, an AddN o
 INT_TRUEDIV_CASTS = (
     "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
     "float64 directly)"
-)
-DIV_ON_INTS = (
-    "not listed: tf.div on ints is floor division to int32 in TensorFlow, true division here"
 )
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
@@ -149,12 +146,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "gradients_unconnected_is_none": GRADIENT_GRAPH,
     "group_runs_all": ASSIGN_VALUE_COLOCATION,
     "math_add_n_one": ADD_N_OF_ONE,
-    "math_div_fn_alias": DIV_ON_INTS,
-    "math_floordiv_floats": MISSING_OPERATORS,
-    "math_floordiv_ints": MISSING_OPERATORS,
-    "math_greater": MISSING_OPERATORS,
-    "math_less_equal": MISSING_OPERATORS,
-    "math_mod_ints": MISSING_OPERATORS,
     "math_truediv_fn": INT_TRUEDIV_CASTS,
     "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
     "names_concat": IMPLICIT_CONSTANTS,

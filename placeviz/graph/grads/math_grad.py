@@ -16,7 +16,14 @@ from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 Grads = list[Tensor | None]
 
 not_differentiable(
-    "Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "Sign", "BroadcastGradientArgs"
+    "Equal",
+    "Greater",
+    "GreaterEqual",
+    "Less",
+    "LessEqual",
+    "Sign",
+    "BroadcastGradientArgs",
+    "FloorDiv",
 )
 
 
@@ -31,6 +38,14 @@ def _add_grad(op: Operation, grad: Tensor) -> Grads:
 def _sub_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
     return list(reduce_broadcast(x, y, grad, math_ops.negative(grad)))
+
+
+@register_gradient("FloorMod")
+def _floor_mod_grad(op: Operation, grad: Tensor) -> Grads:
+    """x mod y = x - floor(x / y) * y: dx = grad, dy = -grad * floor(x / y) (TF's)."""
+    x, y = op.inputs
+    quotient = math_ops.floordiv(x, y)
+    return list(reduce_broadcast(x, y, grad, math_ops.multiply(grad, math_ops.negative(quotient))))
 
 
 @register_gradient("Mul")

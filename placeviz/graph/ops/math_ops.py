@@ -33,6 +33,8 @@ _BINARY = {
     "Pow": ("power", dtypes.NUMBERS),
     "Maximum": ("maximum", dtypes.NUMBERS),
     "Minimum": ("minimum", dtypes.NUMBERS),
+    "FloorDiv": ("floor_divide", dtypes.NUMBERS),
+    "FloorMod": ("remainder", dtypes.NUMBERS),  # Python's sign rule, as TF's FloorMod
 }
 
 
@@ -78,6 +80,23 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("RealDiv", x, y, name or "truediv")
+
+
+def div(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """TF1's ``div``: Python 2's division, so floor division for integers (7 / 2 is 3)."""
+    with op_scope(name or "div", (x, y)) as scope:
+        tx, ty = convert_pair(x, y)
+        op_type = "FloorDiv" if tx.dtype.base_dtype.is_integer else "RealDiv"
+        return make_op(op_type, [tx, ty], scope).outputs[0]
+
+
+def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("FloorDiv", x, y, name or "floordiv")
+
+
+def mod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """The remainder with the divisor's sign (TF's FloorMod, Python's %)."""
+    return _binary("FloorMod", x, y, name or "FloorMod")
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -587,6 +606,8 @@ def _install_operators() -> None:
         "mul": ("Mul", "mul"),
         "truediv": ("RealDiv", "truediv"),
         "pow": ("Pow", "pow"),
+        "floordiv": ("FloorDiv", "floordiv"),
+        "mod": ("FloorMod", "mod"),
     }
     for method, (op_type, default_name) in pairs.items():
 
@@ -602,9 +623,17 @@ def _install_operators() -> None:
     Tensor.__rmatmul__ = lambda self, other: matmul(other, self, name="matmul")  # type: ignore[attr-defined]
     Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
     Tensor.__abs__ = lambda self: abs(self)  # type: ignore[attr-defined]
+    comparisons = {"lt": "Less", "le": "LessEqual", "gt": "Greater", "ge": "GreaterEqual"}
+    for method, op_type in comparisons.items():
+
+        def compare(self: Tensor, other: Any, _t: str = op_type) -> Tensor:
+            return _binary(_t, self, other, _t)
+
+        setattr(Tensor, f"__{method}__", compare)
     OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)
     OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
     OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__", "__neg__", "__abs__"])
+    OPERATOR_METHODS.extend(f"__{m}__" for m in comparisons)
 
 
 _install_operators()
