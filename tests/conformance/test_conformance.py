@@ -35,10 +35,6 @@ GRADIENT_GRAPH = (
     "not listed: gradient graphs differ (Sum's gradient is Shape + BroadcastTo, not Reshape "
     "+ Tile; a broadcast add's gradient sums without Reshape; AddN's colocation attr)"
 )
-ASSIGN_VALUE_COLOCATION = (
-    "not listed: assign's converted value (Assign/value) is made inside colocate_with(v); "
-    "TensorFlow makes it outside, in a group of its own placed as a generator"
-)
 SLOT_COLOCATION = (
     "not listed: a slot's initializer is colocated with the variable and the slot; "
     "TensorFlow: with the variable only (loc:@w)"
@@ -108,16 +104,12 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_transpose_default": IMPLICIT_CONSTANTS,
     "array_transpose_perm": IMPLICIT_CONSTANTS,
     "array_zeros_like": LIKE_OPS,
-    "colocation_variable_assign_requested_elsewhere": ASSIGN_VALUE_COLOCATION,
     "const_string": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "control_dependencies_run_side_effect": ASSIGN_VALUE_COLOCATION,
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "cpus4_unpinned_ops_go_to_cpu0": IMPLICIT_CONSTANTS,
     "device_setter_runs_locally": IMPLICIT_CONSTANTS,
-    "device_setter_variable_ops": ASSIGN_VALUE_COLOCATION,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_add_shapes": ERROR_MESSAGES,
-    "error_assign_shape": because(ASSIGN_VALUE_COLOCATION, ERROR_MESSAGES),
     "error_concat_scalars": IMPLICIT_CONSTANTS,
     "error_concat_shapes": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
     "error_constant_float_to_int": ERROR_MESSAGES,
@@ -144,7 +136,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "gradients_square": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "gradients_two_paths": GRADIENT_GRAPH,
     "gradients_unconnected_is_none": GRADIENT_GRAPH,
-    "group_runs_all": ASSIGN_VALUE_COLOCATION,
     "math_add_n_one": ADD_N_OF_ONE,
     "math_truediv_fn": INT_TRUEDIV_CASTS,
     "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
@@ -159,8 +150,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "names_tensor_names": IMPLICIT_CONSTANTS,
     "names_transpose": IMPLICIT_CONSTANTS,
     "names_tuple": MISSING_OPERATORS,
-    "names_variable_assign": ASSIGN_VALUE_COLOCATION,
-    "names_variable_assign_add": ASSIGN_VALUE_COLOCATION,
     "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
     "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
     "optimizer_adam_variables": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
@@ -174,8 +163,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "optimizer_slots_follow_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
     "optimizer_under_device_scope": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_var_list": IMPLICIT_CONSTANTS,
-    "placer_reference_edge_with_conflicting_pin": ASSIGN_VALUE_COLOCATION,
-    "placer_reference_edge_with_conflicting_pin_soft": ASSIGN_VALUE_COLOCATION,
     "random_uniform_bounds": MISSING_OPERATORS,
     "random_uniform_int": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS),
     "reduce_max_all": IMPLICIT_CONSTANTS,
@@ -193,16 +180,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "reduce_sum_negative_axis": IMPLICIT_CONSTANTS,
     "session_eval_shape_attributes": IMPLICIT_CONSTANTS,
     "tuple_gates_values": MISSING_OPERATORS,
-    "variable_add_after_assign_with_control_dependency": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_add_method": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_add_twice": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_method": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_requested_elsewhere_follows_variable": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_returns_new_value": ASSIGN_VALUE_COLOCATION,
-    "variable_assign_then_read_in_next_run": ASSIGN_VALUE_COLOCATION,
     "variable_initialized_value": MISSING_OPERATORS,
-    "variable_read_after_assign_with_control_dependency": ASSIGN_VALUE_COLOCATION,
-    "variable_read_value_after_assign": ASSIGN_VALUE_COLOCATION,
 }
 
 

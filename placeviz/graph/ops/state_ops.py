@@ -97,8 +97,12 @@ def _infer_assign(op_type: str) -> Any:
             raise TypeError(f"{op_type} needs a variable as its first input, got '{ref.name}'")
         same_dtype(op_type, inputs, ("ref", "value"))
         if attrs.get("validate_shape", True) and not ref.shape.is_compatible_with(value.shape):
-            raise ShapeError(
-                f"Shapes must be equal, but the variable has shape {ref.shape} and the value "
+            ranks = (ref.shape.ndims, value.shape.ndims)
+            equal = (
+                "equal rank, but are {} and {}".format(*ranks) if ranks[0] != ranks[1] else "equal"
+            )
+            raise ShapeError(  # TF's words first
+                f"Shapes must be {equal}: the variable has shape {ref.shape} and the value "
                 f"{value.shape}"
             )
         shape = value.shape if op_type == "Assign" else ref.shape
@@ -130,17 +134,19 @@ for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_ker
 
 def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
-    with _colocated(ref_tensor.op), op_scope(name or "Assign", (ref_tensor,)) as scope:
+    with op_scope(name or "Assign", (ref_tensor,)) as scope:
         tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype, name="value")
-        op = make_op("Assign", [ref_tensor, tensor], scope, {"validate_shape": validate_shape})
+        with _colocated(ref_tensor.op):  # the op that takes the reference, not its value (TF)
+            op = make_op("Assign", [ref_tensor, tensor], scope, {"validate_shape": validate_shape})
     return op.outputs[0]
 
 
 def assign_add(ref: Any, value: Any, name: str | None = None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
-    with _colocated(ref_tensor.op), op_scope(name or "AssignAdd", (ref_tensor,)) as scope:
+    with op_scope(name or "AssignAdd", (ref_tensor,)) as scope:
         tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype, name="value")
-        op = make_op("AssignAdd", [ref_tensor, tensor], scope)
+        with _colocated(ref_tensor.op):
+            op = make_op("AssignAdd", [ref_tensor, tensor], scope)
     return op.outputs[0]
 
 
