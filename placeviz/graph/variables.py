@@ -193,13 +193,17 @@ class Variable(metaclass=_VariableMeta):
 def _initializer_placement(graph: Graph, variable_name: str) -> Any:
     """TF1 colocates the initial value with its variable; eager TF 2 runs it where it stands.
 
-    (In eager mode the initializer runs before the variable exists, so it cannot follow it.)
+    Inside an outer ``colocate_with`` (an optimizer's slot, made beside its variable) that
+    colocation alone holds, as in TensorFlow, where the colocation stack overrides the
+    variable's own ``loc:@`` attribute. (In eager mode the initializer runs before the variable
+    exists, so it cannot follow it.)
     """
     if executing_eagerly():
         return contextlib.nullcontext()
     stack = contextlib.ExitStack()
     stack.enter_context(graph.device(None))
-    stack.enter_context(graph.colocate_with_name(variable_name))
+    if not graph._colocation_stack:
+        stack.enter_context(graph.colocate_with_name(variable_name))
     return stack
 
 

@@ -35,10 +35,6 @@ GRADIENT_GRAPH = (
     "not listed: gradient graphs differ (Sum's gradient is Shape + BroadcastTo, not Reshape "
     "+ Tile; a broadcast add's gradient sums without Reshape; AddN's colocation attr)"
 )
-SLOT_COLOCATION = (
-    "not listed: a slot's initializer is colocated with the variable and the slot; "
-    "TensorFlow: with the variable only (loc:@w)"
-)
 ERROR_MESSAGES = (
     "not listed: the error class or key words differ (shape, reshape, gather, fetch and "
     "feed messages; OperatorNotAllowedInGraphError; 'Expected int32'; get_variable's "
@@ -150,17 +146,17 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "names_tensor_names": IMPLICIT_CONSTANTS,
     "names_transpose": IMPLICIT_CONSTANTS,
     "names_tuple": MISSING_OPERATORS,
-    "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
-    "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
-    "optimizer_adam_variables": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
+    "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
+    "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
+    "optimizer_adam_variables": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_colocate_gradients": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_compute_and_apply": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_global_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_gradient_descent_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_gradient_descent_two_steps": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_momentum_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
-    "optimizer_slot_names": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
-    "optimizer_slots_follow_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH, SLOT_COLOCATION),
+    "optimizer_momentum_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
+    "optimizer_slot_names": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
+    "optimizer_slots_follow_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_under_device_scope": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_var_list": IMPLICIT_CONSTANTS,
     "random_uniform_bounds": MISSING_OPERATORS,
