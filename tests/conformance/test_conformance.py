@@ -24,9 +24,8 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 
 IMPLICIT_CONSTANTS = (
     "item 4, left: helper constants TensorFlow passes as inputs are attributes here "
-    "(transpose/perm, concat/axis, ExpandDims/dim, Reshape/shape, split/split_dim, Sum and "
-    "Mean reduction_indices or a Const for a full reduction, GatherV2/axis, Slice/begin and "
-    "size, Tile/multiples)"
+    "(transpose/perm, concat/axis, ExpandDims/dim, Reshape/shape, split/split_dim, "
+    "GatherV2/axis, Slice/begin and size, Tile/multiples)"
 )
 CONVERTED_LIST_NAMES = (
     "not listed: a Python list gather converts (its indices) is Const_N, not GatherV2/indices"
@@ -102,8 +101,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_zeros_like": LIKE_OPS,
     "const_string": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
-    "cpus4_unpinned_ops_go_to_cpu0": IMPLICIT_CONSTANTS,
-    "device_setter_runs_locally": IMPLICIT_CONSTANTS,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_add_shapes": ERROR_MESSAGES,
     "error_concat_scalars": IMPLICIT_CONSTANTS,
@@ -138,8 +135,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "names_concat": IMPLICIT_CONSTANTS,
     "names_expand_dims": IMPLICIT_CONSTANTS,
     "names_gather": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "names_reduce_mean_keepdims": IMPLICIT_CONSTANTS,
-    "names_reduce_sum": IMPLICIT_CONSTANTS,
     "names_reshape": IMPLICIT_CONSTANTS,
     "names_split": IMPLICIT_CONSTANTS,
     "names_tensor_attributes": IMPLICIT_CONSTANTS,
@@ -158,23 +153,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "optimizer_slot_names": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_slots_follow_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_under_device_scope": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_var_list": IMPLICIT_CONSTANTS,
     "random_uniform_bounds": MISSING_OPERATORS,
-    "random_uniform_int": because(IMPLICIT_CONSTANTS, MISSING_OPERATORS),
-    "reduce_max_all": IMPLICIT_CONSTANTS,
-    "reduce_max_axis0": IMPLICIT_CONSTANTS,
-    "reduce_mean_all": IMPLICIT_CONSTANTS,
-    "reduce_mean_axis1": IMPLICIT_CONSTANTS,
-    "reduce_mean_ints_truncates": IMPLICIT_CONSTANTS,
-    "reduce_min_axis1": IMPLICIT_CONSTANTS,
-    "reduce_sum_all": IMPLICIT_CONSTANTS,
-    "reduce_sum_axis0": IMPLICIT_CONSTANTS,
-    "reduce_sum_axis1_keepdims": IMPLICIT_CONSTANTS,
-    "reduce_sum_axis_list": IMPLICIT_CONSTANTS,
-    "reduce_sum_ints": IMPLICIT_CONSTANTS,
-    "reduce_sum_named": IMPLICIT_CONSTANTS,
-    "reduce_sum_negative_axis": IMPLICIT_CONSTANTS,
-    "session_eval_shape_attributes": IMPLICIT_CONSTANTS,
     "tuple_gates_values": MISSING_OPERATORS,
     "variable_initialized_value": MISSING_OPERATORS,
 }

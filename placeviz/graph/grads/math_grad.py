@@ -173,14 +173,21 @@ def _add_n_grad(op: Operation, grad: Tensor) -> Grads:
 
 # -- reductions --------------------------------------------------------------------------------
 def _runtime_axes(op: Operation) -> bool:
-    return len(op.inputs) == 2
+    """A reduction whose axes only the run knows (gradients' own Sums); others keep the axes
+    construction knew in their ``axis`` attr."""
+    return "axis" not in op.attrs
 
 
 @register_gradient("Sum")
 def _sum_grad(op: Operation, grad: Tensor) -> Grads:
     if _runtime_axes(op):
         raise LookupError(f"No gradient for '{op.name}': a Sum over run-time axes")
-    return [broadcast_like(keep_reduced_dims(op, grad), op.inputs[0])]
+    return _and_no_axes_grad(op, broadcast_like(keep_reduced_dims(op, grad), op.inputs[0]))
+
+
+def _and_no_axes_grad(op: Operation, grad: Tensor) -> Grads:
+    """The input's gradient, and none for the reduction's axes input (when it has one)."""
+    return [grad, *[None] * (len(op.inputs) - 1)]
 
 
 @register_gradient("Mean")
@@ -198,7 +205,7 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
         factor = math_ops.divide(
             array_ops.cast(shape_ops.size(x), dtype), array_ops.cast(shape_ops.size(y), dtype)
         )
-    return [math_ops.divide(sum_grad, factor)]
+    return _and_no_axes_grad(op, math_ops.divide(sum_grad, factor))
 
 
 def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
@@ -213,7 +220,7 @@ def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
     num_selected = math_ops.reduce_sum(
         indicators, axis=None if axis is None else list(axis), keepdims=True
     )
-    return [math_ops.multiply(math_ops.divide(indicators, num_selected), grad)]
+    return _and_no_axes_grad(op, math_ops.multiply(math_ops.divide(indicators, num_selected), grad))
 
 
 register_gradient("Max")(_min_or_max_grad)

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops import constant_op
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -439,8 +442,8 @@ def _infer_reduction(op_type: str) -> Any:
         allowed = dtypes.NUMBERS
         require_dtype(op_type, x.dtype, allowed)
         rank = x.shape.ndims
-        if len(inputs) == 2:  # run-time axes (from gradients)
-            check_shape_tensor(inputs[1], "axis")
+        if len(inputs) == 2:  # the axes, an int scalar or vector (reduction_indices)
+            check_shape_tensor(inputs[1], "axis", rank=0 if inputs[1].shape.ndims == 0 else 1)
             value = constant_value(inputs[1])
             if value is None:
                 unknown_dims = None if rank is None else [None] * rank
@@ -496,12 +499,26 @@ for _type, _fn in _REDUCTIONS.items():
 def _reduce(
     op_type: str, x: Any, axis: Any, keepdims: bool | None, name: str | None, keep_dims: Any
 ) -> Tensor:
+    """The reduction as TensorFlow builds it: its axes are an int32 input, ``<op>/
+    reduction_indices``, or for a whole-tensor reduction a ``Const`` of every axis made before
+    the op's scope. The ``axis`` attr keeps what construction knows of them (for shapes and
+    gradients); only an input of unknown rank reduced whole has no axes input."""
     if keep_dims is not None:
         keepdims = keep_dims
-    if axis is not None:
-        axis = [int(axis)] if not isinstance(axis, list | tuple) else [int(a) for a in axis]
-    attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
-    return make_op(op_type, [convert_to_tensor(x)], name or op_type, attrs).outputs[0]
+    tensor = convert_to_tensor(x)
+    rank = tensor.shape.ndims
+    inputs = [tensor]
+    with tensor.graph.as_default():
+        if axis is None and rank is not None:
+            inputs.append(constant_op.constant(np.arange(rank, dtype=np.int32)))
+        with op_scope(name or op_type, (tensor,)) as scope:
+            if axis is not None:
+                scalar = not isinstance(axis, list | tuple)
+                axis = [int(axis)] if scalar else [int(a) for a in axis]
+                indices = axis[0] if scalar else axis  # a scalar Const for one int, as TF
+                inputs.append(constant_op.constant(indices, dtypes.int32, name="reduction_indices"))
+            attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
+            return make_op(op_type, inputs, scope, attrs).outputs[0]
 
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
