@@ -138,9 +138,12 @@ def test_reshape_names_and_inferred_dimension() -> None:
     r1 = array_ops.reshape(x, [12])
     assert (r.op.type, r.op.name, r1.op.name) == ("Reshape", "Reshape", "Reshape_1")
     assert r.shape == [2, 6]
-    assert r.op.inputs == (x,)
+    # TF's inputs: the tensor and an int32 Const 'Reshape/shape'
+    assert r.op.inputs[0] is x and r.op.inputs[1].op.name == "Reshape/shape"
+    shape = r.op.inputs[1].op.attrs["value"]
+    assert shape.dtype == np.int32 and shape.tolist() == [2, -1]
     np.testing.assert_array_equal(
-        run_kernel(r, np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(2, 6)
+        run_kernel(r, np.arange(12.0).reshape(3, 4), shape), np.arange(12.0).reshape(2, 6)
     )
 
 
@@ -171,9 +174,10 @@ def test_reshape_errors_name_the_op(shape: list[int], message: str) -> None:
     assert "test_array_ops.py" in str(info.value)
 
 
-def test_reshape_rejects_a_tensor_shape() -> None:
-    with pytest.raises(TypeError, match="not a tensor"):
-        array_ops.reshape(constant_op.constant([1, 2]), constant_op.constant([2]))
+def test_reshape_takes_a_shape_tensor_as_tensorflow_does() -> None:
+    x = constant_op.constant([1, 2])
+    r = array_ops.reshape(x, constant_op.constant([2, 1], name="to"))
+    assert r.shape == [2, 1] and r.op.inputs[1].op.name == "to"
 
 
 @settings(max_examples=60, deadline=None)
@@ -191,7 +195,8 @@ def test_reshape_matches_numpy(data: st.DataObject) -> None:
         r = array_ops.reshape(constant_op.constant(array), target)
         expected = array.reshape(target)
         assert r.shape == list(expected.shape)
-        np.testing.assert_array_equal(run_kernel(r, array), expected)
+        shape = r.op.inputs[1].op.attrs["value"]
+        np.testing.assert_array_equal(run_kernel(r, array, shape), expected)
 
 
 # -- transpose ---------------------------------------------------------------------------------

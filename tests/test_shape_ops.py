@@ -76,11 +76,6 @@ def test_tensor_shaped_reshape_fill_slice_and_broadcast_infer_what_they_can() ->
     assert w.flags.writeable
 
 
-def test_public_functions_still_take_static_shapes_only() -> None:
-    with pytest.raises(TypeError, match="not a tensor"):
-        pv.reshape(pv.constant([1, 2]), pv.constant([2]))
-
-
 def test_sum_over_run_time_axes() -> None:
     x = pv.placeholder(pv.float64)
     axes = pv.placeholder(pv.int32, [None])

@@ -24,8 +24,8 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 
 IMPLICIT_CONSTANTS = (
     "item 4, left: helper constants TensorFlow passes as inputs are attributes here "
-    "(transpose/perm, concat/axis, ExpandDims/dim, Reshape/shape, split/split_dim, "
-    "GatherV2/axis, Slice/begin and size, Tile/multiples)"
+    "(transpose/perm, concat/axis, ExpandDims/dim, split/split_dim, GatherV2/axis, "
+    "Slice/begin and size, Tile/multiples)"
 )
 CONVERTED_LIST_NAMES = (
     "not listed: a Python list gather converts (its indices) is Const_N, not GatherV2/indices"
@@ -88,8 +88,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_getitem_index": MISSING_OPERATORS,
     "array_getitem_slice": MISSING_OPERATORS,
     "array_ones_like_int": LIKE_OPS,
-    "array_reshape": IMPLICIT_CONSTANTS,
-    "array_reshape_minus_one": IMPLICIT_CONSTANTS,
     "array_reshape_to_scalar": IMPLICIT_CONSTANTS,
     "array_slice": IMPLICIT_CONSTANTS,
     "array_slice_minus_one": IMPLICIT_CONSTANTS,
@@ -135,7 +133,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "names_concat": IMPLICIT_CONSTANTS,
     "names_expand_dims": IMPLICIT_CONSTANTS,
     "names_gather": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "names_reshape": IMPLICIT_CONSTANTS,
     "names_split": IMPLICIT_CONSTANTS,
     "names_tensor_attributes": IMPLICIT_CONSTANTS,
     "names_tensor_names": IMPLICIT_CONSTANTS,

@@ -21,7 +21,7 @@ from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, get_default_graph, is_tensor_like
 from placeviz.graph.ops import constant_op, shape_ops, state_ops
-from placeviz.graph.ops._build import make_op, same_dtype, single
+from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
     INDEX_DTYPES,
@@ -208,7 +208,8 @@ def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 
 # -- Reshape -----------------------------------------------------------------------------------
 def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    """A static ``shape`` attr, or a shape tensor as second input (from gradients)."""
+    """The shape input's value where construction knows it (a Const), else what the shape
+    tensor's own static shape tells."""
     x = inputs[0]
     if len(inputs) == 2:
         check_shape_tensor(inputs[1], "shape")
@@ -257,10 +258,7 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
 
 
 def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    if len(op.inputs) == 2:
-        return lambda x, shape: xp.reshape(x, host_ints(shape))
-    shape = op.attrs["shape"]
-    return lambda x: xp.reshape(x, shape)
+    return lambda x, shape: xp.reshape(x, host_ints(shape))
 
 
 registry.register(
@@ -269,9 +267,17 @@ registry.register(
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
-    """One dimension of ``shape`` may be -1: it takes whatever size keeps the element count."""
-    attrs = {"shape": _ints(shape, "shape")}
-    return make_op("Reshape", [convert_to_tensor(tensor)], name or "Reshape", attrs).outputs[0]
+    """One dimension of ``shape`` may be -1: it takes whatever size keeps the element count.
+
+    As in TensorFlow the shape is the op's second input: a tensor, or an int32 ``Reshape/shape``
+    Const made of the list given."""
+    value = convert_to_tensor(tensor)
+    with op_scope(name or "Reshape", (value,)) as scope:
+        if is_tensor_like(shape):
+            target = convert_to_tensor(shape)
+        else:
+            target = constant_op.constant(_ints(shape, "shape"), dtypes.int32, name="shape")
+        return make_op("Reshape", [value, target], scope).outputs[0]
 
 
 # -- Transpose ---------------------------------------------------------------------------------
