@@ -17,5 +17,8 @@ class _State:
 
 
 def run_kernel(tensor: Tensor, *inputs: Any) -> Any:
+    """``inputs`` for the op's first inputs; the rest must be Consts (a transpose's perm, an
+    ExpandDims' dim, a Reshape's shape), which get their values, as in a run."""
     op = tensor.op
-    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs)
+    constants = [t.op.attrs["value"] for t in op.inputs[len(inputs) :]]
+    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs, *constants)

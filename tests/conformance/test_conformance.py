@@ -24,8 +24,7 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 
 IMPLICIT_CONSTANTS = (
     "item 4, left: helper constants TensorFlow passes as inputs are attributes here "
-    "(transpose/perm, concat/axis, ExpandDims/dim, split/split_dim, GatherV2/axis, "
-    "Slice/begin and size, Tile/multiples)"
+    "(concat/axis, split/split_dim, GatherV2/axis, Slice/begin and size, Tile/multiples)"
 )
 CONVERTED_LIST_NAMES = (
     "not listed: a Python list gather converts (its indices) is Const_N, not GatherV2/indices"
@@ -80,8 +79,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_concat_axis1": IMPLICIT_CONSTANTS,
     "array_concat_negative_axis": IMPLICIT_CONSTANTS,
     "array_concat_one": CONCAT_OF_ONE,
-    "array_expand_dims_0": IMPLICIT_CONSTANTS,
-    "array_expand_dims_last": IMPLICIT_CONSTANTS,
     "array_gather": IMPLICIT_CONSTANTS,
     "array_gather_axis1": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
     "array_gather_rows": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
@@ -94,8 +91,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_split_axis1": IMPLICIT_CONSTANTS,
     "array_split_num": IMPLICIT_CONSTANTS,
     "array_split_sizes": IMPLICIT_CONSTANTS,
-    "array_transpose_default": IMPLICIT_CONSTANTS,
-    "array_transpose_perm": IMPLICIT_CONSTANTS,
     "array_zeros_like": LIKE_OPS,
     "const_string": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
@@ -131,12 +126,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "math_truediv_fn": INT_TRUEDIV_CASTS,
     "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
     "names_concat": IMPLICIT_CONSTANTS,
-    "names_expand_dims": IMPLICIT_CONSTANTS,
     "names_gather": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
     "names_split": IMPLICIT_CONSTANTS,
     "names_tensor_attributes": IMPLICIT_CONSTANTS,
     "names_tensor_names": IMPLICIT_CONSTANTS,
-    "names_transpose": IMPLICIT_CONSTANTS,
     "names_tuple": MISSING_OPERATORS,
     "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),

@@ -59,14 +59,14 @@ def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
 @register_gradient("Squeeze")
 @register_gradient("ExpandDims")
 def _squeeze_or_expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
-    return [reshape_like(grad, op.inputs[0])]
+    return [reshape_like(grad, op.inputs[0]), *([None] * (len(op.inputs) - 1))]
 
 
 @register_gradient("Transpose")
 def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
     perm = op.attrs["perm"]
     inverse = None if perm is None else [int(p) for p in np.argsort(perm)]
-    return [array_ops.transpose(grad, inverse)]
+    return [array_ops.transpose(grad, inverse), *([None] * (len(op.inputs) - 1))]
 
 
 @register_gradient("BroadcastTo")

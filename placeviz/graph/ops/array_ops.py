@@ -297,8 +297,9 @@ def _infer_transpose(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list
 
 
 def _transpose_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    perm = op.attrs["perm"]
-    return lambda x: xp.transpose(x, perm)
+    if len(op.inputs) == 2:  # the perm input, read when the op runs (a feed may replace it)
+        return lambda x, perm: xp.transpose(x, host_ints(perm))
+    return lambda x: xp.transpose(x)  # rank unknown when built: reversed
 
 
 registry.register(
@@ -307,9 +308,21 @@ registry.register(
 
 
 def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Tensor:
-    """Without ``perm`` the dimensions are reversed (a matrix transpose for rank 2)."""
-    attrs = {"perm": None if perm is None else _ints(perm, "perm")}
-    return make_op("Transpose", [convert_to_tensor(a)], name, attrs).outputs[0]
+    """Without ``perm`` the dimensions are reversed (a matrix transpose for rank 2).
+
+    As in TensorFlow the permutation is the op's second input, an int32 ``transpose/perm``
+    Const; the ``perm`` attr keeps its value for shapes and gradients. Only an input of unknown
+    rank transposed without ``perm`` has none (TensorFlow computes it with Rank and Range)."""
+    value = convert_to_tensor(a)
+    rank = value.shape.ndims
+    if perm is None and rank is not None:
+        perm = list(range(rank - 1, -1, -1))
+    with op_scope(name, (value,)) as scope:
+        if perm is None:
+            return make_op("Transpose", [value], scope, {"perm": None}).outputs[0]
+        order = _ints(perm, "perm")
+        perm_t = constant_op.constant(list(order), dtypes.int32, name="perm")
+        return make_op("Transpose", [value, perm_t], scope, {"perm": order}).outputs[0]
 
 
 # -- Squeeze, ExpandDims -----------------------------------------------------------------------
@@ -358,8 +371,8 @@ def _infer_expand_dims(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> li
 
 
 def _expand_dims_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
-    return lambda x: xp.expand_dims(x, axis)
+    # the dim input, read when the op runs (a feed may replace it)
+    return lambda x, dim: xp.expand_dims(x, normalize_axis(int(dim), x.ndim + 1))
 
 
 registry.register(
@@ -368,9 +381,15 @@ registry.register(
 
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:
-    """``axis`` may be -rank-1..rank: the new size-1 dimension can go after the last one."""
-    attrs = {"axis": operator.index(axis)}
-    return make_op("ExpandDims", [convert_to_tensor(input)], name or "ExpandDims", attrs).outputs[0]
+    """``axis`` may be -rank-1..rank: the new size-1 dimension can go after the last one.
+
+    As in TensorFlow the axis is the op's second input, an int32 ``ExpandDims/dim`` Const; the
+    ``axis`` attr keeps its value for shapes."""
+    value = convert_to_tensor(input)
+    index = operator.index(axis)
+    with op_scope(name or "ExpandDims", (value,)) as scope:
+        dim = constant_op.constant(index, dtypes.int32, name="dim")
+        return make_op("ExpandDims", [value, dim], scope, {"axis": index}).outputs[0]
 
 
 # -- Pack (stack), Unpack (unstack) ------------------------------------------------------------
