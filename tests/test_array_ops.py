@@ -364,7 +364,10 @@ def test_concat_is_concat_v2() -> None:
 def test_concat_of_one_value_is_an_identity() -> None:
     x = placeholder([2])
     c = array_ops.concat([x], 0)
-    assert (c.op.type, c.op.name, c.shape) == ("Identity", "concat", TensorShape([2]))
+    # TensorFlow 2.21's names: the Identity 'concat/concat' beside a Const 'concat/concat_dim'
+    assert (c.op.type, c.op.name, c.shape) == ("Identity", "concat/concat", TensorShape([2]))
+    dim = c.graph.get_operation_by_name("concat/concat_dim")
+    assert dim.attrs["value"].tolist() == 0
 
 
 def test_concat_errors() -> None:

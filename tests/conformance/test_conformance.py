@@ -46,9 +46,6 @@ LIKE_OPS = (
     "not listed: zeros_like of a constant is a Const in TensorFlow, ones_like a Fill of its "
     "Shape; here ZerosLike and OnesLike ops"
 )
-CONCAT_OF_ONE = (
-    "not listed: concat([x]) is an Identity concat/concat in TensorFlow, a ConcatV2 here"
-)
 ADD_N_OF_ONE = "not listed: add_n([x]) returns x itself in TensorFlow, an AddN op here"
 INT_TRUEDIV_CASTS = (
     "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
@@ -78,7 +75,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "array_concat_axis0": IMPLICIT_CONSTANTS,
     "array_concat_axis1": IMPLICIT_CONSTANTS,
     "array_concat_negative_axis": IMPLICIT_CONSTANTS,
-    "array_concat_one": CONCAT_OF_ONE,
     "array_gather": IMPLICIT_CONSTANTS,
     "array_gather_axis1": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
     "array_gather_rows": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),

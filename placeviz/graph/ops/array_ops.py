@@ -527,10 +527,13 @@ registry.register(
 
 
 def concat(values: Any, axis: int, name: str = "concat") -> Tensor:
-    """One value needs no ConcatV2: TF returns an Identity of it instead."""
+    """One value needs no ConcatV2: TF returns an Identity of it instead (``concat/concat``,
+    beside the ``concat/concat_dim`` Const it made of the axis)."""
     tensors = _convert_all(values if isinstance(values, list | tuple) else [values], "concat")
     if len(tensors) == 1:
-        return state_ops.identity(tensors[0], name=name)
+        with op_scope(name, tensors):
+            constant_op.constant(operator.index(axis), dtypes.int32, name="concat_dim")
+            return state_ops.identity(tensors[0], name=name)
     return make_op("ConcatV2", tensors, name, {"axis": operator.index(axis)}).outputs[0]
 
 
