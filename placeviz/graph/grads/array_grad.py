@@ -9,7 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.grads.registry import not_differentiable, register_gradient
+from placeviz.graph.grads.registry import (
+    first_input_only,
+    not_differentiable,
+    register_gradient,
+)
 from placeviz.graph.grads.shapes import reduce_broadcast, reshape_like, shape_of
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 from placeviz.graph.shapes import normalize_axis
@@ -53,20 +57,20 @@ def _cast_grad(op: Operation, grad: Tensor) -> Grads:
 # -- reshapes ----------------------------------------------------------------------------------
 @register_gradient("Reshape")
 def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
-    return [reshape_like(grad, op.inputs[0]), *([None] * (len(op.inputs) - 1))]
+    return first_input_only(op, reshape_like(grad, op.inputs[0]))
 
 
 @register_gradient("Squeeze")
 @register_gradient("ExpandDims")
 def _squeeze_or_expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
-    return [reshape_like(grad, op.inputs[0]), *([None] * (len(op.inputs) - 1))]
+    return first_input_only(op, reshape_like(grad, op.inputs[0]))
 
 
 @register_gradient("Transpose")
 def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
     perm = op.attrs["perm"]
     inverse = None if perm is None else [int(p) for p in np.argsort(perm)]
-    return [array_ops.transpose(grad, inverse), *([None] * (len(op.inputs) - 1))]
+    return first_input_only(op, array_ops.transpose(grad, inverse))
 
 
 @register_gradient("BroadcastTo")

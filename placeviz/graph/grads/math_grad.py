@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.grads.registry import not_differentiable, register_gradient
+from placeviz.graph.grads.registry import (
+    first_input_only,
+    not_differentiable,
+    register_gradient,
+)
 from placeviz.graph.grads.shapes import broadcast_like, keep_reduced_dims, reduce_broadcast
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 
@@ -182,12 +186,7 @@ def _runtime_axes(op: Operation) -> bool:
 def _sum_grad(op: Operation, grad: Tensor) -> Grads:
     if _runtime_axes(op):
         raise LookupError(f"No gradient for '{op.name}': a Sum over run-time axes")
-    return _and_no_axes_grad(op, broadcast_like(keep_reduced_dims(op, grad), op.inputs[0]))
-
-
-def _and_no_axes_grad(op: Operation, grad: Tensor) -> Grads:
-    """The input's gradient, and none for the reduction's axes input (when it has one)."""
-    return [grad, *[None] * (len(op.inputs) - 1)]
+    return first_input_only(op, broadcast_like(keep_reduced_dims(op, grad), op.inputs[0]))
 
 
 @register_gradient("Mean")
@@ -205,7 +204,7 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
         factor = math_ops.divide(
             array_ops.cast(shape_ops.size(x), dtype), array_ops.cast(shape_ops.size(y), dtype)
         )
-    return _and_no_axes_grad(op, math_ops.divide(sum_grad, factor))
+    return first_input_only(op, math_ops.divide(sum_grad, factor))
 
 
 def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
@@ -220,7 +219,7 @@ def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
     num_selected = math_ops.reduce_sum(
         indicators, axis=None if axis is None else list(axis), keepdims=True
     )
-    return _and_no_axes_grad(op, math_ops.multiply(math_ops.divide(indicators, num_selected), grad))
+    return first_input_only(op, math_ops.multiply(math_ops.divide(indicators, num_selected), grad))
 
 
 register_gradient("Max")(_min_or_max_grad)

@@ -29,6 +29,12 @@ def register_gradient(op_type: str) -> Callable[[GradientFunction], GradientFunc
     return decorate
 
 
+def first_input_only(op: Operation, grad: Tensor) -> list[Tensor | None]:
+    """``grad`` for the op's first input and none for the rest (a reduction's axes, a Reshape's
+    shape, a Transpose's permutation: integers that no gradient flows into)."""
+    return [grad, *[None] * (len(op.inputs) - 1)]
+
+
 def not_differentiable(*op_types: str) -> None:
     """These op types pass no gradient to their inputs (their input gradients are None)."""
     for op_type in op_types:
