@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,7 @@ class VariableSlot:
     def assign(self, value: Any) -> Any:
         buffer = self._buffer
         shape = getattr(value, "shape", ())
-        if buffer is None or buffer.size != _size(shape):
+        if buffer is None or buffer.size != math.prod(shape):
             # First initialization or a new size: storage of its own (never the producer's
             # array, which may be a constant other ops still read).
             self._buffer = buffer = _owned_copy(value)
@@ -60,13 +61,6 @@ class VariableSlot:
             self.value = _read_only(buffer)
         buffer[...] = value
         return self.value
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    size = 1
-    for dim in shape:
-        size *= dim
-    return size
 
 
 def _owned_copy(value: Any) -> Any:

@@ -44,12 +44,6 @@ def _check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def _check_number(value: Any, what: str) -> Any:
-    if not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a Python number, got {value!r}")
-    return value
-
-
 def _shape_tensor(shape: Any) -> Tensor:
     """The ``shape`` input TensorFlow's random ops take: a tensor, or an int32 Const."""
     if is_tensor_like(shape):
