@@ -16,19 +16,22 @@ from placeviz.graph import registry
 from placeviz.graph.core import Operation
 
 
-def validate(ops: Sequence[Operation]) -> None:
-    """Raise InvalidArgumentError for the first problem found among ``ops``."""
+def validate(ops: Sequence[Operation]) -> bool:
+    """Raise InvalidArgumentError for the first problem found among ``ops``; else say whether
+    creation order is already a topological order (no edge points at a later op)."""
     back_edges = False
     for op in ops:
-        for dep in _dependencies(op):
+        for dep in dependencies(op):
             _check_member(op, dep)
             back_edges = back_edges or dep._id > op._id
         _check_signature(op)
-    if back_edges:  # creation order is topological unless an edge points at a later op
+    if back_edges:
         _check_acyclic(ops)
+    return not back_edges
 
 
-def _dependencies(op: Operation) -> Iterator[Operation]:
+def dependencies(op: Operation) -> Iterator[Operation]:
+    """The ops ``op`` waits for: its inputs' producers and its control inputs."""
     return itertools.chain((t.op for t in op.inputs), op.control_inputs)
 
 
@@ -76,7 +79,7 @@ def _check_acyclic(ops: Sequence[Operation]) -> None:
     for root in ops:
         if root._id in state:
             continue
-        path: list[tuple[Operation, Iterator[Operation]]] = [(root, _dependencies(root))]
+        path: list[tuple[Operation, Iterator[Operation]]] = [(root, dependencies(root))]
         state[root._id] = 1
         while path:
             op, deps = path[-1]
@@ -94,4 +97,4 @@ def _check_acyclic(ops: Sequence[Operation]) -> None:
                 )
             else:
                 state[dep._id] = 1
-                path.append((dep, _dependencies(dep)))
+                path.append((dep, dependencies(dep)))

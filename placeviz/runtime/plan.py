@@ -12,7 +12,6 @@ different devices gets an explicit transfer to the consumer's device, made once 
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -20,7 +19,7 @@ from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.state_ops import missing_feed_message
-from placeviz.graph.validate import validate
+from placeviz.graph.validate import dependencies, validate
 from placeviz.placement.placer import Placement, PlacementFailure
 
 
@@ -71,8 +70,8 @@ def build_plan(
             if id(tensor) not in fed and tensor.op._id not in needed:
                 stack.append(tensor.op)
         stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
-    validate(list(needed.values()))
-    ops = execution_order(needed)
+    in_creation_order = validate(list(needed.values()))
+    ops = execution_order(needed, in_creation_order)
     for op in ops:
         failure = failures.get(op._id)
         if failure is not None:
@@ -96,19 +95,16 @@ def build_plan(
     return plan
 
 
-def execution_order(ops: Mapping[int, Operation]) -> list[Operation]:
-    """``ops`` (by id) in creation order, moved only as far as edges to later ops require."""
+def execution_order(ops: Mapping[int, Operation], in_creation_order: bool) -> list[Operation]:
+    """``ops`` (by id) in creation order, moved only as far as edges to later ops require
+    (``in_creation_order``: the validator found none)."""
     ordered = [ops[i] for i in sorted(ops)]
-    if all(
-        dep._id < op._id
-        for op in ordered
-        for dep in itertools.chain((t.op for t in op.inputs), op.control_inputs)
-    ):
+    if in_creation_order:
         return ordered
     waiting_on = {op._id: 0 for op in ordered}
     users: dict[int, list[int]] = {}
     for op in ordered:
-        for dep in {*(t.op._id for t in op.inputs), *(c._id for c in op.control_inputs)}:
+        for dep in {d._id for d in dependencies(op)}:
             if dep in ops:
                 waiting_on[op._id] += 1
                 users.setdefault(dep, []).append(op._id)
