@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_helpers import run_kernel
 
+import placeviz as pv
 from placeviz import dtypes
 from placeviz import errors as pv_errors
 from placeviz.graph.core import Graph, Tensor
@@ -597,3 +598,14 @@ def test_session_reports_a_split_that_does_not_fit(fresh_graph: Graph) -> None:
     parts = array_ops.split(x, [2, 2])
     with pytest.raises(pv_errors.InvalidArgumentError, match=r"(?s)size 5.*'split' \(SplitV\)"):
         Session(graph=fresh_graph).run(parts, {x: np.arange(5, dtype=np.float32)})
+
+
+def test_a_fed_shape_is_read_afresh_on_every_run() -> None:
+    """Kernels keep a shape input's ints only while the run brings the same array."""
+    x = pv.constant(np.arange(6.0, dtype=np.float32))
+    shape = pv.placeholder(pv.int32, [2])
+    r = pv.reshape(x, shape)
+    with pv.Session() as sess:
+        assert sess.run(r, {shape: [2, 3]}).shape == (2, 3)
+        assert sess.run(r, {shape: [3, 2]}).shape == (3, 2)
+        assert sess.run(pv.reshape(x, [6, 1])).shape == (6, 1)

@@ -28,6 +28,7 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    run_ints,
     shape_from_tensor,
 )
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_cost
@@ -258,7 +259,8 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
 
 
 def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    return lambda x, shape: xp.reshape(x, host_ints(shape))
+    ints = run_ints()
+    return lambda x, shape: xp.reshape(x, ints(shape))
 
 
 registry.register(
@@ -298,7 +300,8 @@ def _infer_transpose(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list
 
 def _transpose_kernel(xp: Any, op: Operation, state: Any) -> Any:
     if len(op.inputs) == 2:  # the perm input, read when the op runs (a feed may replace it)
-        return lambda x, perm: xp.transpose(x, host_ints(perm))
+        ints = run_ints()
+        return lambda x, perm: xp.transpose(x, ints(perm))
     return lambda x: xp.transpose(x)  # rank unknown when built: reversed
 
 

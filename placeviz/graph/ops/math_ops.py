@@ -22,6 +22,7 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    run_ints,
 )
 from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast, normalize_axis
@@ -475,8 +476,9 @@ def _reduction_kernel(fn: str) -> Any:
         out_dtype = op.outputs[0].dtype.np
         rank = op.inputs[0].shape.ndims
         if len(op.inputs) == 2:
+            ints = run_ints()
             return lambda x, axes: xp.asarray(
-                reduce(x, axis=_axes({"axis": host_ints(axes)}, x.ndim), keepdims=keepdims),
+                reduce(x, axis=_axes({"axis": ints(axes)}, x.ndim), keepdims=keepdims),
                 dtype=out_dtype,
             )
         if rank is None and op.attrs["axis"] is not None:

@@ -71,6 +71,20 @@ def host_ints(value: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in value.reshape(-1).tolist())
 
 
+def run_ints() -> Any:
+    """``host_ints`` for one kernel's shape-like input, converted again only when a run brings
+    another array: a Const input is the plan's same array on every run (a fed one is new), so
+    the per-run cost of a reshape's shape or a reduction's axes is one identity check."""
+    last: list[Any] = [None, ()]
+
+    def ints(value: Any) -> tuple[int, ...]:
+        if value is not last[0]:
+            last[0], last[1] = value, host_ints(value)
+        return last[1]
+
+    return ints
+
+
 # -- Shape, Size -------------------------------------------------------------------------------
 def _infer_shape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     rank = inputs[0].shape.ndims
