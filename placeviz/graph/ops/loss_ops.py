@@ -15,7 +15,7 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor, get_default_graph
+from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost, free_cost
@@ -281,6 +281,4 @@ registry.register(
 def stop_gradient(input: Any, name: str | None = None) -> Tensor:
     """The value of ``input``; gradients do not flow through it."""
     tensor = convert_to_tensor(input)
-    graph = tensor.graph if tensor.graph is not None else get_default_graph()
-    with graph.as_default():
-        return make_op("StopGradient", [tensor], name or "StopGradient").outputs[0]
+    return make_op("StopGradient", [tensor], name or "StopGradient").outputs[0]
