@@ -78,6 +78,16 @@ function setup(
   return { store, state, parent, view, paints };
 }
 
+/** A DagView of hundredScopes() on a fake 2D context. */
+function hundredScopesView(): DagView {
+  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+    fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+  );
+  const parent = document.createElement('div');
+  document.body.append(parent);
+  return new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+}
+
 /** A mouse event at the canvas centre, where focus() puts a node (jsdom has no layout). */
 function mouse(type: string, target: Element): void {
   target.dispatchEvent(new MouseEvent(type, { clientX: 320, clientY: 190, bubbles: true }));
@@ -246,12 +256,7 @@ describe('DagView', () => {
   });
 
   it('opens 3,001 ops in 100 scopes as two boxes in view, and keeps them in view when opened', async () => {
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
-    const parent = document.createElement('div');
-    document.body.append(parent);
-    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    const view = hundredScopesView();
     await frame();
     const data = view.element.dataset;
     expect(data.ops).toBe('3001');
@@ -271,12 +276,7 @@ describe('DagView', () => {
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
-    const parent = document.createElement('div');
-    document.body.append(parent);
-    const view = new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+    const view = hundredScopesView();
     await frame();
     view.focus(0); // the user's own zoom: close in on the input
     await frame();

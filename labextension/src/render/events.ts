@@ -42,6 +42,16 @@ export const COLUMN_DEFAULTS: Record<ColumnName, number> = {
   peer: -1,
 };
 
+/** A copy of `old` with room for `size` elements (the first `old.length` copied). */
+export function growColumn<T extends Float64Array | Int32Array | Int16Array | Int8Array>(
+  old: T,
+  size: number,
+): T {
+  const next = new (old.constructor as new (n: number) => T)(size);
+  next.set(old);
+  return next;
+}
+
 /** The kernel recorder's default `max_events` (placeviz/events/recorder.py). */
 export const MAX_EVENTS = 2_000_000;
 

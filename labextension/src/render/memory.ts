@@ -19,6 +19,7 @@ import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
 import { cursorShapes, pointerToData, xRangeMs, type PanelOptions } from './panel';
 import { EventCursor, type CursorEvents } from './cursor';
+import { growColumn } from './events';
 import { EventKind, type DeviceRecord, type EventBatch } from './types';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
@@ -68,11 +69,8 @@ export class Allocations {
   /** Add a live tensor; returns its index. */
   push(node: number, device: number, bytes: number, t0: number): number {
     if (this.length === this.node.length) {
-      const grow = <T extends Int32Array | Int16Array | Float64Array>(old: T): T => {
-        const next = new (old.constructor as new (n: number) => T)(old.length * 2);
-        next.set(old);
-        return next;
-      };
+      const grow = <T extends Int32Array | Int16Array | Float64Array>(old: T): T =>
+        growColumn(old, old.length * 2);
       this.node = grow(this.node);
       this.device = grow(this.device);
       this.bytes = grow(this.bytes);

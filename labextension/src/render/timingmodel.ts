@@ -8,6 +8,7 @@
  * draw costs what the plot's width can show, not the number of events.
  */
 import { EventCursor, type CursorEvents } from './cursor';
+import { growColumn } from './events';
 import { shortDeviceName } from './format';
 import { EventKind, TimingSource, type DeviceRecord, type EventBatch } from './types';
 
@@ -124,11 +125,8 @@ export class LaneBars {
 
   private grow(): void {
     const size = this.t0.length * 2;
-    const grown = <T extends Float64Array | Int32Array | Int16Array | Int8Array>(old: T): T => {
-      const next = new (old.constructor as new (n: number) => T)(size);
-      next.set(old);
-      return next;
-    };
+    const grown = <T extends Float64Array | Int32Array | Int16Array | Int8Array>(old: T): T =>
+      growColumn(old, size);
     this.t0 = grown(this.t0);
     this.t1 = grown(this.t1);
     this.node = grown(this.node);
