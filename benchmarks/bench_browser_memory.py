@@ -45,22 +45,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _chromium import CHROMIUM, CHROMIUM_ARGS
 
 import placeviz as pv
 from placeviz.events.html import bundle
 from placeviz.inspector.stream import LiveStream
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TARGET_RATIO = 1.2
 CHECKPOINT = 100  # runs
 WINDOW = 10  # batches measured before each checkpoint

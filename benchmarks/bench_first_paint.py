@@ -26,20 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _chromium import CHROMIUM, CHROMIUM_ARGS
 
 import placeviz as pv
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TARGETS_MS = {10_000: 1500.0, 100_000: 5000.0}
 GPUS = 4
 # The root carries data-first-paint-ms="" from the start; the paint fills it in.

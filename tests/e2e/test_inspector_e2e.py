@@ -347,6 +347,25 @@ def finish_run_all(page: Any) -> bool:
     return bool(page.evaluate("async () => await window.__runAll"))
 
 
+def start_cell(page: Any, lab: Any, name: str, cell: str) -> Path:
+    """Write ``name``, a notebook loading placeviz then running ``cell``; open it in JupyterLab
+    with a kernel and start Run All (``finish_run_all`` waits for it)."""
+    path = lab.root / name
+    path.write_text(json.dumps(notebook(["%load_ext placeviz", cell])))
+    open_lab(page, lab)
+    open_notebook(page, path.name, kernel=True)
+    start_run_all(page)
+    return path
+
+
+def wait_for_saved_copy(page: Any) -> None:
+    """Wait, mid-cell, until the saved copy of the widget's document is on the page."""
+    page.wait_for_function(
+        """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
+        timeout=60_000,
+    )
+
+
 STREAMED_RUNS = 30
 STREAMING = TOWERS.replace(
     "print(sess.run(total, options=full, run_metadata=tf.RunMetadata()))",
@@ -361,15 +380,9 @@ for _ in range({STREAMED_RUNS}):
 def test_the_widget_streams_while_the_cell_runs(lab: Any, browser: Any) -> None:
     """Mid-cell the live widget already shows some runs; at the end the saved output has all."""
     assert "time.sleep" in STREAMING
-    path = lab.root / "streaming.ipynb"
-    path.write_text(
-        json.dumps(notebook(["%load_ext placeviz", f"%%placement --gpus 4\n{STREAMING}"]))
-    )
     page = browser.new_page()
     try:
-        open_lab(page, lab)
-        open_notebook(page, path.name, kernel=True)
-        start_run_all(page)
+        start_cell(page, lab, "streaming.ipynb", f"%%placement --gpus 4\n{STREAMING}")
         # The first run count the page shows: mid-cell (from the widget) it is below the total.
         first = page.wait_for_function(
             """() => {
@@ -405,13 +418,9 @@ tf.Session().run(x)
 
 def test_ops_change_state_while_a_long_run_goes_on(lab: Any, browser: Any) -> None:
     """During one long run the DAG shows an op running (data-running), then none once it ended."""
-    path = lab.root / "long_run.ipynb"
-    path.write_text(json.dumps(notebook(["%load_ext placeviz", LONG_RUN])))
     page = browser.new_page()
     try:
-        open_lab(page, lab)
-        open_notebook(page, path.name, kernel=True)
-        start_run_all(page)
+        start_cell(page, lab, "long_run.ipynb", LONG_RUN)
         running = page.wait_for_function(
             """() => {
                 const root = document.querySelector('.jp-NotebookPanel .placeviz-inspector');
@@ -589,18 +598,11 @@ OUTPUTS = """() => {
 def test_a_cell_prints_above_its_one_inspector(lab: Any, browser: Any) -> None:
     """What the cell prints (the placement log too) shows above the live widget, and the saved
     copy of the widget's document after it shows nothing while the widget is on the page."""
-    path = lab.root / "printing.ipynb"
-    path.write_text(json.dumps(notebook(["%load_ext placeviz", PRINTING])))
     page = browser.new_page()
     try:
-        open_lab(page, lab)
-        open_notebook(page, path.name, kernel=True)
-        start_run_all(page)
+        start_cell(page, lab, "printing.ipynb", PRINTING)
         # Mid-cell, once the saved copy was made (its renderer is on the page, empty).
-        page.wait_for_function(
-            """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
-            timeout=60_000,
-        )
+        wait_for_saved_copy(page)
         live = page.evaluate(OUTPUTS)
         texts = [i for i, o in enumerate(live) if "after the runs" in o["text"]]
         widgets = [i for i, o in enumerate(live) if o["widget"]]
@@ -645,17 +647,10 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
 ) -> None:
     """The kernel dies mid-cell; the notebook JupyterLab saves then, opened again without a
     kernel, shows the runs the live widget had been sent (from the saved copy after it)."""
-    path = lab.root / "dies.ipynb"
-    path.write_text(json.dumps(notebook(["%load_ext placeviz", DIES])))
     page = browser.new_page()
     try:
-        open_lab(page, lab)
-        open_notebook(page, path.name, kernel=True)
-        start_run_all(page)
-        page.wait_for_function(
-            """() => document.querySelector('.jp-NotebookPanel .placeviz-mime') !== null""",
-            timeout=60_000,
-        )
+        path = start_cell(page, lab, "dies.ipynb", DIES)
+        wait_for_saved_copy(page)
         assert not finish_run_all(page), "the cell finished, yet its kernel was to die"
         # The page keeps the dead kernel's widget (disconnected), its copy still hidden.
         root = page.locator(".jp-NotebookPanel .placeviz-inspector")
