@@ -7,6 +7,7 @@ import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
 import type { PlacementDocument } from './types';
+import { follow } from './__tests__/follow';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -73,6 +74,7 @@ function setup(
   const parent = document.createElement('div');
   document.body.append(parent);
   const view = new DagView(parent, store, state);
+  follow(store, view);
   const paints: PaintInfo[] = [];
   view.onPaint((info) => paints.push(info));
   return { store, state, parent, view, paints };

@@ -19,8 +19,9 @@ import { containerLines, tooltipLines } from './dagtooltip';
 import { CONTAINER_HEADER } from './compound';
 import { defaultExpanded, groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
-import type { PlacementStore, StoreChange } from './store';
+import type { PlacementStore } from './store';
 import type { ColourMode } from './types';
+import type { View, ViewChange } from './view';
 import { Viewport } from './viewport';
 import type { ViewState } from './viewstate';
 
@@ -60,7 +61,7 @@ const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer'>, [string, strin
   running: ['--placeviz-dag-running', '#ffa000'],
 };
 
-export class DagView {
+export class DagView implements View {
   readonly element: HTMLElement;
   private readonly canvas: HTMLCanvasElement;
   private readonly ctx: CanvasRenderingContext2D | null;
@@ -203,32 +204,34 @@ export class DagView {
 
   // -- reacting to the store, the shared state and the pointer --------------------------------
 
+  /** The store changed (the inspector's call, once per frame: view.ts). */
+  update(change: ViewChange): void {
+    if (change.tables) {
+      this.hierarchy = null;
+      this.element.dataset.ops = String(this.store.nodes.length);
+      this.needsFit ||= !this.userMoved;
+      this.invalidateModel();
+    }
+    if (change.progress) {
+      // The run in flight moved on: its marks change in every mode, and the live states in
+      // 'state' mode (the layout stays).
+      this.liveStale = true;
+      if (this.state.get('colour') === 'state' && this.state.get('time') === null) {
+        this.colours = null;
+      }
+    }
+    if (change.events) {
+      this.alerts = null; // a failure shows in every mode
+      if (this.state.get('colour') === 'state' || this.state.get('colour') === 'time') {
+        // Events change only these colourings; device and memory colours stay as drawn.
+        this.colours = null;
+      }
+    }
+    this.schedulePaint();
+  }
+
   private listen(): void {
     this.disposers.push(
-      this.store.onChange((change: StoreChange) => {
-        if (change === 'tables') {
-          this.hierarchy = null;
-          this.element.dataset.ops = String(this.store.nodes.length);
-          this.needsFit ||= !this.userMoved;
-          this.invalidateModel();
-          this.schedulePaint();
-        } else if (change === 'progress') {
-          // The run in flight moved on: its marks change in every mode, and the live states in
-          // 'state' mode (the layout stays).
-          this.liveStale = true;
-          if (this.state.get('colour') === 'state' && this.state.get('time') === null) {
-            this.colours = null;
-          }
-          this.schedulePaint();
-        } else if (this.state.get('colour') === 'state' || this.state.get('colour') === 'time') {
-          // Events change only these colourings; device and memory colours stay as drawn.
-          this.colours = null;
-          this.schedulePaint();
-        } else {
-          this.alerts = null; // a failure shows in every mode
-          this.schedulePaint();
-        }
-      }),
       this.state.listen((changed) => {
         if (changed.has('colour')) {
           this.colourSelect.value = this.state.get('colour');

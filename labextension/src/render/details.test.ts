@@ -4,6 +4,7 @@ import { renderDetails } from './details';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { GPU0, smallDocument } from './__tests__/fixtures';
+import { EVERYTHING } from './view';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -92,7 +93,7 @@ describe('renderDetails', () => {
     const { store, state, details, parent } = setup();
     store.reset();
     state.set({ selected: 0 });
-    details.update();
+    details.update(EVERYTHING);
     expect(parent.textContent).toContain('has not run');
     expect(parent.querySelector('.placeviz-details-bar')).toBeNull();
   });

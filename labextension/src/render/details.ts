@@ -1,19 +1,15 @@
 /**
  * The details pane: everything the document says about the selected op, as text. Inputs and
- * outputs are buttons that select that op. The host calls update() after store changes; the pane
- * follows the selection by itself.
+ * outputs are buttons that select that op. The inspector calls update(change) after store changes
+ * (view.ts); the pane follows the selection by itself.
  */
 import { element } from './dom';
 import { formatBytes, formatNs } from './format';
 import { formatShapes } from './opformat';
 import type { PlacementStore } from './store';
 import type { EdgeRecord, NodeRecord } from './types';
+import type { View } from './view';
 import type { ViewState } from './viewstate';
-
-export interface DetailsHandle {
-  update(): void;
-  dispose(): void;
-}
 
 /** Inputs or outputs listed before the rest are summarised (a hub op may have thousands). */
 const MAX_NEIGHBOURS = 50;
@@ -41,11 +37,7 @@ function neighbours(edges: readonly EdgeRecord[]): Neighbours {
   return { inputs, outputs };
 }
 
-export function renderDetails(
-  parent: HTMLElement,
-  store: PlacementStore,
-  state: ViewState,
-): DetailsHandle {
+export function renderDetails(parent: HTMLElement, store: PlacementStore, state: ViewState): View {
   const doc = parent.ownerDocument;
   const root = parent.appendChild(element(doc, 'div', 'placeviz-details'));
   let adjacency: { edges: readonly EdgeRecord[]; lists: Neighbours } | null = null;
@@ -204,7 +196,11 @@ export function renderDetails(
     }
   });
   return {
-    update,
+    update(change) {
+      if (change.tables || change.events) {
+        update(); // the run in flight is not shown here
+      }
+    },
     dispose() {
       stop();
       root.remove();

@@ -1,6 +1,10 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createInspector, progressSummary, runsSummary } from './inspector';
+import { DagView } from './dag';
+import { MemoryPanel } from './memory';
+import { Scrubber } from './scrubber';
+import { TimingPanel } from './timing';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { RUNS_LISTED } from './normalize';
@@ -81,6 +85,37 @@ describe('createInspector', () => {
     expect(root.dataset.events).toBe('8');
     expect(header.textContent).toBe('run 2 of 2 · error · 100 ns');
     inspector.dispose();
+  });
+
+  it("is the store's one listener and hands every view one coalesced change per frame", async () => {
+    const host = document.createElement('div');
+    const store = PlacementStore.fromDocument(smallDocument());
+    const listen = vi.spyOn(store, 'onChange');
+    const updates = [DagView, MemoryPanel, TimingPanel, Scrubber].map((view) =>
+      vi.spyOn(view.prototype, 'update'),
+    );
+    const inspector = createInspector(host, store);
+    expect(listen).toHaveBeenCalledTimes(1);
+    store.setProgress({ run: 2, waiting: [2], running: [0, 1], done: [] });
+    store.setProgress({ run: 2, waiting: [], running: [2], done: [0, 1] });
+    await frames();
+    for (const update of updates) {
+      expect(update.mock.calls).toEqual([[{ tables: false, events: false, progress: true }]]);
+    }
+    store.appendLists({ kind: [2], t0: [500], t1: [900], node: [2], device: [2] });
+    store.appendLists({ kind: [0], t0: [400], t1: [900], run: [2] }); // ends the run in flight
+    await frames();
+    for (const update of updates) {
+      expect(update).toHaveBeenCalledTimes(2);
+      expect(update).toHaveBeenLastCalledWith({ tables: false, events: true, progress: true });
+    }
+    inspector.dispose();
+    store.appendLists({ kind: [2], t0: [900], t1: [990], node: [2], device: [2] });
+    await frames();
+    for (const update of updates) {
+      expect(update).toHaveBeenCalledTimes(2); // disposed: no longer listening
+      update.mockRestore();
+    }
   });
 
   it('shares one ViewState between the views', () => {

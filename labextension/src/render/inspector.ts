@@ -16,6 +16,7 @@ import { Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
 import { ViewState } from './viewstate';
 import { runsMade, type PlacementStore, type StoreChange } from './store';
+import { ChangeCollector, type View } from './view';
 import { visibleText } from './visible';
 
 export interface InspectorOptions {
@@ -156,29 +157,26 @@ export function createInspector(
   };
   renderHeader();
 
+  // The store's one listener: its changes are coalesced per animation frame and handed to every
+  // view with what changed, however many live messages arrived in between.
+  const views: View[] = [legend, dag, details, scrubber, memory, timing];
+  const changes = new ChangeCollector();
   let frame: number | null = null;
-  /** Whether the changes since the last frame were only to the run in flight. */
-  let progressOnly = true;
   const flush = () => {
     frame = null;
     const started = now();
+    const change = changes.take();
     renderHeader();
-    if (progressOnly) {
-      return; // nothing the other views derive from the store changed (the DAG repaints itself)
+    for (const view of views) {
+      view.update(change);
     }
-    progressOnly = true;
-    legend.update();
-    details.update();
-    scrubber.update();
-    memory.update();
-    timing.update();
     // What applying the latest changes cost the views (their throttled recomputations included
     // when they ran now): benchmarks/bench_browser_memory.py reads it.
     root.dataset.updateMs = (now() - started).toFixed(2);
   };
   disposers.push(
     store.onChange((change: StoreChange) => {
-      progressOnly &&= change === 'progress';
+      changes.add(change);
       if (frame === null) {
         frame = schedule(flush);
       }

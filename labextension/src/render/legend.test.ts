@@ -4,6 +4,7 @@ import { renderLegend } from './legend';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { GPU0, GPU1, SIM, device, smallDocument } from './__tests__/fixtures';
+import { EVERYTHING } from './view';
 
 const EVIL = '/job:<img src=x onerror=alert(1)>/replica:0/task:0/device:GPU:7';
 
@@ -73,7 +74,7 @@ describe('renderLegend', () => {
   it('rebuilds when the device table changes and removes itself on dispose', () => {
     const { store, parent, legend, entries } = setup();
     store.applyTables({ ...smallDocument(), devices: [device(0, GPU0)] });
-    legend.update();
+    legend.update(EVERYTHING);
     expect(entries().map((e) => e.dataset.device)).toEqual([GPU0]);
     legend.dispose();
     expect(parent.querySelector('.placeviz-legend')).toBeNull();

@@ -1,26 +1,19 @@
 /**
  * The device legend: one entry per device, grouped by job/task and physical device (logical GPUs
  * under the GPU they share). Clicking an entry filters the views to that device; again, clears.
- * The host calls update() after store changes; the legend follows the filter by itself.
+ * The inspector calls update(change) after store changes (view.ts); the legend follows the filter
+ * by itself.
  */
 import { element } from './dom';
 import { devicePalette, legendGroups } from './colours';
 import { shortDeviceName } from './format';
 import type { PlacementStore } from './store';
 import type { DeviceRecord } from './types';
+import type { View } from './view';
 import type { ViewState } from './viewstate';
 import { visibleText } from './visible';
 
-export interface LegendHandle {
-  update(): void;
-  dispose(): void;
-}
-
-export function renderLegend(
-  parent: HTMLElement,
-  store: PlacementStore,
-  state: ViewState,
-): LegendHandle {
+export function renderLegend(parent: HTMLElement, store: PlacementStore, state: ViewState): View {
   const doc = parent.ownerDocument;
   const root = parent.appendChild(element(doc, 'div', 'placeviz-legend'));
   let shownDevices: readonly DeviceRecord[] | null = null;
@@ -96,7 +89,11 @@ export function renderLegend(
     }
   });
   return {
-    update,
+    update(change) {
+      if (change.tables) {
+        update(); // only the devices table is drawn
+      }
+    },
     dispose() {
       stop();
       root.remove();

@@ -16,6 +16,7 @@ import { PlacementStore } from './store';
 import { EventKind } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
+import { EVERYTHING } from './view';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -311,13 +312,13 @@ describe('MemoryPanel', () => {
     const parent = document.createElement('div');
     const panel = new MemoryPanel(parent, store, new ViewState(), { throttleMs: 0 });
     store.reset();
-    panel.update();
+    panel.update(EVERYTHING);
     expect(panel.element.dataset.series).toBe('0');
     expect(panel.element.querySelector('.placeviz-panel-note')!.textContent).toContain(
       'No memory events',
     );
     store.appendLists(panelsDocument().events);
-    panel.update();
+    panel.update(EVERYTHING);
     expect(panel.element.dataset.series).toBe('3');
   });
 });

@@ -7,10 +7,11 @@ import { element } from './dom';
 import { loadPlotly, type PlotlyModule } from './plotly';
 import { Throttle, type PanelOptions } from './panel';
 import type { NodeRecord } from './types';
+import type { View, ViewChange } from './view';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 
-export abstract class PlotPanel {
+export abstract class PlotPanel implements View {
   readonly element: HTMLDivElement;
   protected readonly plot: HTMLDivElement;
   /** plotly, once it has drawn this panel. */
@@ -66,9 +67,9 @@ export abstract class PlotPanel {
     }
   }
 
-  /** The store changed: recompute (throttled) and redraw. */
-  update(): void {
-    if (!this.disposed) {
+  /** The store changed: recompute (throttled) and redraw; the run in flight is not plotted. */
+  update(change: ViewChange): void {
+    if (!this.disposed && (change.tables || change.events)) {
       this.throttle.call();
     }
   }

@@ -4,6 +4,9 @@ import { PLAY_MS, runSpan, Scrubber } from './scrubber';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { smallDocument } from './__tests__/fixtures';
+import type { ViewChange } from './view';
+
+const NOTHING: ViewChange = { tables: false, events: false, progress: false };
 
 function setup() {
   const parent = document.createElement('div');
@@ -174,7 +177,7 @@ describe('Scrubber', () => {
     select.value = '1';
     select.dispatchEvent(new Event('change'));
     const first = select.options[1];
-    scrubber.update(); // new events, no new runs
+    scrubber.update({ ...NOTHING, events: true }); // new events, no new runs
     expect(select.options[1]).toBe(first);
     expect(select.value).toBe('1');
     store.applyTables({
@@ -184,7 +187,7 @@ describe('Scrubber', () => {
       edges: [...store.edges],
       runs: [...store.runs, { id: 2, t0: 1400, t1: 1500, status: 'ok' }],
     });
-    scrubber.update();
+    scrubber.update({ ...NOTHING, tables: true });
     expect(select.options[1]).not.toBe(first);
     expect(select.options.length).toBe(4);
     expect(select.options[3].textContent).toBe('run 3 of 3 · ok · 100 ns');

@@ -12,6 +12,7 @@
 import { element } from './dom';
 import { formatNs } from './format';
 import type { TimeAxis } from './timeaxis';
+import type { View, ViewChange } from './view';
 import type { ViewState, ViewStateFields } from './viewstate';
 import { runsMade, type PlacementStore } from './store';
 import type { RunRecord } from './types';
@@ -57,7 +58,7 @@ export function findRun(runs: readonly RunRecord[], id: number): RunRecord | und
   return runs[lo]?.id === id ? runs[lo] : undefined;
 }
 
-export class Scrubber {
+export class Scrubber implements View {
   readonly element: HTMLDivElement;
   readonly input: HTMLInputElement;
   readonly playButton: HTMLButtonElement;
@@ -118,7 +119,7 @@ export class Scrubber {
     this.element.dataset.rangeStart = '0';
     this.element.dataset.rangeEnd = '0';
     this.unlisten = state.listen((changed) => this.onState(changed));
-    this.update();
+    this.follow();
   }
 
   get playing(): boolean {
@@ -134,8 +135,15 @@ export class Scrubber {
     return this.state.get('run');
   }
 
-  /** The store changed: new activity, new runs. */
-  update(): void {
+  /** The store changed: new activity, new runs (the run in flight is not shown here). */
+  update(change: ViewChange): void {
+    if (change.tables || change.events) {
+      this.follow();
+    }
+  }
+
+  /** Take the range and the run list from the store and the picked run. */
+  private follow(): void {
     if (this.disposed) {
       return;
     }
@@ -303,7 +311,7 @@ export class Scrubber {
 
   private onState(changed: ReadonlySet<keyof ViewStateFields>): void {
     if (changed.has('run')) {
-      this.update();
+      this.follow();
     } else if (changed.has('time')) {
       this.render();
     }

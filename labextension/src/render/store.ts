@@ -29,7 +29,8 @@ export function runsMade(runs: readonly RunRecord[]): number {
  * snapshot of the run in flight (views repaint their live marks and the header; nothing derived
  * from the events changes).
  */
-export type StoreChange = 'tables' | 'events' | 'progress';
+export const STORE_CHANGES = ['tables', 'events', 'progress'] as const;
+export type StoreChange = (typeof STORE_CHANGES)[number];
 
 /**
  * The run in flight (a live update's `progress`): the node ids of its plan not started yet, running
@@ -185,7 +186,10 @@ export class PlacementStore {
     this.changed('progress');
   }
 
-  /** Call `cb` after each mutation; returns the function that stops it. */
+  /**
+   * Call `cb` after each mutation; returns the function that stops it. The inspector is the one
+   * listener: it hands the views what changed once per frame (view.ts).
+   */
   onChange(cb: (change: StoreChange) => void): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);

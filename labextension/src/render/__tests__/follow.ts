@@ -1,0 +1,11 @@
+/** Tests of one view alone: hand it each store change at once, as the inspector does per frame. */
+import type { PlacementStore } from '../store';
+import { ChangeCollector, type View } from '../view';
+
+export function follow(store: PlacementStore, view: View): () => void {
+  const changes = new ChangeCollector();
+  return store.onChange((change) => {
+    changes.add(change);
+    view.update(changes.take());
+  });
+}
