@@ -6,6 +6,8 @@
  * (`[[node 'tower_0/matmul' (MatMul) ...]]`). An op is failed when a failed run's error quotes its
  * name and the op has not run since that run; the other ops of a failed run keep their own states.
  */
+import { EventCursor, type CursorEvents } from './cursor';
+import { growColumn } from './events';
 import { EventKind, type EventBatch, type RunRecord } from './types';
 
 export const OP_STATES = ['idle', 'waiting', 'running', 'done', 'failed'] as const;
@@ -29,70 +31,182 @@ interface RunSpan {
   id: number;
   start: number;
   end: number;
-  /** Indices into the time-sorted OP arrays of this run's OP events. */
-  ops: Int32Array;
   /** Node indices a failed run's error names; empty for a run that went well. */
   named: Int32Array;
 }
 
 /** The events and tables the derivations read. */
 export interface OpSource {
-  events: EventBatch;
+  events: EventBatch & CursorEvents;
   runs: readonly RunRecord[];
   originNs: number;
-  nodeCount: number;
   nodeIndex(id: number): number;
   nodeIndexByName(name: string): number;
 }
 
-/** OP events sorted by start, with node indices resolved, plus each run's span. */
+/** OP events sorted by start (ties: in the order recorded), node indices resolved. */
+class SortedOps {
+  length = 0;
+  node = new Int32Array(64);
+  t0 = new Float64Array(64);
+  t1 = new Float64Array(64);
+  run = new Int32Array(64);
+
+  /**
+   * Add events (sorted by start, ties in recorded order, all recorded after those held): appended
+   * when they start no earlier than the last held, else merged in one pass.
+   */
+  add(source: OpSource, sorted: readonly number[]): void {
+    const { events } = source;
+    const n = this.length;
+    const m = sorted.length;
+    if (m === 0) {
+      return;
+    }
+    if (n === 0 || events.t0[sorted[0]] >= this.t0[n - 1]) {
+      this.reserve(n + m);
+      for (let k = 0; k < m; k++) {
+        this.put(n + k, source, sorted[k]);
+      }
+      this.length = n + m;
+      return;
+    }
+    // Out of order: merge into new columns, held events first on equal starts (recorded first).
+    const old = { node: this.node, t0: this.t0, t1: this.t1, run: this.run };
+    const size = Math.max(64, 2 * (n + m));
+    this.node = new Int32Array(size);
+    this.t0 = new Float64Array(size);
+    this.t1 = new Float64Array(size);
+    this.run = new Int32Array(size);
+    let i = 0;
+    let k = 0;
+    for (let at = 0; at < n + m; at++) {
+      if (k >= m || (i < n && old.t0[i] <= events.t0[sorted[k]])) {
+        this.node[at] = old.node[i];
+        this.t0[at] = old.t0[i];
+        this.t1[at] = old.t1[i];
+        this.run[at] = old.run[i];
+        i += 1;
+      } else {
+        this.put(at, source, sorted[k]);
+        k += 1;
+      }
+    }
+    this.length = n + m;
+  }
+
+  /** Index of the first event starting after t. */
+  after(t: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.t0[mid] <= t) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  private put(at: number, source: OpSource, e: number): void {
+    const { events } = source;
+    this.node[at] = source.nodeIndex(events.node[e]);
+    this.t0[at] = events.t0[e];
+    this.t1[at] = events.t1[e];
+    this.run[at] = events.run[e];
+  }
+
+  private reserve(needed: number): void {
+    if (needed > this.t0.length) {
+      const size = Math.max(needed, 2 * this.t0.length);
+      this.node = growColumn(this.node, size);
+      this.t0 = growColumn(this.t0, size);
+      this.t1 = growColumn(this.t1, size);
+      this.run = growColumn(this.run, size);
+    }
+  }
+}
+
+/**
+ * The OP events sorted by start with node indices resolved, each op's latest span and each run's
+ * span, folded in from a cursor: an update costs the events added since the last one (and the run
+ * records, whose errors name the failed ops); events cleared or dropped make it start over.
+ */
 export class OpTimeline {
   readonly spans: OpSpans;
-  readonly endTime: number;
-  private readonly order: { node: Int32Array; t0: Float64Array; t1: Float64Array; run: Int32Array };
-  private readonly runSpans: RunSpan[];
+  private end = 0;
+  private readonly cursor = new EventCursor();
+  private order = new SortedOps();
+  /** Per run id, [first start, last end] of its RUN and OP events. */
+  private eventSpans = new Map<number, [number, number]>();
+  private runSpans: RunSpan[] = [];
+  /** The run records `runSpans` was made from, and whether events changed since. */
+  private records: readonly RunRecord[] | null = null;
+  private spansStale = true;
+  /** Node indices marked failed in `spans.failed`. */
+  private marked: number[] = [];
   private readonly lastStart: Float64Array;
   private readonly lastRun: Int32Array;
 
-  constructor(source: OpSource) {
-    const { events, nodeCount } = source;
-    const opEvents: number[] = [];
-    let endTime = 0;
-    for (let e = 0; e < events.count; e++) {
-      endTime = Math.max(endTime, events.t1[e], events.t0[e]);
-      if (events.kind[e] === EventKind.OP && source.nodeIndex(events.node[e]) >= 0) {
-        opEvents.push(e);
-      }
-    }
-    this.endTime = endTime;
-    // Live batches mostly arrive in time order: sort only when they did not.
-    if (!startsInOrder(events.t0, opEvents)) {
-      opEvents.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
-    }
-    const n = opEvents.length;
-    this.order = {
-      node: new Int32Array(n),
-      t0: new Float64Array(n),
-      t1: new Float64Array(n),
-      run: new Int32Array(n),
-    };
-    opEvents.forEach((e, i) => {
-      this.order.node[i] = source.nodeIndex(events.node[e]);
-      this.order.t0[i] = events.t0[e];
-      this.order.t1[i] = events.t1[e];
-      this.order.run[i] = events.run[e];
-    });
-    this.runSpans = buildRunSpans(source, this.order.run);
-    this.spans = latestSpans(source, opEvents, nodeCount);
-    for (const run of this.runSpans) {
-      for (const node of run.named) {
-        if (!(this.spans.t0[node] >= run.end)) {
-          this.spans.failed[node] = 1;
-        }
-      }
-    }
+  /** `nodeCount`: the nodes table's length; a new table of other ids needs a new timeline. */
+  constructor(nodeCount: number) {
+    this.spans = emptySpans(nodeCount);
     this.lastStart = new Float64Array(nodeCount);
     this.lastRun = new Int32Array(nodeCount);
+  }
+
+  /** The latest event end (or start), ns since origin; 0 without events. */
+  get endTime(): number {
+    return this.end;
+  }
+
+  /** Fold in the events added since the last update and the current run records. */
+  update(source: OpSource): void {
+    const { events } = source;
+    const { start, end, restart } = this.cursor.advance(events);
+    if (restart) {
+      this.end = 0;
+      this.order = new SortedOps();
+      this.eventSpans = new Map();
+      resetSpans(this.spans);
+      this.spansStale = true;
+    }
+    const fresh: number[] = [];
+    for (let e = start; e < end; e++) {
+      const kind = events.kind[e];
+      this.end = Math.max(this.end, events.t1[e], events.t0[e]);
+      if (kind === EventKind.RUN || kind === EventKind.OP) {
+        const span = this.eventSpans.get(events.run[e]);
+        if (span === undefined) {
+          this.eventSpans.set(events.run[e], [events.t0[e], events.t1[e]]);
+        } else {
+          span[0] = Math.min(span[0], events.t0[e]);
+          span[1] = Math.max(span[1], events.t1[e]);
+        }
+        this.spansStale = true;
+      }
+      if (kind === EventKind.OP && source.nodeIndex(events.node[e]) >= 0) {
+        fresh.push(e);
+      }
+    }
+    // Live batches mostly arrive in time order: sort only when they did not.
+    if (!startsInOrder(events.t0, fresh)) {
+      fresh.sort((a, b) => events.t0[a] - events.t0[b] || a - b);
+    }
+    this.order.add(source, fresh);
+    this.foldLatest(source, fresh);
+    const rebuilt = this.spansStale || source.runs !== this.records;
+    if (rebuilt) {
+      this.runSpans = buildRunSpans(source, this.eventSpans);
+      this.records = source.runs;
+      this.spansStale = false;
+    }
+    if (rebuilt || fresh.length > 0) {
+      // An op that ran again after a failed run is no longer failed.
+      this.markFailed();
+    }
   }
 
   /** Fill `out` (one code of OP_STATES per node index) with the states at time `t`. */
@@ -105,7 +219,8 @@ export class OpTimeline {
     this.lastStart.fill(NaN);
     this.lastRun.fill(-1);
     const { node, t0, t1, run } = this.order;
-    for (let i = 0; i < node.length && t0[i] <= t; i++) {
+    const started = this.order.after(t);
+    for (let i = 0; i < started; i++) {
       const n = node[i];
       out[n] = t < t1[i] ? RUNNING : DONE;
       this.lastStart[n] = t0[i];
@@ -128,9 +243,43 @@ export class OpTimeline {
       }
     }
     if (current !== null) {
-      for (const i of current.ops) {
-        if (t0[i] > t) {
+      // The current run's ops that start later (before its end) are waiting.
+      for (let i = started; i < this.order.length && t0[i] <= current.end; i++) {
+        if (run[i] === current.id) {
           out[node[i]] = WAITING;
+        }
+      }
+    }
+  }
+
+  /** Each op's latest event: a later start wins, and on equal starts the later recorded one. */
+  private foldLatest(source: OpSource, sorted: readonly number[]): void {
+    const { events } = source;
+    const spans = this.spans;
+    for (const e of sorted) {
+      const n = source.nodeIndex(events.node[e]);
+      if (!(events.t0[e] < spans.t0[n])) {
+        spans.t0[n] = events.t0[e];
+        spans.t1[n] = events.t1[e];
+        spans.device[n] = events.device[e];
+        spans.stream[n] = events.stream[e];
+        spans.run[n] = events.run[e];
+      }
+    }
+  }
+
+  /** An op is failed when a failed run's error names it and it has not run since that run. */
+  private markFailed(): void {
+    const { failed, t0 } = this.spans;
+    for (const n of this.marked) {
+      failed[n] = 0;
+    }
+    this.marked = [];
+    for (const run of this.runSpans) {
+      for (const node of run.named) {
+        if (!(t0[node] >= run.end) && failed[node] === 0) {
+          failed[node] = 1;
+          this.marked.push(node);
         }
       }
     }
@@ -153,56 +302,44 @@ function startsInOrder(t0: Float64Array, indices: number[]): boolean {
   return true;
 }
 
-function latestSpans(source: OpSource, sortedEvents: number[], nodeCount: number): OpSpans {
-  const { events } = source;
+function emptySpans(nodeCount: number): OpSpans {
   const spans: OpSpans = {
-    t0: new Float64Array(nodeCount).fill(NaN),
-    t1: new Float64Array(nodeCount).fill(NaN),
-    device: new Int16Array(nodeCount).fill(-1),
-    stream: new Int16Array(nodeCount).fill(-1),
-    run: new Int32Array(nodeCount).fill(-1),
+    t0: new Float64Array(nodeCount),
+    t1: new Float64Array(nodeCount),
+    device: new Int16Array(nodeCount),
+    stream: new Int16Array(nodeCount),
+    run: new Int32Array(nodeCount),
     failed: new Uint8Array(nodeCount),
   };
-  // Sorted by start, so the last write per node is its latest event.
-  for (const e of sortedEvents) {
-    const n = source.nodeIndex(events.node[e]);
-    spans.t0[n] = events.t0[e];
-    spans.t1[n] = events.t1[e];
-    spans.device[n] = events.device[e];
-    spans.stream[n] = events.stream[e];
-    spans.run[n] = events.run[e];
-  }
+  resetSpans(spans);
   return spans;
 }
 
-/** Each run's span (from its events, else its record) and OP events, and what its error names. */
-function buildRunSpans(source: OpSource, run: Int32Array): RunSpan[] {
-  const { events } = source;
-  const spans = new Map<number, { start: number; end: number; ops: number[] }>();
-  const spanOf = (id: number) => {
-    let span = spans.get(id);
-    if (span === undefined) {
-      span = { start: Infinity, end: -Infinity, ops: [] };
-      spans.set(id, span);
-    }
-    return span;
-  };
-  for (let e = 0; e < events.count; e++) {
-    if (events.kind[e] === EventKind.RUN || events.kind[e] === EventKind.OP) {
-      const span = spanOf(events.run[e]);
-      span.start = Math.min(span.start, events.t0[e]);
-      span.end = Math.max(span.end, events.t1[e]);
-    }
-  }
-  for (let i = 0; i < run.length; i++) {
-    spanOf(run[i]).ops.push(i);
+function resetSpans(spans: OpSpans): void {
+  spans.t0.fill(NaN);
+  spans.t1.fill(NaN);
+  spans.device.fill(-1);
+  spans.stream.fill(-1);
+  spans.run.fill(-1);
+  spans.failed.fill(0);
+}
+
+/** Each run's span (from its events, else its record) and what its error names. */
+function buildRunSpans(
+  source: OpSource,
+  eventSpans: ReadonlyMap<number, readonly [number, number]>,
+): RunSpan[] {
+  const spans = new Map<number, { start: number; end: number }>();
+  for (const [id, [start, end]] of eventSpans) {
+    spans.set(id, { start, end });
   }
   const errors = new Map<number, string>();
   for (const record of source.runs) {
-    const span = spanOf(record.id);
-    if (span.start === Infinity) {
-      span.start = record.t0 - source.originNs;
-      span.end = record.t1 - source.originNs;
+    if (!spans.has(record.id)) {
+      spans.set(record.id, {
+        start: record.t0 - source.originNs,
+        end: record.t1 - source.originNs,
+      });
     }
     if (record.status === 'error') {
       errors.set(record.id, record.error ?? '');
@@ -212,7 +349,6 @@ function buildRunSpans(source: OpSource, run: Int32Array): RunSpan[] {
     id,
     start: span.start,
     end: span.end,
-    ops: Int32Array.from(span.ops),
     named: namedNodes(source, errors.get(id)),
   }));
 }

@@ -1,6 +1,7 @@
 /**
- * The placement document a view shows, kept current by live messages. Views read it and listen
- * for changes; what they derive from the events (op spans, states) is cached until the next change.
+ * The placement document a view shows, kept current by live messages. The inspector listens for
+ * changes and hands them to the views; what the store derives from the events (op spans, states)
+ * is folded in from a cursor when read, so it costs the events added since.
  */
 import { RunActivity } from './activity';
 import { EventColumns, MAX_EVENTS } from './events';
@@ -52,6 +53,7 @@ export class PlacementStore {
   private nodeIndexByNameMap = new Map<string, number>();
   private deviceIndexById = new Map<number, number>();
   private listeners = new Set<(change: StoreChange) => void>();
+  /** Op spans and states, folded in from a cursor; null until read or after the nodes changed. */
   private timeline: OpTimeline | null = null;
   private liveRun: RunProgress | null = null;
   private skipped = 0;
@@ -128,8 +130,12 @@ export class PlacementStore {
 
   /** Replace the static tables (a live `tables` message); the events stay. */
   applyTables(tables: Tables): void {
+    const nodes = this.tables.nodes;
     this.tables = normalizeTables(tables);
     this.index();
+    if (!sameIds(nodes, this.tables.nodes)) {
+      this.timeline = null; // events resolve to other node indices: fold them all in again
+    }
     this.changed('tables');
   }
 
@@ -228,17 +234,16 @@ export class PlacementStore {
     }
   }
 
+  /** The op timeline, with the events added since it was last read folded in. */
   private derived(): OpTimeline {
-    if (this.timeline === null) {
-      this.timeline = new OpTimeline({
-        events: this.events,
-        runs: this.tables.runs,
-        originNs: this.tables.origin_ns,
-        nodeCount: this.tables.nodes.length,
-        nodeIndex: (id) => this.nodeIndex(id),
-        nodeIndexByName: (name) => this.nodeIndexByName(name),
-      });
-    }
+    this.timeline ??= new OpTimeline(this.tables.nodes.length);
+    this.timeline.update({
+      events: this.events,
+      runs: this.tables.runs,
+      originNs: this.tables.origin_ns,
+      nodeIndex: (id) => this.nodeIndex(id),
+      nodeIndexByName: (name) => this.nodeIndexByName(name),
+    });
     return this.timeline;
   }
 
@@ -267,12 +272,13 @@ export class PlacementStore {
   }
 
   private changed(change: StoreChange): void {
-    if (change !== 'progress') {
-      // The run in flight is laid over the derivations, not part of them.
-      this.timeline = null;
-    }
     for (const listener of [...this.listeners]) {
       listener(change);
     }
   }
+}
+
+/** Whether two node tables list the same ids in the same order. */
+function sameIds(a: readonly NodeRecord[], b: readonly NodeRecord[]): boolean {
+  return a.length === b.length && a.every((node, i) => node.id === b[i].id);
 }
