@@ -102,6 +102,9 @@ export function createInspector(
   const timing = new TimingPanel(panels, store, state);
   disposers.push(() => timing.dispose());
 
+  // The memory plot starts where the timeline's does (after its lane labels): one time axis.
+  disposers.push(timing.onPlotLeft((px) => memory.alignLeft(px)));
+
   // Plots take their colours from CSS variables when drawn: redraw when JupyterLab's theme changes.
   if (typeof MutationObserver === 'function' && doc.body) {
     const observer = new MutationObserver(() => {

@@ -17,6 +17,9 @@ import { EventKind } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { EVERYTHING } from './view';
+import { TimingPanel } from './timing';
+import { EventKind as K, TimingSource as S } from './types';
+import { columns } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -320,5 +323,75 @@ describe('MemoryPanel', () => {
     store.appendLists(panelsDocument().events);
     panel.update(EVERYTHING);
     expect(panel.element.dataset.series).toBe('3');
+  });
+
+  it("shares the timeline's collapsed time axis: same window, ticks and display times", async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    // Two runs 10 ms apart, each 100 ns long: a linear axis would squeeze each into a sliver.
+    const doc = panelsDocument();
+    const gap = 10_000_000;
+    const rows = panelsDocument().events;
+    const later = columns(
+      rows.kind.map((_, i) => [
+        rows.kind[i],
+        rows.t0[i] + gap,
+        rows.t1[i] + gap,
+        rows.node[i],
+        rows.device[i],
+        rows.stream[i],
+        rows.bytes[i],
+        rows.source[i],
+        1,
+        rows.peer[i],
+      ]) as [number, number, number, number, number, number, number, number, number, number][],
+    );
+    for (const name of Object.keys(later) as (keyof typeof later)[]) {
+      doc.events[name] = [...doc.events[name], ...later[name]];
+    }
+    doc.runs.push({ id: 1, t0: 5000 + gap, t1: 5100 + gap, status: 'ok', error: null });
+    const store = PlacementStore.fromDocument(doc);
+    const state = new ViewState();
+    const parent = document.createElement('div');
+    const memory = new MemoryPanel(parent, store, state, { throttleMs: 0 });
+    const timing = new TimingPanel(parent, store, state, { throttleMs: 0 });
+    await tick();
+    const layouts = (panel: HTMLElement) => {
+      const react = calls.filter((c) => c.method === 'react' && c.args[0] === panel).pop()!;
+      return {
+        traces: react.args[1] as { x: number[]; name: string; mode: string }[],
+        xaxis: (react.args[2] as { xaxis: Record<string, unknown> }).xaxis,
+        margin: (react.args[2] as { margin: { l: number } }).margin,
+      };
+    };
+    const plotOf = (panel: { element: HTMLElement }) =>
+      panel.element.querySelector<HTMLElement>('.placeviz-plot')!;
+    const mem = layouts(plotOf(memory));
+    const time = layouts(plotOf(timing));
+    for (const key of ['range', 'tickvals', 'ticktext', 'title']) {
+      expect(mem.xaxis[key], key).toEqual(time.xaxis[key]);
+    }
+    const range = mem.xaxis.range as [number, number];
+    expect((range[1] - range[0]) * 1e6).toBeLessThan(1000); // the 10 ms gap collapsed
+    // GPU:0's series steps at 10 ns and 10 ms + 10 ns; drawn at their display times.
+    const axis = store.activity().timeAxis;
+    const gpu0 = mem.traces.find((t) => t.name.startsWith('GPU:0') && t.mode === 'lines')!;
+    expect(gpu0.x).toContain(axis.toShown(10) / 1e6);
+    expect(gpu0.x).toContain(axis.toShown(gap + 10) / 1e6);
+    expect(Math.max(...gpu0.x) - Math.min(...gpu0.x)).toBeLessThan(range[1] - range[0]);
+
+    // The memory plot starts where the timeline's does.
+    memory.alignLeft(183);
+    await tick();
+    expect(layouts(plotOf(memory)).margin.l).toBe(183);
+
+    // A picked run: both show its span.
+    state.set({ run: 1 });
+    await tick();
+    const picked = layouts(plotOf(memory)).xaxis.range as [number, number];
+    expect(picked).toEqual(layouts(plotOf(timing)).xaxis.range);
+    expect(picked[0] * 1e6).toBeGreaterThan(axis.toShown(gap) - 10);
+    memory.dispose();
+    timing.dispose();
   });
 });

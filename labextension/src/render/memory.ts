@@ -11,13 +11,18 @@
  *   axis, so it is named in the legend entry instead ("GPU:0 · limit 80 GiB").
  * - Hovering the plot lists the largest tensors live at that time (allocated, not yet freed) and
  *   the ops that produced them; otherwise the list is for the scrubber time (or the peak).
+ * - The x axis is the timeline's (timewindow.ts): idle gaps between runs collapsed, the same
+ *   window and ticks, and the same left edge (alignLeft), so a step here lines up with the op
+ *   that caused it in the timing panel.
  */
 import { element } from './dom';
 import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
-import { cursorShapes, pointerToData, xRangeMs, type PanelOptions } from './panel';
+import { cursorShapes, pointerToData, type PanelOptions } from './panel';
+import type { TimeAxis } from './timeaxis';
+import { axisTicks, axisTitle, defaultWindow } from './timewindow';
 import { EventCursor, type CursorEvents } from './cursor';
 import { growColumn } from './events';
 import { EventKind, type DeviceRecord, type EventBatch } from './types';
@@ -357,7 +362,10 @@ export class MemoryPanel extends PlotPanel {
   private readonly liveList: HTMLOListElement;
   private model: MemoryModel = { series: [], allocations: new Allocations() };
   private readonly tracker = new MemoryTracker();
+  private axis: TimeAxis | null = null;
   private hoverTime: number | null = null;
+  /** The plot's left margin (px): the timeline's, so both plots start at the same x. */
+  private left = 56;
 
   constructor(
     parent: HTMLElement,
@@ -376,7 +384,7 @@ export class MemoryPanel extends PlotPanel {
     this.element.append(this.plot, this.messageLine, live);
     this.plot.addEventListener('mousemove', (event) => {
       const at = pointerToData(this.plot, event);
-      this.setHoverTime(at === null ? null : at.x * 1e6);
+      this.setHoverTime(at === null ? null : this.timeAxis.toReal(at.x * 1e6));
     });
     this.plot.addEventListener('mouseleave', () => this.setHoverTime(null));
     this.start();
@@ -386,9 +394,24 @@ export class MemoryPanel extends PlotPanel {
     return this.model;
   }
 
+  /** Start the plot area `px` from the panel's left edge (the timeline's), and redraw. */
+  alignLeft(px: number): void {
+    if (Math.round(px) !== this.left && px > 0) {
+      this.left = Math.round(px);
+      void this.draw();
+    }
+  }
+
+  /** The runs' collapsed time axis, shared with the timeline (real ns <-> display ns). */
+  private get timeAxis(): TimeAxis {
+    this.axis ??= this.store.activity().timeAxis;
+    return this.axis;
+  }
+
   protected recompute(): void {
     this.tracker.update(this.store.events);
     this.model = this.tracker.model();
+    this.axis = this.store.activity().timeAxis;
     this.element.dataset.series = String(this.model.series.length);
     const offScale = this.model.series
       .map((s) => ({ s, device: this.deviceRecord(s.device) }))
@@ -429,7 +452,9 @@ export class MemoryPanel extends PlotPanel {
   }
 
   protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
-    if (changed.has('time')) {
+    if (changed.has('run')) {
+      void this.draw(); // the picked run's window, as the timeline shows it
+    } else if (changed.has('time')) {
       this.renderLiveTensors();
       if (this.plotted) {
         void this.plotted.relayout(this.plot, { shapes: this.cursorShapes() });
@@ -493,7 +518,11 @@ export class MemoryPanel extends PlotPanel {
   }
 
   private cursorShapes(): Record<string, unknown>[] {
-    return cursorShapes(this.state.get('time'), plotTheme(this.element).cursor);
+    const time = this.state.get('time');
+    return cursorShapes(
+      time === null ? null : this.timeAxis.toShown(time),
+      plotTheme(this.element).cursor,
+    );
   }
 
   private traces(): { traces: PlotlyTrace[]; unit: string } {
@@ -506,6 +535,8 @@ export class MemoryPanel extends PlotPanel {
       }
     }
     const unit = byteUnit(max);
+    const axis = this.timeAxis;
+    const ms = (t: number) => axis.toShown(t) / 1e6;
     const end = Math.max(
       this.store.endTime(),
       ...this.model.series.map((s) => s.t[s.t.length - 1]),
@@ -521,14 +552,18 @@ export class MemoryPanel extends PlotPanel {
         limit > 0 && !drawLimit
           ? `${label} · limit ${escapePlotlyText(formatBytes(limit))}`
           : label;
-      const x = [s.t[0] / 1e6];
+      // Display times on the collapsed axis; the real ones in the hover text.
+      const x = [ms(s.t[0])];
       const y = [0];
+      const at = [formatNs(s.t[0])];
       for (let i = 0; i < s.t.length; i++) {
-        x.push(s.t[i] / 1e6);
+        x.push(ms(s.t[i]));
         y.push(s.bytes[i] / unit.scale);
+        at.push(formatNs(s.t[i]));
       }
-      x.push(end / 1e6);
+      x.push(ms(end));
       y.push(s.bytes[s.bytes.length - 1] / unit.scale);
+      at.push(formatNs(end));
       traces.push({
         type: 'scatter',
         mode: 'lines',
@@ -537,7 +572,8 @@ export class MemoryPanel extends PlotPanel {
         x,
         y,
         line: { color: colour, width: 1.5, shape: 'hv' },
-        hovertemplate: `%{y:.3~f} ${unit.name}<extra>${label}</extra>`,
+        customdata: at,
+        hovertemplate: `%{y:.3~f} ${unit.name} at %{customdata}<extra>${label}</extra>`,
       });
       if (drawLimit) {
         traces.push({
@@ -546,7 +582,7 @@ export class MemoryPanel extends PlotPanel {
           name: `${label} limit`,
           legendgroup: String(s.device),
           showlegend: false,
-          x: [Math.min(0, x[0]), end / 1e6],
+          x: [Math.min(ms(0), x[0]), ms(end)],
           y: [limit / unit.scale, limit / unit.scale],
           line: { color: colour, width: 1, dash: 'dash' },
           hovertemplate: `limit ${escapePlotlyText(formatBytes(limit))}<extra>${label}</extra>`,
@@ -558,10 +594,10 @@ export class MemoryPanel extends PlotPanel {
         name: `${label} peak`,
         legendgroup: String(s.device),
         showlegend: false,
-        x: [s.peakTime / 1e6],
+        x: [ms(s.peakTime)],
         y: [s.peak / unit.scale],
         marker: { color: colour, size: 8, symbol: 'triangle-down' },
-        hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))}<extra>${label}</extra>`,
+        hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))} at ${formatNs(s.peakTime)}<extra>${label}</extra>`,
       });
     }
     return { traces, unit: unit.name };
@@ -570,22 +606,28 @@ export class MemoryPanel extends PlotPanel {
   protected async react(plotly: PlotlyModule): Promise<void> {
     const theme = plotTheme(this.element);
     const { traces, unit } = this.traces();
+    const run = this.state.get('run');
+    const window = defaultWindow(this.store.activity(), run);
+    const width = (this.plot.clientWidth || 900) - this.left - 12;
     const layout = {
       height: this.options.height ?? 220,
-      margin: { l: 56, r: 12, t: 8, b: 36 },
+      margin: { l: this.left, r: 12, t: 8, b: 36 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
       showlegend: true,
       legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
-      hovermode: 'x',
-      // Keep the user's zoom across updates while events stream in.
-      uirevision: 'placeviz',
+      // 'closest': the x values are display times; the hover text names the real time.
+      hovermode: 'closest',
+      // Keep the user's zoom across updates while events stream in; a picked run shows anew.
+      uirevision: `placeviz:${run ?? 'all'}`,
       xaxis: {
-        title: { text: 'ms' },
+        title: { text: axisTitle(this.timeAxis.windows.length > 1 && run === null) },
         gridcolor: theme.grid,
         zeroline: false,
-        range: xRangeMs(this.store.activity().extent),
+        range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
+        tickmode: 'array',
+        ...axisTicks(this.timeAxis, window, width),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       shapes: this.cursorShapes(),

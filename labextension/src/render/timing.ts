@@ -20,6 +20,7 @@ import { textColourOn } from './colours';
 import { panelDeviceColour } from './devicecolour';
 import { pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
+import { axisTicks, axisTitle, defaultWindow } from './timewindow';
 import {
   SOURCE_LABELS,
   TimingModel,
@@ -29,7 +30,6 @@ import {
   deviceShort,
   fitLabel,
   laneLabels,
-  padWindow,
   panWindow,
   WIDE_PX,
   transferArrows,
@@ -43,6 +43,7 @@ import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
 
 export { SOURCE_LABELS } from './timingmodel';
+export { niceTicks } from './timewindow';
 
 const LANE_PX = 26;
 const BAR_PX = 16;
@@ -62,22 +63,6 @@ const DEFAULT_PLOT_PX = 900;
 const KEY_ZOOM = 0.7;
 const KEY_PAN = 0.25;
 
-/** About `count` round tick positions in [lo, hi]. */
-export function niceTicks(lo: number, hi: number, count: number): number[] {
-  const span = hi - lo;
-  if (!(span > 0)) {
-    return [];
-  }
-  const raw = span / Math.max(1, count);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
-  const ticks: number[] = [];
-  for (let x = Math.ceil(lo / step) * step; x <= hi; x += step) {
-    ticks.push(x);
-  }
-  return ticks;
-}
-
 export class TimingPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly tooltip: HTMLDivElement;
@@ -89,6 +74,7 @@ export class TimingPanel extends PlotPanel {
   private view: [number, number] | null = null;
   /** The pointer's display time, for zooming around it. */
   private pointerX: number | null = null;
+  private readonly leftListeners = new Set<(px: number) => void>();
 
   constructor(
     parent: HTMLElement,
@@ -130,6 +116,15 @@ export class TimingPanel extends PlotPanel {
     });
     this.plot.addEventListener('keydown', (event) => this.onKey(event));
     this.start();
+  }
+
+  /**
+   * Call `cb` with the plot area's left edge (px from the panel's) after each draw: the lane
+   * labels set it, and the memory plot takes it to line up. Returns the function that stops it.
+   */
+  onPlotLeft(cb: (px: number) => void): () => void {
+    this.leftListeners.add(cb);
+    return () => this.leftListeners.delete(cb);
   }
 
   get timingModel(): TimingModel {
@@ -191,20 +186,8 @@ export class TimingPanel extends PlotPanel {
     }
   }
 
-  /** The selected run's active span, else every run's, padded; null without activity. */
   private defaultWindow(): [number, number] | null {
-    const run = this.state.get('run');
-    const span = run === null ? undefined : this.store.activity().spans.get(run);
-    const axis = this.axis;
-    if (span !== undefined) {
-      return padWindow([axis.toShown(span[0]), axis.toShown(span[1])]);
-    }
-    const extent = axis.extent;
-    if (extent !== null) {
-      return padWindow(extent);
-    }
-    const all = this.store.activity().extent;
-    return all === null ? null : padWindow(all);
+    return defaultWindow(this.store.activity(), this.state.get('run'));
   }
 
   private plotWidth(): number {
@@ -476,20 +459,6 @@ export class TimingPanel extends PlotPanel {
     return notes;
   }
 
-  /** The x axis ticks: round display times, labelled with the real time they stand for. */
-  private ticks(): { tickvals: number[]; ticktext: string[] } {
-    const window = this.window;
-    if (window === null) {
-      return { tickvals: [], ticktext: [] };
-    }
-    const count = Math.max(2, Math.floor(this.plotWidth() / 110));
-    const ticks = niceTicks(window[0], window[1], count);
-    return {
-      tickvals: ticks.map((x) => x / 1e6),
-      ticktext: ticks.map((x) => formatNs(this.axis.toReal(x))),
-    };
-  }
-
   /** The user zoomed or panned with the pointer: redraw the bars at the new level of detail. */
   private onRelayout(event: unknown): void {
     const record = (event as Record<string, unknown>) ?? {};
@@ -547,7 +516,8 @@ export class TimingPanel extends PlotPanel {
     const collapsed = this.axis.windows.length > 1 && this.state.get('run') === null;
     const layout = {
       height: this.options.height ?? Math.max(140, 64 + LANE_PX * lanes.length),
-      margin: { l: 40, r: 12, t: 18, b: 40 },
+      // At least the memory plot's own left margin (its y axis title and ticks).
+      margin: { l: 56, r: 12, t: 18, b: 40 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
@@ -556,16 +526,12 @@ export class TimingPanel extends PlotPanel {
       dragmode: 'zoom',
       uirevision: 'placeviz',
       xaxis: {
-        title: {
-          text: collapsed
-            ? 'time since origin (idle gaps between runs collapsed)'
-            : 'time since origin',
-        },
+        title: { text: axisTitle(collapsed) },
         gridcolor: theme.grid,
         zeroline: false,
         range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
         tickmode: 'array',
-        ...this.ticks(),
+        ...axisTicks(this.axis, window, this.plotWidth()),
       },
       yaxis: {
         automargin: true,
@@ -581,6 +547,13 @@ export class TimingPanel extends PlotPanel {
       annotations: this.annotations(),
     };
     await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+    const left = (this.plot as unknown as { _fullLayout?: { _size?: { l?: number } } })._fullLayout
+      ?._size?.l;
+    if (left !== undefined) {
+      for (const cb of this.leftListeners) {
+        cb(left);
+      }
+    }
     if (this.plotted === null) {
       (this.plot as unknown as PlotlyHTMLElement).on('plotly_relayout', (event) =>
         this.onRelayout(event),
