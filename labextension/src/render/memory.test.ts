@@ -18,7 +18,6 @@ import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { EVERYTHING } from './view';
 import { TimingPanel } from './timing';
-import { EventKind as K, TimingSource as S } from './types';
 import { columns } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
