@@ -6,8 +6,10 @@ import { niceTicks, TimingPanel } from './timing';
 import { EventKind } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
+import { columns, node } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+const parent = () => document.createElement('div');
 
 afterEach(() => {
   setPlotlyLoader(null);
@@ -116,6 +118,66 @@ describe('TimingPanel', () => {
     plot.dispatchEvent(new MouseEvent('mouseleave'));
     expect(state.get('hovered')).toBeNull();
     expect(tooltip.hidden).toBe(true);
+  });
+
+  it('merges bars too thin to draw apart into one "N ops" block: hover lists, click zooms', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    // On GPU:0, 40 back-to-back 5 ns ops (2 px each at the default ~2.5 ns per pixel), then one
+    // 2,000 ns op.
+    const doc = panelsDocument();
+    doc.nodes = Array.from({ length: 41 }, (_, i) =>
+      node(i, i < 40 ? `step/op${i}` : 'long_matmul', { device: 1, type: 'Mul' }),
+    );
+    doc.edges = [];
+    const K = EventKind;
+    const rows: [number, number, number, number, number, number, number, number, number, number][] =
+      [[K.RUN, 0, 2200, -1, -1, -1, 0, 1, 0, -1]];
+    for (let i = 0; i < 40; i++) {
+      rows.push([K.OP, i * 5, i * 5 + 5, i, 1, 0, 0, 1, 0, -1]);
+    }
+    rows.push([K.OP, 200, 2200, 40, 1, 0, 0, 1, 0, -1]);
+    doc.events = columns(rows);
+    doc.runs = [{ id: 0, t0: 5000, t1: 7200, status: 'ok', error: null }];
+    const panel = new TimingPanel(parent(), PlacementStore.fromDocument(doc), new ViewState(), {
+      throttleMs: 0,
+    });
+    await tick();
+    const last = () => calls.filter((c) => c.method === 'react').pop()!;
+    const traces = () => last().args[1] as { text?: string[]; opacity?: number; mode: string }[];
+    expect(panel.element.dataset.mergedBlocks).toBe('1');
+    expect(panel.element.dataset.labelledBars).toBe('1');
+    const texts = traces().flatMap((t) => t.text ?? []);
+    expect(texts).toContain('40 ops');
+    expect(texts).toContain('long_matmul');
+    // The block is paler than the single bar.
+    const fills = traces().filter((t) => t.mode === 'none');
+    expect(fills.map((t) => t.opacity).sort()).toEqual([0.6, 1]);
+
+    const plot = panel.element.querySelector('.placeviz-plot') as HTMLElement & {
+      _fullLayout?: unknown;
+    };
+    // 1 px = 2.5 ns from x = 100; lane 0 at y = 10.
+    plot._fullLayout = {
+      xaxis: { _offset: 100, _length: 900, p2l: (px: number) => ((px - 22) * 2.5) / 1e6 },
+      yaxis: { _offset: 0, _length: 100, p2l: (py: number) => py / 20 - 0.5 },
+    };
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 100 + 22 + 40, clientY: 10 }));
+    const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    expect(tooltip.textContent).toBe(
+      '40 ops · 200 ns · GPU:0 stream 0 · run 1: step/op0, step/op1, step/op2, step/op3, step/op4, … · click to zoom in',
+    );
+    plot.dispatchEvent(new MouseEvent('click', { clientX: 100 + 22 + 40, clientY: 10 }));
+    const window = panel.window!;
+    expect(window[0]).toBeLessThanOrEqual(0);
+    expect(window[1]).toBeGreaterThanOrEqual(200);
+    expect(window[1] - window[0]).toBeLessThan(220);
+    await tick();
+    // Zoomed in, the ops are wide enough to draw apart: a rectangle each, none merged.
+    expect(panel.element.dataset.mergedBlocks).toBe('0');
+    const singles = traces().filter((t) => t.mode === 'none') as unknown as { x: unknown[] }[];
+    expect(singles).toHaveLength(1);
+    expect(singles[0].x.length / 6).toBeGreaterThanOrEqual(40);
   });
 
   it('follows its container’s width: plotly resizes and the bars are drawn again', async () => {

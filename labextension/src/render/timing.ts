@@ -32,6 +32,7 @@ import {
   laneLabels,
   panWindow,
   WIDE_PX,
+  padWindow,
   transferArrows,
   zoomWindow,
   type BarRef,
@@ -57,6 +58,19 @@ const ARROW_TEXT = 12;
 const ARROW_TEXT_PX = 40;
 /** Least room between two run marks' labels. */
 const RUN_MARK_PX = 56;
+/** Blocks of bars merged (too thin to draw apart) are drawn this pale: not one long op. */
+const MERGED_OPACITY = 0.6;
+/** Names a merged block's tooltip lists at most. */
+const BLOCK_NAMES = 5;
+/** A block of merged bars as drawn: segment k of one colour's segments in a lane. */
+interface Block {
+  lane: number;
+  segments: LaneSegments;
+  k: number;
+  x0: number;
+  x1: number;
+}
+
 /** Plot width assumed before plotly has laid the plot out. */
 const DEFAULT_PLOT_PX = 900;
 /** W/S zoom by this factor; A/D pan by this fraction of the view. */
@@ -75,6 +89,8 @@ export class TimingPanel extends PlotPanel {
   /** The pointer's display time, for zooming around it. */
   private pointerX: number | null = null;
   private readonly leftListeners = new Set<(px: number) => void>();
+  /** Per lane, its bars as last drawn: single bars and blocks of merged ones. */
+  private drawn: LaneSegments[][] = [];
 
   constructor(
     parent: HTMLElement,
@@ -109,6 +125,12 @@ export class TimingPanel extends PlotPanel {
       this.setHover(null, null);
     });
     this.plot.addEventListener('click', (event) => {
+      const block = this.blockAt(event);
+      if (block !== null) {
+        // A block of merged bars: zoom in until they are drawn apart.
+        this.setWindow(padWindow([block.x0, block.x1]));
+        return;
+      }
       const hit = this.hitTest(event);
       if (hit !== null) {
         this.state.set({ selected: this.model.lanes[hit.lane].bars.node[hit.index] });
@@ -301,84 +323,121 @@ export class TimingPanel extends PlotPanel {
     const resolution = this.resolution();
     const [lo, hi] = this.realRange();
     const traces: PlotlyTrace[] = [];
-    const opSegments: (LaneSegments | undefined)[] = [];
-    for (let l = 0; l < lanes.length; l++) {
-      const lane = lanes[l];
-      // One trace per colour: an OP lane is one device; the transfers lane one per destination.
-      const groups = coalesceLane(this.model, l, lo, hi, resolution, axis);
-      opSegments.push(lane.kind === 'op' ? groups[0] : undefined);
+    this.drawn = lanes.map((_, l) => coalesceLane(this.model, l, lo, hi, resolution, axis));
+    this.drawn.forEach((groups, l) => {
+      const half = (lanes[l].kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX) / LANE_PX / 2;
+      // One trace per colour (an OP lane is one device; the transfers lane one per destination),
+      // and the blocks of merged bars paler than single bars.
       for (const group of groups) {
-        // Each segment a rectangle, all of them one filled path: plotly draws a line trace's
-        // gap-separated pieces as an SVG element each, a fill as one element.
-        const n = group.x0.length;
-        const half = (lane.kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX) / LANE_PX / 2;
-        const x: (number | null)[] = new Array(n * 6);
-        const y: (number | null)[] = new Array(n * 6);
-        for (let k = 0; k < n; k++) {
-          // A wide bar ends a pixel early: back-to-back ops show as separate bars.
-          const gap = group.x1[k] - group.x0[k] >= WIDE_PX * resolution ? resolution : 0;
-          const x0 = group.x0[k] / 1e6;
-          const x1 = (group.x1[k] - gap) / 1e6;
-          x.splice(6 * k, 6, x0, x1, x1, x0, x0, null);
-          y.splice(6 * k, 6, l - half, l - half, l + half, l + half, l - half, null);
+        for (const merged of [false, true]) {
+          const trace = this.barsTrace(group, l, half, resolution, merged);
+          if (trace !== null) {
+            traces.push(trace);
+          }
         }
-        traces.push({
-          type: 'scatter',
-          mode: 'none',
-          fill: 'toself',
-          fillcolor: panelDeviceColour(this.store.devices, group.device),
-          x,
-          y,
-          name: escapePlotlyText(this.labels[l]),
-          showlegend: false,
-          hoverinfo: 'skip',
-          connectgaps: false,
-        });
       }
-    }
-    traces.push(...this.labelTraces(opSegments, resolution));
+    });
+    traces.push(...this.labelTraces(resolution));
     return traces;
   }
 
   /**
-   * The op names on bars wide enough to hold them, one text trace per text colour: taken from the
-   * segments drawn (a wide bar is a segment of its own), so labelling costs what is drawn.
+   * A group's single bars (or its blocks of merged bars) as one filled path of rectangles: plotly
+   * draws a line trace's gap-separated pieces as an SVG element each, a fill as one element.
    */
-  private labelTraces(segments: (LaneSegments | undefined)[], resolution: number): PlotlyTrace[] {
-    const window = this.window;
-    const byColour = new Map<string, { x: number[]; y: number[]; text: string[] }>();
-    let count = 0;
-    segments.forEach((lane, l) => {
-      if (lane === undefined || window === null) {
-        return;
+  private barsTrace(
+    group: LaneSegments,
+    lane: number,
+    half: number,
+    resolution: number,
+    merged: boolean,
+  ): PlotlyTrace | null {
+    const x: (number | null)[] = [];
+    const y: (number | null)[] = [];
+    for (let k = 0; k < group.x0.length; k++) {
+      if (group.count[k] > 1 !== merged) {
+        continue;
       }
-      const colour = textColourOn(panelDeviceColour(this.store.devices, lane.device));
-      const nodes = this.model.lanes[l].bars.node;
-      for (let k = 0; k < lane.x0.length && count < MAX_LABELS; k++) {
-        // The part of the bar in view: a long bar cut by the window keeps its label on screen.
-        const x0 = Math.max(lane.x0[k], window[0]);
-        const x1 = Math.min(lane.x1[k], window[1]);
-        const bar = lane.bar[k];
-        if (bar < 0 || x1 <= x0) {
-          continue;
+      // A wide bar ends a pixel early: back-to-back ops show as separate bars.
+      const gap = group.x1[k] - group.x0[k] >= WIDE_PX * resolution ? resolution : 0;
+      const x0 = group.x0[k] / 1e6;
+      const x1 = (group.x1[k] - gap) / 1e6;
+      x.push(x0, x1, x1, x0, x0, null);
+      y.push(lane - half, lane - half, lane + half, lane + half, lane - half, null);
+    }
+    if (x.length === 0) {
+      return null;
+    }
+    return {
+      type: 'scatter',
+      mode: 'none',
+      fill: 'toself',
+      fillcolor: panelDeviceColour(this.store.devices, group.device),
+      opacity: merged ? MERGED_OPACITY : 1,
+      x,
+      y,
+      name: escapePlotlyText(this.labels[lane]),
+      showlegend: false,
+      hoverinfo: 'skip',
+      connectgaps: false,
+    };
+  }
+
+  /**
+   * The op names on single bars wide enough to hold them, and "N ops" on blocks of merged bars,
+   * one text trace per text colour: taken from the segments drawn, so labelling costs what is
+   * drawn.
+   */
+  private labelTraces(resolution: number): PlotlyTrace[] {
+    const window = this.window;
+    const theme = plotTheme(this.element);
+    const byColour = new Map<string, { x: number[]; y: number[]; text: string[] }>();
+    const add = (colour: string, x: number, y: number, text: string) => {
+      let group = byColour.get(colour);
+      if (group === undefined) {
+        group = { x: [], y: [], text: [] };
+        byColour.set(colour, group);
+      }
+      group.x.push(x);
+      group.y.push(y);
+      group.text.push(escapePlotlyText(text));
+    };
+    let named = 0;
+    let blocks = 0;
+    this.drawn.forEach((groups, l) => {
+      const lane = this.model.lanes[l];
+      for (const segments of groups) {
+        const colour = textColourOn(panelDeviceColour(this.store.devices, segments.device));
+        for (let k = 0; k < segments.x0.length; k++) {
+          const count = segments.count[k];
+          blocks += count > 1 ? 1 : 0;
+          // The part of the bar in view: a long bar cut by the window keeps its label on screen.
+          const x0 = Math.max(segments.x0[k], window?.[0] ?? -Infinity);
+          const x1 = Math.min(segments.x1[k], window?.[1] ?? Infinity);
+          const bar = segments.bar[k];
+          if (x1 <= x0 || named + blocks > MAX_LABELS || (bar < 0 && count < 2)) {
+            continue;
+          }
+          const px = (x1 - x0) / resolution;
+          const x = (x0 + x1) / 2 / 1e6;
+          if (count > 1) {
+            const text = fitLabel(`${count} ${lane.kind === 'op' ? 'ops' : 'transfers'}`, px);
+            if (text !== null && !text.endsWith('…')) {
+              add(theme.fontColor, x, l, text);
+            }
+          } else if (lane.kind === 'op') {
+            const node = this.nodes.get(lane.bars.node[bar]);
+            const text = fitLabel(node?.name ?? `node ${lane.bars.node[bar]}`, px);
+            if (text !== null) {
+              add(colour, x, l, text);
+              named += 1;
+            }
+          }
         }
-        const node = this.nodes.get(nodes[bar]);
-        const text = fitLabel(node?.name ?? `node ${nodes[bar]}`, (x1 - x0) / resolution);
-        if (text === null) {
-          continue;
-        }
-        let group = byColour.get(colour);
-        if (group === undefined) {
-          group = { x: [], y: [], text: [] };
-          byColour.set(colour, group);
-        }
-        group.x.push((x0 + x1) / 2 / 1e6);
-        group.y.push(l);
-        group.text.push(escapePlotlyText(text));
-        count += 1;
       }
     });
-    this.element.dataset.labelledBars = String(count);
+    this.element.dataset.labelledBars = String(named);
+    this.element.dataset.mergedBlocks = String(blocks);
     return [...byColour.entries()].map(([colour, group]) => ({
       type: 'scatter',
       mode: 'text',
@@ -412,12 +471,8 @@ export class TimingPanel extends PlotPanel {
       return notes;
     }
     const resolution = this.resolution();
-    const arrows = transferArrows(
-      this.model,
-      this.axis.toReal(window[0]),
-      this.axis.toReal(window[1]),
-      MAX_ARROWS,
-    );
+    const transfers = this.model.lanes.findIndex((lane) => lane.kind === 'transfer');
+    const arrows = transferArrows(this.model, this.drawn[transfers] ?? [], MAX_ARROWS);
     this.element.dataset.arrows = String(arrows.length);
     for (const arrow of arrows) {
       const colour = panelDeviceColour(this.store.devices, this.model.lanes[arrow.toLane].device);
@@ -448,7 +503,10 @@ export class TimingPanel extends PlotPanel {
           y: (from.y + to.y) / 2,
           xref: 'x',
           yref: 'y',
-          text: formatBytes(arrow.bytes),
+          text:
+            arrow.count > 1
+              ? `${arrow.count}× · ${formatBytes(arrow.bytes)}`
+              : formatBytes(arrow.bytes),
           showarrow: false,
           font: { size: 10, color: theme.fontColor },
           bgcolor: theme.background,
@@ -574,11 +632,72 @@ export class TimingPanel extends PlotPanel {
     return index < 0 ? null : { lane, index };
   }
 
+  /** The block of merged bars under a pointer event, as drawn; null if none. */
+  private blockAt(event: MouseEvent): Block | null {
+    const at = pointerToData(this.plot, event);
+    if (at === null) {
+      return null;
+    }
+    const lane = Math.round(at.y);
+    const x = at.x * 1e6;
+    const slack = at.xPerPx * 1e6;
+    for (const segments of this.drawn[lane] ?? []) {
+      for (let k = 0; k < segments.x0.length; k++) {
+        if (segments.count[k] > 1 && segments.x0[k] - slack <= x && x <= segments.x1[k] + slack) {
+          return { lane, segments, k, x0: segments.x0[k], x1: segments.x1[k] };
+        }
+      }
+    }
+    return null;
+  }
+
   private onPointer(event: MouseEvent): void {
     const at = pointerToData(this.plot, event);
     this.pointerX = at === null ? null : at.x * 1e6;
     const hit = this.hitTest(event);
     this.setHover(hit, hit === null ? null : event);
+    const block = hit === null ? null : this.blockAt(event);
+    if (block !== null) {
+      this.tooltip.textContent = visibleText(this.blockText(block));
+    }
+  }
+
+  /** "12 ops · 60 µs · GPU:0 · run 2: a, b, c, d, e, … · click to zoom in" */
+  private blockText(block: Block): string {
+    const lane = this.model.lanes[block.lane];
+    const { segments, k } = block;
+    const b = lane.bars;
+    const devices = this.store.devices;
+    let t0 = Infinity;
+    let t1 = -Infinity;
+    let bytes = 0;
+    const names: string[] = [];
+    const runs = new Set<number>();
+    const routes = new Map<string, number>();
+    for (let i = segments.first[k]; i < segments.end[k]; i++) {
+      if (lane.kind === 'transfer' && b.device[i] !== segments.device) {
+        continue; // another destination's transfer, drawn in its own colour
+      }
+      t0 = Math.min(t0, b.t0[i]);
+      t1 = Math.max(t1, b.t1[i]);
+      bytes += b.bytes[i];
+      runs.add(b.run[i]);
+      if (lane.kind === 'transfer') {
+        const route = `${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`;
+        routes.set(route, (routes.get(route) ?? 0) + 1);
+      } else if (names.length <= BLOCK_NAMES) {
+        names.push(this.nodes.get(b.node[i])?.name ?? `node ${b.node[i]}`);
+      }
+    }
+    const count = segments.count[k];
+    const run = runs.size === 1 && !runs.has(-1) ? ` · run ${[...runs][0] + 1}` : '';
+    const listed =
+      lane.kind === 'transfer'
+        ? `${formatBytes(bytes)}: ${[...routes].map(([route, n]) => `${route} ×${n}`).join(', ')}`
+        : `${names.slice(0, BLOCK_NAMES).join(', ')}${count > BLOCK_NAMES ? ', …' : ''}`;
+    const what = lane.kind === 'transfer' ? 'transfers' : 'ops';
+    const where = lane.kind === 'transfer' ? '' : ` · ${this.labels[block.lane].split(' · ')[0]}`;
+    return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}: ${listed} · click to zoom in`;
   }
 
   private setHover(bar: BarRef | null, event: MouseEvent | null): void {
