@@ -102,8 +102,10 @@ export function createInspector(
   const timing = new TimingPanel(panels, store, state);
   disposers.push(() => timing.dispose());
 
-  // The memory plot starts where the timeline's does (after its lane labels): one time axis.
+  // The memory plot starts where the timeline's does (after its lane labels) and follows its
+  // zoom: one time axis.
   disposers.push(timing.onPlotLeft((px) => memory.alignLeft(px)));
+  disposers.push(timing.onWindow((window) => memory.showWindow(window)));
 
   // Plots take their colours from CSS variables when drawn: redraw when JupyterLab's theme changes.
   if (typeof MutationObserver === 'function' && doc.body) {

@@ -384,6 +384,13 @@ describe('MemoryPanel', () => {
     await tick();
     expect(layouts(plotOf(memory)).margin.l).toBe(183);
 
+    // The timeline's zoom: the memory plot follows it.
+    timing.onWindow((window) => memory.showWindow(window));
+    timing.setWindow([40, 90]);
+    await tick();
+    expect(layouts(plotOf(memory)).xaxis.range).toEqual([40 / 1e6, 90 / 1e6]);
+    expect(layouts(plotOf(memory)).xaxis.ticktext).toEqual(layouts(plotOf(timing)).xaxis.ticktext);
+
     // A picked run: both show its span.
     state.set({ run: 1 });
     await tick();

@@ -366,6 +366,8 @@ export class MemoryPanel extends PlotPanel {
   private hoverTime: number | null = null;
   /** The plot's left margin (px): the timeline's, so both plots start at the same x. */
   private left = 56;
+  /** The timeline's zoom window (display ns), followed; null: the default window. */
+  private zoom: [number, number] | null = null;
 
   constructor(
     parent: HTMLElement,
@@ -400,6 +402,12 @@ export class MemoryPanel extends PlotPanel {
       this.left = Math.round(px);
       void this.draw();
     }
+  }
+
+  /** Show the display window `window` (the timeline's zoom), or the default one (null). */
+  showWindow(window: readonly [number, number] | null): void {
+    this.zoom = window === null ? null : [window[0], window[1]];
+    void this.draw();
   }
 
   /** The runs' collapsed time axis, shared with the timeline (real ns <-> display ns). */
@@ -453,6 +461,7 @@ export class MemoryPanel extends PlotPanel {
 
   protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
     if (changed.has('run')) {
+      this.zoom = null;
       void this.draw(); // the picked run's window, as the timeline shows it
     } else if (changed.has('time')) {
       this.renderLiveTensors();
@@ -607,7 +616,7 @@ export class MemoryPanel extends PlotPanel {
     const theme = plotTheme(this.element);
     const { traces, unit } = this.traces();
     const run = this.state.get('run');
-    const window = defaultWindow(this.store.activity(), run);
+    const window = this.zoom ?? defaultWindow(this.store.activity(), run);
     const width = (this.plot.clientWidth || 900) - this.left - 12;
     const layout = {
       height: this.options.height ?? 220,
@@ -619,8 +628,9 @@ export class MemoryPanel extends PlotPanel {
       legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
       // 'closest': the x values are display times; the hover text names the real time.
       hovermode: 'closest',
-      // Keep the user's zoom across updates while events stream in; a picked run shows anew.
-      uirevision: `placeviz:${run ?? 'all'}`,
+      // Keep the user's zoom across updates while events stream in; a picked run or the
+      // timeline's zoom shows anew.
+      uirevision: `placeviz:${run ?? 'all'}:${this.zoom?.join(',') ?? ''}`,
       xaxis: {
         title: { text: axisTitle(this.timeAxis.windows.length > 1 && run === null) },
         gridcolor: theme.grid,

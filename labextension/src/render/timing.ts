@@ -89,6 +89,7 @@ export class TimingPanel extends PlotPanel {
   /** The pointer's display time, for zooming around it. */
   private pointerX: number | null = null;
   private readonly leftListeners = new Set<(px: number) => void>();
+  private readonly windowListeners = new Set<(window: [number, number] | null) => void>();
   /** Per lane, its bars as last drawn: single bars and blocks of merged ones. */
   private drawn: LaneSegments[][] = [];
 
@@ -162,7 +163,16 @@ export class TimingPanel extends PlotPanel {
   setWindow(window: [number, number] | null): void {
     this.view = window;
     this.element.dataset.window = window ? window.map((x) => x.toFixed(0)).join(',') : '';
+    for (const cb of this.windowListeners) {
+      cb(window);
+    }
     void this.draw();
+  }
+
+  /** Call `cb` with each zoom window the user picks (null: the default view); returns the stop. */
+  onWindow(cb: (window: [number, number] | null) => void): () => void {
+    this.windowListeners.add(cb);
+    return () => this.windowListeners.delete(cb);
   }
 
   protected recompute(): void {
