@@ -139,7 +139,8 @@ describe('TimingPanel', () => {
     rows.push([K.OP, 200, 2200, 40, 1, 0, 0, 1, 0, -1]);
     doc.events = columns(rows);
     doc.runs = [{ id: 0, t0: 5000, t1: 7200, status: 'ok', error: null }];
-    const panel = new TimingPanel(parent(), PlacementStore.fromDocument(doc), new ViewState(), {
+    const state = new ViewState();
+    const panel = new TimingPanel(parent(), PlacementStore.fromDocument(doc), state, {
       throttleMs: 0,
     });
     await tick();
@@ -167,7 +168,10 @@ describe('TimingPanel', () => {
     expect(tooltip.textContent).toBe(
       '40 ops · 200 ns · GPU:0 stream 0 · run 1: step/op0, step/op1, step/op2, step/op3, step/op4, … · click to zoom in',
     );
+    expect(tooltip.hidden).toBe(false);
+    expect(state.get('hovered')).toBeNull(); // a block highlights no one op elsewhere
     plot.dispatchEvent(new MouseEvent('click', { clientX: 100 + 22 + 40, clientY: 10 }));
+    expect(state.get('selected')).toBeNull(); // it zooms instead
     const window = panel.window!;
     expect(window[0]).toBeLessThanOrEqual(0);
     expect(window[1]).toBeGreaterThanOrEqual(200);

@@ -664,12 +664,21 @@ export class TimingPanel extends PlotPanel {
   private onPointer(event: MouseEvent): void {
     const at = pointerToData(this.plot, event);
     this.pointerX = at === null ? null : at.x * 1e6;
-    const hit = this.hitTest(event);
+    const block = this.blockAt(event);
+    const hit = block === null ? this.hitTest(event) : null;
     this.setHover(hit, hit === null ? null : event);
-    const block = hit === null ? null : this.blockAt(event);
     if (block !== null) {
+      // A block stands for many ops: it names them, and highlights none in the other views.
       this.tooltip.textContent = visibleText(this.blockText(block));
+      this.placeTooltip(event);
     }
+  }
+
+  private placeTooltip(event: MouseEvent): void {
+    this.tooltip.hidden = false;
+    const rect = this.element.getBoundingClientRect();
+    this.tooltip.style.left = `${event.clientX - rect.left + 12}px`;
+    this.tooltip.style.top = `${event.clientY - rect.top + 12}px`;
   }
 
   /** "12 ops · 60 µs · GPU:0 · run 2: a, b, c, d, e, … · click to zoom in" */
@@ -737,9 +746,7 @@ export class TimingPanel extends PlotPanel {
     );
     this.tooltip.hidden = false;
     if (event) {
-      const rect = this.element.getBoundingClientRect();
-      this.tooltip.style.left = `${event.clientX - rect.left + 12}px`;
-      this.tooltip.style.top = `${event.clientY - rect.top + 12}px`;
+      this.placeTooltip(event);
     }
     this.hoveredHere = nodeId;
     this.state.set({ hovered: nodeId });
