@@ -31,9 +31,13 @@ interface RunSpan {
   id: number;
   start: number;
   end: number;
+  /** Whether start and end come from the run's RUN and OP events, else from its record. */
+  fromEvents: boolean;
   /** Node indices a failed run's error names; empty for a run that went well. */
   named: Int32Array;
 }
+
+const NONE = new Int32Array(0);
 
 /** The events and tables the derivations read. */
 export interface OpSource {
@@ -139,12 +143,10 @@ export class OpTimeline {
   private end = 0;
   private readonly cursor = new EventCursor();
   private order = new SortedOps();
-  /** Per run id, [first start, last end] of its RUN and OP events. */
-  private eventSpans = new Map<number, [number, number]>();
-  private runSpans: RunSpan[] = [];
-  /** The run records `runSpans` was made from, and whether events changed since. */
+  /** Per run id its span: of its RUN and OP events, else of its record. */
+  private runSpans = new Map<number, RunSpan>();
+  /** The run records the spans and the errors' named nodes were last taken from. */
   private records: readonly RunRecord[] | null = null;
-  private spansStale = true;
   /** Node indices marked failed in `spans.failed`. */
   private marked: number[] = [];
   private readonly lastStart: Float64Array;
@@ -169,23 +171,16 @@ export class OpTimeline {
     if (restart) {
       this.end = 0;
       this.order = new SortedOps();
-      this.eventSpans = new Map();
+      this.runSpans = new Map();
+      this.records = null;
       resetSpans(this.spans);
-      this.spansStale = true;
     }
     const fresh: number[] = [];
     for (let e = start; e < end; e++) {
       const kind = events.kind[e];
       this.end = Math.max(this.end, events.t1[e], events.t0[e]);
       if (kind === EventKind.RUN || kind === EventKind.OP) {
-        const span = this.eventSpans.get(events.run[e]);
-        if (span === undefined) {
-          this.eventSpans.set(events.run[e], [events.t0[e], events.t1[e]]);
-        } else {
-          span[0] = Math.min(span[0], events.t0[e]);
-          span[1] = Math.max(span[1], events.t1[e]);
-        }
-        this.spansStale = true;
+        this.widenRun(events.run[e], events.t0[e], events.t1[e]);
       }
       if (kind === EventKind.OP && source.nodeIndex(events.node[e]) >= 0) {
         fresh.push(e);
@@ -197,13 +192,11 @@ export class OpTimeline {
     }
     this.order.add(source, fresh);
     this.foldLatest(source, fresh);
-    const rebuilt = this.spansStale || source.runs !== this.records;
-    if (rebuilt) {
-      this.runSpans = buildRunSpans(source, this.eventSpans);
-      this.records = source.runs;
-      this.spansStale = false;
+    const recordsChanged = source.runs !== this.records;
+    if (recordsChanged) {
+      this.takeRecords(source);
     }
-    if (rebuilt || fresh.length > 0) {
+    if (recordsChanged || end > start) {
       // An op that ran again after a failed run is no longer failed.
       this.markFailed();
     }
@@ -227,11 +220,15 @@ export class OpTimeline {
       this.lastRun[n] = run[i];
     }
     let current: RunSpan | null = null;
-    for (const span of this.runSpans) {
+    for (const span of this.runSpans.values()) {
       if (span.start > t) {
         continue;
       }
-      if (t < span.end && (current === null || span.start >= current.start)) {
+      const later =
+        current === null ||
+        span.start > current.start ||
+        (span.start === current.start && span.id > current.id);
+      if (t < span.end && later) {
         current = span;
       }
       for (const n of span.named) {
@@ -250,6 +247,45 @@ export class OpTimeline {
         }
       }
     }
+  }
+
+  /** Widen run `id`'s span to [t0, t1] (an event of it; the first replaces its record's). */
+  private widenRun(id: number, t0: number, t1: number): void {
+    const span = this.runSpans.get(id);
+    if (span === undefined) {
+      this.runSpans.set(id, { id, start: t0, end: t1, fromEvents: true, named: NONE });
+    } else if (!span.fromEvents) {
+      Object.assign(span, { start: t0, end: t1, fromEvents: true });
+    } else {
+      span.start = Math.min(span.start, t0);
+      span.end = Math.max(span.end, t1);
+    }
+  }
+
+  /**
+   * The run records changed (a live run ended, or the oldest were dropped): the spans of runs
+   * without events and the nodes failed runs' errors name are taken from them again.
+   */
+  private takeRecords(source: OpSource): void {
+    for (const [id, span] of this.runSpans) {
+      if (span.fromEvents) {
+        span.named = NONE;
+      } else {
+        this.runSpans.delete(id);
+      }
+    }
+    for (const record of source.runs) {
+      let span = this.runSpans.get(record.id);
+      if (span === undefined) {
+        const [start, end] = [record.t0 - source.originNs, record.t1 - source.originNs];
+        span = { id: record.id, start, end, fromEvents: false, named: NONE };
+        this.runSpans.set(record.id, span);
+      }
+      if (record.status === 'error') {
+        span.named = namedNodes(source, record.error ?? '');
+      }
+    }
+    this.records = source.runs;
   }
 
   /** Each op's latest event: a later start wins, and on equal starts the later recorded one. */
@@ -275,7 +311,7 @@ export class OpTimeline {
       failed[n] = 0;
     }
     this.marked = [];
-    for (const run of this.runSpans) {
+    for (const run of this.runSpans.values()) {
       for (const node of run.named) {
         if (!(t0[node] >= run.end) && failed[node] === 0) {
           failed[node] = 1;
@@ -322,35 +358,6 @@ function resetSpans(spans: OpSpans): void {
   spans.stream.fill(-1);
   spans.run.fill(-1);
   spans.failed.fill(0);
-}
-
-/** Each run's span (from its events, else its record) and what its error names. */
-function buildRunSpans(
-  source: OpSource,
-  eventSpans: ReadonlyMap<number, readonly [number, number]>,
-): RunSpan[] {
-  const spans = new Map<number, { start: number; end: number }>();
-  for (const [id, [start, end]] of eventSpans) {
-    spans.set(id, { start, end });
-  }
-  const errors = new Map<number, string>();
-  for (const record of source.runs) {
-    if (!spans.has(record.id)) {
-      spans.set(record.id, {
-        start: record.t0 - source.originNs,
-        end: record.t1 - source.originNs,
-      });
-    }
-    if (record.status === 'error') {
-      errors.set(record.id, record.error ?? '');
-    }
-  }
-  return [...spans].map(([id, span]) => ({
-    id,
-    start: span.start,
-    end: span.end,
-    named: namedNodes(source, errors.get(id)),
-  }));
 }
 
 /** Node indices whose names an error message quotes. */
