@@ -4,7 +4,7 @@ import { renderDetails } from './details';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { GPU0, smallDocument } from './__tests__/fixtures';
-import { EVERYTHING } from './view';
+import { EVERYTHING } from './__tests__/follow';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 

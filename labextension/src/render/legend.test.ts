@@ -4,7 +4,7 @@ import { renderLegend } from './legend';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { GPU0, GPU1, SIM, device, smallDocument } from './__tests__/fixtures';
-import { EVERYTHING } from './view';
+import { EVERYTHING } from './__tests__/follow';
 
 const EVIL = '/job:<img src=x onerror=alert(1)>/replica:0/task:0/device:GPU:7';
 

@@ -16,7 +16,7 @@ import { PlacementStore } from './store';
 import { EventKind } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
-import { EVERYTHING } from './view';
+import { EVERYTHING } from './__tests__/follow';
 import { TimingPanel } from './timing';
 import { columns } from './__tests__/fixtures';
 

@@ -12,11 +12,8 @@ import { STORE_CHANGES, type StoreChange } from './store';
  */
 export type ViewChange = Readonly<Record<StoreChange, boolean>>;
 
-/** A change of everything: a view's first look at a store. */
-export const EVERYTHING: ViewChange = Object.freeze(changeOf(true));
-
-function changeOf(value: boolean): Record<StoreChange, boolean> {
-  return Object.fromEntries(STORE_CHANGES.map((change) => [change, value])) as Record<
+function noChange(): Record<StoreChange, boolean> {
+  return Object.fromEntries(STORE_CHANGES.map((change) => [change, false])) as Record<
     StoreChange,
     boolean
   >;
@@ -31,7 +28,7 @@ export interface View {
 
 /** Collects the store's changes between two frames. */
 export class ChangeCollector {
-  private pending = changeOf(false);
+  private pending = noChange();
 
   add(change: StoreChange): void {
     this.pending[change] = true;
@@ -40,7 +37,7 @@ export class ChangeCollector {
   /** What was collected since the last take, and start over. */
   take(): ViewChange {
     const taken = Object.freeze(this.pending);
-    this.pending = changeOf(false);
+    this.pending = noChange();
     return taken;
   }
 }
