@@ -17,7 +17,21 @@ GENERATOR = "generator"  # no inputs, one output: goes where all its consumers w
 METADATA = "metadata"  # Shape, Size, Rank read only their input's shape: placed with that input
 IDENTITY = "identity"  # an unpinned Identity between two ops requesting the same device
 REFERENCE = "reference"  # takes a variable by reference: its own conflicting request is ignored
-KINDS = (PINNED, DEFAULT, SOFT, COLOCATED, STICKY, GENERATOR, METADATA, IDENTITY, REFERENCE)
+# Not a decision: the op's group could not be placed, and the document's reason text is the error
+# a run that needs the op raises (it names the op, its source line and the devices).
+UNPLACED = "unplaced"
+KINDS = (
+    PINNED,
+    DEFAULT,
+    SOFT,
+    COLOCATED,
+    STICKY,
+    GENERATOR,
+    METADATA,
+    IDENTITY,
+    REFERENCE,
+    UNPLACED,
+)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,24 @@ describe('renderDetails', () => {
     expect(text('.placeviz-reason-error')).toMatch(/^no device/);
   });
 
+  it('gives the placement error of an op that could not be placed as its reason, as text', () => {
+    const { store, state, parent, text } = setup();
+    const doc = smallDocument();
+    const error =
+      `Cannot assign a device for operation '${EVIL}' (AddV2, created at Cell In[3], line 5): ` +
+      "Could not satisfy explicit device specification '/device:GPU:7'";
+    doc.nodes[2].device = null;
+    doc.nodes[2].reason = { kind: 'unplaced', text: error, anchor: null };
+    store.applyTables(doc);
+    state.set({ selected: 2 });
+    expect(text('.placeviz-reason-failed')).toBe('placement failed');
+    expect(text('.placeviz-reason-error')).toBe(error);
+    // The error is the only reason: no "placed" row repeats it under another kind.
+    expect(parent.querySelectorAll('.placeviz-reason-kind')).toHaveLength(1);
+    expect(parent.querySelector('img')).toBeNull();
+    expect(parent.textContent).toContain('not placed'); // assigned
+  });
+
   it('shows an empty state until an op is selected', () => {
     const { parent, text } = setup();
     expect(parent.querySelector('.placeviz-details')).not.toBeNull();

@@ -116,10 +116,14 @@ export function renderDetails(
   };
 
   /**
-   * Why an op failed or is not placed: the error of the latest failed run that quotes its name
-   * (`'tower_0/b'`), or, for an op no run placed, that it was not placed.
+   * Why an op failed or is not placed: the placement error the document gives as its reason, the
+   * error of the latest failed run that quotes its name (`'tower_0/b'`), or, for an op no run
+   * placed, that it was not placed.
    */
   const failureOf = (node: NodeRecord, index: number): { kind: string; text: string } | null => {
+    if (node.device === null && node.reason?.kind === 'unplaced') {
+      return { kind: 'placement failed', text: node.reason.text };
+    }
     const failed = store.opSpans().failed[index] === 1;
     if (!failed && node.device !== null) {
       return null;
@@ -134,9 +138,7 @@ export function renderDetails(
     }
     return {
       kind,
-      text: failed
-        ? 'its run ended in an error'
-        : 'no device: placing the ops of a run that needs it failed, or no such run was made',
+      text: failed ? 'its run ended in an error' : 'no device yet: no run has needed it so far',
     };
   };
 
@@ -154,7 +156,7 @@ export function renderDetails(
         kind,
         make('span', 'placeviz-reason placeviz-reason-error', failure.text),
       );
-      if (node.reason) {
+      if (node.reason && node.reason.kind !== 'unplaced') {
         const placed = make('span', 'placeviz-reason-kind', node.reason.kind);
         row(list, 'placed', placed, make('span', 'placeviz-reason', node.reason.text));
       }
