@@ -12,7 +12,7 @@ function setup() {
   doc.nodes[1].name = EVIL;
   doc.nodes[1].reason = { kind: 'soft', text: 'GPU:1 <b>busy</b>, soft placement', anchor: null };
   doc.nodes[1].source = 'model.py:42';
-  doc.runs[1].error = `boom [[node '${EVIL}' (MatMul)]]`;
+  doc.runs[1].error = `boom\u202e\n\t[[node '${EVIL}' (MatMul)]]`;
   const store = PlacementStore.fromDocument(doc);
   const state = new ViewState();
   const parent = document.createElement('div');
@@ -31,7 +31,10 @@ describe('renderDetails', () => {
     const { store, state, parent, text } = setup();
     state.set({ selected: 1 }); // run 1 failed in it
     expect(text('.placeviz-reason-failed')).toBe('failed');
-    expect(text('.placeviz-reason-error')).toBe(`run 2: boom [[node '${EVIL}' (MatMul)]]`);
+    // An error keeps its line break and tab (laid out as lines), not a bidirectional override.
+    expect(text('.placeviz-reason-error')).toBe(
+      `run 2: boom\\u202e\n\t[[node '${EVIL}' (MatMul)]]`,
+    );
     state.set({ selected: 0 });
     expect(parent.querySelector('.placeviz-reason-failed')).toBeNull();
     const doc = smallDocument();

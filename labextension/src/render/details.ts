@@ -50,8 +50,12 @@ export function renderDetails(
   const root = parent.appendChild(element(doc, 'div', 'placeviz-details'));
   let adjacency: { edges: readonly EdgeRecord[]; lists: Neighbours } | null = null;
 
-  const make = <K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string) =>
-    element(doc, tag, className, text);
+  const make = <K extends keyof HTMLElementTagNameMap>(
+    tag: K,
+    className: string,
+    text?: string,
+    options?: { message?: boolean },
+  ) => element(doc, tag, className, text, options);
 
   const row = (list: HTMLElement, label: string, ...values: (HTMLElement | string)[]) => {
     list.append(make('dt', 'placeviz-details-label', label));
@@ -154,7 +158,8 @@ export function renderDetails(
         list,
         'why here',
         kind,
-        make('span', 'placeviz-reason placeviz-reason-error', failure.text),
+        // An error is a message: its line breaks show as breaks, not escapes.
+        make('span', 'placeviz-reason placeviz-reason-error', failure.text, { message: true }),
       );
       if (node.reason && node.reason.kind !== 'unplaced') {
         const placed = make('span', 'placeviz-reason-kind', node.reason.kind);
