@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from placeviz.graph.source import is_cell
+
 # The kinds of decision, in the words ``explain`` uses.
 PINNED = "pinned"  # the user asked for this device (a device scope, function or _set_device)
 DEFAULT = "default"  # nothing was asked: GPU:0 when a GPU kernel exists, else CPU:0
@@ -51,7 +53,7 @@ class Reason:
 def where(location: tuple[str, int]) -> str:
     """'line 3' in a notebook cell, 'line 3 of train.py' in a file."""
     filename, line = location
-    if filename.startswith("<") or "ipykernel" in filename:
+    if filename.startswith("<") or "ipykernel" in filename or is_cell(filename):
         return f"line {line}"
     return f"line {line} of {os.path.basename(filename)}"
 
