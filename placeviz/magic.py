@@ -117,8 +117,8 @@ def _cell_filename(shell: Any, line: str, code: str) -> str:
 def _cell_number(shell: Any) -> int:
     """The number IPython gave the running cell (its ``In[N]``). Since IPython 9.8 the shell's
     counter already holds the next cell's number while a cell runs; the cell's own is on the
-    result IPython fills for it. With no cell running (``run_cell_magic`` called directly), or a
-    cell run without history, the counter is the number the cell is cached under."""
+    result IPython fills for it. Where there is none (``run_cell_magic`` called directly, or,
+    before 9.8, a cell run without history) the counter is the number IPython caches it under."""
     running = getattr(shell.displayhook, "exec_result", None)
     number = getattr(running, "execution_count", None)
     return shell.execution_count if number is None else int(number)

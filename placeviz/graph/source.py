@@ -50,12 +50,12 @@ def format_location(location: tuple[str, int]) -> str:
     return f"{os.path.basename(filename)}:{line}"
 
 
+_CELL = "Cell In["
+
+
 def is_cell(filename: str) -> bool:
     """Whether a location's ``filename`` is a notebook cell's label."""
     return filename.startswith(_CELL)
-
-
-_CELL = "Cell In["
 
 
 def _ipython_cell(filename: str) -> str | None:
