@@ -111,7 +111,17 @@ class PlacementMagics(Magics):
 def _cell_filename(shell: Any, line: str, code: str) -> str:
     """The name the cell's code is compiled under, as IPython names a cell's: from the cell's
     execution count, so ops' sources and tracebacks read ``Cell In[3], line 6``."""
-    return shell.compile.cache(f"%%placement {line}\n{code}", shell.execution_count)
+    return shell.compile.cache(f"%%placement {line}\n{code}", _cell_number(shell))
+
+
+def _cell_number(shell: Any) -> int:
+    """The number IPython gave the running cell (its ``In[N]``). Since IPython 9.8 the shell's
+    counter already holds the next cell's number while a cell runs; the cell's own is on the
+    result IPython fills for it. Where there is none (``run_cell_magic`` called directly, or,
+    before 9.8, a cell run without history) the counter is the number IPython caches it under."""
+    running = getattr(shell.displayhook, "exec_result", None)
+    number = getattr(running, "execution_count", None)
+    return shell.execution_count if number is None else int(number)
 
 
 def _run_cell(shell: Any, filename: str, code: str) -> None:

@@ -184,13 +184,29 @@ def test_an_error_shows_the_users_frames_from_the_cell_on(kernel) -> None:
     (error,) = [m["content"] for m in messages if m["msg_type"] == "error"]
     shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))  # no colours
     frames = [line for line in shown.splitlines() if line.startswith(("Cell ", "File "))]
-    labels = {f.split(",")[0] for f in frames}
-    assert len(frames) == 2 and len(labels) == 1 and labels.pop().startswith("Cell In[")
+    label = f"Cell In[{_execution_count(messages)}]"
+    assert [f.split(",")[0] for f in frames] == [label] * 2
     assert "line 6" in frames[0] and "line 5, in run()" in frames[1]
     assert "placeviz" not in shown.replace("import placeviz", "")
-    # The op's source names the cell as the traceback does. (Not compared with the request's
-    # execution_count: in one CI run of a fresh clone IPython's label was one ahead of it.)
-    assert f"created at {frames[0].split(',')[0]}" in error["evalue"]
+    assert f"created at {label}, line 5" in error["evalue"]  # the op's source, as the traceback
+
+
+def test_an_op_keeps_the_number_of_the_cell_run_that_made_it(kernel) -> None:
+    """ipykernel names a cell's compiled file after its text, so a cell run again takes over the
+    file, and IPython's number for it: an op's source is labelled when the op is made."""
+    _execute(kernel, "%load_ext placeviz\nimport placeviz as tf\nmade = []")
+    again = "made.append(tf.constant(1.0))\n"
+    counts = [_execution_count(_execute(kernel, again)) for _ in range(2)]
+    messages = _execute(kernel, "print([t.op.source for t in made])")
+    printed = "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream")
+    assert printed.strip() == str([f"Cell In[{count}], line 1" for count in counts])
+    assert counts[0] < counts[1]
+
+
+def _execution_count(messages: list[dict[str, Any]]) -> int:
+    """The number IPython gives the cell (In[N]), as the kernel announced it."""
+    (started,) = [m for m in messages if m["msg_type"] == "execute_input"]
+    return int(started["content"]["execution_count"])
 
 
 DIES = """%%placement --gpus 2

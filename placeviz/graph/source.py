@@ -18,12 +18,13 @@ _GENERATED_PREFIX = "<placeviz "
 
 
 def user_location() -> tuple[str, int]:
-    """``(filename, line)`` of the innermost frame that is neither placeviz's nor contextlib's."""
+    """``(filename, line)`` of the innermost frame that is neither placeviz's nor contextlib's;
+    for code of a notebook cell, the cell's label (``Cell In[3]``) in place of the filename."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not is_internal(filename):
-            return filename, frame.f_lineno
+            return _ipython_cell(filename) or filename, frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return "<unknown>", 0
 
@@ -44,14 +45,25 @@ def format_location(location: tuple[str, int]) -> str:
     """``model.py:12``; for code of a notebook cell, what IPython's tracebacks say of it,
     ``Cell In[3], line 6``, and not the name of IPython's compile-cache file."""
     filename, line = location
-    cell = _ipython_cell(filename)
-    if cell is not None:
-        return f"{cell}, line {line}"
+    if is_cell(filename):
+        return f"{filename}, line {line}"
     return f"{os.path.basename(filename)}:{line}"
 
 
+_CELL = "Cell In["
+
+
+def is_cell(filename: str) -> bool:
+    """Whether a location's ``filename`` is a notebook cell's label."""
+    return filename.startswith(_CELL)
+
+
 def _ipython_cell(filename: str) -> str | None:
-    """IPython's label of the cell compiled as ``filename`` (``Cell In[3]``), if it is one."""
+    """IPython's label of the cell compiled as ``filename`` (``Cell In[3]``), if it is one.
+
+    Read when the op is made: ipykernel names a cell's file by the hash of its text, so a later
+    cell with the same text (a cell run again) takes the file over, and its number with it.
+    """
     ipython = sys.modules.get("IPython")  # never imported here: only a shell compiles cells
     shell = ipython.get_ipython() if ipython is not None else None
     label = shell.compile.format_code_name(filename) if shell is not None else None

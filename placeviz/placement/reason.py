@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from placeviz.graph.source import is_cell
+
 # The kinds of decision, in the words ``explain`` uses.
 PINNED = "pinned"  # the user asked for this device (a device scope, function or _set_device)
 DEFAULT = "default"  # nothing was asked: GPU:0 when a GPU kernel exists, else CPU:0
@@ -17,7 +19,21 @@ GENERATOR = "generator"  # no inputs, one output: goes where all its consumers w
 METADATA = "metadata"  # Shape, Size, Rank read only their input's shape: placed with that input
 IDENTITY = "identity"  # an unpinned Identity between two ops requesting the same device
 REFERENCE = "reference"  # takes a variable by reference: its own conflicting request is ignored
-KINDS = (PINNED, DEFAULT, SOFT, COLOCATED, STICKY, GENERATOR, METADATA, IDENTITY, REFERENCE)
+# Not a decision: the op's group could not be placed, and the document's reason text is the error
+# a run that needs the op raises (it names the op, its source line and the devices).
+UNPLACED = "unplaced"
+KINDS = (
+    PINNED,
+    DEFAULT,
+    SOFT,
+    COLOCATED,
+    STICKY,
+    GENERATOR,
+    METADATA,
+    IDENTITY,
+    REFERENCE,
+    UNPLACED,
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +53,7 @@ class Reason:
 def where(location: tuple[str, int]) -> str:
     """'line 3' in a notebook cell, 'line 3 of train.py' in a file."""
     filename, line = location
-    if filename.startswith("<") or "ipykernel" in filename:
+    if filename.startswith("<") or "ipykernel" in filename or is_cell(filename):
         return f"line {line}"
     return f"line {line} of {os.path.basename(filename)}"
 

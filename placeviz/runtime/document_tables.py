@@ -7,35 +7,42 @@ changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from placeviz.devices.context import Device
 from placeviz.graph.core import Graph, tensor_bytes
-from placeviz.placement.placer import Placement
+from placeviz.placement.placer import Placement, PlacementFailure
+from placeviz.placement.reason import UNPLACED
 from placeviz.runtime.tracing import device_record
 
 
 def document_tables(
     graph: Graph,
     placement: Placement,
+    failures: Mapping[int, PlacementFailure],
     devices: Sequence[Device],
     reserved: Callable[[Device], int],
     runs: list[dict[str, Any]],
 ) -> dict[str, Any]:
+    """``failures``: by op id, the groups the placer could not place (their ops have no device,
+    and their reason is the error, so the inspector can say why)."""
     device_ids = {device.name: i for i, device in enumerate(devices)}
     return {
         "devices": [
             {**device_record(d, i), "reserved": reserved(d)} for i, d in enumerate(devices)
         ],
-        "nodes": _node_records(graph, placement, device_ids),
+        "nodes": _node_records(graph, placement, failures, device_ids),
         "edges": _edge_records(graph, placement),
         "runs": runs,
     }
 
 
 def _node_records(
-    graph: Graph, placement: Placement, device_ids: dict[str, int]
+    graph: Graph,
+    placement: Placement,
+    failures: Mapping[int, PlacementFailure],
+    device_ids: dict[str, int],
 ) -> list[dict[str, Any]]:
     records = []
     entries = placement._entries
@@ -45,6 +52,8 @@ def _node_records(
         if entry is not None:
             r = entry[1]
             reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
+        elif (failure := failures.get(op._id)) is not None:
+            reason = {"kind": UNPLACED, "text": str(failure.error), "anchor": None}
         sizes = [tensor_bytes(t) for t in op.outputs]
         records.append(
             {

@@ -259,6 +259,7 @@ class Session:
         return document_tables(
             self.graph,
             self._placing.placement,
+            self._placing.failures,
             self._devices,
             self.reserved_bytes,
             self._log.records() if runs is None else runs,

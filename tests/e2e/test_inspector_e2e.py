@@ -554,6 +554,50 @@ def test_standalone_html_shows_user_markup_as_text(offline_page: Any, tmp_path: 
     assert page.requests == []
 
 
+# A kernel that fails at run time (shapes only the feed gives) and an op no device can take.
+FAILURES = """\
+import placeviz as tf
+
+p = tf.placeholder(tf.float32, [None, None], name="p")
+q = tf.placeholder(tf.float32, [None, None], name="q")
+mismatched = tf.matmul(p, q, name="mismatched")
+with tf.device("/gpu:7"):
+    on_gpu7 = tf.negative(p, name="on_gpu7")
+sess = tf.Session()
+"""
+
+
+def test_a_failed_op_and_an_unplaced_op_show_their_errors(
+    offline_page: Any, tmp_path: Path
+) -> None:
+    """Each op's details give, as its reason, the error that stopped it: the failed run's for a
+    kernel that raised, the placer's for an op that could not be placed."""
+    names = build(FAILURES, gpus=2)
+    sess = names["sess"]
+    errors = {}
+    row = [[1.0, 2.0]]
+    for fetch, feed in (("mismatched", {"p": row, "q": row}), ("on_gpu7", {"p": row})):
+        with pytest.raises(pv.errors.InvalidArgumentError) as raised:
+            sess.run(names[fetch], {names[k]: v for k, v in feed.items()})
+        errors[fetch] = str(raised.value)
+    assert "'on_gpu7' (Neg, created at <cell>:7)" in errors["on_gpu7"]
+    page = offline_page
+    page.goto(write_page(sess.trace(runs=None), tmp_path / "failures.html").as_uri())
+    root = page.locator(".placeviz-inspector")
+    expect()(root).to_have_attribute("data-first-paint-ms", _number())
+    error = root.locator(".placeviz-details .placeviz-reason-error")
+    kind = root.locator(".placeviz-details .placeviz-reason-failed")
+    select_by_search(root, "mismatched")
+    expect()(kind).to_have_text("failed")
+    # Compared whole (the error has a newline and a tab, which to_have_text would normalise).
+    assert error.text_content() == f"run 1: {errors['mismatched']}"
+    select_by_search(root, "on_gpu7")
+    expect()(kind).to_have_text("placement failed")
+    assert error.text_content() == errors["on_gpu7"]
+    assert page.problems == []
+    assert page.requests == []
+
+
 def test_a_copied_page_renders_on_its_own(offline_page: Any, tmp_path: Path) -> None:
     """The file needs nothing beside it: moved elsewhere, it still renders."""
     sess = build(TOWERS, gpus=4)["sess"]

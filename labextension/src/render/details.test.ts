@@ -13,7 +13,7 @@ function setup() {
   doc.nodes[1].name = EVIL;
   doc.nodes[1].reason = { kind: 'soft', text: 'GPU:1 <b>busy</b>, soft placement', anchor: null };
   doc.nodes[1].source = 'model.py:42';
-  doc.runs[1].error = `boom [[node '${EVIL}' (MatMul)]]`;
+  doc.runs[1].error = `boom\u202e\n\t[[node '${EVIL}' (MatMul)]]`;
   const store = PlacementStore.fromDocument(doc);
   const state = new ViewState();
   const parent = document.createElement('div');
@@ -32,7 +32,10 @@ describe('renderDetails', () => {
     const { store, state, parent, text } = setup();
     state.set({ selected: 1 }); // run 1 failed in it
     expect(text('.placeviz-reason-failed')).toBe('failed');
-    expect(text('.placeviz-reason-error')).toBe(`run 2: boom [[node '${EVIL}' (MatMul)]]`);
+    // An error keeps its line break and tab (laid out as lines), not a bidirectional override.
+    expect(text('.placeviz-reason-error')).toBe(
+      `run 2: boom\\u202e\n\t[[node '${EVIL}' (MatMul)]]`,
+    );
     state.set({ selected: 0 });
     expect(parent.querySelector('.placeviz-reason-failed')).toBeNull();
     const doc = smallDocument();
@@ -42,6 +45,24 @@ describe('renderDetails', () => {
     state.set({ selected: 2 });
     expect(text('.placeviz-reason-failed')).toBe('not placed');
     expect(text('.placeviz-reason-error')).toMatch(/^no device/);
+  });
+
+  it('gives the placement error of an op that could not be placed as its reason, as text', () => {
+    const { store, state, parent, text } = setup();
+    const doc = smallDocument();
+    const error =
+      `Cannot assign a device for operation '${EVIL}' (AddV2, created at Cell In[3], line 5): ` +
+      "Could not satisfy explicit device specification '/device:GPU:7'";
+    doc.nodes[2].device = null;
+    doc.nodes[2].reason = { kind: 'unplaced', text: error, anchor: null };
+    store.applyTables(doc);
+    state.set({ selected: 2 });
+    expect(text('.placeviz-reason-failed')).toBe('placement failed');
+    expect(text('.placeviz-reason-error')).toBe(error);
+    // The error is the only reason: no "placed" row repeats it under another kind.
+    expect(parent.querySelectorAll('.placeviz-reason-kind')).toHaveLength(1);
+    expect(parent.querySelector('img')).toBeNull();
+    expect(parent.textContent).toContain('not placed'); // assigned
   });
 
   it('shows an empty state until an op is selected', () => {

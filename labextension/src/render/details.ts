@@ -42,8 +42,12 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
   const root = parent.appendChild(element(doc, 'div', 'placeviz-details'));
   let adjacency: { edges: readonly EdgeRecord[]; lists: Neighbours } | null = null;
 
-  const make = <K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string) =>
-    element(doc, tag, className, text);
+  const make = <K extends keyof HTMLElementTagNameMap>(
+    tag: K,
+    className: string,
+    text?: string,
+    options?: { message?: boolean },
+  ) => element(doc, tag, className, text, options);
 
   const row = (list: HTMLElement, label: string, ...values: (HTMLElement | string)[]) => {
     list.append(make('dt', 'placeviz-details-label', label));
@@ -108,10 +112,14 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
   };
 
   /**
-   * Why an op failed or is not placed: the error of the latest failed run that quotes its name
-   * (`'tower_0/b'`), or, for an op no run placed, that it was not placed.
+   * Why an op failed or is not placed: the placement error the document gives as its reason, the
+   * error of the latest failed run that quotes its name (`'tower_0/b'`), or, for an op no run
+   * placed, that it was not placed.
    */
   const failureOf = (node: NodeRecord, index: number): { kind: string; text: string } | null => {
+    if (node.device === null && node.reason?.kind === 'unplaced') {
+      return { kind: 'placement failed', text: node.reason.text };
+    }
     const failed = store.opSpans().failed[index] === 1;
     if (!failed && node.device !== null) {
       return null;
@@ -126,9 +134,7 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
     }
     return {
       kind,
-      text: failed
-        ? 'its run ended in an error'
-        : 'no device: placing the ops of a run that needs it failed, or no such run was made',
+      text: failed ? 'its run ended in an error' : 'no device yet: no run has needed it so far',
     };
   };
 
@@ -144,9 +150,10 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
         list,
         'why here',
         kind,
-        make('span', 'placeviz-reason placeviz-reason-error', failure.text),
+        // An error is a message: its line breaks show as breaks, not escapes.
+        make('span', 'placeviz-reason placeviz-reason-error', failure.text, { message: true }),
       );
-      if (node.reason) {
+      if (node.reason && node.reason.kind !== 'unplaced') {
         const placed = make('span', 'placeviz-reason-kind', node.reason.kind);
         row(list, 'placed', placed, make('span', 'placeviz-reason', node.reason.text));
       }

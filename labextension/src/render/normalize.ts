@@ -29,6 +29,7 @@ const REASON_KINDS: readonly ReasonKind[] = [
   'metadata',
   'identity',
   'reference',
+  'unplaced',
 ];
 
 export interface NormalizedDocument {

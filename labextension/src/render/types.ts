@@ -27,7 +27,8 @@ export type ReasonKind =
   | 'generator'
   | 'metadata'
   | 'identity'
-  | 'reference';
+  | 'reference'
+  | 'unplaced'; // not a decision: the group could not be placed, and the text is the error
 
 export interface Reason {
   kind: ReasonKind;

@@ -89,7 +89,8 @@ describe('an inspector of a document whose names hide characters', () => {
     const texts: string[] = [];
     const walker = document.createTreeWalker(host, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const inMessage = node.parentElement?.closest('.placeviz-error') !== null;
+      const inMessage =
+        node.parentElement?.closest('.placeviz-error, .placeviz-reason-error') !== null;
       texts.push(inMessage ? node.textContent!.replace(/[\n\t]/g, ' ') : node.textContent!);
     }
     const titles = [...host.querySelectorAll('[title]')].map((e) =>
