@@ -139,6 +139,9 @@ describe('runsSummary', () => {
     );
     doc.runs = [];
     expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet');
+    doc.nodes[1].device = null;
+    doc.nodes[1].reason = { kind: 'unplaced', text: 'no GPU:7', anchor: null };
+    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet · 1 op not placed');
   });
 
   it('numbers runs by id when older records were dropped, and says what was not streamed', () => {

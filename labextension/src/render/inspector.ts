@@ -18,6 +18,7 @@ import { ViewState } from './viewstate';
 import { runsMade, type PlacementStore, type StoreChange } from './store';
 import { ChangeCollector, type View } from './view';
 import { visibleText } from './visible';
+import type { NodeRecord } from './types';
 
 export interface InspectorOptions {
   /** performance.now() when the host started; data-first-paint-ms is measured from it. */
@@ -36,8 +37,13 @@ export interface Inspector {
  */
 export function runsSummary(store: PlacementStore): string {
   const runs = store.runs;
+  const unplaced = unplacedOps(store.nodes);
+  const notPlaced =
+    unplaced > 0
+      ? ` · ${unplaced.toLocaleString('en-US')} op${unplaced === 1 ? '' : 's'} not placed`
+      : '';
   if (runs.length === 0) {
-    return 'no runs yet';
+    return `no runs yet${notPlaced}`;
   }
   const last = runs[runs.length - 1];
   const failed = runs.filter((r) => r.status === 'error').length;
@@ -50,7 +56,19 @@ export function runsSummary(store: PlacementStore): string {
     store.droppedEvents > 0
       ? ` · ${store.droppedEvents.toLocaleString('en-US')} oldest events dropped (limit ${store.events.maxEvents.toLocaleString('en-US')})`
       : '';
-  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}${skipped}${dropped}`;
+  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}${notPlaced}${skipped}${dropped}`;
+}
+
+/** Ops whose group could not be placed (a failed placement never makes a run record), counted
+ * once per node table: the header is redrawn every frame of a live run. */
+const unplacedCounts = new WeakMap<readonly NodeRecord[], number>();
+function unplacedOps(nodes: readonly NodeRecord[]): number {
+  let count = unplacedCounts.get(nodes);
+  if (count === undefined) {
+    count = nodes.filter((n) => n.device === null && n.reason?.kind === 'unplaced').length;
+    unplacedCounts.set(nodes, count);
+  }
+  return count;
 }
 
 /** "run 4 running · 12 of 40 ops done" while a run is in flight, null when none is. */
