@@ -6,6 +6,7 @@ import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
+import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 
 const EVIL = '<img src=x onerror=alert(1)>';
@@ -240,7 +241,7 @@ describe('DagView', () => {
     expect(view.element.dataset.boxes).toBe('2');
   });
 
-  it('keeps its data attributes: ops, boxes drawn, boxes in view, label overlaps', async () => {
+  it('keeps its data attributes: ops, boxes drawn, boxes in view, labels drawn, overlaps', async () => {
     const { ctx } = fakeContext();
     const { view } = setup(ctx);
     await frame();
@@ -248,6 +249,7 @@ describe('DagView', () => {
     expect(data.ops).toBe('3');
     expect(data.visibleNodes).toBe('3');
     expect(data.inView).toBe('3'); // fitted at first paint
+    expect(data.labelsDrawn).toBe('3');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('tower_0'); // fold it
     await frame();
@@ -262,17 +264,46 @@ describe('DagView', () => {
     expect(data.ops).toBe('3001');
     expect(data.visibleNodes).toBe('2');
     expect(data.inView).toBe('2');
+    expect(data.labelsDrawn).toBe('2');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('block[0-99]');
     await frame();
     expect(data.visibleNodes).toBe('101');
     expect(data.inView).toBe('101');
+    // On jsdom's 640 x 380 canvas the 100 folded blocks say their names; the input, a smaller
+    // op box, has no room for its name at this zoom.
+    expect(data.labelsDrawn).toBe('100');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('block42');
     await frame();
     expect(data.visibleNodes).toBe('130');
     expect(data.inView).toBe('130');
     expect(data.labelOverlaps).toBe('0');
+  });
+
+  it('names every box of a training step at first paint, and after opening a group', async () => {
+    const { ctx, texts } = fakeContext();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const store = PlacementStore.fromDocument(trainingStepDocument());
+    const view = new DagView(parent, store, new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    const readable = () => {
+      expect(Number(data.visibleNodes)).toBeLessThanOrEqual(60);
+      expect(data.inView).toBe(data.visibleNodes);
+      expect(data.labelsDrawn).toBe(data.visibleNodes);
+      expect(data.labelOverlaps).toBe('0');
+    };
+    readable();
+    expect(Number(data.visibleNodes)).toBeLessThan(store.nodes.length);
+    expect(texts).toEqual(expect.arrayContaining(['mlp', 'gradients', 'Adam', 'init']));
+    view.toggleGroup('[gradients]');
+    await frame();
+    readable();
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {

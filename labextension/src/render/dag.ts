@@ -1,23 +1,25 @@
 /**
  * The DAG view: a search box, a fit button, a colour-mode select, the colour key and one 2D
  * canvas (not WebGL: a notebook may hold many inspectors, and browsers cap WebGL contexts). Graphs
- * open folded to at most AUTO_BUDGET boxes and fitted to the canvas. The layout is rebuilt only
- * when the graph tables or the opened groups change; event batches only recolour. Painting
- * happens at most once per animation frame, however many changes arrive in between.
+ * open folded so that, fitted to the canvas, every box says its name (dagfold.ts). The layout is
+ * rebuilt only when the graph tables or the opened groups change; event batches only recolour.
+ * Painting happens at most once per animation frame, however many changes arrive in between.
  *
  * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
- * data-in-view (boxes entirely inside the canvas) and data-label-overlaps current.
+ * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name)
+ * and data-label-overlaps current.
  */
 import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
-import { buildDagModel, storeHierarchy, type DagModel } from './dagmodel';
+import { readableExpanded, type CanvasSize } from './dagfold';
+import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
 import { containerLines, tooltipLines } from './dagtooltip';
 import { CONTAINER_HEADER } from './compound';
-import { defaultExpanded, groupsHiding, type Hierarchy } from './scopes';
+import { groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
 import type { PlacementStore, StoreChange } from './store';
 import type { ColourMode } from './types';
@@ -91,6 +93,8 @@ export class DagView {
   private userMoved = false;
   /** Until the user folds or opens a group, each new graph gets the default folding. */
   private userFolded = false;
+  /** The laid-out canvas size the default folding was chosen for (null: not laid out then). */
+  private foldedFor: CanvasSize | null = null;
   private frame: number | null = null;
   private hoverBox = -1;
   private press: { x: number; y: number; dragging: boolean } | null = null;
@@ -507,11 +511,36 @@ export class DagView {
     if (this.hierarchy === null) {
       this.hierarchy = storeHierarchy(this.store);
       if (!this.userFolded) {
-        this.expanded = defaultExpanded(this.hierarchy);
+        this.foldDefault(this.hierarchy);
       }
       this.model = null;
     }
     return this.hierarchy;
+  }
+
+  /** The default folding: readable labels once fitted to the canvas as it is now. */
+  private foldDefault(hierarchy: Hierarchy): void {
+    const laidOut = this.measure();
+    const canvas = { width: this.viewport.width, height: this.viewport.height };
+    this.expanded = readableExpanded(hierarchy, this.store.nodes, storeEdges(this.store), canvas);
+    this.foldedFor = laidOut ? canvas : null;
+  }
+
+  /**
+   * Whether the default folding is chosen again before this paint: the user has not folded or
+   * moved the graph, and the canvas got its real size or a side changed by more than a quarter.
+   */
+  private refolds(laidOut: boolean): boolean {
+    if (this.userFolded || this.userMoved || this.hierarchy === null || !laidOut) {
+      return false;
+    }
+    const was = this.foldedFor;
+    const changed = (before: number, now: number) => Math.abs(now - before) > before / 4;
+    return (
+      was === null ||
+      changed(was.width, this.viewport.width) ||
+      changed(was.height, this.viewport.height)
+    );
   }
 
   private currentModel(): DagModel {
@@ -645,8 +674,12 @@ export class DagView {
 
   private paint(): void {
     const start = now();
-    const model = this.currentModel();
     const laidOut = this.measure();
+    if (this.refolds(laidOut)) {
+      this.foldDefault(this.currentHierarchy());
+      this.invalidateModel();
+    }
+    const model = this.currentModel();
     if (this.reveal !== null) {
       this.revealGroup(model, this.reveal);
       this.reveal = null;
@@ -674,9 +707,10 @@ export class DagView {
     };
     const boxes = model.folded.boxes.length;
     let inView = 0;
+    let labelsDrawn = 0;
     let labelOverlaps = 0;
     if (this.ctx !== null) {
-      ({ inView, labelOverlaps } = paintDag({
+      ({ inView, labelsDrawn, labelOverlaps } = paintDag({
         ctx: this.ctx,
         model,
         nodes: this.store.nodes,
@@ -698,6 +732,7 @@ export class DagView {
     data.ops = String(this.store.nodes.length);
     data.visibleNodes = String(boxes);
     data.inView = String(inView);
+    data.labelsDrawn = String(labelsDrawn);
     data.labelOverlaps = String(labelOverlaps);
     data.matching = String(dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0));
     const info = { drawn: boxes, ops: this.store.nodes.length, ms: now() - start };

@@ -313,13 +313,14 @@ export function groupSize(group: Group): number {
 }
 
 /**
- * The groups a graph opens with: breadth first, biggest first, each opened when the boxes shown
- * stay within `budget`. Side groups stay closed: they are set aside; so does a variable's scope
- * (the variable op `w` with `w/read`, `w/Assign`), which reads best as one box.
+ * The groups a graph may open with, in the order it opens them: breadth first, biggest first,
+ * each taken when the boxes shown stay within `budget`. Side groups stay closed: they are set
+ * aside; so does a variable's scope (the variable op `w` with `w/read`, `w/Assign`), which reads
+ * best as one box. Any prefix of the order is a folding whose opened groups' parents are open.
  */
-export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set<string> {
+export function openingOrder(hierarchy: Hierarchy, budget = AUTO_BUDGET): string[] {
   const { groups } = hierarchy;
-  const expanded = new Set<string>();
+  const order: string[] = [];
   const root = groups[0];
   let shown = root.groups.length + root.ops.length;
   let level = root.groups.filter((g) => !groups[g].side);
@@ -332,13 +333,18 @@ export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set
       const variable = group.ops.some((node) => hierarchy.paths[node] === group.key);
       if (!variable && shown + cost <= budget) {
         shown += cost;
-        expanded.add(group.key);
+        order.push(group.key);
         next.push(...group.groups);
       }
     }
     level = next;
   }
-  return expanded;
+  return order;
+}
+
+/** The whole opening order: the folding within `budget` boxes, readable or not. */
+export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set<string> {
+  return new Set(openingOrder(hierarchy, budget));
 }
 
 /** Keys of the groups that hide op `node` (to open them all). */
