@@ -304,6 +304,14 @@ describe('DagView', () => {
     view.toggleGroup('[gradients]');
     await frame();
     readable();
+    // Opening Adam, the view folds what it had opened as far as it must to name every box.
+    texts.length = 0;
+    view.toggleGroup('[Adam]');
+    await frame();
+    readable();
+    // both opened (their ops named), with their titles
+    expect(texts).toEqual(expect.arrayContaining(['Shape', 'gradients', 'Adam']));
+    expect(texts.some((text) => text.startsWith('learning_r'))).toBe(true); // Adam's
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {

@@ -14,7 +14,7 @@ import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
-import { readableExpanded, type CanvasSize } from './dagfold';
+import { readableExpanded, type CanvasSize, type UserFolding } from './dagfold';
 import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
 import { containerLines, tooltipLines } from './dagtooltip';
@@ -91,9 +91,9 @@ export class DagView {
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
-  /** Until the user folds or opens a group, each new graph gets the default folding. */
-  private userFolded = false;
-  /** The laid-out canvas size the default folding was chosen for (null: not laid out then). */
+  /** Groups the user opened or folded: kept as they are when the folding is chosen again. */
+  private readonly user = { opened: new Set<string>(), folded: new Set<string>() };
+  /** The laid-out canvas size the folding was chosen for (null: not laid out then). */
   private foldedFor: CanvasSize | null = null;
   private frame: number | null = null;
   private hoverBox = -1;
@@ -155,13 +155,24 @@ export class DagView {
     this.schedulePaint();
   }
 
-  /** Open a folded group (or series) by key, or fold an opened one. */
+  /**
+   * Open a folded group (or series) by key, or fold an opened one. While the graph is fitted,
+   * the other groups the view opened fold or open again so that every label stays readable.
+   */
   toggleGroup(key: string): void {
-    this.userFolded = true;
-    if (this.expanded.has(key)) {
-      this.expanded.delete(key);
+    const [from, to] = this.expanded.has(key)
+      ? [this.user.opened, this.user.folded]
+      : [this.user.folded, this.user.opened];
+    from.delete(key);
+    to.add(key);
+    if (this.userMoved) {
+      if (this.user.opened.has(key)) {
+        this.expanded.add(key);
+      } else {
+        this.expanded.delete(key);
+      }
     } else {
-      this.expanded.add(key);
+      this.chooseFolding(this.currentHierarchy(), this.user);
     }
     this.reveal = key;
     this.invalidateModel();
@@ -179,8 +190,11 @@ export class DagView {
       (key) => !this.expanded.has(key),
     );
     if (hiding.length > 0) {
-      hiding.forEach((key) => this.expanded.add(key));
-      this.userFolded = true;
+      for (const key of hiding) {
+        this.expanded.add(key);
+        this.user.folded.delete(key);
+        this.user.opened.add(key);
+      }
       this.invalidateModel();
     }
     const model = this.currentModel();
@@ -510,28 +524,27 @@ export class DagView {
   private currentHierarchy(): Hierarchy {
     if (this.hierarchy === null) {
       this.hierarchy = storeHierarchy(this.store);
-      if (!this.userFolded) {
-        this.foldDefault(this.hierarchy);
-      }
+      this.chooseFolding(this.hierarchy, this.user);
       this.model = null;
     }
     return this.hierarchy;
   }
 
-  /** The default folding: readable labels once fitted to the canvas as it is now. */
-  private foldDefault(hierarchy: Hierarchy): void {
+  /** The user's groups and what else keeps labels readable, fitted to the canvas as it is now. */
+  private chooseFolding(hierarchy: Hierarchy, user: UserFolding): void {
     const laidOut = this.measure();
     const canvas = { width: this.viewport.width, height: this.viewport.height };
-    this.expanded = readableExpanded(hierarchy, this.store.nodes, storeEdges(this.store), canvas);
+    const edges = storeEdges(this.store);
+    this.expanded = readableExpanded(hierarchy, this.store.nodes, edges, canvas, user);
     this.foldedFor = laidOut ? canvas : null;
   }
 
   /**
-   * Whether the default folding is chosen again before this paint: the user has not folded or
-   * moved the graph, and the canvas got its real size or a side changed by more than a quarter.
+   * Whether the folding is chosen again before this paint: the user has not moved the graph,
+   * and the canvas got its real size or a side changed by more than a quarter.
    */
   private refolds(laidOut: boolean): boolean {
-    if (this.userFolded || this.userMoved || this.hierarchy === null || !laidOut) {
+    if (this.userMoved || this.hierarchy === null || !laidOut) {
       return false;
     }
     const was = this.foldedFor;
@@ -676,7 +689,7 @@ export class DagView {
     const start = now();
     const laidOut = this.measure();
     if (this.refolds(laidOut)) {
-      this.foldDefault(this.currentHierarchy());
+      this.chooseFolding(this.currentHierarchy(), this.user);
       this.invalidateModel();
     }
     const model = this.currentModel();

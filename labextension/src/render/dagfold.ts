@@ -1,11 +1,13 @@
 /**
- * The folding a graph opens with: as much of the opening order (scopes.openingOrder, at most
- * AUTO_BUDGET boxes) as keeps every label readable once the layout is fitted to the canvas, so a
- * first paint names what it shows, on a small canvas as on a big one, at 100 ops as at 100,000.
+ * The folding a graph shows while it is fitted to the canvas: the groups the user opened, and as
+ * much of the opening order (scopes.openingOrder) as keeps every label readable and at most
+ * AUTO_BUDGET boxes, so a first paint names what it shows, and so does each view after a group
+ * is opened or folded, on a small canvas as on a big one, at 100 ops as at 100,000.
  */
 import { layoutCompound } from './compound';
 import { READABLE_SCALE } from './dagpaint';
 import {
+  AUTO_BUDGET,
   foldHierarchy,
   openingOrder,
   type FoldEdge,
@@ -19,22 +21,38 @@ export interface CanvasSize {
   height: number;
 }
 
+/** Groups the user opened or folded by hand: kept so whatever else opens or folds. */
+export interface UserFolding {
+  opened: ReadonlySet<string>;
+  folded: ReadonlySet<string>;
+}
+
+const NONE: UserFolding = { opened: new Set(), folded: new Set() };
+
 /**
- * The longest prefix of the opening order whose layout, fitted to `canvas`, is drawn at
- * READABLE_SCALE or closer (nothing opened when even that is not). Opening more only makes the
- * layout bigger, so a binary search finds it in a few layouts, whatever the graph's size.
+ * The user's opened groups and the longest prefix of the rest of the opening order whose
+ * layout, fitted to `canvas`, is at READABLE_SCALE or closer with at most AUTO_BUDGET boxes
+ * (only the user's groups when even that is not). Opening more only makes the layout bigger,
+ * so a binary search finds it in a few layouts, whatever the graph's size.
  */
 export function readableExpanded(
   hierarchy: Hierarchy,
   nodes: readonly HierarchyOp[],
   edges: readonly FoldEdge[],
   canvas: CanvasSize,
+  user: UserFolding = NONE,
 ): Set<string> {
-  const order = openingOrder(hierarchy);
+  const order = openingOrder(hierarchy).filter(
+    (key) => !user.opened.has(key) && !user.folded.has(key),
+  );
+  const expanded = (count: number) => new Set([...user.opened, ...order.slice(0, count)]);
   const readable = (count: number) => {
-    const folded = foldHierarchy(hierarchy, nodes, edges, new Set(order.slice(0, count)));
+    const folded = foldHierarchy(hierarchy, nodes, edges, expanded(count));
     const layout = layoutCompound(folded, (group) => hierarchy.groups[group].side);
-    return fitScale(canvas, layout.width, layout.height) >= READABLE_SCALE;
+    return (
+      folded.boxes.length <= AUTO_BUDGET &&
+      fitScale(canvas, layout.width, layout.height) >= READABLE_SCALE
+    );
   };
   let low = 0;
   let high = order.length;
@@ -46,5 +64,5 @@ export function readableExpanded(
       high = mid - 1;
     }
   }
-  return new Set(order.slice(0, low));
+  return expanded(low);
 }
