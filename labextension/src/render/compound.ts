@@ -8,7 +8,7 @@
 import { layoutDag, type DagLayout } from './layout';
 import type { BoxEdge, FoldedGraph } from './scopes';
 
-export const OP_WIDTH = 150;
+export const OP_WIDTH = 170;
 export const OP_HEIGHT = 28;
 export const GROUP_WIDTH = 170;
 export const GROUP_HEIGHT = 48;

@@ -69,6 +69,8 @@ const LABEL_FONT_PX = 11;
  * this much width for text (about six characters): the font stays LABEL_FONT_PX at every zoom.
  */
 const LABEL_ROOM_PX = LABEL_FONT_PX + 2;
+/** A container's title is drawn where its strip is as tall as the font (it has no border). */
+const TITLE_ROOM_PX = LABEL_FONT_PX;
 const LABEL_MIN_WIDTH_PX = 36;
 /** A box's text starts this far in from its left side and keeps as far from its right side. */
 const LABEL_INSET_PX = 5;
@@ -80,7 +82,7 @@ const TITLE_STRIP = CONTAINER_HEADER - 4;
  */
 export const READABLE_SCALE = Math.max(
   LABEL_ROOM_PX / OP_HEIGHT,
-  LABEL_ROOM_PX / TITLE_STRIP,
+  TITLE_ROOM_PX / TITLE_STRIP,
   (LABEL_MIN_WIDTH_PX + 2 * LABEL_INSET_PX) / OP_WIDTH,
 );
 /** The +/- control of a group, in world px, at its top-right corner. */
@@ -579,7 +581,7 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
 /** Each visible container's title in its top strip, where the strip has room for it. */
 function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
   const { scale } = viewport;
-  if (TITLE_STRIP * scale < LABEL_ROOM_PX) {
+  if (TITLE_STRIP * scale < TITLE_ROOM_PX) {
     return;
   }
   const { x, y, w } = model.layout.containers;
