@@ -62,6 +62,21 @@ describe('readableExpanded', () => {
     expect(opened(HUGE)).toEqual(defaultExpanded(hierarchy));
   });
 
+  it("keeps the user's groups open, and the groups holding them, whatever else folds", () => {
+    const store = PlacementStore.fromDocument(trainingStepDocument());
+    const hierarchy = storeHierarchy(store);
+    const edges = storeEdges(store);
+    const tiny = { width: 300, height: 200 };
+    expect(readableExpanded(hierarchy, store.nodes, edges, tiny).size).toBe(0);
+    const user = { opened: new Set(['mlp/dense_1']), folded: new Set<string>() };
+    const opened = readableExpanded(hierarchy, store.nodes, edges, tiny, user);
+    expect([...opened].sort()).toEqual(['mlp', 'mlp/dense_1', 'mlp/dense_[0-2]']);
+    // Folding mlp afterwards folds it, the layer opened inside it too.
+    user.folded.add('mlp');
+    const wide = readableExpanded(hierarchy, store.nodes, edges, WIDE, user);
+    expect(wide.has('mlp')).toBe(false);
+  });
+
   it('opens nothing when even the top level is not readable, and stays quick at 100,000 ops', () => {
     // 10 scopes of 5 chained steps of 2,000 ops: all 10 open within the box budget.
     const doc = bigDocument(100_000);

@@ -30,7 +30,7 @@ export interface UserFolding {
 const NONE: UserFolding = { opened: new Set(), folded: new Set() };
 
 /**
- * The user's opened groups and the longest prefix of the rest of the opening order whose
+ * The user's opened groups (and the groups holding them) and the longest prefix of the rest of the opening order whose
  * layout, fitted to `canvas`, is at READABLE_SCALE or closer with at most AUTO_BUDGET boxes
  * (only the user's groups when even that is not). Opening more only makes the layout bigger,
  * so a binary search finds it in a few layouts, whatever the graph's size.
@@ -42,10 +42,9 @@ export function readableExpanded(
   canvas: CanvasSize,
   user: UserFolding = NONE,
 ): Set<string> {
-  const order = openingOrder(hierarchy).filter(
-    (key) => !user.opened.has(key) && !user.folded.has(key),
-  );
-  const expanded = (count: number) => new Set([...user.opened, ...order.slice(0, count)]);
+  const pinned = userOpened(hierarchy, user);
+  const order = openingOrder(hierarchy).filter((key) => !pinned.has(key) && !user.folded.has(key));
+  const expanded = (count: number) => new Set([...pinned, ...order.slice(0, count)]);
   const readable = (count: number) => {
     const folded = foldHierarchy(hierarchy, nodes, edges, expanded(count));
     const layout = layoutCompound(folded, (group) => hierarchy.groups[group].side);
@@ -65,4 +64,30 @@ export function readableExpanded(
     }
   }
   return expanded(low);
+}
+
+/**
+ * The groups the user opened and every group holding one, so that they show; except those
+ * inside a group the user folded since.
+ */
+function userOpened(hierarchy: Hierarchy, user: UserFolding): Set<string> {
+  const { groups } = hierarchy;
+  const result = new Set<string>();
+  if (user.opened.size === 0) {
+    return result;
+  }
+  groups.forEach((group, g) => {
+    if (!user.opened.has(group.key)) {
+      return;
+    }
+    const chain: string[] = [];
+    for (let at = g; at > 0; at = groups[at].parent) {
+      if (user.folded.has(groups[at].key)) {
+        return;
+      }
+      chain.push(groups[at].key);
+    }
+    chain.forEach((key) => result.add(key));
+  });
+  return result;
 }
