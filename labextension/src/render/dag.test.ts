@@ -314,6 +314,33 @@ describe('DagView', () => {
     expect(texts.some((text) => text.startsWith('learning_r'))).toBe(true); // Adam's
   });
 
+  it('chooses the folding again once the canvas is laid out, for its size', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const store = PlacementStore.fromDocument(trainingStepDocument());
+    const view = new DagView(parent, store, new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    const fallback = Number(data.visibleNodes); // 640 x 380: jsdom lays nothing out
+    const canvas = parent.querySelector('canvas')!;
+    const size = (width: number, height: number) => {
+      Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: width });
+      Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: height });
+      view.fit(); // a paint, as the ResizeObserver would schedule
+    };
+    size(300, 200); // too small to name even the top level: all folded
+    await frame();
+    expect(Number(data.visibleNodes)).toBeLessThan(fallback);
+    size(1600, 900);
+    await frame();
+    expect(Number(data.visibleNodes)).toBeGreaterThan(fallback);
+    expect(data.labelsDrawn).toBe(data.visibleNodes);
+    expect(data.inView).toBe(data.visibleNodes);
+  });
+
   it('brings an opened group into view after the user moved the graph', async () => {
     const view = hundredScopesView();
     await frame();
