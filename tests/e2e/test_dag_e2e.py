@@ -177,7 +177,8 @@ def assert_readable(page: Any, data: dict[str, str], most: int | None, named: bo
 
 
 def open_group(page: Any, title: str) -> dict[str, str]:
-    """Double-click the box whose tooltip is `title` (a folded group's name and '/')."""
+    """Double-click the box or title strip whose tooltip is `title` (a group's name and '/'):
+    a folded group opens, an opened one folds."""
     at = page.evaluate(FIND_BOX, title)
     assert at is not None, f"no box {title!r} on the canvas"
     before = attributes(page)["visibleNodes"]
@@ -237,8 +238,14 @@ def test_a_training_step_opens_named_and_stays_named_as_groups_open(
     assert int(data["visibleNodes"]) < ops
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
     keep_screenshot(dag_page, "dag-training-step")
-    # A folded layer opens, a series folds and opens again: each view is named whole.
+    # A layer folds (a double-click on its title) and opens again (on its box), a series folds
+    # and opens again, Adam opens: each view is named whole.
+    first = data
     data = open_group(dag_page, "mlp/dense_1/")
+    assert int(data["visibleNodes"]) == int(first["visibleNodes"]) - 2  # 3 ops, 1 box
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    data = open_group(dag_page, "mlp/dense_1/")
+    assert data["visibleNodes"] == first["visibleNodes"]
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
     folded = click_toggle(dag_page, "mlp/dense_[0-2]/")
     assert int(folded["visibleNodes"]) < int(data["visibleNodes"])
