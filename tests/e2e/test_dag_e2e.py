@@ -1,9 +1,10 @@
-"""The DAG at first paint in a real browser: folded, fitted, labels apart, pixels on the canvas.
+"""The DAG at first paint in a real browser: folded, fitted, every box named, labels apart, pixels.
 
-Two graphs built here with placeviz, shown on the standalone page: a 2-layer MLP trained with
-Adam on 2 simulated GPUs, and a 3,001-op graph of 100 name scopes. Every check reads the DAG
-element's data attributes (docs/inspector.md) or the canvas pixels; the op counts come from the
-graphs. Set PLACEVIZ_DAG_SCREENSHOTS to a folder to keep a PNG of each state there.
+Three graphs built here with placeviz, shown on the standalone page: a 2-layer MLP trained with
+Adam on 2 simulated GPUs, a training step of a 4-layer MLP (init and 3 steps), and a 3,001-op
+graph of 100 name scopes. Every check reads the DAG element's data attributes
+(docs/inspector.md) or the canvas pixels; the op counts come from the graphs. Set
+PLACEVIZ_DAG_SCREENSHOTS to a folder to keep a PNG of each state there.
 """
 
 from __future__ import annotations
@@ -88,6 +89,36 @@ def mlp_adam() -> pv.Trace:
     return sess.trace()
 
 
+def training_step() -> pv.Trace:
+    """A 4-layer MLP (`mlp/dense_0..3`; layers 0-1 on GPU:0, 2-3 on GPU:1) trained with Adam:
+    the initializer run and 3 steps."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    pv.reset_default_graph()
+    x = pv.placeholder(pv.float32, [None, 64], name="x")
+    y = pv.placeholder(pv.float32, [None, 10], name="y")
+    h = x
+    with pv.name_scope("mlp"):
+        for i in range(4):
+            with pv.device(f"/gpu:{i // 2}"):
+                last = i == 3
+                h = pv.layers.dense(
+                    h,
+                    10 if last else 128,
+                    activation=None if last else pv.nn.relu,
+                    name=f"dense_{i}",
+                )
+    with pv.device("/gpu:1"):
+        loss = pv.reduce_mean(pv.square(h - y), name="loss")
+    train = pv.train.AdamOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+    for _ in range(3):
+        sess.run(train, feed_dict=feed)
+    return sess.trace()
+
+
 def hundred_scopes(blocks: int = 100) -> pv.Trace:
     """An input and `blocks` name scopes of 30 ops each, chained: 3,001 ops."""
     pv.config.reset_devices()
@@ -131,19 +162,23 @@ def keep_screenshot(page: Any, name: str) -> None:
         page.locator(".placeviz-area-dag").screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
-def assert_readable(page: Any, data: dict[str, str], most: int | None) -> None:
-    """Every drawn box inside the canvas, no two labels overlapping, pixels on the canvas."""
+def assert_readable(page: Any, data: dict[str, str], most: int | None, named: bool = True) -> None:
+    """Every drawn box inside the canvas (and, if `named`, saying its name), no two labels
+    overlapping, pixels on the canvas."""
     visible = int(data["visibleNodes"])
     assert visible >= 1
     if most is not None:
         assert visible <= most, data
     assert int(data["inView"]) == visible, data
+    if named:
+        assert int(data["labelsDrawn"]) == visible, data
     assert data["labelOverlaps"] == "0", data
     assert page.evaluate(PAINTED_SHARE) > 0.02
 
 
 def open_group(page: Any, title: str) -> dict[str, str]:
-    """Double-click the box whose tooltip is `title` (a folded group's name and '/')."""
+    """Double-click the box or title strip whose tooltip is `title` (a group's name and '/'):
+    a folded group opens, an opened one folds."""
     at = page.evaluate(FIND_BOX, title)
     assert at is not None, f"no box {title!r} on the canvas"
     before = attributes(page)["visibleNodes"]
@@ -193,6 +228,35 @@ def test_mlp_trained_with_adam_opens_folded_and_readable(dag_page: Any, tmp_path
     keep_screenshot(dag_page, "dag-mlp-adam-gradients")
 
 
+def test_a_training_step_opens_named_and_stays_named_as_groups_open(
+    dag_page: Any, tmp_path: Path
+) -> None:
+    trace = training_step()
+    ops = len(pv.get_default_graph().get_operations())
+    data = open_page(dag_page, trace, tmp_path / "step.html")
+    assert data["ops"] == str(ops)
+    assert int(data["visibleNodes"]) < ops
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    keep_screenshot(dag_page, "dag-training-step")
+    # A layer folds (a double-click on its title) and opens again (on its box), a series folds
+    # and opens again, Adam opens: each view is named whole.
+    first = data
+    data = open_group(dag_page, "mlp/dense_1/")
+    assert int(data["visibleNodes"]) == int(first["visibleNodes"]) - 2  # 3 ops, 1 box
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    data = open_group(dag_page, "mlp/dense_1/")
+    assert data["visibleNodes"] == first["visibleNodes"]
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    folded = click_toggle(dag_page, "mlp/dense_[0-2]/")
+    assert int(folded["visibleNodes"]) < int(data["visibleNodes"])
+    assert_readable(dag_page, folded, MAX_FIRST_PAINT_BOXES)
+    data = click_toggle(dag_page, "mlp/dense_[0-2]/")
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    data = open_group(dag_page, "Adam/")
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    keep_screenshot(dag_page, "dag-training-step-adam")
+
+
 def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) -> None:
     trace = hundred_scopes()
     ops = len(pv.get_default_graph().get_operations())
@@ -206,9 +270,10 @@ def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) 
     assert int(data["visibleNodes"]) == 1 + 100
     assert_readable(dag_page, data, None)
     keep_screenshot(dag_page, "dag-100-scopes-series")
+    # The user opened 130 boxes: all in view, too small on this canvas to name them all.
     data = open_group(dag_page, "block3/")
     assert int(data["visibleNodes"]) == 1 + 99 + 30
-    assert_readable(dag_page, data, None)
+    assert_readable(dag_page, data, None, named=False)
 
 
 def test_search_says_when_nothing_matches(dag_page: Any, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ const MLP: [string, string][] = [
   ['Adam/update_layer1/kernel/ApplyAdam', 'ApplyAdam'],
   ['Adam/update_beta1', 'Assign'],
   ['Adam', 'NoOp'],
+  ['init/NoOp_1', 'NoOp'],
   ['init', 'NoOp'],
   ['save/SaveV2', 'SaveV2'],
   ['Assign', 'Assign'],
@@ -54,6 +55,7 @@ describe('hierarchyPaths', () => {
       'Adam/update_layer1/kernel/ApplyAdam': '[Adam]/update_layer1/kernel/ApplyAdam',
       'Adam/update_beta1': '[Adam]/update_beta1',
       Adam: '[Adam]/Adam',
+      'init/NoOp_1': '[init]/init/NoOp_1', // the initializer's group on a second device
       init: '[init]/init',
       'save/SaveV2': '[save]/save/SaveV2',
       Assign: 'Assign', // a user's top-level assign is forward graph

@@ -66,7 +66,7 @@ export function hierarchyPaths(ops: readonly AuxOp[]): string[] {
       return within('save', components);
     }
     if (
-      (INIT_OP.test(op.name) && op.type === 'NoOp') ||
+      (INIT_OP.test(top) && op.type === 'NoOp') || // `init`, and its per-device `init/NoOp_1`
       components.includes('Initializer') ||
       last === 'initial_value' ||
       (op.type === 'Assign' && last === 'Assign' && components.length > 1)

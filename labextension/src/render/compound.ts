@@ -8,13 +8,13 @@
 import { layoutDag, type DagLayout } from './layout';
 import type { BoxEdge, FoldedGraph } from './scopes';
 
-export const OP_WIDTH = 150;
+export const OP_WIDTH = 170;
 export const OP_HEIGHT = 28;
 export const GROUP_WIDTH = 170;
 export const GROUP_HEIGHT = 48;
 /** A container's inner margin, and the strip at its top that holds its name. */
 export const CONTAINER_PAD = 10;
-export const CONTAINER_HEADER = 24;
+export const CONTAINER_HEADER = 28;
 const COLUMN_GAP = 18;
 const LAYER_GAP = 26;
 const SIDE_GAP = 70;
@@ -26,7 +26,7 @@ const BUS_STEP = 9;
  * blocks) is wrapped into side-by-side columns of layers, so it fits a wide canvas.
  */
 const WRAP_ASPECT = 0.6;
-const WRAP_GAP = 60;
+const WRAP_GAP = 32;
 
 export interface Rects {
   x: Float32Array;

@@ -6,6 +6,7 @@ import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
+import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
 
@@ -242,7 +243,7 @@ describe('DagView', () => {
     expect(view.element.dataset.boxes).toBe('2');
   });
 
-  it('keeps its data attributes: ops, boxes drawn, boxes in view, label overlaps', async () => {
+  it('keeps its data attributes: ops, boxes drawn, boxes in view, labels drawn, overlaps', async () => {
     const { ctx } = fakeContext();
     const { view } = setup(ctx);
     await frame();
@@ -250,6 +251,7 @@ describe('DagView', () => {
     expect(data.ops).toBe('3');
     expect(data.visibleNodes).toBe('3');
     expect(data.inView).toBe('3'); // fitted at first paint
+    expect(data.labelsDrawn).toBe('3');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('tower_0'); // fold it
     await frame();
@@ -264,17 +266,81 @@ describe('DagView', () => {
     expect(data.ops).toBe('3001');
     expect(data.visibleNodes).toBe('2');
     expect(data.inView).toBe('2');
+    expect(data.labelsDrawn).toBe('2');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('block[0-99]');
     await frame();
     expect(data.visibleNodes).toBe('101');
     expect(data.inView).toBe('101');
+    // On jsdom's 640 x 380 canvas the 100 folded blocks say their names; the input, a smaller
+    // op box, has no room for its name at this zoom.
+    expect(data.labelsDrawn).toBe('100');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('block42');
     await frame();
     expect(data.visibleNodes).toBe('130');
     expect(data.inView).toBe('130');
     expect(data.labelOverlaps).toBe('0');
+  });
+
+  it('names every box of a training step at first paint, and after opening a group', async () => {
+    const { ctx, texts } = fakeContext();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const store = PlacementStore.fromDocument(trainingStepDocument());
+    const view = new DagView(parent, store, new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    const readable = () => {
+      expect(Number(data.visibleNodes)).toBeLessThanOrEqual(60);
+      expect(data.inView).toBe(data.visibleNodes);
+      expect(data.labelsDrawn).toBe(data.visibleNodes);
+      expect(data.labelOverlaps).toBe('0');
+    };
+    readable();
+    expect(Number(data.visibleNodes)).toBeLessThan(store.nodes.length);
+    expect(texts).toEqual(expect.arrayContaining(['mlp', 'gradients', 'Adam', 'init']));
+    view.toggleGroup('[gradients]');
+    await frame();
+    readable();
+    // Opening Adam, the view folds what it had opened as far as it must to name every box.
+    texts.length = 0;
+    view.toggleGroup('[Adam]');
+    await frame();
+    readable();
+    // both opened (their ops named), with their titles
+    expect(texts).toEqual(expect.arrayContaining(['Shape', 'gradients', 'Adam']));
+    expect(texts.some((text) => text.startsWith('learning_r'))).toBe(true); // Adam's
+  });
+
+  it('chooses the folding again once the canvas is laid out, for its size', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const store = PlacementStore.fromDocument(trainingStepDocument());
+    const view = new DagView(parent, store, new ViewState());
+    await frame();
+    const data = view.element.dataset;
+    const fallback = Number(data.visibleNodes); // 640 x 380: jsdom lays nothing out
+    const canvas = parent.querySelector('canvas')!;
+    const size = (width: number, height: number) => {
+      Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: width });
+      Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: height });
+      view.fit(); // a paint, as the ResizeObserver would schedule
+    };
+    size(300, 200); // too small to name even the top level: all folded
+    await frame();
+    expect(Number(data.visibleNodes)).toBeLessThan(fallback);
+    size(1600, 900);
+    await frame();
+    expect(Number(data.visibleNodes)).toBeGreaterThan(fallback);
+    expect(data.labelsDrawn).toBe(data.visibleNodes);
+    expect(data.inView).toBe(data.visibleNodes);
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {

@@ -1,23 +1,25 @@
 /**
  * The DAG view: a search box, a fit button, a colour-mode select, the colour key and one 2D
  * canvas (not WebGL: a notebook may hold many inspectors, and browsers cap WebGL contexts). Graphs
- * open folded to at most AUTO_BUDGET boxes and fitted to the canvas. The layout is rebuilt only
- * when the graph tables or the opened groups change; event batches only recolour. Painting
- * happens at most once per animation frame, however many changes arrive in between.
+ * open folded so that, fitted to the canvas, every box says its name (dagfold.ts). The layout is
+ * rebuilt only when the graph tables or the opened groups change; event batches only recolour.
+ * Painting happens at most once per animation frame, however many changes arrive in between.
  *
  * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
- * data-in-view (boxes entirely inside the canvas) and data-label-overlaps current.
+ * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name)
+ * and data-label-overlaps current.
  */
 import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
-import { buildDagModel, storeHierarchy, type DagModel } from './dagmodel';
+import { readableExpanded, type CanvasSize, type UserFolding } from './dagfold';
+import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
 import { containerLines, tooltipLines } from './dagtooltip';
 import { CONTAINER_HEADER } from './compound';
-import { defaultExpanded, groupsHiding, type Hierarchy } from './scopes';
+import { groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
 import type { PlacementStore } from './store';
 import type { ColourMode } from './types';
@@ -90,8 +92,10 @@ export class DagView implements View {
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
-  /** Until the user folds or opens a group, each new graph gets the default folding. */
-  private userFolded = false;
+  /** Groups the user opened or folded: kept as they are when the folding is chosen again. */
+  private readonly user = { opened: new Set<string>(), folded: new Set<string>() };
+  /** The laid-out canvas size the folding was chosen for (null: not laid out then). */
+  private foldedFor: CanvasSize | null = null;
   private frame: number | null = null;
   private hoverBox = -1;
   private press: { x: number; y: number; dragging: boolean } | null = null;
@@ -152,13 +156,24 @@ export class DagView implements View {
     this.schedulePaint();
   }
 
-  /** Open a folded group (or series) by key, or fold an opened one. */
+  /**
+   * Open a folded group (or series) by key, or fold an opened one. While the graph is fitted,
+   * the other groups the view opened fold or open again so that every label stays readable.
+   */
   toggleGroup(key: string): void {
-    this.userFolded = true;
-    if (this.expanded.has(key)) {
-      this.expanded.delete(key);
+    const [from, to] = this.expanded.has(key)
+      ? [this.user.opened, this.user.folded]
+      : [this.user.folded, this.user.opened];
+    from.delete(key);
+    to.add(key);
+    if (this.userMoved) {
+      if (this.user.opened.has(key)) {
+        this.expanded.add(key);
+      } else {
+        this.expanded.delete(key);
+      }
     } else {
-      this.expanded.add(key);
+      this.chooseFolding(this.currentHierarchy(), this.user);
     }
     this.reveal = key;
     this.invalidateModel();
@@ -176,8 +191,11 @@ export class DagView implements View {
       (key) => !this.expanded.has(key),
     );
     if (hiding.length > 0) {
-      hiding.forEach((key) => this.expanded.add(key));
-      this.userFolded = true;
+      for (const key of hiding) {
+        this.expanded.add(key);
+        this.user.folded.delete(key);
+        this.user.opened.add(key);
+      }
       this.invalidateModel();
     }
     const model = this.currentModel();
@@ -509,12 +527,36 @@ export class DagView implements View {
   private currentHierarchy(): Hierarchy {
     if (this.hierarchy === null) {
       this.hierarchy = storeHierarchy(this.store);
-      if (!this.userFolded) {
-        this.expanded = defaultExpanded(this.hierarchy);
-      }
+      this.chooseFolding(this.hierarchy, this.user);
       this.model = null;
     }
     return this.hierarchy;
+  }
+
+  /** The user's groups and what else keeps labels readable, fitted to the canvas as it is now. */
+  private chooseFolding(hierarchy: Hierarchy, user: UserFolding): void {
+    const laidOut = this.measure();
+    const canvas = { width: this.viewport.width, height: this.viewport.height };
+    const edges = storeEdges(this.store);
+    this.expanded = readableExpanded(hierarchy, this.store.nodes, edges, canvas, user);
+    this.foldedFor = laidOut ? canvas : null;
+  }
+
+  /**
+   * Whether the folding is chosen again before this paint: the user has not moved the graph,
+   * and the canvas got its real size or a side changed by more than a quarter.
+   */
+  private refolds(laidOut: boolean): boolean {
+    if (this.userMoved || this.hierarchy === null || !laidOut) {
+      return false;
+    }
+    const was = this.foldedFor;
+    const changed = (before: number, now: number) => Math.abs(now - before) > before / 4;
+    return (
+      was === null ||
+      changed(was.width, this.viewport.width) ||
+      changed(was.height, this.viewport.height)
+    );
   }
 
   private currentModel(): DagModel {
@@ -648,8 +690,12 @@ export class DagView implements View {
 
   private paint(): void {
     const start = now();
-    const model = this.currentModel();
     const laidOut = this.measure();
+    if (this.refolds(laidOut)) {
+      this.chooseFolding(this.currentHierarchy(), this.user);
+      this.invalidateModel();
+    }
+    const model = this.currentModel();
     if (this.reveal !== null) {
       this.revealGroup(model, this.reveal);
       this.reveal = null;
@@ -677,9 +723,10 @@ export class DagView implements View {
     };
     const boxes = model.folded.boxes.length;
     let inView = 0;
+    let labelsDrawn = 0;
     let labelOverlaps = 0;
     if (this.ctx !== null) {
-      ({ inView, labelOverlaps } = paintDag({
+      ({ inView, labelsDrawn, labelOverlaps } = paintDag({
         ctx: this.ctx,
         model,
         nodes: this.store.nodes,
@@ -701,6 +748,7 @@ export class DagView implements View {
     data.ops = String(this.store.nodes.length);
     data.visibleNodes = String(boxes);
     data.inView = String(inView);
+    data.labelsDrawn = String(labelsDrawn);
     data.labelOverlaps = String(labelOverlaps);
     data.matching = String(dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0));
     const info = { drawn: boxes, ops: this.store.nodes.length, ms: now() - start };

@@ -42,11 +42,8 @@ export function storeHierarchy(store: PlacementStore): Hierarchy {
   return buildHierarchy(store.nodes);
 }
 
-export function buildDagModel(
-  store: PlacementStore,
-  expanded: ReadonlySet<string>,
-  hierarchy: Hierarchy = storeHierarchy(store),
-): DagModel {
+/** A store's edges between node indices (those whose ends are both in its tables). */
+export function storeEdges(store: PlacementStore): FoldEdge[] {
   const edges: FoldEdge[] = [];
   for (const edge of store.edges) {
     const src = store.nodeIndex(edge.src);
@@ -55,7 +52,15 @@ export function buildDagModel(
       edges.push({ src, dst, kind: edge.kind, bytes: edge.bytes, crosses: edge.crosses });
     }
   }
-  const folded = foldHierarchy(hierarchy, store.nodes, edges, expanded);
+  return edges;
+}
+
+export function buildDagModel(
+  store: PlacementStore,
+  expanded: ReadonlySet<string>,
+  hierarchy: Hierarchy = storeHierarchy(store),
+): DagModel {
+  const folded = foldHierarchy(hierarchy, store.nodes, storeEdges(store), expanded);
   const groups = hierarchy.groups;
   const layout = layoutCompound(folded, (group) => groups[group].side);
   const { x, y, w, h } = layout.boxes;

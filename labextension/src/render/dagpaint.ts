@@ -7,11 +7,11 @@
  * viewport is drawn.
  */
 import { textColourOn } from './colours';
-import { CONTAINER_HEADER } from './compound';
+import { CONTAINER_HEADER, OP_HEIGHT, OP_WIDTH } from './compound';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
 import { formatBytes } from './format';
-import { countOverlaps, fitLabel, type LabelRect } from './labels';
+import { countOverlaps, fitLabel, fitLabels, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
 import type { Viewport } from './viewport';
 import { visibleText } from './visible';
@@ -52,18 +52,39 @@ export interface PaintRequest {
 export interface PaintResult {
   /** Boxes entirely inside the canvas. */
   inView: number;
+  /** Drawn boxes whose name is painted. */
+  labelsDrawn: number;
   /** Pairs of drawn labels that overlap. */
   labelOverlaps: number;
 }
 
-/** Zoom (screen px per world px) from which outlines, labels and byte counts are drawn. */
+/** Zoom (screen px per world px) from which outlines, then edge labels and every edge are drawn. */
 const OUTLINE_SCALE = 0.15;
-export const LABEL_SCALE = 0.42;
+const EDGE_LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
 const COUNT_LINE_SCALE = 0.65;
-const TITLE_SCALE = LABEL_SCALE;
-const EDGE_LABEL_SCALE = LABEL_SCALE;
 const LABEL_FONT_PX = 11;
+/**
+ * A box or container title says its name wherever it is this tall on screen (CSS px) and has
+ * this much width for text (about six characters): the font stays LABEL_FONT_PX at every zoom.
+ */
+const LABEL_ROOM_PX = LABEL_FONT_PX + 2;
+/** A container's title is drawn where its strip is as tall as the font (it has no border). */
+const TITLE_ROOM_PX = LABEL_FONT_PX;
+const LABEL_MIN_WIDTH_PX = 36;
+/** A box's text starts this far in from its left side and keeps as far from its right side. */
+const LABEL_INSET_PX = 5;
+/** A container's title strip, in world px (its bottom line sits 4 px above the header's end). */
+const TITLE_STRIP = CONTAINER_HEADER - 4;
+/**
+ * The zoom from which every op box and container title has room for its name (folded groups are
+ * bigger): the default folding keeps the fitted zoom at least this (dagfold.ts).
+ */
+export const READABLE_SCALE = Math.max(
+  LABEL_ROOM_PX / OP_HEIGHT,
+  TITLE_ROOM_PX / TITLE_STRIP,
+  (LABEL_MIN_WIDTH_PX + 2 * LABEL_INSET_PX) / OP_WIDTH,
+);
 /** The +/- control of a group, in world px, at its top-right corner. */
 export const TOGGLE_SIZE = 16;
 const TOGGLE_INSET = 4;
@@ -80,7 +101,7 @@ function edgeBudget(scale: number): number {
   if (scale < OUTLINE_SCALE) {
     return 10_000;
   }
-  return scale < LABEL_SCALE ? 40_000 : Infinity;
+  return scale < EDGE_LABEL_SCALE ? 40_000 : Infinity;
 }
 
 /** The rectangle of the +/- control of a group box or container with this rect (world px). */
@@ -107,16 +128,16 @@ export function paintDag(request: PaintRequest): PaintResult {
   drawRings(request);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const labels: LabelRect[] = [];
-  if (scale >= LABEL_SCALE) {
-    drawLabels(request, visible, labels);
-  }
-  if (scale >= TITLE_SCALE) {
-    drawTitles(request, labels);
-  }
+  const labelsDrawn = drawLabels(request, visible, labels);
+  drawTitles(request, labels);
   if (scale >= EDGE_LABEL_SCALE) {
     drawEdgeLabels(request, edgesInView, visible, labels);
   }
-  return { inView: boxesInside(request, visible), labelOverlaps: countOverlaps(labels) };
+  return {
+    inView: boxesInside(request, visible),
+    labelsDrawn,
+    labelOverlaps: countOverlaps(labels),
+  };
 }
 
 function worldView(viewport: Viewport): [number, number, number, number] {
@@ -499,53 +520,70 @@ function groupLine(model: DagModel, box: number): string {
 }
 
 /**
- * Names (and, closer in, types or op counts) in screen space at a fixed font size, cut to their
- * box; each drawn line's rectangle goes into `placed`.
+ * Names (and, closer in, types or op counts) in screen space at a fixed font size, in each box
+ * with room for them on screen, cut to their box and kept apart (labels.fitLabels); each drawn
+ * line's rectangle goes into `placed`. Returns how many boxes say their name.
  */
-function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): void {
+function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
   const { x, y, w, h } = model.layout.boxes;
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
+  const roomOf = (b: number) => {
+    const group = model.folded.boxes[b].node < 0;
+    return (w[b] - (group ? TOGGLE_SIZE + TOGGLE_INSET : 0)) * scale - 2 * LABEL_INSET_PX;
+  };
+  const named = Array.from(visible).filter(
+    (b) => h[b] * scale >= LABEL_ROOM_PX && roomOf(b) >= LABEL_MIN_WIDTH_PX,
+  );
+  const rooms = named.map(roomOf);
+  const names = fitLabels(
+    ctx,
+    named.map((b) => visibleText(model.labels[b])),
+    rooms,
+  );
   const textColours = colours.palette.map(textColourOn);
-  const line = (text: string, sx: number, cy: number, room: number) => {
-    const fitted = fitLabel(ctx, visibleText(text), room);
-    if (fitted === '') {
-      return;
-    }
-    ctx.fillText(fitted, sx, cy);
-    const width = ctx.measureText(fitted).width;
+  const line = (text: string, sx: number, cy: number) => {
+    ctx.fillText(text, sx, cy);
+    const width = ctx.measureText(text).width;
     placed.push({ x: sx, y: cy - LABEL_FONT_PX / 2, w: width, h: LABEL_FONT_PX });
   };
-  for (const b of visible) {
+  let drawn = 0;
+  named.forEach((b, k) => {
+    if (names[k] === '') {
+      return;
+    }
+    drawn++;
     const box = model.folded.boxes[b];
-    const sx = x[b] * scale + viewport.offsetX + 5;
+    const sx = x[b] * scale + viewport.offsetX + LABEL_INSET_PX;
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
     ctx.fillStyle = textColours[colours.index[b]];
-    if (box.node < 0) {
-      const room = (w[b] - TOGGLE_SIZE - TOGGLE_INSET) * scale - 10;
-      const two = scale >= COUNT_LINE_SCALE;
-      line(model.labels[b], sx, sy + (two ? height * 0.28 : height * 0.4), room);
-      if (two) {
-        line(groupLine(model, b), sx, sy + height * 0.64, room);
-      }
-      continue;
+    const group = box.node < 0;
+    const second = group
+      ? scale >= COUNT_LINE_SCALE && groupLine(model, b)
+      : scale >= TYPE_LINE_SCALE && nodes[box.node].type;
+    if (!second) {
+      line(names[k], sx, sy + height * (group ? 0.4 : 0.5)); // above a group's device bar
+      return;
     }
-    const room = w[b] * scale - 10;
-    const two = scale >= TYPE_LINE_SCALE;
-    line(model.labels[b], sx, sy + (two ? height / 3 : height / 2), room);
-    if (two) {
-      line(nodes[box.node].type, sx, sy + (2 * height) / 3, room);
+    line(names[k], sx, sy + height * (group ? 0.28 : 1 / 3));
+    const fitted = fitLabel(ctx, visibleText(second), rooms[k]);
+    if (fitted !== '') {
+      line(fitted, sx, sy + height * (group ? 0.64 : 2 / 3));
     }
-  }
+  });
+  return drawn;
 }
 
-/** Each visible container's title in its top strip. */
+/** Each visible container's title in its top strip, where the strip has room for it. */
 function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
   const { scale } = viewport;
+  if (TITLE_STRIP * scale < TITLE_ROOM_PX) {
+    return;
+  }
   const { x, y, w } = model.layout.containers;
   ctx.font = `600 ${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
@@ -553,7 +591,7 @@ function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: Label
   ctx.fillStyle = theme.foreground;
   for (let c = 0; c < x.length; c++) {
     const sx = x[c] * scale + viewport.offsetX + 8;
-    const cy = (y[c] + (CONTAINER_HEADER - 4) / 2) * scale + viewport.offsetY;
+    const cy = (y[c] + TITLE_STRIP / 2) * scale + viewport.offsetY;
     if (sx > viewport.width || cy < 0 || cy > viewport.height) {
       continue;
     }

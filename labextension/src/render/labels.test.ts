@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countOverlaps, displayPath, fitLabel, uniqueLabels } from './labels';
+import { countOverlaps, displayPath, fitLabel, fitLabels, uniqueLabels } from './labels';
 
 /** 6 px per character, as the tests' fake canvas measures. */
 const measure = { measureText: (text: string) => ({ width: text.length * 6 }) };
@@ -36,6 +36,20 @@ describe('fitLabel', () => {
     expect(cut.length * 6).toBeLessThanOrEqual(60);
     expect(fitLabel(measure, 'averyveryverylongname', 30)).toBe('aver…');
     expect(fitLabel(measure, 'abc', 3)).toBe('');
+  });
+});
+
+describe('fitLabels', () => {
+  it('cuts labels that would read the same again, keeping what tells them apart', () => {
+    const texts = ['dense_0/MatMul', 'dense_1/MatMul', 'a/x/Relu', 'b/x/Relu', 'loss', 'loss'];
+    const fitted = fitLabels(measure, texts, [60, 60, 36, 36, 60, 60]);
+    expect(fitLabel(measure, texts[0], 60)).toBe(fitLabel(measure, texts[1], 60)); // 'de…/MatMul'
+    expect(fitted.slice(0, 2)).toEqual(['…_0/MatMul', '…_1/MatMul']);
+    expect(fitted.slice(2, 4)).toEqual(['a/x/R…', 'b/x/R…']); // both end in '…/Relu'
+    expect(fitted.slice(4)).toEqual(['loss', 'loss']); // the same name says the same
+    for (const [i, text] of fitted.entries()) {
+      expect(text.length * 6).toBeLessThanOrEqual([60, 60, 36, 36, 60, 60][i]);
+    }
   });
 });
 

@@ -70,8 +70,61 @@ export function fitLabel(measure: Measure, text: string, width: number): string 
     );
     return `${text.slice(0, head)}…${tail}`;
   }
+  return fitStart(measure, text, width);
+}
+
+/**
+ * Each text fitted to its width (fitLabel), kept apart: texts that differ but were cut to the same
+ * string are cut again keeping their end (`…e_1/MatMul`), else their start, whichever tells them
+ * apart, so two boxes never say the same thing.
+ */
+export function fitLabels(
+  measure: Measure,
+  texts: readonly string[],
+  widths: readonly number[],
+): string[] {
+  const fitted = texts.map((text, i) => fitLabel(measure, text, widths[i]));
+  const byFitted = new Map<string, number[]>();
+  fitted.forEach((text, i) => {
+    const list = byFitted.get(text);
+    if (list === undefined) {
+      byFitted.set(text, [i]);
+    } else {
+      list.push(i);
+    }
+  });
+  for (const [text, list] of byFitted) {
+    const distinct = new Set(list.map((i) => texts[i])).size;
+    if (text === '' || distinct < 2) {
+      continue;
+    }
+    for (const cut of [fitEnd, fitStart]) {
+      const again = list.map((i) => cut(measure, texts[i], widths[i]));
+      if (new Set(again).size === distinct) {
+        list.forEach((i, k) => (fitted[i] = again[k]));
+        break;
+      }
+    }
+  }
+  return fitted;
+}
+
+/** `text`, or its longest start that fits with an ellipsis after it ('' when none does). */
+function fitStart(measure: Measure, text: string, width: number): string {
+  if (measure.measureText(text).width <= width) {
+    return text;
+  }
   const n = longest(measure, text.length - 1, (k) => `${text.slice(0, k)}…`, width);
   return n === 0 ? '' : `${text.slice(0, n)}…`;
+}
+
+/** `text`, or its longest end that fits with an ellipsis before it ('' when none does). */
+function fitEnd(measure: Measure, text: string, width: number): string {
+  if (measure.measureText(text).width <= width) {
+    return text;
+  }
+  const n = longest(measure, text.length - 1, (k) => `…${text.slice(text.length - k)}`, width);
+  return n === 0 ? '' : `…${text.slice(text.length - n)}`;
 }
 
 /** The largest n in [0, max] with measure(make(n)) <= width (0 when none fits). */

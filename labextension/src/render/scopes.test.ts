@@ -125,6 +125,25 @@ describe('defaultExpanded', () => {
     ]);
   });
 
+  it("keeps a layer's variables folded, alone or as a series, and opens its ops' scope", () => {
+    const list = [op('x')];
+    for (const layer of ['dense_0', 'dense_1', 'head']) {
+      for (const v of ['kernel', 'bias']) {
+        list.push(op(`${layer}/${v}`, 1, 'VariableV2'), op(`${layer}/${v}/read`));
+      }
+      list.push(op(`mlp/${layer}/MatMul`, 1, 'MatMul'));
+    }
+    const hierarchy = buildHierarchy(list);
+    const opened = defaultExpanded(hierarchy);
+    expect(opened.has('mlp')).toBe(true);
+    expect(opened.has('dense_[0-1]')).toBe(false);
+    expect(opened.has('head')).toBe(false);
+    const folded = foldHierarchy(hierarchy, list, [], opened);
+    expect(folded.boxes.map((b) => b.name)).toEqual(
+      expect.arrayContaining(['dense_[0-1]', 'head']),
+    );
+  });
+
   it(`shows at most ${AUTO_BUDGET} boxes of a 3,000-op graph of 100 scopes`, () => {
     const { ops, edges } = chainOfBlocks(100, 30);
     const hierarchy = buildHierarchy(ops);

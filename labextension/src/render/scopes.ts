@@ -313,13 +313,39 @@ export function groupSize(group: Group): number {
 }
 
 /**
- * The groups a graph opens with: breadth first, biggest first, each opened when the boxes shown
- * stay within `budget`. Side groups stay closed: they are set aside; so does a variable's scope
- * (the variable op `w` with `w/read`, `w/Assign`), which reads best as one box.
+ * Per group, whether it holds only variables: a variable's scope (the variable op `w` with
+ * `w/read`, `w/Assign`), or a scope of such scopes (a dense layer's `kernel` and `bias`, a series
+ * of layers' variables).
  */
-export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set<string> {
+function variableScopes(hierarchy: Hierarchy): Uint8Array {
+  const { groups, paths } = hierarchy;
+  const only = new Uint8Array(groups.length);
+  // Children before parents: a series and a chunk are made after the groups they hold.
+  const breadthFirst = [0];
+  for (let k = 0; k < breadthFirst.length; k++) {
+    breadthFirst.push(...groups[breadthFirst[k]].groups);
+  }
+  for (let k = breadthFirst.length - 1; k > 0; k--) {
+    const g = breadthFirst[k];
+    const group = groups[g];
+    const variable = group.ops.some((node) => paths[node] === group.key);
+    const ofVariables =
+      group.ops.length === 0 && group.groups.length > 0 && group.groups.every((c) => only[c]);
+    only[g] = variable || ofVariables ? 1 : 0;
+  }
+  return only;
+}
+
+/**
+ * The groups a graph may open with, in the order it opens them: breadth first, biggest first,
+ * each taken when the boxes shown stay within `budget`. Side groups stay closed: they are set
+ * aside; so do scopes of variables only (variableScopes), which read best as one box, as in
+ * TensorBoard. Any prefix of the order is a folding whose opened groups' parents are open.
+ */
+export function openingOrder(hierarchy: Hierarchy, budget = AUTO_BUDGET): string[] {
   const { groups } = hierarchy;
-  const expanded = new Set<string>();
+  const variables = variableScopes(hierarchy);
+  const order: string[] = [];
   const root = groups[0];
   let shown = root.groups.length + root.ops.length;
   let level = root.groups.filter((g) => !groups[g].side);
@@ -329,16 +355,20 @@ export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set
     for (const g of level) {
       const group = groups[g];
       const cost = group.groups.length + group.ops.length - 1;
-      const variable = group.ops.some((node) => hierarchy.paths[node] === group.key);
-      if (!variable && shown + cost <= budget) {
+      if (variables[g] === 0 && shown + cost <= budget) {
         shown += cost;
-        expanded.add(group.key);
+        order.push(group.key);
         next.push(...group.groups);
       }
     }
     level = next;
   }
-  return expanded;
+  return order;
+}
+
+/** The whole opening order: the folding within `budget` boxes, readable or not. */
+export function defaultExpanded(hierarchy: Hierarchy, budget = AUTO_BUDGET): Set<string> {
+  return new Set(openingOrder(hierarchy, budget));
 }
 
 /** Keys of the groups that hide op `node` (to open them all). */

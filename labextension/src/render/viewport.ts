@@ -2,6 +2,21 @@
 
 export const MIN_SCALE = 0.002;
 export const MAX_SCALE = 4;
+/** Space kept free around the graph when it is fitted, CSS px. */
+const FIT_MARGIN = 16;
+
+/** The zoom that shows a `width` x `height` world whole on a `view` canvas, at most `most`. */
+export function fitScale(
+  view: { width: number; height: number },
+  width: number,
+  height: number,
+  most = 1,
+  margin = FIT_MARGIN,
+): number {
+  const across = (view.width - 2 * margin) / Math.max(width, 1);
+  const down = (view.height - 2 * margin) / Math.max(height, 1);
+  return Math.max(MIN_SCALE, Math.min(most, across, down));
+}
 
 export class Viewport {
   scale = 1;
@@ -33,8 +48,8 @@ export class Viewport {
   }
 
   /** Show the whole `width` x `height` world, at most at 1:1, centred. */
-  fit(width: number, height: number, margin = 16): void {
-    this.scale = this.scaleToShow(width, height, margin, 1);
+  fit(width: number, height: number): void {
+    this.scale = fitScale(this, width, height);
     this.centreOn(width / 2, height / 2);
   }
 
@@ -42,15 +57,9 @@ export class Viewport {
    * Bring the world rectangle into view: centred on it, zoomed out as far as it takes to show
    * all of it (never zoomed in).
    */
-  show(x: number, y: number, width: number, height: number, margin = 16): void {
-    this.scale = this.scaleToShow(width, height, margin, this.scale);
+  show(x: number, y: number, width: number, height: number): void {
+    this.scale = fitScale(this, width, height, this.scale);
     this.centreOn(x + width / 2, y + height / 2);
-  }
-
-  private scaleToShow(width: number, height: number, margin: number, most: number): number {
-    const across = (this.width - 2 * margin) / Math.max(width, 1);
-    const down = (this.height - 2 * margin) / Math.max(height, 1);
-    return Math.max(MIN_SCALE, Math.min(most, across, down));
   }
 
   centreOn(worldX: number, worldY: number): void {
