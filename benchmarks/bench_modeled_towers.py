@@ -13,7 +13,7 @@ import argparse
 import numpy as np
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 
 
 def makespan_s(gpus_for_towers: tuple[int, int], size: int, depth: int) -> tuple[float, float]:

@@ -25,7 +25,7 @@ from dag_strategies import Case, DeviceSetup, Fetch, Node, cases, fetch_leaves, 
 from hypothesis import HealthCheck, given, note, settings
 
 import placeviz as pv
-from placeviz.placement.reason import GENERATOR, IDENTITY, KINDS, METADATA
+from placeviz.contract import ReasonKind
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 MIB = 1 << 20
@@ -368,7 +368,7 @@ def follows_a_neighbour(sess: pv.Session, name: str) -> bool:
     while reason.kind == "colocated" and reason.anchor is not None:
         assert sess.placement[name] == sess.placement[reason.anchor], (name, reason)
         reason = sess.placement.explain(reason.anchor)
-    if reason.kind not in (GENERATOR, METADATA, IDENTITY):
+    if reason.kind not in (ReasonKind.GENERATOR, ReasonKind.METADATA, ReasonKind.IDENTITY):
         return False
     assert reason.anchor is not None
     assert sess.placement[name] == sess.placement[reason.anchor], (name, reason)
@@ -382,7 +382,7 @@ def check_placement(sess: pv.Session, case: Case, built: Built, upto: int) -> No
         device = sess.placement[op.name]
         reason = sess.placement.explain(op.name)
         assert device in devices, (op.name, device)
-        assert reason.kind in KINDS, (op.name, reason)
+        assert reason.kind in list(ReasonKind), (op.name, reason)
         assert reason.device == device, (op.name, reason)
     for i in range(upto):
         device, kind = expected_placement(case, i)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 
 SEQUENTIAL = pv.ConfigProto(inter_op_parallelism_threads=1)
 UFUNCS = {

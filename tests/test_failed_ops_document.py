@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import placeviz as pv
+from placeviz.contract import ReasonKind
 from placeviz.events.document import validate
-from placeviz.placement.reason import UNPLACED
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 
@@ -30,7 +30,11 @@ def test_an_op_pinned_to_a_missing_gpu_carries_the_error_as_its_reason() -> None
         sess.run(b)
     nodes = _nodes(sess)
     assert nodes["b"]["device"] is None
-    assert nodes["b"]["reason"] == {"kind": UNPLACED, "text": str(raised.value), "anchor": None}
+    assert nodes["b"]["reason"] == {
+        "kind": ReasonKind.UNPLACED,
+        "text": str(raised.value),
+        "anchor": None,
+    }
     text = nodes["b"]["reason"]["text"]
     # The op, its source line and the devices involved, as the raised error names them.
     assert "'b' (AddV2, created at test_failed_ops_document.py:" in text
@@ -48,7 +52,7 @@ def test_every_op_of_a_group_without_a_kernel_on_its_device_carries_the_error() 
     nodes = _nodes(sess)
     for name in ("counter", "counter/Assign", "counter/read"):  # the variable's colocated ops
         assert nodes[name]["device"] is None, name
-        assert nodes[name]["reason"]["kind"] == UNPLACED, name
+        assert nodes[name]["reason"]["kind"] == ReasonKind.UNPLACED, name
         assert nodes[name]["reason"]["text"] == str(raised.value)
     assert "no supported kernel for GPU devices" in str(raised.value)
 

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
-from placeviz.events.recorder import COLUMNS, DTYPES
+from placeviz.contract import COLUMN_NAMES as COLUMNS
+from placeviz.contract import EventKind
+from placeviz.events.recorder import DTYPES
 from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import WIRE_DTYPES, decode_events, encode_events
 from placeviz.inspector.stream import LiveStream

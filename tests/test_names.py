@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 
 
 def _names() -> list[str]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 from placeviz.graph import registry
 from placeviz.graph.ops._build import make_op, single
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.contract import EventKind, TimingSource
 from placeviz.events.document import DocumentError, validate
-from placeviz.events.kinds import EventKind, TimingSource
 
 FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
 

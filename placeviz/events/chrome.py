@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from placeviz.events.kinds import SOURCE_NAMES, EventKind
+from placeviz.contract import EventKind, TimingSource
 
 if TYPE_CHECKING:
     from placeviz.events.trace import Trace
@@ -41,11 +41,12 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
     ev = trace.events
     last_op_end: dict[int, tuple[int, int]] = {}  # node -> (pid, end ns) of the op that made it
     flow = 0
+    timing_labels = {int(source): source.label for source in TimingSource}
     for i in np.argsort(ev["t0"], kind="stable"):
         kind = int(ev["kind"][i])
         t0, t1 = int(ev["t0"][i]), int(ev["t1"][i])
         node, pid = int(ev["node"][i]), int(ev["device"][i]) + 1
-        timing = SOURCE_NAMES[int(ev["source"][i])]
+        timing = timing_labels[int(ev["source"][i])]
         nbytes = int(ev["bytes"][i])
         if kind == EventKind.RUN:
             out.append(_complete(f"run {int(ev['run'][i])}", "run", 0, 0, t0, t1, origin, {}))

@@ -16,19 +16,9 @@ from functools import cached_property
 
 import numpy as np
 
-COLUMNS = ("kind", "t0", "t1", "node", "device", "stream", "bytes", "source", "run", "peer")
-DTYPES = {
-    "kind": np.int8,
-    "t0": np.int64,
-    "t1": np.int64,
-    "node": np.int32,
-    "device": np.int16,
-    "stream": np.int16,
-    "bytes": np.int64,
-    "source": np.int8,
-    "run": np.int32,
-    "peer": np.int16,
-}
+from placeviz.contract import COLUMN_NAMES, EVENT_COLUMNS
+
+DTYPES = {column.name: column.dtype for column in EVENT_COLUMNS}
 Column = Sequence[int] | np.ndarray | int  # an int: the same value for every event of the chunk
 
 
@@ -62,7 +52,7 @@ class EventBatch:
         # One slice assignment per chunk and column: lists, arrays and single values alike are
         # converted by NumPy's C loops, with no intermediate arrays to concatenate.
         size = len(self)
-        columns = {name: np.empty(size, dtype=DTYPES[name]) for name in COLUMNS}
+        columns = {name: np.empty(size, dtype=DTYPES[name]) for name in COLUMN_NAMES}
         at = 0
         for chunk, lo, hi in self._parts:
             end = at + hi - lo

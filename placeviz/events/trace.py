@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.contract import COLUMN_NAMES, SCHEMA, EventKind, TimingSource, code_table
 from placeviz.events.html import MIME_TYPE, write_html
-from placeviz.events.kinds import KIND_NAMES, SOURCE_NAMES, EventKind
 
-SCHEMA = "placeviz/1"
 # Views list at most this many run records, the newest: a loop's thousands of runs would make
 # every run list, and a live view's first update, slow to build and to read.
 RUNS_LISTED = 1000
@@ -125,7 +124,6 @@ class Trace:
     # -- exports -------------------------------------------------------------------------------
     def to_document(self) -> dict[str, Any]:
         """The placement document (schema ``placeviz/1``): what the browser renders."""
-        ev = self.events
         return {
             "schema": SCHEMA,
             "origin_ns": self.origin_ns,
@@ -133,22 +131,18 @@ class Trace:
             "nodes": self.nodes,
             "edges": self.edges,
             "runs": self.runs,
-            # JSON object keys are strings: the dict is the same as the JSON read back.
-            "event_kinds": {str(k): v for k, v in KIND_NAMES.items()},
-            "timing_sources": {str(k): v for k, v in SOURCE_NAMES.items()},
-            "events": {
-                "kind": ev["kind"].tolist(),
-                "t0": (ev["t0"] - self.origin_ns).tolist(),
-                "t1": np.maximum(ev["t1"] - self.origin_ns, 0).tolist(),
-                "node": ev["node"].tolist(),
-                "device": ev["device"].tolist(),
-                "stream": ev["stream"].tolist(),
-                "bytes": ev["bytes"].tolist(),
-                "source": ev["source"].tolist(),
-                "run": ev["run"].tolist(),
-                "peer": ev["peer"].tolist(),
-            },
+            "event_kinds": code_table(EventKind),
+            "timing_sources": code_table(TimingSource),
+            "events": {name: self._document_column(name) for name in COLUMN_NAMES},
         }
+
+    def _document_column(self, name: str) -> list[int]:
+        column = self.events[name]
+        if name == "t0":
+            return (column - self.origin_ns).tolist()
+        if name == "t1":  # an unset end (0) would land before the origin
+            return np.maximum(column - self.origin_ns, 0).tolist()
+        return column.tolist()
 
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """Chrome Trace Event JSON: a process per device, a thread per stream, memory counters and

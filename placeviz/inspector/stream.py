@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 from placeviz.events.recorder import EventBatch
 from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import encode_events

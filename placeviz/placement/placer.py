@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, RequestSource
-from placeviz.placement import reason as R
 from placeviz.placement.colocation import (
     ColocationIndex,
     inherited_request,
@@ -197,7 +197,7 @@ class SimplePlacer:
     ) -> list[tuple[Operation, Device, Reason]]:
         device, decider, decided = group.device, group.decider, group.reason
         assert device is not None and decider is not None and decided is not None
-        by_rule = decided.kind in (R.PINNED, R.DEFAULT, R.SOFT)
+        by_rule = decided.kind in (ReasonKind.PINNED, ReasonKind.DEFAULT, ReasonKind.SOFT)
         first = group.anchor if by_rule else decider
         first_reason = decided
         if by_rule:
@@ -208,12 +208,12 @@ class SimplePlacer:
                 reason = _reference_reason(op, overrides[op._id], device)
             elif op is first:
                 reason = first_reason
-            elif by_rule and group.kind == R.PINNED and _asked_itself(op):
+            elif by_rule and group.kind == ReasonKind.PINNED and _asked_itself(op):
                 own = self._pinned_text(op, group.spec, device)
-                reason = Reason(R.PINNED, own, device.name, op.device)
+                reason = Reason(ReasonKind.PINNED, own, device.name, op.device)
             else:
                 text = f"colocated with '{first.name}' ({first.type}), which is {first_reason.text}"
-                reason = Reason(R.COLOCATED, text, device.name, op.device, first.name)
+                reason = Reason(ReasonKind.COLOCATED, text, device.name, op.device, first.name)
             result.append((op, device, reason))
         return result
 
@@ -239,16 +239,16 @@ class SimplePlacer:
             what = _group_kernels(members)
             return (
                 candidates,
-                R.DEFAULT,
+                ReasonKind.DEFAULT,
                 f"no device requested, so {short}, the first GPU, which has {what}",
             )
         if not has_gpu:
             text = f"no device requested and this session has no GPU, so {short}"
-            return candidates, R.DEFAULT, text
+            return candidates, ReasonKind.DEFAULT, text
         limiting = _first_unsupported(members, "GPU")
         return (
             candidates,
-            R.DEFAULT,
+            ReasonKind.DEFAULT,
             f"no device requested and there is no GPU kernel for {_kernel_name(limiting)}, "
             f"so {short}",
         )
@@ -259,7 +259,7 @@ class SimplePlacer:
         matching = [d for d in self.devices if spec.matches(d.spec)]
         usable = [d for d in matching if d.device_type in supported]
         if usable:
-            return usable, R.PINNED, self._pinned_text(anchor, spec, usable[0])
+            return usable, ReasonKind.PINNED, self._pinned_text(anchor, spec, usable[0])
         if self.soft:
             relaxed = spec.replace(device_type=None, device_index=None)
             candidates = [
@@ -271,10 +271,14 @@ class SimplePlacer:
                 if not matching:
                     why = f"{spec} does not exist"
                     first = f"the first {device.device_type} with {_group_kernels(members)}"
-                    return candidates, R.SOFT, f"soft placement: {why}, so {short}, {first}"
+                    return (
+                        candidates,
+                        ReasonKind.SOFT,
+                        f"soft placement: {why}, so {short}, {first}",
+                    )
                 limiting = _first_unsupported(members, spec.device_type or "")
                 why = f"there is no {spec.device_type} kernel for {_kernel_name(limiting)}"
-                return candidates, R.SOFT, f"soft placement: {why}, so {short}"
+                return candidates, ReasonKind.SOFT, f"soft placement: {why}, so {short}"
         raise self._unsatisfiable(spec, anchor, members, matching)
 
     def _unsatisfiable(
@@ -383,10 +387,10 @@ def _follow_input(
 ) -> tuple[Device, Reason] | None:
     """TF's heuristic B: metadata ops, and lone unpinned Identities, go with their input."""
     if op.type in _METADATA_TYPES and op.inputs:
-        kind = R.METADATA
+        kind = ReasonKind.METADATA
         why = f"as TensorFlow places {op.type}, which reads only its input's shape, with its input"
     elif _lone_identity(op, consumers):
-        kind = R.IDENTITY
+        kind = ReasonKind.IDENTITY
         why = (
             "as TensorFlow places an unpinned Identity whose input and only consumer request "
             "the same device"
@@ -434,7 +438,7 @@ def _follow_consumers(
         f"placed with {whom} on {short_name(device.name)}, as TensorFlow places ops that only "
         "generate a value (no inputs, one output) with the ops that use it"
     )
-    return device, Reason(R.GENERATOR, text, device.name, op.device, outs[0].name)
+    return device, Reason(ReasonKind.GENERATOR, text, device.name, op.device, outs[0].name)
 
 
 def _reference_reason(op: Operation, variable: Operation, device: Device) -> Reason:
@@ -443,7 +447,7 @@ def _reference_reason(op: Operation, variable: Operation, device: Device) -> Rea
         f"'{variable.name}' by reference, so TensorFlow ignores its own request '{op.device}', "
         f"which contradicts the variable's '{variable.device}'"
     )
-    return Reason(R.REFERENCE, text, device.name, op.device, variable.name)
+    return Reason(ReasonKind.REFERENCE, text, device.name, op.device, variable.name)
 
 
 def _sticky(
@@ -454,7 +458,7 @@ def _sticky(
         f"kept on {short_name(device.name)} with '{earlier.name}': an earlier run of this "
         "session placed its colocation group there (placements stick within a session)"
     )
-    reason = Reason(R.STICKY, text, device.name, "", earlier.name)
+    reason = Reason(ReasonKind.STICKY, text, device.name, "", earlier.name)
     return [(op, device, replace(reason, requested=op.device)) for op in new]
 
 

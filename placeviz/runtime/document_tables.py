@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
 from placeviz.graph.core import Graph, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
-from placeviz.placement.reason import UNPLACED
 from placeviz.runtime.tracing import device_record
 
 
@@ -53,7 +53,7 @@ def _node_records(
             r = entry[1]
             reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
         elif (failure := failures.get(op._id)) is not None:
-            reason = {"kind": UNPLACED, "text": str(failure.error), "anchor": None}
+            reason = {"kind": ReasonKind.UNPLACED, "text": str(failure.error), "anchor": None}
         sizes = [tensor_bytes(t) for t in op.outputs]
         records.append(
             {

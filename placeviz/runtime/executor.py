@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.contract import EventKind
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
-from placeviz.events.kinds import EventKind
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend

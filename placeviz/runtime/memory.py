@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from placeviz.contract import EventKind
 from placeviz.devices.context import Device
 from placeviz.errors import ResourceExhaustedError
-from placeviz.events.kinds import EventKind
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.shapes import format_dims
 from placeviz.runtime.executor import Step

@@ -9,10 +9,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 
+from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation
 from placeviz.placement.placer import is_generator
-from placeviz.placement.reason import REFERENCE, Reason
+from placeviz.placement.reason import Reason
 
 
 def device_mapping(devices: Sequence[Device]) -> str:
@@ -42,7 +43,7 @@ def ignored_requests(decisions: Iterable[tuple[Operation, Device, Reason]]) -> l
     """TensorFlow's note for each op whose request a reference edge overrode."""
     lines = []
     for op, _, reason in decisions:
-        if reason.kind == REFERENCE and reason.anchor is not None:
+        if reason.kind == ReasonKind.REFERENCE and reason.anchor is not None:
             variable = op.graph.get_operation_by_name(reason.anchor)
             lines.append(
                 f"Ignoring device specification {op.requested_device} for node '{op.name}' "

@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from placeviz.events.kinds import EventKind
-from placeviz.events.recorder import COLUMNS, DTYPES, Recorder
+from placeviz.contract import COLUMN_NAMES, EventKind
+from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.tracing import PlanColumns, record_run
 
@@ -166,6 +166,6 @@ class RunLog:
         recent = batch.columns
         columns = {
             name: np.concatenate([*(chunk[name] for chunk in earlier), recent[name]])
-            for name in COLUMNS
+            for name in COLUMN_NAMES
         }
         return kept, columns

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from placeviz import dtypes
+from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.devices.profiles import GPUProfile
-from placeviz.events.kinds import EventKind, TimingSource
 from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import Step
 

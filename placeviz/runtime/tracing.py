@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
-from placeviz.events.kinds import EventKind, TimingSource
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import CompiledPlan

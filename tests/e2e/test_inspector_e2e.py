@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import placeviz as pv
-from placeviz.events.kinds import EventKind
+from placeviz.contract import EventKind
 
 pytestmark = pytest.mark.e2e
 
