@@ -475,8 +475,21 @@ def test_slice_with_size_minus_one() -> None:
     array = np.arange(20).reshape(4, 5)
     np.testing.assert_array_equal(run_kernel(s, array), array[1:, 2:4])
     np.testing.assert_array_equal(run_kernel(s1, array), array[1:3, :])
-    scalar = array_ops.slice(placeholder([]), [], [])
+    none = constant_op.constant(np.zeros(0, np.int32))
+    scalar = array_ops.slice(placeholder([]), none, none)
     assert isinstance(run_kernel(scalar, np.array(3.0)), np.ndarray)
+
+
+def test_slice_and_reshape_of_empty_lists_follow_tensorflow() -> None:
+    """An empty list has no element to give its type: TF's op helper first makes a float32
+    Const of it, which Reshape (shape type defaults to int32) leaves unused beside an int32
+    ``Reshape/shape_1``, and Slice (no default) rejects."""
+    r = array_ops.reshape(constant_op.constant([3.0]), [])
+    assert [(t.op.name, t.dtype) for t in r.op.inputs[1:]] == [("Reshape/shape_1", dtypes.int32)]
+    unused = r.graph.get_operation_by_name("Reshape/shape").outputs[0]
+    assert (unused.dtype, unused.shape, r.shape) == (dtypes.float32, [0], [])
+    with pytest.raises(TypeError, match="parameter 'begin' has DataType float32"):
+        array_ops.slice(placeholder([]), [], [])
 
 
 @pytest.mark.parametrize(
@@ -548,7 +561,8 @@ def test_cast_has_kernels_for_every_dtype_on_gpu() -> None:
 def test_costs() -> None:
     x = placeholder([4, 5])
     s = array_ops.slice(x, [0, 0], [2, -1])
-    assert s.op.op_def.cost(s.op, [(4, 5)], [(2, 5)]) == (0.0, 2 * 10 * 4)
+    # the 10 elements copied out, read and written, and the int32 begin and size it reads
+    assert s.op.op_def.cost(s.op, [(4, 5), (2,), (2,)], [(2, 5)]) == (0.0, 2 * 10 * 4 + 2 * 2 * 4)
     c = array_ops.cast(x, dtypes.float64)
     assert c.op.op_def.cost(c.op, [(4, 5)], [(4, 5)]) == (20.0, 20 * (4 + 8))
     r = array_ops.reshape(x, [-1])

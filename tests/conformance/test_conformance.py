@@ -26,9 +26,6 @@ IMPLICIT_CONSTANTS = (
     "item 4, left: helper constants TensorFlow passes as inputs are attributes here "
     "(concat/axis, split/split_dim, GatherV2/axis, Slice/begin and size, Tile/multiples)"
 )
-CONVERTED_LIST_NAMES = (
-    "not listed: a Python list gather converts (its indices) is Const_N, not GatherV2/indices"
-)
 GRADIENT_GRAPH = (
     "not listed: gradient graphs differ (Sum's gradient is Shape + BroadcastTo, not Reshape "
     "+ Tile; a broadcast add's gradient sums without Reshape; AddN's colocation attr)"
@@ -72,39 +69,25 @@ def because(*reasons: str) -> str:
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "array_concat_axis0": IMPLICIT_CONSTANTS,
-    "array_concat_axis1": IMPLICIT_CONSTANTS,
-    "array_concat_negative_axis": IMPLICIT_CONSTANTS,
-    "array_gather": IMPLICIT_CONSTANTS,
-    "array_gather_axis1": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "array_gather_rows": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
     "array_getitem_index": MISSING_OPERATORS,
     "array_getitem_slice": MISSING_OPERATORS,
     "array_ones_like_int": LIKE_OPS,
-    "array_reshape_to_scalar": IMPLICIT_CONSTANTS,
-    "array_slice": IMPLICIT_CONSTANTS,
-    "array_slice_minus_one": IMPLICIT_CONSTANTS,
-    "array_split_axis1": IMPLICIT_CONSTANTS,
-    "array_split_num": IMPLICIT_CONSTANTS,
-    "array_split_sizes": IMPLICIT_CONSTANTS,
     "array_zeros_like": LIKE_OPS,
-    "const_string": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "const_string": MISSING_OPERATORS,
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_add_shapes": ERROR_MESSAGES,
-    "error_concat_scalars": IMPLICIT_CONSTANTS,
-    "error_concat_shapes": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_concat_shapes": ERROR_MESSAGES,
     "error_constant_float_to_int": ERROR_MESSAGES,
     "error_feed_unknown_name": ERROR_MESSAGES,
     "error_fetch_from_other_graph": ERROR_MESSAGES,
     "error_fetch_unknown_name": ERROR_MESSAGES,
-    "error_gather_out_of_range": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
+    "error_gather_out_of_range": ERROR_MESSAGES,
     "error_get_variable_without_shape": ERROR_MESSAGES,
     "error_iterate_tensor": ERROR_MESSAGES,
-    "error_reduce_axis": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_reshape_at_run_time": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_reshape_size": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_split_uneven": IMPLICIT_CONSTANTS,
+    "error_reduce_axis": ERROR_MESSAGES,
+    "error_reshape_at_run_time": ERROR_MESSAGES,
+    "error_reshape_size": ERROR_MESSAGES,
     "error_tensor_as_bool": ERROR_MESSAGES,
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
@@ -121,11 +104,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "math_add_n_one": ADD_N_OF_ONE,
     "math_truediv_fn": INT_TRUEDIV_CASTS,
     "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
-    "names_concat": IMPLICIT_CONSTANTS,
-    "names_gather": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "names_split": IMPLICIT_CONSTANTS,
-    "names_tensor_attributes": IMPLICIT_CONSTANTS,
-    "names_tensor_names": IMPLICIT_CONSTANTS,
     "names_tuple": MISSING_OPERATORS,
     "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
     "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),

@@ -14,7 +14,7 @@ from placeviz.graph.grads.registry import (
     not_differentiable,
     register_gradient,
 )
-from placeviz.graph.grads.shapes import reduce_broadcast, reshape_like, shape_of
+from placeviz.graph.grads.shapes import reduce_broadcast, reshape_like
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 from placeviz.graph.shapes import normalize_axis
 
@@ -96,48 +96,73 @@ def _join(grads: tuple[Tensor, ...], axis: int) -> Tensor:
 
 
 @register_gradient("Split")
-@register_gradient("SplitV")
 def _split_grad(op: Operation, *grads: Tensor) -> Grads:
-    return [_join(grads, op.attrs["axis"])]
+    """Split's inputs are (split_dim, value)."""
+    return [None, _join(grads, op.attrs["axis"])]
+
+
+@register_gradient("SplitV")
+def _split_v_grad(op: Operation, *grads: Tensor) -> Grads:
+    """SplitV's inputs are (value, size_splits, split_dim)."""
+    return first_input_only(op, _join(grads, op.attrs["axis"]))
 
 
 @register_gradient("ConcatV2")
 def _concat_grad(op: Operation, grad: Tensor) -> Grads:
     """Split the gradient where the inputs met: SplitV when their sizes along the axis are
-    static (one may be unknown), else TF's ConcatOffset and one Slice per input."""
-    values = op.inputs
+    static (one may be unknown), else TF's ConcatOffset and one Slice per input. The last
+    input, the axis, gets none."""
+    values = op.inputs[:-1]
     rank = values[0].shape.ndims
     if rank is not None:
         axis = normalize_axis(op.attrs["axis"], rank)
         sizes = [v.shape[axis] for v in values]
         if sizes.count(None) <= 1:
             split = [-1 if s is None else s for s in sizes]
-            return list(array_ops.split(grad, split, axis=axis))
+            return [*array_ops.split(grad, split, axis=axis), None]
     shapes = [shape_ops.shape(v) for v in values]
     offsets = shape_ops.concat_offset(op.attrs["axis"], shapes)
-    return [shape_ops.slice(grad, b, s) for b, s in zip(offsets, shapes)]
+    return [*(shape_ops.slice(grad, b, s) for b, s in zip(offsets, shapes)), None]
 
 
-# -- slices and gathers ------------------------------------------------------------------------
+# -- slices, tiles and gathers -----------------------------------------------------------------
 @register_gradient("Slice")
 def _slice_grad(op: Operation, grad: Tensor) -> Grads:
-    """Pad the gradient with zeros back to the input's shape."""
-    if len(op.inputs) != 1:
-        raise LookupError(f"No gradient for '{op.name}': a Slice with run-time bounds")
-    x, y = op.inputs[0], op.outputs[0]
-    begin = op.attrs["begin"]
-    if x.shape.is_fully_defined and y.shape.is_fully_defined:
-        after = [d - b - s for d, b, s in zip(x.shape.as_list(), begin, y.shape.as_list())]
-        return [array_ops.pad(grad, [[b, a] for b, a in zip(begin, after)])]
-    before = constant_op.constant(list(begin), dtype="int32", name="begin")
-    after = math_ops.subtract(math_ops.subtract(shape_of(x), shape_of(y, "Shape_1")), before)
-    return [array_ops.pad(grad, array_ops.stack([before, after], axis=1))]
+    """Pad the gradient with zeros back to the input's shape: static paddings where the shapes
+    and ``begin`` are known, else computed from them at run time (TF's ``_SliceGrad``)."""
+    x, begin, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    known = shape_ops.constant_value(begin)
+    if known is not None and x.shape.is_fully_defined and y.shape.is_fully_defined:
+        before = shape_ops.host_ints(known)
+        after = [d - b - s for d, b, s in zip(x.shape.as_list(), before, y.shape.as_list())]
+        return first_input_only(op, array_ops.pad(grad, [[b, a] for b, a in zip(before, after)]))
+    dtype = begin.dtype
+    sizes = math_ops.subtract(
+        shape_ops.shape(x, out_type=dtype, optimize=True),
+        shape_ops.shape(y, name="Shape_1", out_type=dtype, optimize=True),
+    )
+    after = math_ops.subtract(sizes, begin)
+    return first_input_only(op, array_ops.pad(grad, array_ops.stack([begin, after], axis=1)))
+
+
+@register_gradient("Tile")
+def _tile_grad(op: Operation, grad: Tensor) -> Grads:
+    """Sum the tiled copies: reshape to interleaved (multiple, size) pairs and sum over the
+    multiples (TF's ``_TileGrad``), for static shapes and multiples."""
+    x, multiples = op.inputs
+    known = shape_ops.constant_value(multiples)
+    if known is None or not x.shape.is_fully_defined:
+        raise LookupError(f"No gradient for '{op.name}': a Tile of run-time shape or multiples")
+    dims = x.shape.as_list()
+    pairs = [n for m, d in zip(shape_ops.host_ints(known), dims) for n in (m, d)]
+    summed = math_ops.reduce_sum(array_ops.reshape(grad, pairs), axis=list(range(0, len(pairs), 2)))
+    return first_input_only(op, summed if summed.shape == dims else array_ops.reshape(summed, dims))
 
 
 @register_gradient("GatherV2")
 def _gather_grad(op: Operation, grad: Tensor) -> Grads:
     """Dense, unlike TF's IndexedSlices: rows gathered twice get both gradients summed."""
-    params, indices = op.inputs
+    params, indices, _ = op.inputs
     p_rank, i_rank = params.shape.ndims, indices.shape.ndims
     axis = normalize_axis(op.attrs["axis"], p_rank)
     size = params.shape[axis] if p_rank is not None else None
@@ -146,7 +171,7 @@ def _gather_grad(op: Operation, grad: Tensor) -> Grads:
     else:
         num = array_ops.gather(shape_ops.shape(params, out_type=indices.dtype), axis)
     if axis == 0:
-        return [math_ops.unsorted_segment_sum(grad, indices, num), None]
+        return [math_ops.unsorted_segment_sum(grad, indices, num), None, None]
     if p_rank is None or i_rank is None:
         raise LookupError(
             f"No gradient for '{op.name}': GatherV2 along axis {axis} needs static ranks"
@@ -156,4 +181,4 @@ def _gather_grad(op: Operation, grad: Tensor) -> Grads:
     rest = list(range(axis)) + list(range(axis + i_rank, p_rank + i_rank - 1))
     rows = math_ops.unsorted_segment_sum(array_ops.transpose(grad, front + rest), indices, num)
     back = [*range(1, axis + 1), 0, *range(axis + 1, p_rank)]
-    return [array_ops.transpose(rows, back), None]
+    return [array_ops.transpose(rows, back), None, None]

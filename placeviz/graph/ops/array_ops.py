@@ -8,6 +8,7 @@ shape rule can see them. Only gradients, which may need the shapes of a run's va
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import numbers
@@ -19,7 +20,13 @@ import numpy as np
 
 from placeviz import dtypes
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor, get_default_graph, is_tensor_like
+from placeviz.graph.core import (
+    Operation,
+    Tensor,
+    as_graph_element,
+    get_default_graph,
+    is_tensor_like,
+)
 from placeviz.graph.ops import constant_op, shape_ops, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -28,6 +35,9 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    int_const,
+    run_axis,
+    run_derived,
     run_ints,
     shape_from_tensor,
 )
@@ -88,7 +98,8 @@ def write_only_cost(
 
 
 def _copy_out_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost:
-    """Slices and gathers read only the elements they copy out (plus any indices)."""
+    """Slices and gathers read only the elements they copy out (plus their int inputs: the
+    indices, a slice's bounds, an axis)."""
     out = sum(_count(s) for s in out_shapes)
     index_bytes = sum(
         _count(s) * t.dtype.size for s, t in zip(in_shapes[1:], op.inputs[1:], strict=True)
@@ -96,18 +107,25 @@ def _copy_out_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost
     return Cost(0.0, float(2 * out * registry.itemsize(op) + index_bytes))
 
 
-def _convert_all(values: Sequence[Any], what: str) -> list[Tensor]:
-    """Python values next to tensors take the first tensor's dtype and graph, as in TF."""
+def _convert_all(values: Sequence[Any], what: str, arg: str | None = None) -> list[Tensor]:
+    """Python values next to tensors take the first tensor's dtype and graph, as in TF; with
+    ``arg`` (in the op's scope) the i-th is a Const named ``<arg>_<i>`` (``concat/values_1``)."""
     if not values:
         raise ValueError(f"{what} needs at least one value")
+
+    def name(i: int) -> str | None:
+        return None if arg is None else f"{arg}_{i}"
+
     first = next((v for v in values if is_tensor_like(v)), None)
     if first is None:
-        return [convert_to_tensor(v) for v in values]
+        return [convert_to_tensor(v, name=name(i)) for i, v in enumerate(values)]
     first_tensor = convert_to_tensor(first)
     with first_tensor.graph.as_default():
         return [
-            convert_to_tensor(v) if is_tensor_like(v) else convert_to_tensor(v, first_tensor.dtype)
-            for v in values
+            convert_to_tensor(v)
+            if is_tensor_like(v)
+            else convert_to_tensor(v, first_tensor.dtype, name=name(i))
+            for i, v in enumerate(values)
         ]
 
 
@@ -275,11 +293,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     Const made of the list given."""
     value = convert_to_tensor(tensor)
     with op_scope(name or "Reshape", (value,)) as scope:
-        if is_tensor_like(shape):
-            target = convert_to_tensor(shape)
-        else:
-            target = constant_op.constant(_ints(shape, "shape"), dtypes.int32, name="shape")
-        return make_op("Reshape", [value, target], scope).outputs[0]
+        return make_op("Reshape", [value, _int_input(shape, "shape")], scope).outputs[0]
 
 
 # -- Transpose ---------------------------------------------------------------------------------
@@ -324,7 +338,7 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Tensor:
         if perm is None:
             return make_op("Transpose", [value], scope, {"perm": None}).outputs[0]
         order = _ints(perm, "perm")
-        perm_t = constant_op.constant(list(order), dtypes.int32, name="perm")
+        perm_t = int_const(order, "perm")
         return make_op("Transpose", [value, perm_t], scope, {"perm": order}).outputs[0]
 
 
@@ -491,9 +505,12 @@ def unstack(
 
 
 # -- ConcatV2 ----------------------------------------------------------------------------------
+# As in TF the axis is ConcatV2's last input, an int32 ``concat/axis`` Const; the ``axis`` attr
+# keeps its value for shapes and gradients.
 def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    dtype = same_dtype("ConcatV2", inputs, _value_names(inputs))
-    known = [t for t in inputs if t.shape.dims is not None]
+    values = inputs[:-1]
+    dtype = same_dtype("ConcatV2", values, _value_names(values))
+    known = [t for t in values if t.shape.dims is not None]
     if not known:
         return single(TensorShape(None), dtype)
     ranks = sorted({len(t.shape) for t in known})
@@ -514,14 +531,14 @@ def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
                     f"('{tensor.name}' has shape {tensor.shape})"
                 )
             out[i] = d
-    sizes = [t.shape[axis] for t in inputs]
+    sizes = [t.shape[axis] for t in values]
     out[axis] = None if None in sizes else sum(sizes)
     return single(TensorShape(out), dtype)
 
 
 def _concat_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
-    return lambda *values: xp.concatenate(values, axis=axis)
+    axis_of = run_axis()
+    return lambda *inputs: xp.concatenate(inputs[:-1], axis=axis_of(inputs[-1]))
 
 
 registry.register(
@@ -530,19 +547,28 @@ registry.register(
 
 
 def concat(values: Any, axis: int, name: str = "concat") -> Tensor:
-    """One value needs no ConcatV2: TF returns an Identity of it instead (``concat/concat``,
+    """TF's names: Python values become ``concat/values_<i>`` and the axis ``concat/axis``.
+    One value needs no ConcatV2: TF returns an Identity of it instead (``concat/concat``,
     beside the ``concat/concat_dim`` Const it made of the axis)."""
-    tensors = _convert_all(values if isinstance(values, list | tuple) else [values], "concat")
-    if len(tensors) == 1:
+    items = values if isinstance(values, list | tuple) else [values]
+    index = operator.index(axis)
+    if len(items) == 1:
+        tensors = _convert_all(items, "concat")
         with op_scope(name, tensors):
-            constant_op.constant(operator.index(axis), dtypes.int32, name="concat_dim")
+            constant_op.constant(index, dtypes.int32, name="concat_dim")
             return state_ops.identity(tensors[0], name=name)
-    return make_op("ConcatV2", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    with op_scope(name, items) as scope:
+        tensors = _convert_all(items, "concat", arg="values")
+        axis_t = constant_op.constant(index, dtypes.int32, name="axis")
+        return make_op("ConcatV2", [*tensors, axis_t], scope, {"axis": index}).outputs[0]
 
 
 # -- Split, SplitV -----------------------------------------------------------------------------
+# As in TF the axis is an int32 ``split/split_dim`` input (Split's first, SplitV's last) and
+# SplitV's sizes its second input; the ``axis`` and ``size_splits`` attrs keep their values for
+# shapes and gradients.
 def _infer_split(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    x = inputs[0]
+    x = inputs[1]
     num = attrs["num_split"]
     if num < 1:
         raise ShapeError(f"num_split must be at least 1, got {num}")
@@ -559,8 +585,8 @@ def _infer_split(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
 
 def _split_kernel(xp: Any, op: Operation, state: Any) -> Any:
     num = op.attrs["num_split"]
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    return lambda x: tuple(xp.split(x, num, axis=axis))
+    axis_of = run_axis()
+    return lambda split_dim, x: tuple(xp.split(x, num, axis=axis_of(split_dim)))
 
 
 registry.register(
@@ -601,24 +627,23 @@ def _infer_split_v(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
     return [(TensorShape([*dims[:axis], p, *dims[axis + 1 :]]), x.dtype) for p in pieces]
 
 
-def _split_points(sizes: Sequence[int], dim: int) -> list[int]:
-    return list(itertools.accumulate(_resolve_sizes(sizes, dim)))[:-1]
+@functools.lru_cache(maxsize=256)
+def _split_points(sizes: tuple[int, ...], dim: int) -> tuple[int, ...]:
+    """Where ``xp.split`` cuts; cached, as every run repeats the same sizes and dimension."""
+    return tuple(itertools.accumulate(_resolve_sizes(sizes, dim)))[:-1]
 
 
 def _split_v_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    sizes = op.attrs["size_splits"]
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    static = op.inputs[0].shape[axis] if _input_rank(op) is not None else None
-    if static is not None:
-        points = _split_points(sizes, static)
-        return lambda x: tuple(xp.split(x, points, axis=axis))
+    sizes_and_axis = run_derived(lambda sizes, split_dim: (sizes, split_dim[0]))
 
-    def split_unknown(x: Any) -> tuple[Any, ...]:
-        # The size was unknown when the graph was built: _split_points checks it now, or
-        # xp.split would silently return a different number of pieces.
+    def split_v(x: Any, size_splits: Any, split_dim: Any) -> tuple[Any, ...]:
+        # The sizes must fit the value's dimension, which may have been unknown when the graph
+        # was built: _split_points checks them, or xp.split would silently return a different
+        # number of pieces.
+        sizes, axis = sizes_and_axis(size_splits, split_dim)
         return tuple(xp.split(x, _split_points(sizes, x.shape[axis]), axis=axis))
 
-    return split_unknown
+    return split_v
 
 
 registry.register(
@@ -640,41 +665,43 @@ def split(
     name: str = "split",
 ) -> list[Tensor]:
     """An int makes that many equal pieces (Split); a list of sizes makes pieces that size
-    (SplitV), one of which may be -1."""
-    tensor = convert_to_tensor(value)
+    (SplitV), one of which may be -1. TF's names: the sizes are an int32 Const made before the
+    op's scope, the axis ``split/split_dim``."""
     axis = operator.index(axis)
     if isinstance(num_or_size_splits, numbers.Integral):
-        attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
-        return list(make_op("Split", [tensor], name, attrs).outputs)
+        with op_scope(name, (value,)) as scope:
+            split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+            tensor = convert_to_tensor(value, name="value")
+            attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
+            return list(make_op("Split", [split_dim, tensor], scope, attrs).outputs)
     sizes = _ints(num_or_size_splits, "num_or_size_splits")
     if num is not None and num != len(sizes):
         raise ValueError(f"num={num} does not match the {len(sizes)} sizes in {list(sizes)}")
-    attrs = {"size_splits": sizes, "axis": axis}
-    return list(make_op("SplitV", [tensor], name, attrs).outputs)
+    graph = as_graph_element(value).graph if is_tensor_like(value) else get_default_graph()
+    with graph.as_default():
+        sizes_t = constant_op.constant(list(sizes), dtypes.int32)
+    with op_scope(name, (value,)) as scope:
+        tensor = convert_to_tensor(value, name="value")
+        split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+        attrs = {"size_splits": sizes, "axis": axis}
+        return list(make_op("SplitV", [tensor, sizes_t, split_dim], scope, attrs).outputs)
 
 
 # -- Slice -------------------------------------------------------------------------------------
-def _infer_slice_tensors(inputs: Sequence[Tensor]) -> list[OutputSpec]:
-    """Slice with run-time begin and size tensors (from gradients): sizes may be -1."""
-    x, begin, size = inputs
-    check_shape_tensor(begin, "begin")
-    check_shape_tensor(size, "size")
-    begin_value, size_value = constant_value(begin), constant_value(size)
-    if begin_value is not None and size_value is not None:
-        attrs = {"begin": host_ints(begin_value), "size": host_ints(size_value)}
-        return _infer_slice([x], attrs)
-    out = shape_from_tensor(size)
-    if out.dims is None and x.shape.dims is not None:
-        out = TensorShape([None] * len(x.shape.dims))
-    return single(out, x.dtype)
-
-
+# As in TF begin and size are the op's int inputs (``Slice/begin``, ``Slice/size`` Consts of the
+# lists given, or run-time tensors in gradients); shapes use their values where construction
+# knows them.
 def _infer_slice(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    if len(inputs) == 3:
-        return _infer_slice_tensors(inputs)
-    x = inputs[0]
-    begin: tuple[int, ...] = attrs["begin"]
-    size: tuple[int, ...] = attrs["size"]
+    x, begin_t, size_t = inputs
+    check_shape_tensor(begin_t, "begin")
+    check_shape_tensor(size_t, "size")
+    begin_value, size_value = constant_value(begin_t), constant_value(size_t)
+    if begin_value is None or size_value is None:
+        out = shape_from_tensor(size_t)
+        if out.dims is None and x.shape.dims is not None:
+            out = TensorShape([None] * len(x.shape.dims))
+        return single(out, x.dtype)
+    begin, size = host_ints(begin_value), host_ints(size_value)
     dims = x.shape.dims
     if len(begin) != len(size) or (dims is not None and len(dims) != len(begin)):
         rank = "?" if dims is None else len(dims)
@@ -701,10 +728,8 @@ def _slice_key(begin: Sequence[int], size: Sequence[int]) -> tuple[Any, ...]:
 
 
 def _slice_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    if len(op.inputs) == 3:
-        return lambda x, begin, size: x[_slice_key(host_ints(begin), host_ints(size))]
-    key = _slice_key(op.attrs["begin"], op.attrs["size"])
-    return lambda x: x[key]
+    key_of = run_derived(_slice_key)
+    return lambda x, begin, size: x[key_of(begin, size)]
 
 
 registry.register(
@@ -714,8 +739,60 @@ registry.register(
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
     """``size[i] == -1`` takes everything from ``begin[i]`` to the end of dimension i."""
-    attrs = {"begin": _ints(begin, "begin"), "size": _ints(size, "size")}
-    return make_op("Slice", [convert_to_tensor(input_)], name or "Slice", attrs).outputs[0]
+    with op_scope(name or "Slice", (input_, begin, size)) as scope:
+        tensors = [
+            convert_to_tensor(input_, name="input"),
+            _int_input(begin, "begin", typed_by_default=False),
+            _int_input(size, "size", typed_by_default=False),
+        ]
+        return make_op("Slice", tensors, scope).outputs[0]
+
+
+def _int_input(value: Any, arg: str, typed_by_default: bool = True) -> Tensor:
+    """A shape-like argument as its op's input: a tensor, or ``int_const`` of the ints given."""
+    if is_tensor_like(value):
+        return convert_to_tensor(value)
+    return int_const(_ints(value, arg), arg, typed_by_default)
+
+
+# -- Tile --------------------------------------------------------------------------------------
+def _infer_tile(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x, multiples_t = inputs
+    check_shape_tensor(multiples_t, "multiples")
+    value = constant_value(multiples_t)
+    dims = x.shape.dims
+    count = multiples_t.shape[0] if multiples_t.shape.ndims == 1 else None
+    if dims is not None and count is not None and count != len(dims):
+        raise ShapeError(
+            f"Shape must be rank {len(dims)} but is rank {count}: multiples must have one entry "
+            f"per dimension of the input, shape {x.shape}"
+        )
+    if value is None:
+        rank = len(dims) if dims is not None else count
+        return single(TensorShape(None if rank is None else [None] * rank), x.dtype)
+    multiples = host_ints(value)
+    if any(m < 0 for m in multiples):
+        raise ShapeError(f"Expected multiples to be non-negative, got {list(multiples)}")
+    if dims is None:
+        return single(TensorShape([None] * len(multiples)), x.dtype)
+    tiled = [None if d is None else d * m for d, m in zip(dims, multiples, strict=True)]
+    return single(TensorShape(tiled), x.dtype)
+
+
+def _tile_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    ints = run_ints()
+    return lambda x, multiples: xp.tile(x, ints(multiples))
+
+
+registry.register(OpDef(type="Tile", infer=_infer_tile, kernel=_tile_kernel, cost=memory_cost))
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
+    """Repeats ``input`` ``multiples[i]`` times along dimension i (``Tile/multiples``, an int32
+    Const of the list given, is the op's second input as in TF)."""
+    with op_scope(name or "Tile", (input, multiples)) as scope:
+        tensors = [convert_to_tensor(input, name="input"), _int_input(multiples, "multiples")]
+        return make_op("Tile", tensors, scope).outputs[0]
 
 
 # -- Pad ---------------------------------------------------------------------------------------
@@ -763,8 +840,10 @@ def pad(tensor: Any, paddings: Any, name: str | None = None) -> Tensor:
 
 
 # -- GatherV2 ----------------------------------------------------------------------------------
+# As in TF the axis is the op's third input, an int32 ``GatherV2/axis`` Const; the ``axis`` attr
+# keeps its value for shapes and gradients.
 def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    params, indices = inputs
+    params, indices, _ = inputs
     if indices.dtype not in INDEX_DTYPES:
         raise TypeError(
             f"Input 'indices' of 'GatherV2' Op has type {indices.dtype.name} that is not in the "
@@ -780,8 +859,8 @@ def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
 
 
 def _gather_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    return lambda params, indices: xp.take(params, indices, axis=axis)
+    axis_of = run_axis()
+    return lambda params, indices, axis: xp.take(params, indices, axis=axis_of(axis))
 
 
 registry.register(
@@ -790,14 +869,16 @@ registry.register(
 
 
 def gather(params: Any, indices: Any, axis: int = 0, name: str | None = None) -> Tensor:
-    """Picks slices of ``params`` along ``axis``; a list of Python ints becomes int32 indices."""
-    params_tensor = convert_to_tensor(params)
-    with params_tensor.graph.as_default():
-        indices_tensor = convert_to_tensor(indices)
-    attrs = {"axis": operator.index(axis)}
-    return make_op("GatherV2", [params_tensor, indices_tensor], name or "GatherV2", attrs).outputs[
-        0
-    ]
+    """Picks slices of ``params`` along ``axis``; a list of Python ints becomes int32 indices.
+    TF's names: Python values become ``GatherV2/params`` and ``GatherV2/indices``, the axis
+    ``GatherV2/axis``."""
+    index = operator.index(axis)
+    with op_scope(name or "GatherV2", (params, indices)) as scope:
+        params_t = convert_to_tensor(params, name="params")
+        indices_t = convert_to_tensor(indices, name="indices")
+        axis_t = constant_op.constant(index, dtypes.int32, name="axis")
+        attrs = {"axis": index}
+        return make_op("GatherV2", [params_t, indices_t, axis_t], scope, attrs).outputs[0]
 
 
 # -- Cast --------------------------------------------------------------------------------------

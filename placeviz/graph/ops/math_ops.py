@@ -22,6 +22,7 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    int_const,
     run_ints,
 )
 from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
@@ -517,8 +518,11 @@ def _reduce(
             if axis is not None:
                 scalar = not isinstance(axis, list | tuple)
                 axis = [int(axis)] if scalar else [int(a) for a in axis]
-                indices = axis[0] if scalar else axis  # a scalar Const for one int, as TF
-                inputs.append(constant_op.constant(indices, dtypes.int32, name="reduction_indices"))
+                if scalar:  # a scalar Const for one int, as TF
+                    indices = constant_op.constant(axis[0], dtypes.int32, name="reduction_indices")
+                else:
+                    indices = int_const(axis, "reduction_indices")
+                inputs.append(indices)
             attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
             return make_op(op_type, inputs, scope, attrs).outputs[0]
 

@@ -15,8 +15,8 @@ kernels keep them in host memory), so a gradient colocated with a GPU op can be 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from placeviz.graph.registry import OpDef, OutputSpec, free_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast
 
 INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+T = TypeVar("T")
 
 
 # -- what graph construction already knows about a shape-valued tensor -------------------------
@@ -71,18 +72,46 @@ def host_ints(value: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in value.reshape(-1).tolist())
 
 
-def run_ints() -> Any:
-    """``host_ints`` for one kernel's shape-like input, converted again only when a run brings
-    another array: a Const input is the plan's same array on every run (a fed one is new), so
-    the per-run cost of a reshape's shape or a reduction's axes is one identity check."""
-    last: list[Any] = [None, ()]
+def run_derived(derive: Callable[..., T]) -> Callable[..., T]:
+    """``derive`` of shape-like kernel inputs' ints (``host_ints`` of each), computed again only
+    when a run brings other arrays: a Const input is the plan's same array on every run (a fed
+    one is new), so the per-run cost of a reshape's shape, a slice's bounds or a split's sizes
+    is an identity check per input."""
+    last: list[Any] = [None, None]
 
-    def ints(value: Any) -> tuple[int, ...]:
-        if value is not last[0]:
-            last[0], last[1] = value, host_ints(value)
+    def derived(*arrays: Any) -> T:
+        seen = last[0]
+        if seen is None or any(a is not b for a, b in zip(arrays, seen, strict=True)):
+            last[0], last[1] = arrays, derive(*(host_ints(a) for a in arrays))
         return last[1]
 
-    return ints
+    return derived
+
+
+def run_ints() -> Callable[[Any], tuple[int, ...]]:
+    """``host_ints`` of one shape-like kernel input, converted once per array (``run_derived``)."""
+    return run_derived(lambda ints: ints)
+
+
+def run_axis() -> Callable[[Any], int]:
+    """The int of a scalar axis input (a concat's axis, a split's split_dim), once per array."""
+    return run_derived(lambda ints: ints[0])
+
+
+def int_const(ints: Sequence[int], arg: str, typed_by_default: bool = True) -> Tensor:
+    """The int32 Const named ``arg`` that TF's op helper makes of a shape-like list given to an
+    op (``Reshape/shape``), inside the op's scope. An empty list has no element to tell its
+    type: TF first makes a float32 Const of it, which an argument whose type has a default
+    (Reshape's shape, Tile's multiples, a reduction's axes, a Transpose's perm) leaves unused
+    beside an int32 ``<arg>_1``, and one without (Slice's begin and size) rejects."""
+    if not ints:
+        constant_op.constant([], dtypes.float32, name=arg)
+        if not typed_by_default:
+            raise TypeError(
+                f"Value passed to parameter '{arg}' has DataType float32 not in list of allowed "
+                "values: int32, int64"
+            )
+    return constant_op.constant(list(ints), dtypes.int32, name=arg)
 
 
 # -- Shape, Size -------------------------------------------------------------------------------
