@@ -59,6 +59,7 @@ from placeviz.graph.ops.array_ops import (
     split,
     squeeze,
     stack,
+    tile,
     transpose,
     unstack,
     zeros,

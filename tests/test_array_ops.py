@@ -507,6 +507,22 @@ def test_slice_errors(begin: list[int], size: list[int], message: str) -> None:
     assert "'Slice' (Slice)" in str(info.value)
 
 
+def test_tile_repeats_along_each_dimension() -> None:
+    """As in TF the multiples are the op's second input, ``Tile/multiples`` (int32)."""
+    t = array_ops.tile(placeholder([2, None]), [3, 2])
+    multiples = t.op.inputs[1]
+    assert (t.op.type, t.op.name, multiples.op.name) == ("Tile", "Tile", "Tile/multiples")
+    assert (multiples.dtype, t.shape) == (dtypes.int32, TensorShape([6, None]))
+    array = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(run_kernel(t, array), np.tile(array, [3, 2]))
+    fed = array_ops.tile(placeholder([2]), placeholder([1], dtypes.int32))
+    assert fed.shape == TensorShape([None])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="'Tile_2' \\(Tile\\)"):
+        array_ops.tile(placeholder([2, 3]), [2])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="non-negative"):
+        array_ops.tile(placeholder([2]), [-1])
+
+
 def test_gather_shapes_and_values() -> None:
     params = placeholder([5, None, 3])
     g = array_ops.gather(params, [[0, 4], [1, 1]])

@@ -148,6 +148,11 @@ CASES: dict[str, tuple[Callable[..., Any], list[np.ndarray]]] = {
     "Split_one_used": (lambda a: pv.split(a, 3, axis=0)[2], [normal(3, 2)]),
     "SplitV": (lambda a: pv.split(a, [1, -1, 2], axis=1), [normal(2, 6)]),
     "Slice": (lambda a: pv.slice(a, [1, 0], [2, -1]), [normal(4, 3)]),
+    "Slice_tensor_bounds": (
+        lambda a: pv.slice(a, pv.constant([0, 1]), pv.constant([-1, 2])),
+        [normal(3, 4)],
+    ),
+    "Tile": (lambda a: pv.tile(a, [2, 1, 3]), [normal(2, 3, 1)]),
     "GatherV2": (lambda a: pv.gather(a, [2, 0, 2]), [normal(3, 2)]),
     "GatherV2_axis1": (lambda a: pv.gather(a, [[1, 1], [0, 2]], axis=1), [normal(2, 3, 2)]),
     "Identity": (lambda a: pv.identity(a) * a, [normal(2, 3)]),

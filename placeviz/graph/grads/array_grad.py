@@ -147,16 +147,21 @@ def _slice_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Tile")
 def _tile_grad(op: Operation, grad: Tensor) -> Grads:
-    """Sum the tiled copies: reshape to interleaved (multiple, size) pairs and sum over the
-    multiples (TF's ``_TileGrad``), for static shapes and multiples."""
+    """Sum the tiled copies (TF's ``_TileGrad``): reshape the gradient to interleaved
+    (multiple, size) pairs, ``[2, 20, 3, 30]`` for multiples [2, 3] of a [20, 30] input, and sum
+    over the multiples."""
     x, multiples = op.inputs
-    known = shape_ops.constant_value(multiples)
-    if known is None or not x.shape.is_fully_defined:
-        raise LookupError(f"No gradient for '{op.name}': a Tile of run-time shape or multiples")
-    dims = x.shape.as_list()
-    pairs = [n for m, d in zip(shape_ops.host_ints(known), dims) for n in (m, d)]
-    summed = math_ops.reduce_sum(array_ops.reshape(grad, pairs), axis=list(range(0, len(pairs), 2)))
-    return first_input_only(op, summed if summed.shape == dims else array_ops.reshape(summed, dims))
+    rank = multiples.shape[0] if multiples.shape.ndims == 1 else None
+    if rank is None:
+        raise LookupError(f"No gradient for '{op.name}': a Tile of unknown rank")
+    input_shape = shape_ops.shape(x, out_type=multiples.dtype, optimize=True)
+    pairs = array_ops.transpose(array_ops.stack([multiples, input_shape]))
+    split_shape = array_ops.reshape(pairs, [-1])
+    summed = math_ops.reduce_sum(
+        array_ops.reshape(grad, split_shape), axis=list(range(0, 2 * rank, 2))
+    )
+    summed.set_shape(x.shape)
+    return first_input_only(op, summed)
 
 
 @register_gradient("GatherV2")
