@@ -190,6 +190,18 @@ family(
         "zeros_scalar": lambda tf: tf.zeros([]),
         "getitem_index": lambda tf: tf.constant(_X)[1],
         "getitem_slice": lambda tf: tf.constant([1, 2, 3, 4])[1:3],
+        "concat_python_values": lambda tf: tf.concat([[1.0], tf.constant([2.0]), [3.0]], 0),
+        "split_python_value": lambda tf: tf.split([[1.0, 2.0], [3.0, 4.0]], 2, axis=1),
+        "split_sizes_python_value": lambda tf: tf.split([1.0, 2.0, 3.0], [1, -1]),
+        "gather_python_params": lambda tf: tf.gather([1.0, 2.0, 3.0], tf.constant([2, 0])),
+        "slice_tensor_bounds": lambda tf: tf.slice(
+            tf.constant(_X), tf.constant([0, 1]), tf.constant([-1, 1])
+        ),
+        "tile": lambda tf: tf.tile(tf.constant(_X), [2, 1]),
+        "tile_scalar": lambda tf: tf.tile(tf.constant(3.0), []),
+        "tile_tensor_multiples": lambda tf: tf.tile(tf.constant([1, 2]), tf.constant([3])),
+        "transpose_scalar": lambda tf: tf.transpose(tf.constant(3.0), []),
+        "reduce_sum_no_axes": lambda tf: tf.reduce_sum(tf.constant(_X), []),
     },
 )
 
@@ -467,6 +479,11 @@ def error_tensor_as_bool(tf: Any) -> Any:
     if tf.constant(True):
         return tf.constant(1.0)
     return None
+
+
+@program(error=["parameter 'begin'", "float32"])
+def error_slice_empty_list(tf: Any) -> Any:
+    return tf.slice(tf.constant(3.0), [], [])
 
 
 @program(error=["Invalid reduction dimension"])
@@ -1747,6 +1764,38 @@ def gradients_square(tf: Any) -> Any:
     x = tf.constant([1.0, 2.0], name="x")
     y = tf.reduce_sum(tf.square(x), name="y")
     return tf.gradients(y, x)
+
+
+@program
+def gradients_sum_over_one_axis(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(x, 1), x)
+
+
+@program
+def gradients_mean_keepdims(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_mean(x, 0, keepdims=True), x)
+
+
+@program
+def gradients_sum_of_partly_known_shape(tf: Any) -> Any:
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    grads = tf.gradients(tf.reduce_sum(x * x), x)
+    return Run(grads, {x: np.array(_X, dtype=np.float32)})
+
+
+@program
+def gradients_sub_and_mul_broadcast(tf: Any) -> Any:
+    a = tf.constant(_X, name="a")
+    b = tf.constant([1.0, 2.0, 3.0], name="b")
+    return tf.gradients(tf.reduce_sum((a - b) * b), [a, b])
+
+
+@program
+def gradients_tile(tf: Any) -> Any:
+    x = tf.constant([[1.0, 2.0]], name="x")
+    return tf.gradients(tf.reduce_sum(tf.tile(x, [3, 2])), x)
 
 
 @program

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from placeviz import dtypes
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.grads.registry import (
     first_input_only,
@@ -16,6 +19,7 @@ from placeviz.graph.grads.registry import (
 )
 from placeviz.graph.grads.shapes import broadcast_like, keep_reduced_dims, reduce_broadcast
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.shapes import normalize_axis
 
 Grads = list[Tensor | None]
 
@@ -32,15 +36,24 @@ not_differentiable(
 
 
 # -- elementwise binary ------------------------------------------------------------------------
+def _same_known_shape(x: Tensor, y: Tensor, grad: Tensor) -> bool:
+    """TF's ``_ShapesFullySpecifiedAndEqual``: no broadcasting to undo, so no shape ops."""
+    return x.shape.is_fully_defined and x.shape == y.shape == grad.shape
+
+
 @register_gradient("AddV2")
 def _add_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad):
+        return [grad, grad]
     return list(reduce_broadcast(x, y, grad, grad))
 
 
 @register_gradient("Sub")
 def _sub_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad):
+        return [grad, math_ops.negative(grad)]
     return list(reduce_broadcast(x, y, grad, math_ops.negative(grad)))
 
 
@@ -55,6 +68,8 @@ def _floor_mod_grad(op: Operation, grad: Tensor) -> Grads:
 @register_gradient("Mul")
 def _mul_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad) and grad.dtype in (dtypes.float32, dtypes.int32):
+        return [math_ops.multiply(grad, y), math_ops.multiply(grad, x)]  # TF's operand order
     return list(reduce_broadcast(x, y, math_ops.multiply(grad, y), math_ops.multiply(x, grad)))
 
 
@@ -115,8 +130,9 @@ def _abs_grad(op: Operation, grad: Tensor) -> Grads:
 @register_gradient("Square")
 def _square_grad(op: Operation, grad: Tensor) -> Grads:
     x = op.inputs[0]
-    two = constant_op.constant(2, dtype=x.dtype)
-    return [math_ops.multiply(grad, math_ops.multiply(x, two))]
+    with op.graph.control_dependencies([grad]):  # TF's: keeps 2x from being computed early
+        two = constant_op.constant(2, dtype=x.dtype)
+        return [math_ops.multiply(grad, math_ops.multiply(x, two))]
 
 
 @register_gradient("Sqrt")
@@ -182,20 +198,48 @@ def _runtime_axes(op: Operation) -> bool:
     return "axis" not in op.attrs
 
 
+def _spread(op: Operation, grad: Tensor) -> Tensor:
+    """The gradient of a Sum (or Mean) ``op`` spread back over its input, built as TF's
+    ``_SumGrad`` builds it where the input's rank and the axes are known: a reduction of every
+    axis in order reshapes to all ones and tiles by the input's shape (a ``Const``, or a
+    ``Shape`` while it is partly unknown); over some axes of a fully known shape it reshapes to
+    the kept dimensions and tiles by the input's shape over them, made with the ``Maximum`` and
+    ``floordiv`` ops TF's ``_safe_shape_div`` leaves in the graph. Otherwise the run's shapes
+    broadcast it (``Shape``, ``BroadcastTo``)."""
+    if _runtime_axes(op):
+        raise LookupError(f"No gradient for '{op.name}': a {op.type} over run-time axes")
+    x = op.inputs[0]
+    dims = x.shape.dims
+    axes = shape_ops.constant_value(op.inputs[1]) if len(op.inputs) == 2 else None
+    if dims is None or axes is None:
+        return broadcast_like(keep_reduced_dims(op, grad), x)
+    rank = len(dims)
+    if np.array_equal(axes, np.arange(rank)):
+        grad = array_ops.reshape(grad, [1] * rank)
+        if x.shape.is_fully_defined:
+            multiples = constant_op.constant(dims, dtype=dtypes.int32)
+        else:
+            multiples = shape_ops.shape(x)
+        return array_ops.tile(grad, multiples)
+    if not x.shape.is_fully_defined:
+        return broadcast_like(keep_reduced_dims(op, grad), x)
+    reduced = {normalize_axis(int(a), rank) for a in axes.reshape(-1)}
+    kept = [1 if i in reduced else d for i, d in enumerate(dims)]
+    math_ops.floordiv(list(dims), math_ops.maximum(kept, 1))  # TF's, constant-folded there
+    scaling = [d // max(k, 1) for d, k in zip(dims, kept)]  # type: ignore[operator]
+    return array_ops.tile(array_ops.reshape(grad, kept), scaling)
+
+
 @register_gradient("Sum")
 def _sum_grad(op: Operation, grad: Tensor) -> Grads:
-    if _runtime_axes(op):
-        raise LookupError(f"No gradient for '{op.name}': a Sum over run-time axes")
-    return first_input_only(op, broadcast_like(keep_reduced_dims(op, grad), op.inputs[0]))
+    return first_input_only(op, _spread(op, grad))
 
 
 @register_gradient("Mean")
 def _mean_grad(op: Operation, grad: Tensor) -> Grads:
     """Sum's gradient divided by how many elements each output averaged."""
-    if _runtime_axes(op):
-        raise LookupError(f"No gradient for '{op.name}': a Mean over run-time axes")
     x, y = op.inputs[0], op.outputs[0]
-    sum_grad = broadcast_like(keep_reduced_dims(op, grad), x)
+    sum_grad = _spread(op, grad)
     x_count, y_count = x.shape.num_elements(), y.shape.num_elements()
     if x_count is not None and y_count is not None:
         factor = constant_op.constant(x_count // max(y_count, 1), dtype=sum_grad.dtype)
