@@ -415,6 +415,8 @@ def test_several_consumers_accumulate_with_add_n() -> None:
     y = pv.exp(x) * x + pv.square(x)
     (g,) = pv.gradients(y, [x])
     assert g.op.type == "AddN" and g.op.name == "gradients/AddN"
+    # TF's _MultiDeviceAddN: the sum is colocated with its first summand's op
+    assert g.op.colocation_groups() == [f"loc:@{g.op.inputs[0].op.name}"]
     xv = np.array([0.5, -1.0, 2.0])
     with pv.Session() as sess:
         np.testing.assert_allclose(sess.run(g, {x: xv}), np.exp(xv) * (1 + xv) + 2 * xv)

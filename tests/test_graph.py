@@ -40,6 +40,10 @@ def test_operator_default_names_and_types() -> None:
     m = pv.ones([2, 2]) @ pv.ones([2, 2])
     assert m.op.type == "MatMul"
     assert pv.add_n([a, b]).op.type == "AddN"
+    # as TF: one tensor is its own sum, or an Identity of it when the sum is named
+    assert pv.add_n([a]) is a
+    named = pv.add_n([a], name="total")
+    assert (named.op.type, named.op.name, named.op.inputs[0]) == ("Identity", "total", a)
     assert pv.placeholder(pv.float32).op.type == "Placeholder"
     assert pv.Variable(1.0).op.type == "VariableV2"
 

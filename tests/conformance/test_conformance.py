@@ -22,11 +22,6 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # differences this harness found outside it. Every program below fails for each reason it
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
-GRADIENT_GRAPH = (
-    "not listed: gradient graphs differ (the AddN that sums an input's gradients is colocated "
-    "with itself, not with its first summand's op; grad_ys given as a tensor is used as it is, "
-    "not through gradients/grad_ys_0)"
-)
 TILE_GRADIENT = (
     "not listed: Tile's gradient sums over a Const of axes (TF: Size and Range ops), and the "
     "shape it reshapes to is not folded at construction, so that Reshape's shape is unknown"
@@ -44,7 +39,6 @@ LIKE_OPS = (
     "not listed: zeros_like of a constant is a Const in TensorFlow, ones_like a Fill of its "
     "Shape; here ZerosLike and OnesLike ops"
 )
-ADD_N_OF_ONE = "not listed: add_n([x]) returns x itself in TensorFlow, an AddN op here"
 INT_TRUEDIV_CASTS = (
     "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
     "float64 directly)"
@@ -92,21 +86,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_tensor_as_bool": ERROR_MESSAGES,
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
-    "gradients_grad_ys": GRADIENT_GRAPH,
-    "gradients_name_scope": GRADIENT_GRAPH,
-    "gradients_of_variable": GRADIENT_GRAPH,
-    "gradients_relu_sigmoid": GRADIENT_GRAPH,
-    "gradients_sub_and_mul_broadcast": GRADIENT_GRAPH,
-    "gradients_sum_of_partly_known_shape": GRADIENT_GRAPH,
     "gradients_tile": TILE_GRADIENT,
-    "gradients_two_paths": GRADIENT_GRAPH,
-    "math_add_n_one": ADD_N_OF_ONE,
     "math_truediv_fn": INT_TRUEDIV_CASTS,
     "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
     "names_tuple": MISSING_OPERATORS,
-    "optimizer_adam_placement": GRADIENT_GRAPH,
-    "optimizer_slots_follow_variable": GRADIENT_GRAPH,
-    "optimizer_under_device_scope": GRADIENT_GRAPH,
     "random_uniform_bounds": MISSING_OPERATORS,
     "tuple_gates_values": MISSING_OPERATORS,
     "variable_initialized_value": MISSING_OPERATORS,

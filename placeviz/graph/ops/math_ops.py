@@ -14,7 +14,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops import constant_op
+from placeviz.graph.ops import constant_op, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -424,6 +424,8 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
     if not inputs:
         raise ValueError("inputs must be a non-empty list of tensors")
     tensors = [convert_to_tensor(x) for x in inputs]
+    if len(tensors) == 1:  # as TF: nothing to add, x itself, or an Identity when named
+        return tensors[0] if name is None else state_ops.identity(tensors[0], name=name)
     return make_op("AddN", tensors, name or "AddN").outputs[0]
 
 
