@@ -115,21 +115,44 @@ def test_fill_rejects_a_non_scalar_value() -> None:
 
 
 def test_zeros_like_and_ones_like_keep_unknown_dims() -> None:
+    """TF's forms where the shape is partly unknown: a ZerosLike op, a Fill of the run's Shape."""
     x = placeholder([None, 3])
     z = array_ops.zeros_like(x)
     o = array_ops.ones_like(x, dtype=dtypes.int64)
-    assert (z.op.type, z.op.name, o.op.type, o.op.name) == (
-        "ZerosLike",
-        "zeros_like",
-        "OnesLike",
-        "ones_like",
-    )
-    assert z.shape == TensorShape([None, 3])
+    assert [(op.name, op.type) for op in (z.op, o.op, *(t.op for t in o.op.inputs))] == [
+        ("zeros_like", "ZerosLike"),
+        ("ones_like", "Fill"),
+        ("ones_like/Shape", "Shape"),
+        ("ones_like/Const", "Const"),
+    ]
+    assert (z.shape, o.shape) == (TensorShape([None, 3]), TensorShape([None, 3]))
     assert (z.dtype, o.dtype) == (dtypes.float32, dtypes.int64)
-    value = run_kernel(o, np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(run_kernel(z, np.ones((5, 3), np.float32)), np.zeros((5, 3)))
+    with Session(graph=x.graph) as sess:
+        value = sess.run(o, {x: np.ones((2, 3), np.float32)})
     np.testing.assert_array_equal(value, np.ones((2, 3), np.int64))
     assert value.dtype == np.int64
-    np.testing.assert_array_equal(run_kernel(z, np.ones((5, 3), np.float32)), np.zeros((5, 3)))
+
+
+def test_zeros_like_and_ones_like_of_known_shapes_are_tensorflows_constants() -> None:
+    """A fully known shape makes zeros a Const named zeros_like (a Fill from 1000 elements, as
+    ``zeros``), ones a Fill of a Shape/shape_as_tensor Const; another dtype for an unknown
+    shape fills the run's Shape."""
+    z = array_ops.zeros_like(constant_op.constant([[1.0, 2.0]]))
+    assert (z.op.type, z.op.name, z.shape) == ("Const", "zeros_like", TensorShape([1, 2]))
+    big = array_ops.zeros_like(placeholder([40, 30]))
+    assert (big.op.type, [t.op.name for t in big.op.inputs]) == (
+        "Fill",
+        ["zeros_like_1/shape_as_tensor", "zeros_like_1/Const"],
+    )
+    cast = array_ops.zeros_like(placeholder([None]), dtype=dtypes.int32)
+    assert (cast.op.type, cast.dtype, cast.op.inputs[0].op.type) == ("Fill", dtypes.int32, "Shape")
+    o = array_ops.ones_like([4, 5], name="o")
+    assert [t.op.name for t in o.op.inputs] == ["o/Shape/shape_as_tensor", "o/Const"]
+    assert o.graph.get_operation_by_name("o/tensor").type == "Const"
+    with Session(graph=o.graph) as sess:
+        np.testing.assert_array_equal(sess.run(o), [1, 1])
+        assert sess.run(z).tolist() == [[0.0, 0.0]]
 
 
 # -- reshape -----------------------------------------------------------------------------------

@@ -217,7 +217,7 @@ class _Backprop:
         for i, grad in enumerate(out_grads):
             if grad is None and op.outputs[i].dtype.is_floating:
                 # The ys do not depend on this output: its gradient is zero.
-                out_grads[i] = array_ops.zeros_like(op.outputs[i])
+                out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:

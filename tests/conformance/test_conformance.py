@@ -35,10 +35,6 @@ MISSING_OPERATORS = (
     "not listed: missing APIs (t[i], tf.logical_and, tf.tuple, string constants, "
     "Variable.initialized_value)"
 )
-LIKE_OPS = (
-    "not listed: zeros_like of a constant is a Const in TensorFlow, ones_like a Fill of its "
-    "Shape; here ZerosLike and OnesLike ops"
-)
 INT_TRUEDIV_CASTS = (
     "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
     "float64 directly)"
@@ -66,8 +62,6 @@ def because(*reasons: str) -> str:
 KNOWN_DIFFERENCES: dict[str, str] = {
     "array_getitem_index": MISSING_OPERATORS,
     "array_getitem_slice": MISSING_OPERATORS,
-    "array_ones_like_int": LIKE_OPS,
-    "array_zeros_like": LIKE_OPS,
     "const_string": MISSING_OPERATORS,
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,

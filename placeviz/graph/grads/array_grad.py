@@ -28,7 +28,6 @@ not_differentiable(
     "AssignAdd",
     "NoOp",
     "ZerosLike",
-    "OnesLike",
     "Fill",
     "RandomUniform",
     "RandomStandardNormal",

@@ -151,8 +151,7 @@ def _filled(shape: Any, value: int, dtype: dtypes.DType, name: str) -> Tensor:
         if _count(dims) < _SMALL_CONSTANT_ELEMENTS:
             return constant_op.constant(value, dtype, dims, name=scope)
         shape_tensor = constant_op.constant(dims, _shape_dtype(dims), name="shape_as_tensor")
-        fill_value = constant_op.constant(value, dtype, name="Const")
-        return shape_ops.fill(shape_tensor, fill_value, name=scope)
+        return _fill_shape(shape_tensor, value, dtype, scope)
 
 
 def _shape_dtype(dims: tuple[int, ...]) -> dtypes.DType:
@@ -191,38 +190,58 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         return shape_ops.fill(dims_tensor, value_tensor, name=scope)
 
 
-def _infer_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+def _infer_zeros_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     return single(inputs[0].shape, attrs["dtype"])
 
 
-def _like_kernel(fn: str) -> Any:
-    def build(xp: Any, op: Operation, state: Any) -> Any:
-        make = getattr(xp, fn)
-        dtype = op.outputs[0].dtype.np
-        return lambda x: make(x.shape, dtype=dtype)
-
-    return build
+def _zeros_like_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+    return lambda x: xp.zeros(x.shape, dtype=dtype)
 
 
-for _type, _fn in (("ZerosLike", "zeros"), ("OnesLike", "ones")):
-    registry.register(
-        OpDef(type=_type, infer=_infer_like, kernel=_like_kernel(_fn), cost=write_only_cost)
+registry.register(
+    OpDef(
+        type="ZerosLike", infer=_infer_zeros_like, kernel=_zeros_like_kernel, cost=write_only_cost
     )
+)
 
 
-def _like(op_type: str, x: Any, dtype: Any, name: str) -> Tensor:
-    tensor = convert_to_tensor(x)
-    attrs = {"dtype": tensor.dtype if dtype is None else dtypes.as_dtype(dtype)}
-    return make_op(op_type, [tensor], name, attrs).outputs[0]
+def zeros_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
+    """TF's ``zeros_like``: with ``optimize`` a fully known shape makes plain ``zeros`` (a Const
+    named ``zeros_like``, or a Fill when large); another dtype fills the run's ``Shape``; else
+    a ``ZerosLike`` op takes the shape at run time."""
+    with op_scope(name or "zeros_like", (tensor,)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        target = x.dtype.base_dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and x.shape.is_fully_defined:
+            return _filled(x.shape, 0, target, scope)
+        if target is not x.dtype.base_dtype:
+            return _fill_shape(shape_ops.shape(x), 0, target, scope)
+        return make_op("ZerosLike", [x], scope, {"dtype": target}).outputs[0]
 
 
-def zeros_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """Takes ``x``'s shape at run time, so it works when that shape is only partly known."""
-    return _like("ZerosLike", x, dtype, name or "zeros_like")
+def ones_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
+    """TF's ``ones_like``: a Fill of ``tensor``'s shape, a ``<name>/Shape/shape_as_tensor``
+    Const when ``optimize`` finds it fully known, else a ``Shape`` op (there is no OnesLike)."""
+    with op_scope(name or "ones_like", (tensor,)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        target = x.dtype.base_dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and x.shape.is_fully_defined:
+            dims = static_dims(x.shape)
+            with x.graph.name_scope("Shape"):
+                shape = constant_op.constant(dims, _shape_dtype(dims), name="shape_as_tensor")
+        else:
+            shape = shape_ops.shape(x)
+        return _fill_shape(shape, 1, target, scope)
 
 
-def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    return _like("OnesLike", x, dtype, name or "ones_like")
+def _fill_shape(shape: Tensor, value: int, dtype: dtypes.DType, scope: str) -> Tensor:
+    """TF's ``zeros``/``ones`` of a shape tensor: ``<scope>Const`` filled as the scope's op."""
+    return shape_ops.fill(shape, constant_op.constant(value, dtype, name="Const"), name=scope)
 
 
 # -- Reshape -----------------------------------------------------------------------------------
