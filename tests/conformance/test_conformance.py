@@ -35,10 +35,6 @@ MISSING_OPERATORS = (
     "not listed: missing APIs (t[i], tf.logical_and, tf.tuple, string constants, "
     "Variable.initialized_value)"
 )
-INT_TRUEDIV_CASTS = (
-    "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
-    "float64 directly)"
-)
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
     "merged spec instead of changing it"
@@ -81,8 +77,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
-    "math_truediv_fn": INT_TRUEDIV_CASTS,
-    "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
     "names_tuple": MISSING_OPERATORS,
     "random_uniform_bounds": MISSING_OPERATORS,
     "tuple_gates_values": MISSING_OPERATORS,

@@ -34,7 +34,7 @@ _BINARY = {
     "AddV2": ("add", dtypes.NUMBERS),
     "Sub": ("subtract", dtypes.NUMBERS),
     "Mul": ("multiply", dtypes.NUMBERS),
-    "RealDiv": ("true_divide", dtypes.NUMBERS),
+    "RealDiv": ("true_divide", dtypes.FLOATS),  # truediv casts integers first
     "Pow": ("power", dtypes.NUMBERS),
     "Maximum": ("maximum", dtypes.NUMBERS),
     "Minimum": ("minimum", dtypes.NUMBERS),
@@ -49,8 +49,7 @@ def _infer_binary(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
         dtype = same_dtype(op_type, inputs)
         require_dtype(op_type, dtype, allowed)
-        out_dtype = dtypes.float64 if op_type == "RealDiv" and dtype.is_integer else dtype
-        return single(broadcast(inputs[0].shape, inputs[1].shape), out_dtype)
+        return single(broadcast(inputs[0].shape, inputs[1].shape), dtype)
 
     return infer
 
@@ -83,8 +82,20 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("Mul", x, y, name or "Mul")
 
 
+# TF's _TRUEDIV_TABLE: integers divide as floats wide enough to hold them exactly.
+_TRUEDIV_CASTS = {dtypes.int32: dtypes.float64, dtypes.int64: dtypes.float64}
+
+
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
-    return _binary("RealDiv", x, y, name or "truediv")
+    """TF's ``truediv`` (``/``): integer operands are cast to float64 first, as the ops
+    ``truediv/Cast`` and ``truediv/Cast_1`` feeding the RealDiv."""
+    with op_scope(name or "truediv", (x, y)) as scope:
+        tx, ty = convert_pair(x, y)
+        dtype = same_dtype("RealDiv", [tx, ty])
+        target = _TRUEDIV_CASTS.get(dtype)
+        if target is not None:
+            tx, ty = (make_op("Cast", [t], "Cast", {"dtype": target}).outputs[0] for t in (tx, ty))
+        return make_op("RealDiv", [tx, ty], scope).outputs[0]
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -629,7 +640,6 @@ def _install_operators() -> None:
         "add": ("AddV2", "add"),
         "sub": ("Sub", "sub"),
         "mul": ("Mul", "mul"),
-        "truediv": ("RealDiv", "truediv"),
         "pow": ("Pow", "pow"),
         "floordiv": ("FloorDiv", "floordiv"),
         "mod": ("FloorMod", "mod"),
@@ -644,6 +654,8 @@ def _install_operators() -> None:
 
         setattr(Tensor, f"__{method}__", forward)
         setattr(Tensor, f"__r{method}__", reverse)
+    Tensor.__truediv__ = lambda self, other: divide(self, other, name="truediv")  # type: ignore[attr-defined]
+    Tensor.__rtruediv__ = lambda self, other: divide(other, self, name="truediv")  # type: ignore[attr-defined]
     Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")  # type: ignore[attr-defined]
     Tensor.__rmatmul__ = lambda self, other: matmul(other, self, name="matmul")  # type: ignore[attr-defined]
     Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
@@ -657,7 +669,8 @@ def _install_operators() -> None:
         setattr(Tensor, f"__{method}__", compare)
     OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)
     OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
-    OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__", "__neg__", "__abs__"])
+    OPERATOR_METHODS.extend(["__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__"])
+    OPERATOR_METHODS.extend(["__neg__", "__abs__"])
     OPERATOR_METHODS.extend(f"__{m}__" for m in comparisons)
 
 
