@@ -95,7 +95,15 @@ from placeviz.graph.ops.math_ops import (
     tanh,
 )
 from placeviz.graph.ops.random_ops import random_normal, random_uniform, set_random_seed
-from placeviz.graph.ops.state_ops import assign, assign_add, group, identity, no_op, placeholder
+from placeviz.graph.ops.state_ops import (
+    assign,
+    assign_add,
+    gated_tuple,
+    group,
+    identity,
+    no_op,
+    placeholder,
+)
 from placeviz.graph.scopes import (
     colocate_with,
     control_dependencies,
@@ -124,6 +132,7 @@ from placeviz.runtime.session import Session
 
 InteractiveSession = Session
 truediv = divide
+tuple = gated_tuple  # TF's name; shadows the builtin only in this module's namespace
 sub = subtract
 mul = multiply
 

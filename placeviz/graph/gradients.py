@@ -95,24 +95,6 @@ def _as_x(value: Any) -> Tensor:
     return _as_tensor(value, "xs")
 
 
-def gated_tuple(graph: Graph, grads: list[Any]) -> list[Any]:
-    """TF's ``control_flow_ops.tuple``: each gradient waits for all of them (group_deps)."""
-    with graph.name_scope("tuple"):
-        gate = state_ops.group(*(g for g in grads if isinstance(g, Tensor)))
-        gated: list[Any] = []
-        for grad in grads:
-            if not isinstance(grad, Tensor):
-                gated.append(grad)
-                continue
-            with (
-                graph.name_scope("control_dependency") as scope,
-                graph.colocate_with(grad.op),
-                graph.control_dependencies([gate]),
-            ):
-                gated.append(state_ops.identity(grad, name=scope))
-        return gated
-
-
 class _Backprop:
     """One call's state: the ops between xs and ys, pending counts and gradients so far."""
 
@@ -221,7 +203,7 @@ class _Backprop:
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
-                in_grads = gated_tuple(self.graph, in_grads)
+                in_grads = state_ops.gated_tuple(in_grads)
         if len(in_grads) != len(op.inputs):
             raise ValueError(
                 f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "

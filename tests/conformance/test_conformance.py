@@ -32,8 +32,7 @@ ERROR_MESSAGES = (
     "wording)"
 )
 MISSING_OPERATORS = (
-    "not listed: missing APIs (t[i], tf.logical_and, tf.tuple, string constants, "
-    "Variable.initialized_value)"
+    "not listed: missing APIs (t[i], tf.logical_and, string constants, Variable.initialized_value)"
 )
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
@@ -77,9 +76,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
-    "names_tuple": MISSING_OPERATORS,
     "random_uniform_bounds": MISSING_OPERATORS,
-    "tuple_gates_values": MISSING_OPERATORS,
     "variable_initialized_value": MISSING_OPERATORS,
 }
 
