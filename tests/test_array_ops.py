@@ -662,3 +662,21 @@ def test_a_fed_shape_is_read_afresh_on_every_run() -> None:
         assert sess.run(r, {shape: [2, 3]}).shape == (2, 3)
         assert sess.run(r, {shape: [3, 2]}).shape == (3, 2)
         assert sess.run(pv.reshape(x, [6, 1])).shape == (6, 1)
+
+
+def test_getitem_reads_a_fed_index_afresh_and_slices_variables() -> None:
+    """t[i] is TF's StridedSlice; its bounds are read per array, so a fed index that changes
+    between runs is honoured; a Variable slices its value; a tensor still cannot be iterated."""
+    x = pv.constant(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    i = pv.placeholder(pv.int32, [])
+    row = x[i]
+    v = pv.Variable([1.0, 2.0, 3.0])
+    tail = v[1:]
+    assert (row.op.type, row.shape, tail.shape) == ("StridedSlice", TensorShape([2]), [2])
+    with pv.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(row, {i: 2}).tolist() == [4.0, 5.0]
+        assert sess.run(row, {i: 0}).tolist() == [0.0, 1.0]
+        assert sess.run(tail).tolist() == [2.0, 3.0]
+    with pytest.raises(TypeError, match="not iterable"):
+        list(x)

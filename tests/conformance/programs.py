@@ -190,6 +190,10 @@ family(
         "zeros_scalar": lambda tf: tf.zeros([]),
         "getitem_index": lambda tf: tf.constant(_X)[1],
         "getitem_slice": lambda tf: tf.constant([1, 2, 3, 4])[1:3],
+        "getitem_steps_and_ellipsis": lambda tf: tf.constant(_X)[..., ::-2],
+        "getitem_new_axis": lambda tf: tf.constant(_X)[None, 1, -2:],
+        "getitem_tensor_index": lambda tf: tf.constant(_X)[tf.constant(1)],
+        "getitem_scalar": lambda tf: tf.constant(_X)[-1, 0],
         "concat_python_values": lambda tf: tf.concat([[1.0], tf.constant([2.0]), [3.0]], 0),
         "split_python_value": lambda tf: tf.split([[1.0, 2.0], [3.0, 4.0]], 2, axis=1),
         "split_sizes_python_value": lambda tf: tf.split([1.0, 2.0, 3.0], [1, -1]),
@@ -1796,6 +1800,17 @@ def gradients_sub_and_mul_broadcast(tf: Any) -> Any:
 def gradients_tile(tf: Any) -> Any:
     x = tf.constant([[1.0, 2.0]], name="x")
     return tf.gradients(tf.reduce_sum(tf.tile(x, [3, 2])), x)
+
+
+@program
+def gradients_getitem(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(x[:, 1:]) + x[0, 0], x)
+
+
+@program(error=["out of bounds"])
+def error_getitem_out_of_range(tf: Any) -> Any:
+    return tf.constant([1, 2])[5]
 
 
 @program

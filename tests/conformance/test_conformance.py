@@ -55,8 +55,6 @@ def because(*reasons: str) -> str:
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "array_getitem_index": MISSING_OPERATORS,
-    "array_getitem_slice": MISSING_OPERATORS,
     "const_string": MISSING_OPERATORS,
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,

@@ -15,7 +15,7 @@ from placeviz.graph.grads.registry import (
     register_gradient,
 )
 from placeviz.graph.grads.shapes import reduce_broadcast, reshape_like
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, slicing
 from placeviz.graph.shapes import normalize_axis
 
 Grads = list[Tensor | None]
@@ -142,6 +142,20 @@ def _slice_grad(op: Operation, grad: Tensor) -> Grads:
     )
     after = math_ops.subtract(sizes, begin)
     return first_input_only(op, array_ops.pad(grad, array_ops.stack([begin, after], axis=1)))
+
+
+@register_gradient("StridedSlice")
+def _strided_slice_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's ``_StridedSliceGrad``: the gradient scattered into zeros of the input's shape, with
+    the bounds as values where construction knows them."""
+    x, *vectors = op.inputs
+    shape = shape_ops.shape(x, out_type=vectors[0].dtype, optimize=True)
+    args = []
+    for tensor in (shape, *vectors):
+        value = shape_ops.constant_value(tensor)
+        args.append(tensor if value is None else value)
+    masks = {k: op.attrs[k] for k in slicing.MASKS}
+    return first_input_only(op, slicing.strided_slice_grad(*args, grad, masks))
 
 
 @register_gradient("Tile")

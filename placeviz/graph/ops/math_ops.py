@@ -14,7 +14,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops import constant_op, state_ops
+from placeviz.graph.ops import constant_op, slicing, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -654,6 +654,7 @@ def _install_operators() -> None:
 
         setattr(Tensor, f"__{method}__", forward)
         setattr(Tensor, f"__r{method}__", reverse)
+    Tensor.__getitem__ = slicing.getitem  # type: ignore[attr-defined]
     Tensor.__truediv__ = lambda self, other: divide(self, other, name="truediv")  # type: ignore[attr-defined]
     Tensor.__rtruediv__ = lambda self, other: divide(other, self, name="truediv")  # type: ignore[attr-defined]
     Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")  # type: ignore[attr-defined]
@@ -669,7 +670,8 @@ def _install_operators() -> None:
         setattr(Tensor, f"__{method}__", compare)
     OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)
     OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
-    OPERATOR_METHODS.extend(["__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__"])
+    OPERATOR_METHODS.extend(["__getitem__", "__truediv__", "__rtruediv__"])
+    OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__"])
     OPERATOR_METHODS.extend(["__neg__", "__abs__"])
     OPERATOR_METHODS.extend(f"__{m}__" for m in comparisons)
 
