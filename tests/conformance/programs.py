@@ -2053,6 +2053,22 @@ def random_uniform_bounds(tf: Any) -> Any:
 
 
 @program
+def math_logical_ops(tf: Any) -> Any:
+    a, b = tf.constant([True, False, True]), tf.constant([True, True, False])
+    return [
+        tf.logical_and(a, b),
+        tf.logical_or(a, b),
+        tf.logical_not(a),
+        tf.logical_xor(a, b),
+        tf.logical_and(a, True),
+        a & b,
+        a | b,
+        ~a,
+        tf.equal(tf.constant(1), 1),
+    ]
+
+
+@program
 def random_uniform_int(tf: Any) -> Any:
     r = tf.random_uniform([50], minval=0, maxval=3, dtype=tf.int32, seed=5)
     return tf.reduce_max(r) < 3

@@ -74,7 +74,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
-    "random_uniform_bounds": MISSING_OPERATORS,
     "variable_initialized_value": MISSING_OPERATORS,
 }
 

@@ -32,6 +32,9 @@ not_differentiable(
     "Sign",
     "BroadcastGradientArgs",
     "FloorDiv",
+    "LogicalAnd",
+    "LogicalOr",
+    "LogicalNot",
 )
 
 

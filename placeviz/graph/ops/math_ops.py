@@ -40,6 +40,8 @@ _BINARY = {
     "Minimum": ("minimum", dtypes.NUMBERS),
     "FloorDiv": ("floor_divide", dtypes.NUMBERS),
     "FloorMod": ("remainder", dtypes.NUMBERS),  # Python's sign rule, as TF's FloorMod
+    "LogicalAnd": ("logical_and", (dtypes.bool,)),
+    "LogicalOr": ("logical_or", (dtypes.bool,)),
 }
 
 
@@ -171,6 +173,23 @@ def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("LessEqual", x, y, name or "LessEqual")
 
 
+def logical_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("LogicalAnd", x, y, name or "LogicalAnd")
+
+
+def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("LogicalOr", x, y, name or "LogicalOr")
+
+
+def logical_not(x: Any, name: str | None = None) -> Tensor:
+    return _unary("LogicalNot", x, name)
+
+
+def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
+    """TF's: (x or y) and not (x and y), the last op named ``name``."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
 def _infer_select(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
     condition, x, y = inputs
     if condition.dtype is not dtypes.bool:
@@ -219,6 +238,7 @@ _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
     "Relu": (_relu, dtypes.NUMBERS, 1.0),
     "Sign": ("sign", dtypes.NUMBERS, 1.0),
     "Reciprocal": (_reciprocal, dtypes.FLOATS, 4.0),
+    "LogicalNot": ("logical_not", (dtypes.bool,), 1.0),
 }
 
 
@@ -655,6 +675,12 @@ def _install_operators() -> None:
         setattr(Tensor, f"__{method}__", forward)
         setattr(Tensor, f"__r{method}__", reverse)
     Tensor.__getitem__ = slicing.getitem  # type: ignore[attr-defined]
+    # TF's bool operators (op names 'and', 'or'; ~ is a LogicalNot).
+    Tensor.__and__ = lambda self, other: logical_and(self, other, name="and")  # type: ignore[attr-defined]
+    Tensor.__rand__ = lambda self, other: logical_and(other, self, name="and")  # type: ignore[attr-defined]
+    Tensor.__or__ = lambda self, other: logical_or(self, other, name="or")  # type: ignore[attr-defined]
+    Tensor.__ror__ = lambda self, other: logical_or(other, self, name="or")  # type: ignore[attr-defined]
+    Tensor.__invert__ = lambda self: logical_not(self)  # type: ignore[attr-defined]
     Tensor.__truediv__ = lambda self, other: divide(self, other, name="truediv")  # type: ignore[attr-defined]
     Tensor.__rtruediv__ = lambda self, other: divide(other, self, name="truediv")  # type: ignore[attr-defined]
     Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")  # type: ignore[attr-defined]
@@ -672,7 +698,8 @@ def _install_operators() -> None:
     OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
     OPERATOR_METHODS.extend(["__getitem__", "__truediv__", "__rtruediv__"])
     OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__"])
-    OPERATOR_METHODS.extend(["__neg__", "__abs__"])
+    OPERATOR_METHODS.extend(["__neg__", "__abs__", "__invert__"])
+    OPERATOR_METHODS.extend(["__and__", "__rand__", "__or__", "__ror__"])
     OPERATOR_METHODS.extend(f"__{m}__" for m in comparisons)
 
 
