@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -183,8 +184,8 @@ def test_reshape_with_unknown_dims() -> None:
 @pytest.mark.parametrize(
     ("shape", "message"),
     [
-        ([5], "tensor with 6 values, but the requested shape \\[5\\] has 5"),
-        ([4, -1], "requires a multiple of 4"),
+        ([5], "Cannot reshape a tensor with 6 elements to shape \\[5\\] \\(5 elements\\)"),
+        ([4, -1], "evenly divisible by 4 but is 6"),
         ([-1, -1], "Only one input size may be -1"),
         ([0, -1], "empty tensor"),
         ([-2, 3], "must be non-negative"),
@@ -395,7 +396,12 @@ def test_concat_of_one_value_is_an_identity() -> None:
 
 
 def test_concat_errors() -> None:
-    with pytest.raises(pv_errors.InvalidArgumentError, match=r"Dimension 1 in all inputs") as info:
+    # TF's words: the shapes without the axis
+    with pytest.raises(
+        pv_errors.InvalidArgumentError,
+        match=r"Dimension 0 in both shapes must be equal, but are 3 and 4\. Shapes are \[3\] and "
+        r"\[4\]",
+    ) as info:
         array_ops.concat([placeholder([2, 3]), placeholder([2, 4])], 0)
     assert "'concat' (ConcatV2)" in str(info.value)
     with pytest.raises(pv_errors.InvalidArgumentError, match="same rank"):
@@ -680,3 +686,20 @@ def test_getitem_reads_a_fed_index_afresh_and_slices_variables() -> None:
         assert sess.run(tail).tolist() == [2.0, 3.0]
     with pytest.raises(TypeError, match="not iterable"):
         list(x)
+
+
+def test_gather_refuses_indices_outside_the_axis_with_tensorflows_words() -> None:
+    """NumPy would count -1 from the end; TF names the first bad index of any rank."""
+    params = pv.constant([1, 2, 3])
+    indices = pv.placeholder(pv.int32, [2, 2])
+    g = pv.gather(params, indices)
+    with pv.Session() as sess:
+        assert sess.run(g, {indices: [[0, 1], [2, 2]]}).tolist() == [[1, 2], [3, 3]]
+        for bad, words in (
+            ([[0, 1], [7, 0]], "indices[1,0] = 7"),
+            ([[0, -1], [0, 0]], "[0,1] = -1"),
+        ):
+            with pytest.raises(
+                pv_errors.InvalidArgumentError, match=re.escape(f"{words} is not in [0, 3)")
+            ):
+                sess.run(g, {indices: bad})

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import (
     Operation,
@@ -42,7 +43,7 @@ from placeviz.graph.ops.shape_ops import (
     shape_from_tensor,
 )
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_cost
-from placeviz.graph.shapes import Dim, ShapeError, TensorShape, normalize_axis
+from placeviz.graph.shapes import Dim, ShapeError, TensorShape, format_dims, normalize_axis
 
 Shapes = Sequence[tuple[int, ...]]
 
@@ -257,8 +258,8 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
             total, count = x.shape.num_elements(), target.num_elements()
             if total is not None and count is not None and total != count:
                 raise ShapeError(
-                    f"Input to reshape is a tensor with {total} values, but the requested shape "
-                    f"{target} has {count}"
+                    f"Cannot reshape a tensor with {total} elements to shape {target} "
+                    f"({count} elements)"
                 )
             return single(target, x.dtype)
         return _infer_reshape([x], {"shape": tuple(int(d) for d in value.reshape(-1))})
@@ -281,23 +282,34 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
                 "specified input sizes are non-zero"
             )
         elif total % known:
-            raise ShapeError(
-                f"Input to reshape is a tensor with {total} values, but the requested shape "
-                f"requires a multiple of {known}"
-            )
+            raise ShapeError(f"Dimension size must be evenly divisible by {known} but is {total}")
         else:
             out[inferred[0]] = total // known
     elif total is not None and total != known:
         raise ShapeError(
-            f"Input to reshape is a tensor with {total} values, but the requested shape "
-            f"{list(shape)} has {known}"
+            f"Cannot reshape a tensor with {total} elements to shape "
+            f"[{','.join(map(str, shape))}] ({known} elements)"
         )
     return single(TensorShape(out), x.dtype)
 
 
 def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
     ints = run_ints()
-    return lambda x, shape: xp.reshape(x, ints(shape))
+
+    def reshape(x: Any, shape: Any) -> Any:
+        dims = ints(shape)
+        try:
+            return xp.reshape(x, dims)
+        except ValueError:  # TF's words for a run's shape that does not fit
+            known = math.prod(d for d in dims if d != -1)
+            wanted = f"requires a multiple of {known}" if -1 in dims else f"has {known}"
+            raise InvalidArgumentError(
+                f"Input to reshape is a tensor with {x.size} values, but the requested shape "
+                f"{wanted}",
+                op=op,
+            ) from None
+
+    return reshape
 
 
 registry.register(
@@ -541,13 +553,17 @@ def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
     axis = normalize_axis(attrs["axis"], rank)
     out: list[Dim] = [None] * rank
     for tensor in known:
-        for i, d in enumerate(tensor.shape.dims or ()):
+        dims = tensor.shape.dims or ()
+        for i, d in enumerate(dims):
             if i == axis or d is None:
                 continue
             if out[i] is not None and out[i] != d:
+                # TF's words: the shapes without the axis, merged so far and this input's
+                merged, this = ([x for j, x in enumerate(ds) if j != axis] for ds in (out, dims))
+                at = i - (i > axis)
                 raise ShapeError(
-                    f"Dimension {i} in all inputs must be equal, but are {out[i]} and {d} "
-                    f"('{tensor.name}' has shape {tensor.shape})"
+                    f"Dimension {at} in both shapes must be equal, but are {out[i]} and {d}. "
+                    f"Shapes are {format_dims(merged)} and {format_dims(this)}."
                 )
             out[i] = d
     sizes = [t.shape[axis] for t in values]
@@ -879,7 +895,26 @@ def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
 
 def _gather_kernel(xp: Any, op: Operation, state: Any) -> Any:
     axis_of = run_axis()
-    return lambda params, indices, axis: xp.take(params, indices, axis=axis_of(axis))
+
+    def gather(params: Any, indices: Any, axis: Any) -> Any:
+        along = axis_of(axis)
+        if indices.size and indices.min() < 0:  # NumPy would count from the end; TF refuses
+            _bad_index(indices, params.shape[along], op)
+        try:
+            return xp.take(params, indices, axis=along)
+        except IndexError:
+            _bad_index(indices, params.shape[along], op)
+
+    return gather
+
+
+def _bad_index(indices: Any, size: int, op: Operation) -> None:
+    """TF's words for the first index outside [0, size): ``indices[1,0] = 7 is not in [0, 3)``."""
+    host = np.asarray(indices.get() if hasattr(indices, "get") else indices)
+    where = tuple(int(i) for i in np.argwhere((host < 0) | (host >= size))[0])
+    raise InvalidArgumentError(
+        f"indices[{','.join(map(str, where))}] = {host[where]} is not in [0, {size})", op=op
+    )
 
 
 registry.register(

@@ -41,8 +41,11 @@ def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype == object:
         raise TypeError(f"Cannot convert {value!r} to a tensor: ragged or non-numeric value")
-    if target.is_integer and array.dtype.kind == "f" and not np.all(np.equal(np.mod(array, 1), 0)):
-        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+    if target.is_integer and array.dtype.kind == "f":
+        fractional = np.mod(array, 1) != 0
+        if fractional.any():  # TF's words, naming the first such element
+            first = float(array.flat[int(np.argmax(fractional))])
+            raise TypeError(f"Expected {target.name}, but got {first!r} of type 'float'.")
     if target.is_integer or target.is_bool:
         if array.dtype.kind in "fc" and target.is_bool:
             raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")

@@ -486,6 +486,11 @@ def _infer_reduction(op_type: str) -> Any:
             attrs = {**attrs, "axis": host_ints(value)}
         if rank is None:
             return single(TensorShape(None), x.dtype)
+        for a in attrs["axis"] or ():
+            if not -rank <= a < rank:
+                raise ShapeError(
+                    f"Invalid reduction dimension {a} for input with {rank} dimensions."
+                )
         axes = _axes(attrs, rank)
         axes = tuple(range(rank)) if axes is None else axes
         dims = x.shape.dims or ()
