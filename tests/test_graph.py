@@ -178,5 +178,7 @@ def test_variable_creates_tensorflow_ops() -> None:
 
 
 def test_tensor_is_not_a_python_bool() -> None:
-    with pytest.raises(TypeError, match="Python bool"):
+    """TF's OperatorNotAllowedInGraphError, a TypeError, so `except TypeError` still works."""
+    with pytest.raises(pv.errors.OperatorNotAllowedInGraphError, match="as a Python `bool`"):
         bool(pv.constant(True))
+    assert issubclass(pv.errors.OperatorNotAllowedInGraphError, TypeError)

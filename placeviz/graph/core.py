@@ -16,7 +16,12 @@ from typing import Any, NamedTuple, Protocol
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType
-from placeviz.errors import DTypeMismatchError, InvalidArgumentError, describe_op
+from placeviz.errors import (
+    DTypeMismatchError,
+    InvalidArgumentError,
+    OperatorNotAllowedInGraphError,
+    describe_op,
+)
 from placeviz.graph import registry
 from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
@@ -119,13 +124,16 @@ class Tensor:
         return f"<pv.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"Using a pv.Tensor ('{self.name}') as a Python bool is not allowed: its value exists "
-            "only when a Session runs it."
+        raise OperatorNotAllowedInGraphError(
+            f"Using a symbolic `tf.Tensor` as a Python `bool` is not allowed: '{self.name}' has "
+            "a value only when a Session runs it."
         )
 
     def __iter__(self) -> Iterator[Tensor]:
-        raise TypeError(f"pv.Tensor '{self.name}' is not iterable; use pv.split or pv.unstack.")
+        raise OperatorNotAllowedInGraphError(
+            f"Iterating over a symbolic `tf.Tensor` is not allowed: '{self.name}' has a value "
+            "only when a Session runs it; use pv.split or pv.unstack."
+        )
 
     __hash__ = object.__hash__
     # Arithmetic operators (+ - * / @ and unary -) are attached by placeviz.graph.ops.math_ops.

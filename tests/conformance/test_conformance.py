@@ -28,8 +28,8 @@ TILE_GRADIENT = (
 )
 ERROR_MESSAGES = (
     "not listed: the error class or key words differ (fetch and feed messages; "
-    "OperatorNotAllowedInGraphError; get_variable's wording; an uninitialized variable's "
-    "error arrives wrapped in InternalError)"
+    "get_variable's wording; an uninitialized variable's error arrives wrapped in "
+    "InternalError)"
 )
 MISSING_OPERATORS = (
     "not listed: missing APIs (t[i], tf.logical_and, string constants, Variable.initialized_value)"
@@ -62,8 +62,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_fetch_from_other_graph": ERROR_MESSAGES,
     "error_fetch_unknown_name": ERROR_MESSAGES,
     "error_get_variable_without_shape": ERROR_MESSAGES,
-    "error_iterate_tensor": ERROR_MESSAGES,
-    "error_tensor_as_bool": ERROR_MESSAGES,
     "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
