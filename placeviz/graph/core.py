@@ -332,9 +332,17 @@ class Graph:
         op_name, sep, index = name.rpartition(":")
         if not sep or not index.isdigit():
             raise ValueError(f"The name '{name}' looks like an Operation name, not a Tensor name.")
-        op = self.get_operation_by_name(op_name)
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The operation, "
+                f"'{op_name}', does not exist in the graph."
+            )
         if int(index) >= len(op.outputs):
-            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist.")
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The operation, "
+                f"'{op_name}', exists but only has {len(op.outputs)} outputs."
+            )
         return op.outputs[int(index)]
 
     def as_graph_element(self, obj: Any) -> Tensor | Operation:

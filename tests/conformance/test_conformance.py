@@ -26,11 +26,6 @@ TILE_GRADIENT = (
     "not listed: Tile's gradient sums over a Const of axes (TF: Size and Range ops), and the "
     "shape it reshapes to is not folded at construction, so that Reshape's shape is unknown"
 )
-ERROR_MESSAGES = (
-    "not listed: the error class or key words differ (fetch and feed messages; "
-    "get_variable's wording; an uninitialized variable's error arrives wrapped in "
-    "InternalError)"
-)
 MISSING_OPERATORS = (
     "not listed: missing APIs (t[i], tf.logical_and, string constants, Variable.initialized_value)"
 )
@@ -58,11 +53,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "const_string": MISSING_OPERATORS,
     "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
-    "error_feed_unknown_name": ERROR_MESSAGES,
-    "error_fetch_from_other_graph": ERROR_MESSAGES,
-    "error_fetch_unknown_name": ERROR_MESSAGES,
-    "error_get_variable_without_shape": ERROR_MESSAGES,
-    "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
     "variable_initialized_value": MISSING_OPERATORS,
