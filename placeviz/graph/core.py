@@ -534,17 +534,24 @@ class Graph:
             ) from None
         op.outputs = tuple(Tensor(op, i, shape, dtype) for i, (shape, dtype) in enumerate(specs))
         self._add_control_inputs(op)
-        self._apply_device_scopes(op)
+        try:
+            self._apply_device_scopes(op)
+        except TypeError:
+            self._record(op)  # TF records the op before its device functions run: it stays
+            raise
         self._apply_colocation(op)
+        self._record(op)
+        if _eager is not None and self is _global_graph():
+            _eager.on_create(op)
+        return op
+
+    def _record(self, op: Operation) -> None:
         self._ops.append(op)
         self._ops_by_name[op.name] = op
         for controller in reversed(self._control_stack):
             if controller is None:
                 break  # ops made under control_dependencies(None) wait for no outer block
             controller.created.add(op._id)
-        if _eager is not None and self is _global_graph():
-            _eager.on_create(op)
-        return op
 
     def _add_control_inputs(self, op: Operation) -> None:
         """The dependencies of every enclosing block, outermost first (TensorFlow's order), up

@@ -37,10 +37,6 @@ PLACE_WHOLE_GRAPH = (
     "documented difference: TensorFlow places the whole graph at the first run, so an "
     "unplaceable op fails every run; placeviz fails only the runs that need it"
 )
-DEVICE_FUNCTION_NONE = (
-    "not listed: an op whose device function returns None is made without a device in "
-    "TensorFlow; placeviz raises TypeError"
-)
 
 
 def because(*reasons: str) -> str:
@@ -51,7 +47,6 @@ def because(*reasons: str) -> str:
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "const_string": MISSING_OPERATORS,
-    "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "gradients_tile": TILE_GRADIENT,
