@@ -71,6 +71,7 @@ from placeviz.graph.ops.math_ops import (
     abs,
     add,
     add_n,
+    arange,
     div,
     divide,
     equal,
@@ -141,7 +142,8 @@ from placeviz.runtime.session import Session
 
 InteractiveSession = Session
 truediv = divide
-tuple = gated_tuple  # TF's name; shadows the builtin only in this module's namespace
+tuple = gated_tuple  # TF's names; they shadow the builtins only in this module's namespace
+range = arange
 sub = subtract
 mul = multiply
 

@@ -2053,6 +2053,18 @@ def random_uniform_bounds(tf: Any) -> Any:
 
 
 @program
+def math_range(tf: Any) -> Any:
+    return [
+        tf.range(5),
+        tf.range(1, 7, 2),
+        tf.range(tf.constant(3)),
+        tf.range(0.0, 1.0, 0.25),
+        tf.range(2, dtype=tf.int64),
+        tf.range(tf.constant(1), 4.0),
+    ]
+
+
+@program
 def math_logical_ops(tf: Any) -> Any:
     a, b = tf.constant([True, False, True]), tf.constant([True, True, False])
     return [

@@ -22,10 +22,6 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # differences this harness found outside it. Every program below fails for each reason it
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
-TILE_GRADIENT = (
-    "not listed: Tile's gradient sums over a Const of axes (TF: Size and Range ops), and the "
-    "shape it reshapes to is not folded at construction, so that Reshape's shape is unknown"
-)
 MISSING_OPERATORS = (
     "not listed: missing APIs (t[i], tf.logical_and, string constants, Variable.initialized_value)"
 )
@@ -49,7 +45,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "const_string": MISSING_OPERATORS,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
-    "gradients_tile": TILE_GRADIENT,
     "variable_initialized_value": MISSING_OPERATORS,
 }
 

@@ -162,17 +162,13 @@ def _strided_slice_grad(op: Operation, grad: Tensor) -> Grads:
 def _tile_grad(op: Operation, grad: Tensor) -> Grads:
     """Sum the tiled copies (TF's ``_TileGrad``): reshape the gradient to interleaved
     (multiple, size) pairs, ``[2, 20, 3, 30]`` for multiples [2, 3] of a [20, 30] input, and sum
-    over the multiples."""
+    over every other axis (a ``Range`` up to the pairs' ``Size``)."""
     x, multiples = op.inputs
-    rank = multiples.shape[0] if multiples.shape.ndims == 1 else None
-    if rank is None:
-        raise LookupError(f"No gradient for '{op.name}': a Tile of unknown rank")
     input_shape = shape_ops.shape(x, out_type=multiples.dtype, optimize=True)
     pairs = array_ops.transpose(array_ops.stack([multiples, input_shape]))
     split_shape = array_ops.reshape(pairs, [-1])
-    summed = math_ops.reduce_sum(
-        array_ops.reshape(grad, split_shape), axis=list(range(0, 2 * rank, 2))
-    )
+    axes = math_ops.arange(0, array_ops.size(split_shape), 2)
+    summed = shape_ops.reduce_sum(array_ops.reshape(grad, split_shape), axes)
     summed.set_shape(x.shape)
     return first_input_only(op, summed)
 

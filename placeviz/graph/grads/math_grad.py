@@ -35,6 +35,7 @@ not_differentiable(
     "LogicalAnd",
     "LogicalOr",
     "LogicalNot",
+    "Range",
 )
 
 

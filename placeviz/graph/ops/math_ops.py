@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import constant_op, slicing, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
@@ -563,6 +564,64 @@ def _reduce(
                 inputs.append(indices)
             attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
             return make_op(op_type, inputs, scope, attrs).outputs[0]
+
+
+# -- Range -------------------------------------------------------------------------------------
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
+
+
+def _infer_range(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    dtype = same_dtype("Range", inputs, ("start", "limit", "delta"))
+    require_dtype("Range", dtype, _RANGE_DTYPES)
+    for tensor, arg in zip(inputs, ("start", "limit", "delta")):
+        if tensor.shape.ndims not in (None, 0):
+            raise ShapeError(f"{arg} must be a scalar, not shape {tensor.shape}")
+    values = [constant_value(t) for t in inputs]
+    if any(v is None for v in values):
+        return single(TensorShape([None]), dtype)
+    start, limit, delta = (v.item() for v in values)  # type: ignore[union-attr]
+    if delta == 0:
+        raise ShapeError("Requires delta != 0")
+    return single(TensorShape([len(np.arange(start, limit, delta))]), dtype)
+
+
+def _range_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+
+    def arange(start: Any, limit: Any, delta: Any) -> Any:
+        if delta == 0:
+            raise InvalidArgumentError("Requires delta != 0", op=op)
+        return xp.arange(start.item(), limit.item(), delta.item(), dtype=dtype)
+
+    return arange
+
+
+registry.register(OpDef(type="Range", infer=_infer_range, kernel=_range_kernel))
+
+
+def arange(
+    start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range"
+) -> Tensor:
+    """TF's ``range`` (``pv.range``): ``range(n)`` counts from 0; Python values become
+    ``range/start``, ``range/limit`` and ``range/delta``, all of the widest dtype among them
+    (int32 < int64 < float16 < float32 < float64) unless ``dtype`` says."""
+    if limit is None:
+        start, limit = 0, start
+    target = None if dtype is None else dtypes.as_dtype(dtype)
+    with op_scope(name, (start, limit, delta)) as scope:
+        args = [
+            convert_to_tensor(v, dtype=None if is_tensor_like(v) else target, name=arg)
+            for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))
+        ]
+        if target is None:
+            target = max((t.dtype.base_dtype for t in args), key=_RANGE_DTYPES.index)
+        args = [
+            t
+            if t.dtype.base_dtype is target
+            else make_op("Cast", [t], "Cast", {"dtype": target}).outputs[0]
+            for t in args
+        ]
+        return make_op("Range", args, scope).outputs[0]
 
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,

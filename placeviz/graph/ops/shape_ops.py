@@ -35,11 +35,26 @@ T = TypeVar("T")
 
 
 # -- what graph construction already knows about a shape-valued tensor -------------------------
+# Small ops whose value construction computes from constant inputs, as TF's shape inference
+# evaluates the constant subgraph behind a shape-like input (``Reshape`` to a stacked,
+# transposed shape in Tile's gradient; a ``Range`` of a cast bound).
+_FOLDED = frozenset({"Pack", "Transpose", "Reshape", "Range", "ConcatV2", "Cast"})
+_FOLDED_ELEMENTS = 1024
+
+
 def constant_value(tensor: Tensor) -> np.ndarray | None:
     """The tensor's value when construction already knows it (TF's ``constant_value``)."""
     op = tensor.op
     if op.type == "Const":
         return op.attrs["value"]
+    if op.type in _FOLDED:
+        count = tensor.shape.num_elements()
+        if count is None or count > _FOLDED_ELEMENTS:
+            return None
+        inputs = [constant_value(t) for t in op.inputs]
+        if any(v is None for v in inputs):
+            return None
+        return np.asarray(op.op_def.kernel_for("numpy")(np, op, None)(*inputs))
     if op.type == "Shape" and op.inputs[0].shape.is_fully_defined:
         return np.array(op.inputs[0].shape.as_list(), dtype=tensor.dtype.np)
     if op.type == "Size" and op.inputs[0].shape.is_fully_defined:
