@@ -573,6 +573,8 @@ def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
 
 def _concat_kernel(xp: Any, op: Operation, state: Any) -> Any:
     axis_of = run_axis()
+    if len(op.inputs) == 3:  # the common case, without slicing the arguments
+        return lambda a, b, axis: xp.concatenate((a, b), axis=axis_of(axis))
     return lambda *inputs: xp.concatenate(inputs[:-1], axis=axis_of(inputs[-1]))
 
 
@@ -896,10 +898,14 @@ def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
 def _gather_kernel(xp: Any, op: Operation, state: Any) -> Any:
     axis_of = run_axis()
 
+    checked: list[Any] = [None]
+
     def gather(params: Any, indices: Any, axis: Any) -> Any:
         along = axis_of(axis)
-        if indices.size and indices.min() < 0:  # NumPy would count from the end; TF refuses
-            _bad_index(indices, params.shape[along], op)
+        if indices is not checked[0]:  # once per array, as run_derived
+            if indices.size and indices.min() < 0:  # NumPy would count from the end; TF refuses
+                _bad_index(indices, params.shape[along], op)
+            checked[0] = indices
         try:
             return xp.take(params, indices, axis=along)
         except IndexError:

@@ -90,13 +90,13 @@ def host_ints(value: Any) -> tuple[int, ...]:
 def run_derived(derive: Callable[..., T]) -> Callable[..., T]:
     """``derive`` of shape-like kernel inputs' ints (``host_ints`` of each), computed again only
     when a run brings other arrays: a Const input is the plan's same array on every run (a fed
-    one is new), so the per-run cost of a reshape's shape, a slice's bounds or a split's sizes
-    is an identity check per input."""
-    last: list[Any] = [None, None]
+    one is new; the plan reuses buffers only for ufuncs' inputs), so the per-run cost of a
+    reshape's shape, a slice's bounds or a split's sizes is an identity check per input."""
+    last: list[Any] = [(), None]
 
     def derived(*arrays: Any) -> T:
         seen = last[0]
-        if seen is None or any(a is not b for a, b in zip(arrays, seen, strict=True)):
+        if len(seen) != len(arrays) or not all(map(operator.is_, arrays, seen)):
             last[0], last[1] = arrays, derive(*(host_ints(a) for a in arrays))
         return last[1]
 
@@ -104,13 +104,28 @@ def run_derived(derive: Callable[..., T]) -> Callable[..., T]:
 
 
 def run_ints() -> Callable[[Any], tuple[int, ...]]:
-    """``host_ints`` of one shape-like kernel input, converted once per array (``run_derived``)."""
-    return run_derived(lambda ints: ints)
+    """``host_ints`` of one shape-like kernel input, converted once per array (``run_derived``
+    for one input, which kernels call most)."""
+    last: list[Any] = [None, ()]
+
+    def ints(value: Any) -> tuple[int, ...]:
+        if value is not last[0]:
+            last[0], last[1] = value, host_ints(value)
+        return last[1]
+
+    return ints
 
 
 def run_axis() -> Callable[[Any], int]:
     """The int of a scalar axis input (a concat's axis, a split's split_dim), once per array."""
-    return run_derived(lambda ints: ints[0])
+    last: list[Any] = [None, 0]
+
+    def axis(value: Any) -> int:
+        if value is not last[0]:
+            last[0], last[1] = value, int(value)
+        return last[1]
+
+    return axis
 
 
 def int_const(ints: Sequence[int], arg: str, typed_by_default: bool = True) -> Tensor:
