@@ -1,8 +1,10 @@
 """Fills, reshapes, joins, splits, slices, pads, gathers and casts: TensorFlow's array_ops.
 
-Shapes, axes, permutations and sizes are attrs (static Python ints), not input tensors, so every
-shape rule can see them. Only gradients, which may need the shapes of a run's values, build
-``Fill``, ``Reshape`` and ``Slice`` with shape-valued tensor inputs instead (``shape_ops``).
+As in TensorFlow, shapes, axes, permutations, bounds and sizes are int32 inputs: Consts TF's op
+helper names after the argument (``Reshape/shape``, ``concat/axis``, ``split/split_dim``,
+``Slice/begin``), or tensors. Kernels read them when the op runs, converting each array once
+(``shape_ops.run_derived``); shape rules read their values where construction knows them
+(``constant_value``), and attrs keep the static axes that gradients need.
 """
 
 from __future__ import annotations

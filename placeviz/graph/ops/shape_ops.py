@@ -1,12 +1,13 @@
 """Run-time shape ops: int32 tensors that hold shapes, and the ops that consume them.
 
-Forward code keeps shapes, axes and sizes static (attrs), but gradients cannot always: a
-``placeholder(float32)`` has no static shape, so reducing a broadcast gradient needs the shapes
-of the values a run actually feeds. These are TensorFlow's ops for that (``Shape``, ``Size``,
-``BroadcastGradientArgs``, ``BroadcastTo``, ``ConcatOffset``; ``ReducedShape`` is one op where TF
-builds ``reduced_shape`` from several), plus builders for the
-tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions. The public
-``pv.reshape`` and friends keep taking static shapes only.
+Gradients often need the shapes of a run's values: a ``placeholder(float32)`` has no static
+shape, so reducing a broadcast gradient needs the shapes the run actually feeds. These are
+TensorFlow's ops for that (``Shape``, ``Size``, ``BroadcastGradientArgs``, ``BroadcastTo``,
+``ConcatOffset``; ``ReducedShape`` is one op where TF builds ``reduced_shape`` from several),
+builders for the tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions,
+and what every op with shape-like inputs shares: their values as far as construction knows
+them (``constant_value``), TF's Const for a list given (``int_const``) and their ints read once
+per array at run time (``run_ints``, ``run_derived``).
 
 Shape-valued tensors are int32 and have kernels on every device type, as in TF (where GPU
 kernels keep them in host memory), so a gradient colocated with a GPU op can be placed there.
