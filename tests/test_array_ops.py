@@ -597,9 +597,25 @@ def test_cast() -> None:
     np.testing.assert_array_equal(run_kernel(b, np.array([0.0, 2.0])), [False, True])
 
 
-def test_cast_has_kernels_for_every_dtype_on_gpu() -> None:
+def test_cast_has_kernels_for_every_dtype_but_strings_on_gpu() -> None:
     c = array_ops.cast(placeholder([2]), dtypes.int32)
-    assert all(c.op.op_def.supports("GPU", d) for d in dtypes.ALL)
+    assert all(c.op.op_def.supports("GPU", d) for d in dtypes.ALL if d is not dtypes.string)
+    assert c.op.op_def.supports("CPU", dtypes.string)
+    assert not c.op.op_def.supports("GPU", dtypes.string)
+
+
+def test_string_constants_hold_bytes_and_stay_on_the_cpu() -> None:
+    """As TF: str becomes UTF-8 bytes; a scalar fetches as bytes, an array as objects."""
+    text = constant_op.constant("hé")
+    many = constant_op.constant([["a", b"b"]])
+    assert (text.dtype, text.shape, many.shape) == (dtypes.string, [], [1, 2])
+    with pytest.raises(TypeError, match="dtype string"):
+        constant_op.constant([1, 2], dtype=dtypes.string)
+    with pytest.raises(TypeError, match="dtype int32"):
+        constant_op.constant("7", dtype=dtypes.int32)
+    with Session(graph=text.graph) as sess:
+        assert sess.run(text) == "hé".encode()
+        assert sess.run(many).tolist() == [[b"a", b"b"]]
 
 
 # -- costs -------------------------------------------------------------------------------------

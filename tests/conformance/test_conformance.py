@@ -42,7 +42,6 @@ def because(*reasons: str) -> str:
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "const_string": MISSING_OPERATORS,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "variable_initialized_value": MISSING_OPERATORS,

@@ -39,6 +39,8 @@ registry.register(
 def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
     target = dtype if dtype is not None else dtypes.infer_dtype(value)
     array = np.asarray(value)
+    if target is dtypes.string or array.dtype.kind in "SU":
+        return _to_strings(value, array, target)
     if array.dtype == object:
         raise TypeError(f"Cannot convert {value!r} to a tensor: ragged or non-numeric value")
     if target.is_integer and array.dtype.kind == "f":
@@ -53,6 +55,18 @@ def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
         if info is not None and array.size and (array.min() < info.min or array.max() > info.max):
             raise TypeError(f"Cannot convert {value!r} to {target.name}: out of range")
     return np.array(array, dtype=target.np)
+
+
+def _to_strings(value: Any, array: np.ndarray, target: DType) -> np.ndarray:
+    """Text as TF keeps it: an object array of bytes (str encoded as UTF-8)."""
+    if target is not dtypes.string or array.dtype.kind not in "SUO":
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+    out = np.empty(array.shape, dtype=object)
+    for index, item in np.ndenumerate(array):
+        if not isinstance(item, str | bytes):
+            raise TypeError(f"Cannot convert {value!r} to a tensor of dtype string")
+        out[index] = item.encode() if isinstance(item, str) else item
+    return out
 
 
 def constant(

@@ -18,7 +18,7 @@ from placeviz.graph.shapes import ShapeError, as_shape
 # rely on it: `with device('/gpu:0'): Variable(3)` cannot be placed.
 VARIABLE_KERNELS = {
     "CPU": frozenset(dtypes.ALL),
-    "GPU": registry.except_dtypes(dtypes.int32),
+    "GPU": registry.except_dtypes(dtypes.int32, dtypes.string),
 }
 
 
