@@ -23,6 +23,8 @@ from placeviz.dtypes import (
     int32_ref,
     int64,
     int64_ref,
+    string,
+    string_ref,
 )
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
