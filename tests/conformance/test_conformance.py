@@ -23,7 +23,8 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
 MISSING_OPERATORS = (
-    "not listed: missing APIs (t[i], tf.logical_and, string constants, Variable.initialized_value)"
+    "not listed: missing API (Variable.initialized_value, which TensorFlow builds with tf.cond's "
+    "Switch and Merge)"
 )
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
@@ -33,10 +34,6 @@ PLACE_WHOLE_GRAPH = (
     "documented difference: TensorFlow places the whole graph at the first run, so an "
     "unplaceable op fails every run; placeviz fails only the runs that need it"
 )
-
-
-def because(*reasons: str) -> str:
-    return "; ".join(reasons)
 
 
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
