@@ -1814,6 +1814,26 @@ def error_getitem_out_of_range(tf: Any) -> Any:
 
 
 @program
+def gradients_concat(tf: Any) -> Any:
+    a = tf.constant([[1.0, 2.0]], name="a")
+    c = tf.constant([[3.0, 4.0, 5.0]], name="c")
+    return tf.gradients(tf.reduce_sum(tf.concat([a, c], -1) * 2.0), [a, c])
+
+
+@program
+def gradients_split_one_piece_used(tf: Any) -> Any:
+    b = tf.constant([[3.0], [4.0]], name="b")
+    return tf.gradients(tf.reduce_sum(tf.split(b, 2)[0]), b)
+
+
+@program
+def gradients_split_sizes(tf: Any) -> Any:
+    b = tf.constant([1.0, 2.0, 3.0], name="b")
+    first, rest = tf.split(b, [1, -1])
+    return tf.gradients(tf.reduce_sum(first * 3.0) + tf.reduce_sum(rest), b)
+
+
+@program
 def gradients_matmul(tf: Any) -> Any:
     a = tf.constant([[1.0, 2.0]], name="a")
     b = tf.constant([[3.0], [4.0]], name="b")

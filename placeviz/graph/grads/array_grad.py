@@ -96,31 +96,27 @@ def _join(grads: tuple[Tensor, ...], axis: int) -> Tensor:
 
 @register_gradient("Split")
 def _split_grad(op: Operation, *grads: Tensor) -> Grads:
-    """Split's inputs are (split_dim, value)."""
-    return [None, _join(grads, op.attrs["axis"])]
+    """TF's: the pieces' gradients concatenated along Split's split_dim input (its first)."""
+    return [None, array_ops.concat(list(grads), op.inputs[0])]
 
 
 @register_gradient("SplitV")
 def _split_v_grad(op: Operation, *grads: Tensor) -> Grads:
-    """SplitV's inputs are (value, size_splits, split_dim)."""
-    return first_input_only(op, _join(grads, op.attrs["axis"]))
+    """TF's: concatenated along SplitV's split_dim input (its last)."""
+    return first_input_only(op, array_ops.concat(list(grads), op.inputs[2]))
 
 
 @register_gradient("ConcatV2")
 def _concat_grad(op: Operation, grad: Tensor) -> Grads:
-    """Split the gradient where the inputs met: SplitV when their sizes along the axis are
-    static (one may be unknown), else TF's ConcatOffset and one Slice per input. The last
-    input, the axis, gets none."""
-    values = op.inputs[:-1]
-    rank = values[0].shape.ndims
-    if rank is not None:
-        axis = normalize_axis(op.attrs["axis"], rank)
-        sizes = [v.shape[axis] for v in values]
-        if sizes.count(None) <= 1:
-            split = [-1 if s is None else s for s in sizes]
-            return [*array_ops.split(grad, split, axis=axis), None]
-    shapes = [shape_ops.shape(v) for v in values]
-    offsets = shape_ops.concat_offset(op.attrs["axis"], shapes)
+    """TF's ``_ConcatGradHelper``: the axis modulo the ``Rank``, each input's ``Shape``, their
+    ``ConcatOffset`` and one ``Slice`` of the gradient per input; the axis gets none."""
+    values, axis = op.inputs[:-1], op.inputs[-1]
+    along = math_ops.mod(axis, shape_ops.rank(values[0], optimize=True), name="mod")  # TF: %
+    shapes = [
+        shape_ops.shape(v, name="Shape" if i == 0 else f"Shape_{i}", optimize=True)
+        for i, v in enumerate(values)
+    ]
+    offsets = shape_ops.concat_offset(along, shapes)
     return [*(shape_ops.slice(grad, b, s) for b, s in zip(offsets, shapes)), None]
 
 

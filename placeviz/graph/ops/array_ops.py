@@ -585,21 +585,37 @@ registry.register(
 )
 
 
-def concat(values: Any, axis: int, name: str = "concat") -> Tensor:
-    """TF's names: Python values become ``concat/values_<i>`` and the axis ``concat/axis``.
-    One value needs no ConcatV2: TF returns an Identity of it instead (``concat/concat``,
-    beside the ``concat/concat_dim`` Const it made of the axis)."""
+def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
+    """TF's names: Python values become ``concat/values_<i>`` and an int axis ``concat/axis``
+    (a constant scalar tensor is used as it is). One value needs no ConcatV2: TF returns an
+    Identity of it instead (``concat/concat``, beside the ``concat/concat_dim`` Const it made
+    of an int axis)."""
     items = values if isinstance(values, list | tuple) else [values]
-    index = operator.index(axis)
+    index = _static_axis(axis)
     if len(items) == 1:
         tensors = _convert_all(items, "concat")
         with op_scope(name, tensors):
-            constant_op.constant(index, dtypes.int32, name="concat_dim")
+            if not is_tensor_like(axis):
+                constant_op.constant(index, dtypes.int32, name="concat_dim")
             return state_ops.identity(tensors[0], name=name)
     with op_scope(name, items) as scope:
         tensors = _convert_all(items, "concat", arg="values")
-        axis_t = constant_op.constant(index, dtypes.int32, name="axis")
+        if is_tensor_like(axis):
+            axis_t = convert_to_tensor(axis)
+        else:
+            axis_t = constant_op.constant(index, dtypes.int32, name="axis")
         return make_op("ConcatV2", [*tensors, axis_t], scope, {"axis": index}).outputs[0]
+
+
+def _static_axis(axis: Any) -> int:
+    """An int, or a scalar int tensor whose value construction knows (a split's split_dim, as
+    its gradient passes it): the attr shape rules and gradients read."""
+    if not is_tensor_like(axis):
+        return operator.index(axis)
+    value = constant_value(convert_to_tensor(axis))
+    if value is None or value.ndim:
+        raise TypeError(f"concat's axis must be an int or a constant scalar tensor, not {axis!r}")
+    return int(value)
 
 
 # -- Split, SplitV -----------------------------------------------------------------------------

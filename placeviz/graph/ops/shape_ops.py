@@ -313,30 +313,31 @@ def broadcast_to(input: Tensor, shape: Tensor, name: str | None = None) -> Tenso
 
 # -- ConcatOffset ------------------------------------------------------------------------------
 def _infer_concat_offset(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    if len(inputs) < 2:
-        raise ShapeError(f"ConcatOffset needs at least 2 shapes, got {len(inputs)}")
-    for i, tensor in enumerate(inputs):
+    concat_dim, *shapes = inputs
+    check_shape_tensor(concat_dim, "concat_dim", rank=0)
+    if len(shapes) < 2:
+        raise ShapeError(f"ConcatOffset needs at least 2 shapes, got {len(shapes)}")
+    for i, tensor in enumerate(shapes):
         check_shape_tensor(tensor, f"shape[{i}]")
-    return [(tensor.shape, tensor.dtype) for tensor in inputs]
+    return [(tensor.shape, tensor.dtype) for tensor in shapes]
+
+
+def _offsets(concat_dim: tuple[int, ...], *dims: tuple[int, ...]) -> list[list[int]]:
+    rank = len(dims[0])
+    along = concat_dim[0] % rank if rank else 0
+    out, start = [], 0
+    for d in dims:
+        offset = [0] * rank
+        offset[along] = start
+        start += d[along]
+        out.append(offset)
+    return out
 
 
 def _concat_offset_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = op.attrs["axis"]
     dtype = op.outputs[0].dtype.np
-
-    def offsets(*shapes: Any) -> tuple[Any, ...]:
-        dims = [host_ints(s) for s in shapes]
-        rank = len(dims[0])
-        along = axis % rank if rank else 0
-        out, start = [], 0
-        for d in dims:
-            offset = [0] * rank
-            offset[along] = start
-            start += d[along]
-            out.append(xp.asarray(offset, dtype=dtype))
-        return tuple(out)
-
-    return offsets
+    offsets_of = run_derived(_offsets)
+    return lambda *inputs: tuple(xp.asarray(o, dtype=dtype) for o in offsets_of(*inputs))
 
 
 registry.register(
@@ -350,10 +351,13 @@ registry.register(
 )
 
 
-def concat_offset(axis: int, shapes: Sequence[Tensor], name: str | None = None) -> list[Tensor]:
-    """Where each of ``shapes`` starts in their concatenation along ``axis`` (static)."""
-    attrs = {"axis": operator.index(axis)}
-    return list(make_op("ConcatOffset", list(shapes), name or "ConcatOffset", attrs).outputs)
+def concat_offset(
+    concat_dim: Tensor, shapes: Sequence[Tensor], name: str | None = None
+) -> list[Tensor]:
+    """Where each of ``shapes`` starts in their concatenation along ``concat_dim`` (TF's
+    inputs: the dimension, then the shapes)."""
+    inputs = [concat_dim, *shapes]
+    return list(make_op("ConcatOffset", inputs, name or "ConcatOffset").outputs)
 
 
 # -- ReducedShape ------------------------------------------------------------------------------
