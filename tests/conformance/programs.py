@@ -1834,6 +1834,18 @@ def gradients_split_sizes(tf: Any) -> Any:
 
 
 @program
+def gradients_slice(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(tf.slice(x, [0, 1], [-1, 2])), x)
+
+
+@program
+def gradients_transpose(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(tf.transpose(x) * tf.constant([[1.0, 2.0]])), x)
+
+
+@program
 def gradients_matmul(tf: Any) -> Any:
     a = tf.constant([[1.0, 2.0]], name="a")
     b = tf.constant([[3.0], [4.0]], name="b")

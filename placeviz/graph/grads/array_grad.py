@@ -6,8 +6,6 @@ none and is not a float), and returns one gradient per input.
 
 from __future__ import annotations
 
-import numpy as np
-
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.grads.registry import (
     first_input_only,
@@ -21,6 +19,7 @@ from placeviz.graph.shapes import normalize_axis
 Grads = list[Tensor | None]
 
 not_differentiable(
+    "InvertPermutation",
     "Const",
     "Placeholder",
     "VariableV2",
@@ -67,9 +66,12 @@ def _squeeze_or_expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Transpose")
 def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
-    perm = op.attrs["perm"]
-    inverse = None if perm is None else [int(p) for p in np.argsort(perm)]
-    return first_input_only(op, array_ops.transpose(grad, inverse))
+    """TF's: transposed back by the ``InvertPermutation`` of the perm input."""
+    if len(op.inputs) == 1:  # an input of unknown rank reversed: reversing undoes it
+        return [array_ops.transpose(grad)]
+    return first_input_only(
+        op, array_ops.transpose(grad, array_ops.invert_permutation(op.inputs[1]))
+    )
 
 
 @register_gradient("BroadcastTo")
@@ -123,21 +125,17 @@ def _concat_grad(op: Operation, grad: Tensor) -> Grads:
 # -- slices, tiles and gathers -----------------------------------------------------------------
 @register_gradient("Slice")
 def _slice_grad(op: Operation, grad: Tensor) -> Grads:
-    """Pad the gradient with zeros back to the input's shape: static paddings where the shapes
-    and ``begin`` are known, else computed from them at run time (TF's ``_SliceGrad``)."""
+    """TF's ``_SliceGrad``: pad the gradient with zeros back to the input's shape, the
+    paddings built from ``begin`` and the input's and output's shapes as [rank, 1] columns."""
     x, begin, y = op.inputs[0], op.inputs[1], op.outputs[0]
-    known = shape_ops.constant_value(begin)
-    if known is not None and x.shape.is_fully_defined and y.shape.is_fully_defined:
-        before = shape_ops.host_ints(known)
-        after = [d - b - s for d, b, s in zip(x.shape.as_list(), before, y.shape.as_list())]
-        return first_input_only(op, array_ops.pad(grad, [[b, a] for b, a in zip(before, after)]))
     dtype = begin.dtype
-    sizes = math_ops.subtract(
-        shape_ops.shape(x, out_type=dtype, optimize=True),
-        shape_ops.shape(y, name="Shape_1", out_type=dtype, optimize=True),
-    )
-    after = math_ops.subtract(sizes, begin)
-    return first_input_only(op, array_ops.pad(grad, array_ops.stack([begin, after], axis=1)))
+    column = array_ops.stack([shape_ops.rank(x, optimize=True), 1])
+    size = shape_ops.shape(y, out_type=dtype, optimize=True)
+    before = array_ops.reshape(begin, column)
+    whole = shape_ops.shape(x, name="Shape_1", out_type=dtype, optimize=True)
+    rest = math_ops.subtract(math_ops.subtract(whole, size, name="sub"), begin, name="sub")
+    after = array_ops.reshape(rest, column)
+    return first_input_only(op, array_ops.pad(grad, array_ops.concat([before, after], 1)))
 
 
 @register_gradient("StridedSlice")

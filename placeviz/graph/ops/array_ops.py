@@ -370,9 +370,40 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Tensor:
     with op_scope(name, (value,)) as scope:
         if perm is None:
             return make_op("Transpose", [value], scope, {"perm": None}).outputs[0]
-        order = _ints(perm, "perm")
-        perm_t = int_const(order, "perm")
+        if is_tensor_like(perm):  # a tensor whose value construction knows (gradients')
+            perm_t = convert_to_tensor(perm)
+            known = constant_value(perm_t)
+            if known is None:
+                raise TypeError(f"transpose needs a perm construction knows, not {perm!r}")
+            order = host_ints(known)
+        else:
+            order = _ints(perm, "perm")
+            perm_t = int_const(order, "perm")
         return make_op("Transpose", [value, perm_t], scope, {"perm": order}).outputs[0]
+
+
+def _infer_invert_permutation(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    check_shape_tensor(inputs[0], "x")
+    return single(inputs[0].shape, inputs[0].dtype)
+
+
+def _invert_permutation_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x: xp.argsort(x).astype(x.dtype)
+
+
+registry.register(
+    OpDef(
+        type="InvertPermutation",
+        infer=_infer_invert_permutation,
+        kernel=_invert_permutation_kernel,
+        cost=free_cost,
+    )
+)
+
+
+def invert_permutation(x: Tensor, name: str | None = None) -> Tensor:
+    """TF's ``InvertPermutation``: y[x[i]] = i (the Transpose gradient's perm)."""
+    return make_op("InvertPermutation", [x], name or "InvertPermutation").outputs[0]
 
 
 # -- Squeeze, ExpandDims -----------------------------------------------------------------------
@@ -479,8 +510,17 @@ def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
         raise TypeError(f"stack takes a list or tuple of values, got {values!r}")
     if axis == 0 and values and not _has_tensor(values):
         return constant_op.constant(values, name=name)
-    tensors = _convert_all(values, "stack")
-    return make_op("Pack", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    if axis != 0:
+        tensors = _convert_all(values, "stack")
+        return make_op("Pack", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    # TF's autopacking: Python values beside tensors become Consts named by position (stack/1)
+    with op_scope(name, values) as scope:
+        first = convert_to_tensor(next(v for v in values if is_tensor_like(v)))
+        tensors = [
+            convert_to_tensor(v) if is_tensor_like(v) else convert_to_tensor(v, first.dtype, str(i))
+            for i, v in enumerate(values)
+        ]
+        return make_op("Pack", tensors, scope, {"axis": 0}).outputs[0]
 
 
 def _infer_unpack(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:

@@ -39,7 +39,9 @@ T = TypeVar("T")
 # Small ops whose value construction computes from constant inputs, as TF's shape inference
 # evaluates the constant subgraph behind a shape-like input (``Reshape`` to a stacked,
 # transposed shape in Tile's gradient; a ``Range`` of a cast bound).
-_FOLDED = frozenset({"Pack", "Transpose", "Reshape", "Range", "ConcatV2", "Cast"})
+_FOLDED = frozenset(
+    {"Pack", "Transpose", "Reshape", "Range", "ConcatV2", "Cast", "Sub", "InvertPermutation"}
+)
 _FOLDED_ELEMENTS = 1024
 
 
