@@ -1845,6 +1845,31 @@ def gradients_transpose(tf: Any) -> Any:
     return tf.gradients(tf.reduce_sum(tf.transpose(x) * tf.constant([[1.0, 2.0]])), x)
 
 
+def _grad_of(fn: Callable[[Any, Any], Any]) -> Build:
+    def build(tf: Any) -> Any:
+        x = tf.constant(_X, name="x")
+        return tf.gradients(tf.reduce_sum(fn(tf, x) * 2.0), x)
+
+    return build
+
+
+family(
+    "gradients_of",
+    {
+        "reshape": _grad_of(lambda tf, x: tf.reshape(x, [3, 2])),
+        "expand_squeeze": _grad_of(lambda tf, x: tf.squeeze(tf.expand_dims(x, 0))),
+        "stack_unstack": _grad_of(lambda tf, x: tf.stack(tf.unstack(x)[::-1])),
+        "div": _grad_of(lambda tf, x: x / tf.constant([1.0, 2.0, 4.0])),
+        "max": _grad_of(lambda tf, x: tf.reduce_max(x, 1)),
+        "mean_axis": _grad_of(lambda tf, x: tf.reduce_mean(x, 0)),
+        "softmax": _grad_of(lambda tf, x: tf.nn.softmax(x) * x),
+        "gather": _grad_of(lambda tf, x: tf.gather(x, [1, 1])),
+        "sqrt_exp": _grad_of(lambda tf, x: tf.sqrt(tf.exp(x))),
+        "matmul": _grad_of(lambda tf, x: tf.matmul(x, x, transpose_b=True)),
+    },
+)
+
+
 @program
 def gradients_matmul(tf: Any) -> Any:
     a = tf.constant([[1.0, 2.0]], name="a")

@@ -26,6 +26,10 @@ MISSING_OPERATORS = (
     "not listed: missing API (Variable.initialized_value, which TensorFlow builds with tf.cond's "
     "Switch and Merge)"
 )
+DENSE_GATHER_GRADIENT = (
+    "documented difference: GatherV2's gradient is dense here (UnsortedSegmentSum); TensorFlow's "
+    "is an IndexedSlices, fetched as (values, indices, dense_shape)"
+)
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
     "merged spec instead of changing it"
@@ -41,6 +45,7 @@ PLACE_WHOLE_GRAPH = (
 KNOWN_DIFFERENCES: dict[str, str] = {
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
+    "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "variable_initialized_value": MISSING_OPERATORS,
 }
 

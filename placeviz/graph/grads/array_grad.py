@@ -12,7 +12,7 @@ from placeviz.graph.grads.registry import (
     not_differentiable,
     register_gradient,
 )
-from placeviz.graph.grads.shapes import reduce_broadcast, reshape_like
+from placeviz.graph.grads.shapes import reduce_broadcast, shape_of
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, slicing
 from placeviz.graph.shapes import normalize_axis
 
@@ -54,14 +54,11 @@ def _cast_grad(op: Operation, grad: Tensor) -> Grads:
 
 # -- reshapes ----------------------------------------------------------------------------------
 @register_gradient("Reshape")
-def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
-    return first_input_only(op, reshape_like(grad, op.inputs[0]))
-
-
 @register_gradient("Squeeze")
 @register_gradient("ExpandDims")
-def _squeeze_or_expand_dims_grad(op: Operation, grad: Tensor) -> Grads:
-    return first_input_only(op, reshape_like(grad, op.inputs[0]))
+def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's: the gradient reshaped to the input's ``Shape`` (a Const when it is known)."""
+    return first_input_only(op, array_ops.reshape(grad, shape_of(op.inputs[0])))
 
 
 @register_gradient("Transpose")

@@ -17,7 +17,12 @@ from placeviz.graph.grads.registry import (
     not_differentiable,
     register_gradient,
 )
-from placeviz.graph.grads.shapes import broadcast_like, keep_reduced_dims, reduce_broadcast
+from placeviz.graph.grads.shapes import (
+    broadcast_like,
+    keep_reduced_dims,
+    reduce_broadcast,
+    shape_of,
+)
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
 from placeviz.graph.shapes import normalize_axis
 
@@ -81,8 +86,10 @@ def _mul_grad(op: Operation, grad: Tensor) -> Grads:
 def _real_div_grad(op: Operation, grad: Tensor) -> Grads:
     """d(x/y) = dx / y - dy * x / y²."""
     x, y = op.inputs
-    gx = math_ops.divide(grad, y)
-    gy = math_ops.multiply(grad, math_ops.divide(math_ops.divide(math_ops.negative(x), y), y))
+    gx = math_ops.realdiv(grad, y)
+    gy = math_ops.multiply(
+        grad, math_ops.realdiv(math_ops.realdiv(-x, y), y), name="mul"
+    )  # TF's grad * ... (the operator's name)
     return list(reduce_broadcast(x, y, gx, gy))
 
 
@@ -146,7 +153,7 @@ def _sqrt_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Exp")
 def _exp_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, op.outputs[0])]
+    return [math_ops.multiply(grad, op.outputs[0], name="mul")]  # TF's grad * y
 
 
 @register_gradient("Log")
@@ -256,18 +263,23 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
-    """The gradient is shared equally by every element equal to the extremum."""
+    """The gradient is shared equally by every element equal to the extremum (TF's
+    ``_MinOrMaxGrad``: ``Shape``, the output and gradient reshaped to the kept dimensions,
+    ``Equal``, ``Cast``, a ``Sum`` over the op's own axes input, ``truediv`` and ``mul``)."""
     if _runtime_axes(op):
         raise LookupError(f"No gradient for '{op.name}': a {op.type} over run-time axes")
     x = op.inputs[0]
+    shape_of(x)  # TF's input shape, which its reduced_shape folds away when it is known
     y = keep_reduced_dims(op, op.outputs[0])
     grad = keep_reduced_dims(op, grad)
     indicators = array_ops.cast(math_ops.equal(y, x), grad.dtype)
-    axis = op.attrs["axis"]
-    num_selected = math_ops.reduce_sum(
-        indicators, axis=None if axis is None else list(axis), keepdims=True
-    )
-    return first_input_only(op, math_ops.multiply(math_ops.divide(indicators, num_selected), grad))
+    if len(op.inputs) == 2:
+        counted = shape_ops.reduce_sum(indicators, op.inputs[1], keepdims=op.attrs["keepdims"])
+    else:  # a whole reduction of unknown rank
+        counted = math_ops.reduce_sum(indicators)
+    num_selected = keep_reduced_dims(op, counted)
+    share = math_ops.divide(indicators, num_selected)
+    return first_input_only(op, math_ops.multiply(share, grad, name="mul"))
 
 
 register_gradient("Max")(_min_or_max_grad)

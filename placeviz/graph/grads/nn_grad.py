@@ -18,8 +18,10 @@ def _relu_grad(op: Operation, grad: Tensor) -> Grads:
 def _softmax_grad(op: Operation, grad: Tensor) -> Grads:
     """dx = (dy - sum(dy * y, axis)) * y along the softmax axis."""
     y = op.outputs[0]
-    total = math_ops.reduce_sum(math_ops.multiply(grad, y), axis=op.attrs["axis"], keepdims=True)
-    return [math_ops.multiply(math_ops.subtract(grad, total), y)]
+    # TF's operators: mul, Sum, sub, mul_1
+    product = math_ops.multiply(grad, y, name="mul")
+    total = math_ops.reduce_sum(product, axis=op.attrs["axis"], keepdims=True)
+    return [math_ops.multiply(math_ops.subtract(grad, total, name="sub"), y, name="mul")]
 
 
 def _per_row(grad_loss: Tensor, rows: Tensor) -> Tensor:

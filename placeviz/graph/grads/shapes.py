@@ -17,15 +17,6 @@ def shape_of(tensor: Tensor, name: str = "Shape") -> Tensor:
     return shape_ops.shape(tensor, name=name, optimize=True)
 
 
-def reshape_like(grad: Tensor, like: Tensor) -> Tensor:
-    """``grad`` reshaped to ``like``'s shape (nothing to do when the static shapes agree)."""
-    if like.shape.is_fully_defined:
-        if grad.shape == like.shape:
-            return grad
-        return array_ops.reshape(grad, like.shape.as_list())
-    return shape_ops.reshape(grad, shape_ops.shape(like))
-
-
 def broadcast_like(grad: Tensor, like: Tensor) -> Tensor:
     """``grad`` broadcast to ``like``'s shape."""
     if like.shape.is_fully_defined and grad.shape == like.shape:

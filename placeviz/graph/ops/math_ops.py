@@ -101,6 +101,11 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
         return make_op("RealDiv", [tx, ty], scope).outputs[0]
 
 
+def realdiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """TF's ``realdiv``: the RealDiv op itself, for floats (gradients use it)."""
+    return _binary("RealDiv", x, y, name or "RealDiv")
+
+
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
     """TF1's ``div``: Python 2's division, so floor division for integers (7 / 2 is 3)."""
     with op_scope(name or "div", (x, y)) as scope:
