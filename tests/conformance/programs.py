@@ -1866,6 +1866,14 @@ family(
         "gather": _grad_of(lambda tf, x: tf.gather(x, [1, 1])),
         "sqrt_exp": _grad_of(lambda tf, x: tf.sqrt(tf.exp(x))),
         "matmul": _grad_of(lambda tf, x: tf.matmul(x, x, transpose_b=True)),
+        "pow": _grad_of(lambda tf, x: tf.pow(x, tf.constant([1.0, 2.0, 3.0]))),
+        "log_tanh_sigmoid": _grad_of(lambda tf, x: tf.log(x) + tf.tanh(x) + tf.sigmoid(x)),
+        "abs_neg": _grad_of(lambda tf, x: tf.abs(-x)),
+        "maximum": _grad_of(lambda tf, x: tf.maximum(x, tf.constant([2.0, 2.0, 7.0]))),
+        "sub_broadcast": _grad_of(lambda tf, x: tf.constant([1.0, 2.0, 3.0]) - x),
+        "cast_identity": _grad_of(lambda tf, x: tf.identity(tf.cast(x, tf.float64)) * 3.0),
+        "mean_all": _grad_of(lambda tf, x: tf.reduce_mean(x)),
+        "min_keepdims": _grad_of(lambda tf, x: tf.reduce_min(x, 0, keepdims=True)),
     },
 )
 

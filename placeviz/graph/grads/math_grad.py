@@ -99,11 +99,11 @@ def _pow_grad(op: Operation, grad: Tensor) -> Grads:
     choice: it keeps x = 0 from making the y gradient NaN)."""
     x, y = op.inputs
     z = op.outputs[0]
-    gx = math_ops.multiply(math_ops.multiply(grad, y), math_ops.pow(x, math_ops.subtract(y, 1)))
-    mask = math_ops.greater(x, 0)
-    safe_x = math_ops.where(mask, x, array_ops.ones_like(x))
-    log_x = math_ops.where(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
-    gy = math_ops.multiply(math_ops.multiply(grad, z), log_x)
+    gx = grad * y * math_ops.pow(x, y - 1)  # TF's operators: mul, sub, mul_1
+    mask = x > 0
+    safe_x = math_ops.select(mask, x, array_ops.ones_like(x))
+    log_x = math_ops.select(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
+    gy = grad * z * log_x
     return list(reduce_broadcast(x, y, gx, gy))
 
 
@@ -135,7 +135,7 @@ def _neg_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Abs")
 def _abs_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, math_ops.sign(op.inputs[0]))]
+    return [grad * math_ops.sign(op.inputs[0])]  # TF's operator: mul
 
 
 @register_gradient("Square")
@@ -158,7 +158,8 @@ def _exp_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Log")
 def _log_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, math_ops.reciprocal(op.inputs[0]))]
+    with op.graph.control_dependencies([grad]):  # TF's
+        return [grad * math_ops.reciprocal(op.inputs[0])]
 
 
 @register_gradient("Reciprocal")
@@ -274,10 +275,13 @@ def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
     grad = keep_reduced_dims(op, grad)
     indicators = array_ops.cast(math_ops.equal(y, x), grad.dtype)
     if len(op.inputs) == 2:
-        counted = shape_ops.reduce_sum(indicators, op.inputs[1], keepdims=op.attrs["keepdims"])
+        counted = shape_ops.reduce_sum(indicators, op.inputs[1])
     else:  # a whole reduction of unknown rank
         counted = math_ops.reduce_sum(indicators)
-    num_selected = keep_reduced_dims(op, counted)
+    if op.attrs["keepdims"]:  # TF's: to the output's Shape
+        num_selected = array_ops.reshape(counted, shape_of(op.outputs[0], name="Shape_1"))
+    else:
+        num_selected = keep_reduced_dims(op, counted)
     share = math_ops.divide(indicators, num_selected)
     return first_input_only(op, math_ops.multiply(share, grad, name="mul"))
 

@@ -15,7 +15,7 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
-from placeviz.graph.ops import constant_op, slicing, state_ops
+from placeviz.graph.ops import constant_op, shape_ops, slicing, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -205,6 +205,24 @@ def _infer_select(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
 
 
 registry.register(OpDef(type="SelectV2", infer=_infer_select, kernel=_xp_function("where")))
+
+
+def _infer_select_v1(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    """TF1's Select: x and y of one shape, the condition of that shape (no broadcasting)."""
+    condition, x, y = inputs
+    if not condition.shape.is_compatible_with(x.shape):
+        raise ShapeError(f"condition has shape {condition.shape}, but x has shape {x.shape}")
+    if not x.shape.is_compatible_with(y.shape):
+        raise ShapeError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    return _infer_select(inputs, attrs)
+
+
+registry.register(OpDef(type="Select", infer=_infer_select_v1, kernel=_xp_function("where")))
+
+
+def select(condition: Tensor, x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
+    """TF1's ``where(condition, x, y)``: Select, shapes equal (gradients use it as TF's do)."""
+    return make_op("Select", [condition, x, y], name or "Select").outputs[0]
 
 
 def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -556,7 +574,9 @@ def _reduce(
     rank = tensor.shape.ndims
     inputs = [tensor]
     with tensor.graph.as_default():
-        if axis is None and rank is not None:
+        if axis is None and rank == 0:  # TF's _ReductionDims: no fast path for a scalar
+            inputs.append(arange(0, shape_ops.rank(tensor, optimize=True)))
+        elif axis is None and rank is not None:
             inputs.append(constant_op.constant(np.arange(rank, dtype=np.int32)))
         with op_scope(name or op_type, (tensor,)) as scope:
             if axis is not None:
