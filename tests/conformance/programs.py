@@ -1874,6 +1874,18 @@ family(
         "cast_identity": _grad_of(lambda tf, x: tf.identity(tf.cast(x, tf.float64)) * 3.0),
         "mean_all": _grad_of(lambda tf, x: tf.reduce_mean(x)),
         "min_keepdims": _grad_of(lambda tf, x: tf.reduce_min(x, 0, keepdims=True)),
+        "bias_add": _grad_of(lambda tf, x: tf.nn.bias_add(x, tf.constant([1.0, 2.0, 3.0]))),
+        "log_softmax": _grad_of(lambda tf, x: tf.nn.log_softmax(x)),
+        "softmax_cross_entropy": _grad_of(
+            lambda tf, x: tf.nn.softmax_cross_entropy_with_logits_v2(
+                labels=tf.constant([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), logits=x
+            )
+        ),
+        "sparse_softmax_cross_entropy": _grad_of(
+            lambda tf, x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.constant([2, 0]), logits=x
+            )
+        ),
     },
 )
 

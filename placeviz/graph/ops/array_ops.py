@@ -847,6 +847,8 @@ def _int_input(value: Any, arg: str, typed_by_default: bool = True) -> Tensor:
     """A shape-like argument as its op's input: a tensor, or ``int_const`` of the ints given."""
     if is_tensor_like(value):
         return convert_to_tensor(value)
+    if isinstance(value, list | tuple) and _has_tensor(value):  # TF's autopacking: a Pack
+        return stack(list(value), name=arg)
     return int_const(_ints(value, arg), arg, typed_by_default)
 
 

@@ -40,7 +40,17 @@ T = TypeVar("T")
 # evaluates the constant subgraph behind a shape-like input (``Reshape`` to a stacked,
 # transposed shape in Tile's gradient; a ``Range`` of a cast bound).
 _FOLDED = frozenset(
-    {"Pack", "Transpose", "Reshape", "Range", "ConcatV2", "Cast", "Sub", "InvertPermutation"}
+    {
+        "Pack",
+        "Transpose",
+        "Reshape",
+        "Range",
+        "ConcatV2",
+        "Cast",
+        "Sub",
+        "InvertPermutation",
+        "Slice",
+    }
 )
 _FOLDED_ELEMENTS = 1024
 
