@@ -23,6 +23,8 @@ from placeviz.dtypes import (
     int32_ref,
     int64,
     int64_ref,
+    string,
+    string_ref,
 )
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
@@ -59,6 +61,7 @@ from placeviz.graph.ops.array_ops import (
     split,
     squeeze,
     stack,
+    tile,
     transpose,
     unstack,
     zeros,
@@ -70,11 +73,21 @@ from placeviz.graph.ops.math_ops import (
     abs,
     add,
     add_n,
+    arange,
     div,
     divide,
+    equal,
     exp,
     floordiv,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
     log,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
     matmul,
     maximum,
     minimum,
@@ -94,7 +107,15 @@ from placeviz.graph.ops.math_ops import (
     tanh,
 )
 from placeviz.graph.ops.random_ops import random_normal, random_uniform, set_random_seed
-from placeviz.graph.ops.state_ops import assign, assign_add, group, identity, no_op, placeholder
+from placeviz.graph.ops.state_ops import (
+    assign,
+    assign_add,
+    gated_tuple,
+    group,
+    identity,
+    no_op,
+    placeholder,
+)
 from placeviz.graph.scopes import (
     colocate_with,
     control_dependencies,
@@ -123,6 +144,8 @@ from placeviz.runtime.session import Session
 
 InteractiveSession = Session
 truediv = divide
+tuple = gated_tuple  # TF's names; they shadow the builtins only in this module's namespace
+range = arange
 sub = subtract
 mul = multiply
 

@@ -57,6 +57,11 @@ class UnimplementedError(OpError):
     """placeviz does not do this yet (e.g. run a cluster of servers)."""
 
 
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation on a graph tensor that needs its value (``bool(t)``, ``for x in t``):
+    TF's class, a TypeError as there."""
+
+
 def describe_op(op: Any) -> str:
     """``'MatMul' (MatMul) created at cell.py:3`` — the op as an error message names it."""
     where = f" created at {op.source}" if getattr(op, "source", None) else ""

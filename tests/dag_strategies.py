@@ -469,8 +469,8 @@ class _Builder:
 
     def nary(self, kind: str, xi: int, x: Node) -> Node:
         draw = self.draw
-        if kind == "add_n":
-            others = [self.pick(self.matching(x)) for _ in range(draw(st.integers(0, 3)))]
+        if kind == "add_n":  # of two or more: add_n([x]) is x itself, no op (as in TF)
+            others = [self.pick(self.matching(x)) for _ in range(draw(st.integers(1, 3)))]
             inputs = (xi, *others)
             bound = sum(self.nodes[i].bound for i in inputs)
             return Node(kind, inputs, {}, x.shape, x.dtype, bound)

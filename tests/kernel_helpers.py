@@ -17,8 +17,13 @@ class _State:
 
 
 def run_kernel(tensor: Tensor, *inputs: Any) -> Any:
-    """``inputs`` for the op's first inputs; the rest must be Consts (a transpose's perm, an
-    ExpandDims' dim, a Reshape's shape), which get their values, as in a run."""
+    """``inputs`` for the op's data inputs, in order; its other inputs must be Consts, which get
+    their values as in a run: those its builder made in its scope (``split/split_dim``,
+    ``transpose/perm``) and every input after the ones given (a SplitV's sizes)."""
     op = tensor.op
-    constants = [t.op.attrs["value"] for t in op.inputs[len(inputs) :]]
-    return op.op_def.kernel_for("numpy")(np, op, _State())(*inputs, *constants)
+    given = list(inputs)
+    values = []
+    for t in op.inputs:
+        own = t.op.type == "Const" and t.op.name.startswith(f"{op.name}/")
+        values.append(given.pop(0) if given and not own else t.op.attrs["value"])
+    return op.op_def.kernel_for("numpy")(np, op, _State())(*values)

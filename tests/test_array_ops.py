@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -115,21 +116,44 @@ def test_fill_rejects_a_non_scalar_value() -> None:
 
 
 def test_zeros_like_and_ones_like_keep_unknown_dims() -> None:
+    """TF's forms where the shape is partly unknown: a ZerosLike op, a Fill of the run's Shape."""
     x = placeholder([None, 3])
     z = array_ops.zeros_like(x)
     o = array_ops.ones_like(x, dtype=dtypes.int64)
-    assert (z.op.type, z.op.name, o.op.type, o.op.name) == (
-        "ZerosLike",
-        "zeros_like",
-        "OnesLike",
-        "ones_like",
-    )
-    assert z.shape == TensorShape([None, 3])
+    assert [(op.name, op.type) for op in (z.op, o.op, *(t.op for t in o.op.inputs))] == [
+        ("zeros_like", "ZerosLike"),
+        ("ones_like", "Fill"),
+        ("ones_like/Shape", "Shape"),
+        ("ones_like/Const", "Const"),
+    ]
+    assert (z.shape, o.shape) == (TensorShape([None, 3]), TensorShape([None, 3]))
     assert (z.dtype, o.dtype) == (dtypes.float32, dtypes.int64)
-    value = run_kernel(o, np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(run_kernel(z, np.ones((5, 3), np.float32)), np.zeros((5, 3)))
+    with Session(graph=x.graph) as sess:
+        value = sess.run(o, {x: np.ones((2, 3), np.float32)})
     np.testing.assert_array_equal(value, np.ones((2, 3), np.int64))
     assert value.dtype == np.int64
-    np.testing.assert_array_equal(run_kernel(z, np.ones((5, 3), np.float32)), np.zeros((5, 3)))
+
+
+def test_zeros_like_and_ones_like_of_known_shapes_are_tensorflows_constants() -> None:
+    """A fully known shape makes zeros a Const named zeros_like (a Fill from 1000 elements, as
+    ``zeros``), ones a Fill of a Shape/shape_as_tensor Const; another dtype for an unknown
+    shape fills the run's Shape."""
+    z = array_ops.zeros_like(constant_op.constant([[1.0, 2.0]]))
+    assert (z.op.type, z.op.name, z.shape) == ("Const", "zeros_like", TensorShape([1, 2]))
+    big = array_ops.zeros_like(placeholder([40, 30]))
+    assert (big.op.type, [t.op.name for t in big.op.inputs]) == (
+        "Fill",
+        ["zeros_like_1/shape_as_tensor", "zeros_like_1/Const"],
+    )
+    cast = array_ops.zeros_like(placeholder([None]), dtype=dtypes.int32)
+    assert (cast.op.type, cast.dtype, cast.op.inputs[0].op.type) == ("Fill", dtypes.int32, "Shape")
+    o = array_ops.ones_like([4, 5], name="o")
+    assert [t.op.name for t in o.op.inputs] == ["o/Shape/shape_as_tensor", "o/Const"]
+    assert o.graph.get_operation_by_name("o/tensor").type == "Const"
+    with Session(graph=o.graph) as sess:
+        np.testing.assert_array_equal(sess.run(o), [1, 1])
+        assert sess.run(z).tolist() == [[0.0, 0.0]]
 
 
 # -- reshape -----------------------------------------------------------------------------------
@@ -160,8 +184,8 @@ def test_reshape_with_unknown_dims() -> None:
 @pytest.mark.parametrize(
     ("shape", "message"),
     [
-        ([5], "tensor with 6 values, but the requested shape \\[5\\] has 5"),
-        ([4, -1], "requires a multiple of 4"),
+        ([5], "Cannot reshape a tensor with 6 elements to shape \\[5\\] \\(5 elements\\)"),
+        ([4, -1], "evenly divisible by 4 but is 6"),
         ([-1, -1], "Only one input size may be -1"),
         ([0, -1], "empty tensor"),
         ([-2, 3], "must be non-negative"),
@@ -372,7 +396,12 @@ def test_concat_of_one_value_is_an_identity() -> None:
 
 
 def test_concat_errors() -> None:
-    with pytest.raises(pv_errors.InvalidArgumentError, match=r"Dimension 1 in all inputs") as info:
+    # TF's words: the shapes without the axis
+    with pytest.raises(
+        pv_errors.InvalidArgumentError,
+        match=r"Dimension 0 in both shapes must be equal, but are 3 and 4\. Shapes are \[3\] and "
+        r"\[4\]",
+    ) as info:
         array_ops.concat([placeholder([2, 3]), placeholder([2, 4])], 0)
     assert "'concat' (ConcatV2)" in str(info.value)
     with pytest.raises(pv_errors.InvalidArgumentError, match="same rank"):
@@ -475,8 +504,21 @@ def test_slice_with_size_minus_one() -> None:
     array = np.arange(20).reshape(4, 5)
     np.testing.assert_array_equal(run_kernel(s, array), array[1:, 2:4])
     np.testing.assert_array_equal(run_kernel(s1, array), array[1:3, :])
-    scalar = array_ops.slice(placeholder([]), [], [])
+    none = constant_op.constant(np.zeros(0, np.int32))
+    scalar = array_ops.slice(placeholder([]), none, none)
     assert isinstance(run_kernel(scalar, np.array(3.0)), np.ndarray)
+
+
+def test_slice_and_reshape_of_empty_lists_follow_tensorflow() -> None:
+    """An empty list has no element to give its type: TF's op helper first makes a float32
+    Const of it, which Reshape (shape type defaults to int32) leaves unused beside an int32
+    ``Reshape/shape_1``, and Slice (no default) rejects."""
+    r = array_ops.reshape(constant_op.constant([3.0]), [])
+    assert [(t.op.name, t.dtype) for t in r.op.inputs[1:]] == [("Reshape/shape_1", dtypes.int32)]
+    unused = r.graph.get_operation_by_name("Reshape/shape").outputs[0]
+    assert (unused.dtype, unused.shape, r.shape) == (dtypes.float32, [0], [])
+    with pytest.raises(TypeError, match="parameter 'begin' has DataType float32"):
+        array_ops.slice(placeholder([]), [], [])
 
 
 @pytest.mark.parametrize(
@@ -492,6 +534,22 @@ def test_slice_errors(begin: list[int], size: list[int], message: str) -> None:
     with pytest.raises(pv_errors.InvalidArgumentError, match=message) as info:
         array_ops.slice(placeholder([2, 3]), begin, size)
     assert "'Slice' (Slice)" in str(info.value)
+
+
+def test_tile_repeats_along_each_dimension() -> None:
+    """As in TF the multiples are the op's second input, ``Tile/multiples`` (int32)."""
+    t = array_ops.tile(placeholder([2, None]), [3, 2])
+    multiples = t.op.inputs[1]
+    assert (t.op.type, t.op.name, multiples.op.name) == ("Tile", "Tile", "Tile/multiples")
+    assert (multiples.dtype, t.shape) == (dtypes.int32, TensorShape([6, None]))
+    array = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(run_kernel(t, array), np.tile(array, [3, 2]))
+    fed = array_ops.tile(placeholder([2]), placeholder([1], dtypes.int32))
+    assert fed.shape == TensorShape([None])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="'Tile_2' \\(Tile\\)"):
+        array_ops.tile(placeholder([2, 3]), [2])
+    with pytest.raises(pv_errors.InvalidArgumentError, match="non-negative"):
+        array_ops.tile(placeholder([2]), [-1])
 
 
 def test_gather_shapes_and_values() -> None:
@@ -539,16 +597,33 @@ def test_cast() -> None:
     np.testing.assert_array_equal(run_kernel(b, np.array([0.0, 2.0])), [False, True])
 
 
-def test_cast_has_kernels_for_every_dtype_on_gpu() -> None:
+def test_cast_has_kernels_for_every_dtype_but_strings_on_gpu() -> None:
     c = array_ops.cast(placeholder([2]), dtypes.int32)
-    assert all(c.op.op_def.supports("GPU", d) for d in dtypes.ALL)
+    assert all(c.op.op_def.supports("GPU", d) for d in dtypes.ALL if d is not dtypes.string)
+    assert c.op.op_def.supports("CPU", dtypes.string)
+    assert not c.op.op_def.supports("GPU", dtypes.string)
+
+
+def test_string_constants_hold_bytes_and_stay_on_the_cpu() -> None:
+    """As TF: str becomes UTF-8 bytes; a scalar fetches as bytes, an array as objects."""
+    text = constant_op.constant("hé")
+    many = constant_op.constant([["a", b"b"]])
+    assert (text.dtype, text.shape, many.shape) == (dtypes.string, [], [1, 2])
+    with pytest.raises(TypeError, match="dtype string"):
+        constant_op.constant([1, 2], dtype=dtypes.string)
+    with pytest.raises(TypeError, match="dtype int32"):
+        constant_op.constant("7", dtype=dtypes.int32)
+    with Session(graph=text.graph) as sess:
+        assert sess.run(text) == "hé".encode()
+        assert sess.run(many).tolist() == [[b"a", b"b"]]
 
 
 # -- costs -------------------------------------------------------------------------------------
 def test_costs() -> None:
     x = placeholder([4, 5])
     s = array_ops.slice(x, [0, 0], [2, -1])
-    assert s.op.op_def.cost(s.op, [(4, 5)], [(2, 5)]) == (0.0, 2 * 10 * 4)
+    # the 10 elements copied out, read and written, and the int32 begin and size it reads
+    assert s.op.op_def.cost(s.op, [(4, 5), (2,), (2,)], [(2, 5)]) == (0.0, 2 * 10 * 4 + 2 * 2 * 4)
     c = array_ops.cast(x, dtypes.float64)
     assert c.op.op_def.cost(c.op, [(4, 5)], [(4, 5)]) == (20.0, 20 * (4 + 8))
     r = array_ops.reshape(x, [-1])
@@ -609,3 +684,38 @@ def test_a_fed_shape_is_read_afresh_on_every_run() -> None:
         assert sess.run(r, {shape: [2, 3]}).shape == (2, 3)
         assert sess.run(r, {shape: [3, 2]}).shape == (3, 2)
         assert sess.run(pv.reshape(x, [6, 1])).shape == (6, 1)
+
+
+def test_getitem_reads_a_fed_index_afresh_and_slices_variables() -> None:
+    """t[i] is TF's StridedSlice; its bounds are read per array, so a fed index that changes
+    between runs is honoured; a Variable slices its value; a tensor still cannot be iterated."""
+    x = pv.constant(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    i = pv.placeholder(pv.int32, [])
+    row = x[i]
+    v = pv.Variable([1.0, 2.0, 3.0])
+    tail = v[1:]
+    assert (row.op.type, row.shape, tail.shape) == ("StridedSlice", TensorShape([2]), [2])
+    with pv.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(row, {i: 2}).tolist() == [4.0, 5.0]
+        assert sess.run(row, {i: 0}).tolist() == [0.0, 1.0]
+        assert sess.run(tail).tolist() == [2.0, 3.0]
+    with pytest.raises(TypeError, match="Iterating over a symbolic"):
+        list(x)
+
+
+def test_gather_refuses_indices_outside_the_axis_with_tensorflows_words() -> None:
+    """NumPy would count -1 from the end; TF names the first bad index of any rank."""
+    params = pv.constant([1, 2, 3])
+    indices = pv.placeholder(pv.int32, [2, 2])
+    g = pv.gather(params, indices)
+    with pv.Session() as sess:
+        assert sess.run(g, {indices: [[0, 1], [2, 2]]}).tolist() == [[1, 2], [3, 3]]
+        for bad, words in (
+            ([[0, 1], [7, 0]], "indices[1,0] = 7"),
+            ([[0, -1], [0, 0]], "[0,1] = -1"),
+        ):
+            with pytest.raises(
+                pv_errors.InvalidArgumentError, match=re.escape(f"{words} is not in [0, 3)")
+            ):
+                sess.run(g, {indices: bad})

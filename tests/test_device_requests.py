@@ -34,6 +34,9 @@ def test_a_device_function_returning_none_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="Expected binary or unicode string, got None") as info:
         made_under(lambda op: None)
     assert "device function <lambda>" in str(info.value) and "'Const'" in str(info.value)
+    # as TF, which records the op before its device functions run: it stays, without a device
+    (op,) = pv.get_default_graph().get_operations()
+    assert (op.type, op.device) == ("Const", "")
 
 
 def test_an_outer_string_scope_merges_and_canonicalizes() -> None:

@@ -24,6 +24,24 @@ def test_div_floors_integers_and_divides_floats() -> None:
     assert _run(ints, floats) == [3, 3.5]
 
 
+def test_true_division_of_integers_casts_them_to_float64_first() -> None:
+    """TF's truediv: int / int is RealDiv of truediv/Cast and truediv/Cast_1 (float64); floats
+    divide as they are; a Python number on the left is truediv/x."""
+    a = pv.constant(7)
+    q = a / 2
+    assert (q.op.type, q.dtype) == ("RealDiv", pv.float64)
+    assert [(t.op.name, t.op.type, t.dtype) for t in q.op.inputs] == [
+        ("truediv/Cast", "Cast", pv.float64),
+        ("truediv/Cast_1", "Cast", pv.float64),
+    ]
+    assert q.op.inputs[1].op.inputs[0].op.name == "truediv/y"
+    r = 3 / a
+    assert r.op.inputs[0].op.inputs[0].op.name == "truediv_1/x"
+    f = pv.truediv(pv.constant(7.0), 2.0)
+    assert [t.op.type for t in f.op.inputs] == ["Const", "Const"]
+    assert _run(q, r, f) == [3.5, 3 / 7, 3.5]
+
+
 def test_floor_division_and_modulo_follow_the_divisors_sign() -> None:
     x = pv.constant([-7.0, 5.5])
     quotient, remainder = x // 2.0, x % -2.0

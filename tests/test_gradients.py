@@ -148,6 +148,11 @@ CASES: dict[str, tuple[Callable[..., Any], list[np.ndarray]]] = {
     "Split_one_used": (lambda a: pv.split(a, 3, axis=0)[2], [normal(3, 2)]),
     "SplitV": (lambda a: pv.split(a, [1, -1, 2], axis=1), [normal(2, 6)]),
     "Slice": (lambda a: pv.slice(a, [1, 0], [2, -1]), [normal(4, 3)]),
+    "Slice_tensor_bounds": (
+        lambda a: pv.slice(a, pv.constant([0, 1]), pv.constant([-1, 2])),
+        [normal(3, 4)],
+    ),
+    "Tile": (lambda a: pv.tile(a, [2, 1, 3]), [normal(2, 3, 1)]),
     "GatherV2": (lambda a: pv.gather(a, [2, 0, 2]), [normal(3, 2)]),
     "GatherV2_axis1": (lambda a: pv.gather(a, [[1, 1], [0, 2]], axis=1), [normal(2, 3, 2)]),
     "Identity": (lambda a: pv.identity(a) * a, [normal(2, 3)]),
@@ -178,10 +183,11 @@ def test_every_listed_op_type_is_differentiable_or_declared_not() -> None:
         *("Square", "Sqrt", "Exp", "Log", "Tanh", "Sigmoid", "Relu", "MatMul", "AddN"),
         *("Sum", "Mean", "Max", "Min", "Reshape", "Transpose", "Squeeze", "ExpandDims"),
         *("Pack", "Unpack", "ConcatV2", "Split", "SplitV", "Slice", "GatherV2", "Cast"),
+        "Tile",
         *("Identity", "Softmax"),
     ]
     not_differentiable = [
-        *("Const", "Placeholder", "ZerosLike", "OnesLike", "Fill", "RandomUniform"),
+        *("Const", "Placeholder", "ZerosLike", "Fill", "RandomUniform"),
         *("RandomStandardNormal", "Assign", "AssignAdd", "NoOp", "VariableV2", "Shape", "Size"),
         "BroadcastGradientArgs",
     ]
@@ -410,6 +416,8 @@ def test_several_consumers_accumulate_with_add_n() -> None:
     y = pv.exp(x) * x + pv.square(x)
     (g,) = pv.gradients(y, [x])
     assert g.op.type == "AddN" and g.op.name == "gradients/AddN"
+    # TF's _MultiDeviceAddN: the sum is colocated with its first summand's op
+    assert g.op.colocation_groups() == [f"loc:@{g.op.inputs[0].op.name}"]
     xv = np.array([0.5, -1.0, 2.0])
     with pv.Session() as sess:
         np.testing.assert_allclose(sess.run(g, {x: xv}), np.exp(xv) * (1 + xv) + 2 * xv)

@@ -40,6 +40,10 @@ def test_operator_default_names_and_types() -> None:
     m = pv.ones([2, 2]) @ pv.ones([2, 2])
     assert m.op.type == "MatMul"
     assert pv.add_n([a, b]).op.type == "AddN"
+    # as TF: one tensor is its own sum, or an Identity of it when the sum is named
+    assert pv.add_n([a]) is a
+    named = pv.add_n([a], name="total")
+    assert (named.op.type, named.op.name, named.op.inputs[0]) == ("Identity", "total", a)
     assert pv.placeholder(pv.float32).op.type == "Placeholder"
     assert pv.Variable(1.0).op.type == "VariableV2"
 
@@ -74,7 +78,7 @@ def test_shape_mismatch_raises_at_construction_naming_the_op() -> None:
     assert "Dimensions must be equal, but are 3 and 2" in message
     assert "'MatMul' (MatMul)" in message and "test_graph.py" in message
     assert "[2,3], [2,3]" in message
-    with pytest.raises(ValueError, match="Incompatible shapes"):
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 3 and 4"):
         pv.ones([2, 3]) + pv.ones([4])
     # The failed op was not added; the graph stays usable.
     assert pv.Session().run(pv.matmul(a, pv.ones([3, 1]))).shape == (2, 1)
@@ -174,5 +178,7 @@ def test_variable_creates_tensorflow_ops() -> None:
 
 
 def test_tensor_is_not_a_python_bool() -> None:
-    with pytest.raises(TypeError, match="Python bool"):
+    """TF's OperatorNotAllowedInGraphError, a TypeError, so `except TypeError` still works."""
+    with pytest.raises(pv.errors.OperatorNotAllowedInGraphError, match="as a Python `bool`"):
         bool(pv.constant(True))
+    assert issubclass(pv.errors.OperatorNotAllowedInGraphError, TypeError)

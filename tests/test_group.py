@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import placeviz as pv
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
@@ -56,3 +58,25 @@ def test_group_of_nothing_is_a_plain_noop() -> None:
     done = pv.group(name="nothing")
     assert (done.name, done.control_inputs) == ("nothing", [])
     assert pv.group().name == "group_deps"
+
+
+def test_tuple_returns_each_value_after_all_of_them() -> None:
+    """TF's tuple: Identities colocated with their values behind one group_deps NoOp; an op
+    comes back as a group after it, None as None; control_inputs join the gate."""
+    a, b = pv.constant(1.0, name="a"), pv.constant(2.0, name="b")
+    extra = pv.no_op(name="extra")
+    step = pv.no_op(name="step")
+    ga, none, gs, gb = pv.tuple([a, None, step, b], control_inputs=[extra])
+    gate = ga.graph.get_operation_by_name("tuple/group_deps")
+    assert {op.name for op in gate.control_inputs} == {"a", "b", "step", "extra"}
+    assert (ga.op.name, gb.op.name, none) == (
+        "tuple/control_dependency",
+        "tuple/control_dependency_1",
+        None,
+    )
+    assert ga.op.control_inputs == [gate] and ga.op.colocation_groups() == ["loc:@a"]
+    assert gs.type == "NoOp" and set(gs.control_inputs) == {gate, step}
+    with pv.Session() as sess:
+        assert sess.run([ga, gb]) == [1.0, 2.0]
+    with pytest.raises(ValueError, match="at least one Tensor"):
+        pv.tuple([None])

@@ -24,8 +24,13 @@ def test_dense_cross_entropy_and_its_gradients_match_tensorflow() -> None:
     logits = pv.placeholder(pv.float32, [None, 3], name="logits")
     labels = pv.placeholder(pv.float32, [None, 3], name="labels")
     loss = pv.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
-    assert loss.op.type == "SoftmaxCrossEntropyWithLogits"
-    assert loss.op.name == "softmax_cross_entropy_with_logits"
+    # TF's: the op on the flattened logits and labels, its cost reshaped back (Reshape_2)
+    core = loss.op.inputs[0].op
+    assert (loss.op.name, loss.shape) == ("softmax_cross_entropy_with_logits/Reshape_2", [None])
+    assert (core.type, core.name) == (
+        "SoftmaxCrossEntropyWithLogits",
+        "softmax_cross_entropy_with_logits",
+    )
     d_logits, d_labels = pv.gradients(pv.reduce_sum(loss), [logits, labels])
     got = _run(loss, d_logits, d_labels, feed={logits: LOGITS, labels: LABELS})
     np.testing.assert_allclose(got[0], [0.40760595, 1.4076061], rtol=1e-6)
@@ -43,8 +48,12 @@ def test_the_v1_form_passes_no_gradient_to_its_labels() -> None:
     logits = pv.constant(LOGITS)
     labels = pv.constant(LABELS)
     loss = pv.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
-    assert loss.op.name == "softmax_cross_entropy_with_logits_sg"
-    assert loss.op.inputs[1].op.name == "softmax_cross_entropy_with_logits_sg/labels_stop_gradient"
+    core = loss.op.inputs[0].op
+    assert core.name == "softmax_cross_entropy_with_logits_sg"
+    flat_labels = core.inputs[1].op  # Reshape_1 of the held labels
+    assert (
+        flat_labels.inputs[0].op.name == "softmax_cross_entropy_with_logits_sg/labels_stop_gradient"
+    )
     d_logits, d_labels = pv.gradients(pv.reduce_sum(loss), [logits, labels])
     assert d_labels is None
     np.testing.assert_allclose(_run(loss)[0], [0.40760595, 1.4076061], rtol=1e-6)

@@ -91,8 +91,9 @@ def test_sum_over_run_time_axes() -> None:
 
 def test_concat_offset() -> None:
     shapes = [pv.constant(s, dtype=pv.int32) for s in ([2, 1], [2, 3], [2, 2])]
-    offsets = shape_ops.concat_offset(-1, shapes)
-    got = run_kernel(offsets[0], *(np.array(s, np.int32) for s in ([2, 1], [2, 3], [2, 2])))
+    offsets = shape_ops.concat_offset(pv.constant(-1), shapes)
+    arrays = (np.array(s, np.int32) for s in ([2, 1], [2, 3], [2, 2]))
+    got = run_kernel(offsets[0], np.array(-1, np.int32), *arrays)
     assert [o.tolist() for o in got] == [[0, 0], [0, 1], [0, 4]]
 
 

@@ -273,8 +273,10 @@ def test_value_initializer_errors() -> None:
         ValueError, match="Initializer type 'float32' and explicit dtype 'float64' don't match"
     ):
         pv.get_variable("b", initializer=1.0, dtype=pv.float64)
-    with pytest.raises(ValueError, match=r"Shape of a new variable \(c\) must be fully defined"):
+    with pytest.raises(ValueError, match="Variable c did not get an initializer, so its `shape`"):
         pv.get_variable("c")
+    with pytest.raises(ValueError, match=r"Shape of a new variable \(d\) must be fully defined"):
+        pv.get_variable("d", [None, 2])
     assert pv.get_default_graph().get_operations() == []
 
 

@@ -16,7 +16,12 @@ from typing import Any, NamedTuple, Protocol
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType
-from placeviz.errors import DTypeMismatchError, InvalidArgumentError, describe_op
+from placeviz.errors import (
+    DTypeMismatchError,
+    InvalidArgumentError,
+    OperatorNotAllowedInGraphError,
+    describe_op,
+)
 from placeviz.graph import registry
 from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
@@ -119,13 +124,16 @@ class Tensor:
         return f"<pv.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"Using a pv.Tensor ('{self.name}') as a Python bool is not allowed: its value exists "
-            "only when a Session runs it."
+        raise OperatorNotAllowedInGraphError(
+            f"Using a symbolic `tf.Tensor` as a Python `bool` is not allowed: '{self.name}' has "
+            "a value only when a Session runs it."
         )
 
     def __iter__(self) -> Iterator[Tensor]:
-        raise TypeError(f"pv.Tensor '{self.name}' is not iterable; use pv.split or pv.unstack.")
+        raise OperatorNotAllowedInGraphError(
+            f"Iterating over a symbolic `tf.Tensor` is not allowed: '{self.name}' has a value "
+            "only when a Session runs it; use pv.split or pv.unstack."
+        )
 
     __hash__ = object.__hash__
     # Arithmetic operators (+ - * / @ and unary -) are attached by placeviz.graph.ops.math_ops.
@@ -324,9 +332,17 @@ class Graph:
         op_name, sep, index = name.rpartition(":")
         if not sep or not index.isdigit():
             raise ValueError(f"The name '{name}' looks like an Operation name, not a Tensor name.")
-        op = self.get_operation_by_name(op_name)
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The operation, "
+                f"'{op_name}', does not exist in the graph."
+            )
         if int(index) >= len(op.outputs):
-            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist.")
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The operation, "
+                f"'{op_name}', exists but only has {len(op.outputs)} outputs."
+            )
         return op.outputs[int(index)]
 
     def as_graph_element(self, obj: Any) -> Tensor | Operation:
@@ -518,17 +534,24 @@ class Graph:
             ) from None
         op.outputs = tuple(Tensor(op, i, shape, dtype) for i, (shape, dtype) in enumerate(specs))
         self._add_control_inputs(op)
-        self._apply_device_scopes(op)
+        try:
+            self._apply_device_scopes(op)
+        except TypeError:
+            self._record(op)  # TF records the op before its device functions run: it stays
+            raise
         self._apply_colocation(op)
+        self._record(op)
+        if _eager is not None and self is _global_graph():
+            _eager.on_create(op)
+        return op
+
+    def _record(self, op: Operation) -> None:
         self._ops.append(op)
         self._ops_by_name[op.name] = op
         for controller in reversed(self._control_stack):
             if controller is None:
                 break  # ops made under control_dependencies(None) wait for no outer block
             controller.created.add(op._id)
-        if _eager is not None and self is _global_graph():
-            _eager.on_create(op)
-        return op
 
     def _add_control_inputs(self, op: Operation) -> None:
         """The dependencies of every enclosing block, outermost first (TensorFlow's order), up

@@ -95,24 +95,6 @@ def _as_x(value: Any) -> Tensor:
     return _as_tensor(value, "xs")
 
 
-def gated_tuple(graph: Graph, grads: list[Any]) -> list[Any]:
-    """TF's ``control_flow_ops.tuple``: each gradient waits for all of them (group_deps)."""
-    with graph.name_scope("tuple"):
-        gate = state_ops.group(*(g for g in grads if isinstance(g, Tensor)))
-        gated: list[Any] = []
-        for grad in grads:
-            if not isinstance(grad, Tensor):
-                gated.append(grad)
-                continue
-            with (
-                graph.name_scope("control_dependency") as scope,
-                graph.colocate_with(grad.op),
-                graph.control_dependencies([gate]),
-            ):
-                gated.append(state_ops.identity(grad, name=scope))
-        return gated
-
-
 class _Backprop:
     """One call's state: the ops between xs and ys, pending counts and gradients so far."""
 
@@ -196,7 +178,7 @@ class _Backprop:
                 return shape_ops.fill(dims, one, name=scope)
         is_tensor = is_tensor_like(seed)
         tensor = constant_op.convert_to_tensor(
-            seed, dtype=None if is_tensor else y.dtype, name=name
+            seed, dtype=None if is_tensor else y.dtype, name=f"grad_y_{index}"
         )
         if tensor.dtype is not y.dtype:
             raise TypeError(
@@ -207,7 +189,8 @@ class _Backprop:
             raise ValueError(
                 f"grad_ys[{index}] has shape {tensor.shape}, but y '{y.name}' has shape {y.shape}"
             )
-        return tensor
+        # TF's: an Identity in the gradients' scope tells which call a given seed belongs to.
+        return state_ops.identity(tensor, name=name)
 
     def _op_gradients(self, op: Operation, out_grads: list[Tensor | None]) -> list[Any]:
         fn = _grads.gradient_function(op)
@@ -216,11 +199,11 @@ class _Backprop:
         for i, grad in enumerate(out_grads):
             if grad is None and op.outputs[i].dtype.is_floating:
                 # The ys do not depend on this output: its gradient is zero.
-                out_grads[i] = array_ops.zeros_like(op.outputs[i])
+                out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
-                in_grads = gated_tuple(self.graph, in_grads)
+                in_grads = state_ops.gated_tuple(in_grads)
         if len(in_grads) != len(op.inputs):
             raise ValueError(
                 f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "
@@ -237,10 +220,8 @@ class _Backprop:
         for grads in lists:
             if not grads:
                 out.append(None)
-            elif len(grads) == 1:
-                out.append(grads[0])
             else:
-                out.append(math_ops.add_n(grads))
+                out.append(self._add_n(grads))
         self.grads[op] = [[g] if g is not None else [] for g in out]
         return out
 
@@ -252,11 +233,23 @@ class _Backprop:
         lists = self.grads.get(x.op)
         if not lists or not lists[x.value_index]:
             return None
-        grads = lists[x.value_index]
-        if len(grads) == 1:
-            return grads[0]
         with self._colocated(x.op):
-            return math_ops.add_n(grads)
+            return self._add_n(lists[x.value_index])
+
+    def _add_n(self, grads: list[Tensor]) -> Tensor:
+        """TF's ``_MultiDeviceAddN``: the gradients requested on each device summed there, each
+        sum colocated with its first summand's op (``gradients/AddN`` has ``loc:@`` that op,
+        whether or not gradients are colocated with their ops), then the partial sums summed.
+        One tensor is its own sum (``add_n([x])`` is x)."""
+        by_device: dict[str, list[Tensor]] = {}
+        for grad in grads:
+            by_device.setdefault(grad.device or "", []).append(grad)
+        sums = []
+        for device in sorted(by_device):
+            tensors = by_device[device]
+            with self.graph.colocate_with(tensors[0].op, ignore_existing=True):
+                sums.append(math_ops.add_n(tensors))
+        return math_ops.add_n(sums)
 
     @staticmethod
     def _refine_shape(op: Operation, tensor: Tensor, grad: Tensor) -> None:

@@ -72,7 +72,12 @@ def free_cost(
     return Cost(0.0, 0.0)
 
 
-ALL_DEVICES: Mapping[str, frozenset[DType]] = {t: frozenset(dtypes.ALL) for t in DEVICE_TYPES}
+# placeviz keeps strings on the CPU (TF registers no GPU Const for them): a string op asked for
+# a GPU needs soft placement.
+ALL_DEVICES: Mapping[str, frozenset[DType]] = {
+    "CPU": frozenset(dtypes.ALL),
+    "GPU": frozenset(d for d in dtypes.ALL if d is not dtypes.string),
+}
 
 
 @dataclass(frozen=True)

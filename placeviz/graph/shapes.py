@@ -151,7 +151,7 @@ def broadcast(a: TensorShape, b: TensorShape) -> TensorShape:
         elif y is None:
             out.append(x)
         else:
-            raise ShapeError(f"Incompatible shapes for broadcasting: {a} and {b}")
+            raise ShapeError(f"Dimensions must be equal, but are {x} and {y}")  # TF's words
     return TensorShape(out)
 
 

@@ -280,6 +280,11 @@ def _check_reuse(
 
 def _recipe(name: str, shape: Any, dtype: dtypes.DType, initializer: Any) -> Callable[[], Tensor]:
     """The no-argument callable ``Variable`` runs under ``<name>/Initializer``."""
+    if initializer is None and shape is None:  # TF's words
+        raise ValueError(
+            f"Variable {name} did not get an initializer, so its `shape` argument must be "
+            "specified."
+        )
     if initializer is None:
         initializer = GlorotUniform() if dtype.is_floating else Zeros()
     if isinstance(initializer, type):

@@ -600,6 +600,8 @@ class CompiledPlan:
     def _error_for(self, exc: BaseException, step_index: int | None) -> Exception:
         """Name the op whose line raised: its type, source line and device."""
         if step_index is None:
+            if isinstance(exc, OpError):  # names its own op: a fetched variable read uninitialized
+                return exc
             return InternalError(f"placeviz failed to run a plan: {exc!r}")
         step = self.steps[step_index]
         op = step.op

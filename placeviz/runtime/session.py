@@ -415,7 +415,10 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
         try:
             element = graph.as_graph_element(item)
         except (KeyError, ValueError) as exc:
-            raise InvalidArgumentError(f"Cannot interpret {what} {item!r}: {exc}") from None
+            reason = exc.args[0] if exc.args else exc
+            if what == "feed":  # TF's class and words
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {reason}") from None
+            raise InvalidArgumentError(f"Cannot interpret {what} {item!r}: {reason}") from None
         return element
     if isinstance(item, Tensor | Operation):
         element = item
@@ -430,7 +433,7 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
         op = element.op if isinstance(element, Tensor) else element
         raise InvalidArgumentError(
             f"{what.capitalize()} {element.name!r} (created at {op.source}) is not an element of "
-            "this session's graph: it belongs to another graph. Build it inside "
+            "this graph (the session's): it belongs to another graph. Build it inside "
             "`with sess.graph.as_default():` or create the session with graph=.",
             op=op,
         )

@@ -14,7 +14,7 @@ from placeviz import dtypes
 from placeviz.distribute.context import get_replica_context
 from placeviz.distribute.values import MirroredVariable, PerReplica, local_variable
 from placeviz.graph.core import Graph, Operation, Tensor
-from placeviz.graph.gradients import gated_tuple, gradients
+from placeviz.graph.gradients import gradients
 from placeviz.graph.ops import array_ops, math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.variables import Variable, trainable_variables, without_variable_creators
@@ -103,7 +103,7 @@ class Optimizer:
             gate_gradients=gate_gradients == self.GATE_OP,
         )
         if gate_gradients == self.GATE_GRAPH:
-            grads = gated_tuple(loss.graph, grads)
+            grads = state_ops.gated_tuple(grads)
         return list(zip(grads, variables))
 
     def apply_gradients(

@@ -190,6 +190,22 @@ family(
         "zeros_scalar": lambda tf: tf.zeros([]),
         "getitem_index": lambda tf: tf.constant(_X)[1],
         "getitem_slice": lambda tf: tf.constant([1, 2, 3, 4])[1:3],
+        "getitem_steps_and_ellipsis": lambda tf: tf.constant(_X)[..., ::-2],
+        "getitem_new_axis": lambda tf: tf.constant(_X)[None, 1, -2:],
+        "getitem_tensor_index": lambda tf: tf.constant(_X)[tf.constant(1)],
+        "getitem_scalar": lambda tf: tf.constant(_X)[-1, 0],
+        "concat_python_values": lambda tf: tf.concat([[1.0], tf.constant([2.0]), [3.0]], 0),
+        "split_python_value": lambda tf: tf.split([[1.0, 2.0], [3.0, 4.0]], 2, axis=1),
+        "split_sizes_python_value": lambda tf: tf.split([1.0, 2.0, 3.0], [1, -1]),
+        "gather_python_params": lambda tf: tf.gather([1.0, 2.0, 3.0], tf.constant([2, 0])),
+        "slice_tensor_bounds": lambda tf: tf.slice(
+            tf.constant(_X), tf.constant([0, 1]), tf.constant([-1, 1])
+        ),
+        "tile": lambda tf: tf.tile(tf.constant(_X), [2, 1]),
+        "tile_scalar": lambda tf: tf.tile(tf.constant(3.0), []),
+        "tile_tensor_multiples": lambda tf: tf.tile(tf.constant([1, 2]), tf.constant([3])),
+        "transpose_scalar": lambda tf: tf.transpose(tf.constant(3.0), []),
+        "reduce_sum_no_axes": lambda tf: tf.reduce_sum(tf.constant(_X), []),
     },
 )
 
@@ -467,6 +483,11 @@ def error_tensor_as_bool(tf: Any) -> Any:
     if tf.constant(True):
         return tf.constant(1.0)
     return None
+
+
+@program(error=["parameter 'begin'", "float32"])
+def error_slice_empty_list(tf: Any) -> Any:
+    return tf.slice(tf.constant(3.0), [], [])
 
 
 @program(error=["Invalid reduction dimension"])
@@ -1750,6 +1771,126 @@ def gradients_square(tf: Any) -> Any:
 
 
 @program
+def gradients_sum_over_one_axis(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(x, 1), x)
+
+
+@program
+def gradients_mean_keepdims(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_mean(x, 0, keepdims=True), x)
+
+
+@program
+def gradients_sum_of_partly_known_shape(tf: Any) -> Any:
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    grads = tf.gradients(tf.reduce_sum(x * x), x)
+    return Run(grads, {x: np.array(_X, dtype=np.float32)})
+
+
+@program
+def gradients_sub_and_mul_broadcast(tf: Any) -> Any:
+    a = tf.constant(_X, name="a")
+    b = tf.constant([1.0, 2.0, 3.0], name="b")
+    return tf.gradients(tf.reduce_sum((a - b) * b), [a, b])
+
+
+@program
+def gradients_tile(tf: Any) -> Any:
+    x = tf.constant([[1.0, 2.0]], name="x")
+    return tf.gradients(tf.reduce_sum(tf.tile(x, [3, 2])), x)
+
+
+@program
+def gradients_getitem(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(x[:, 1:]) + x[0, 0], x)
+
+
+@program(error=["out of bounds"])
+def error_getitem_out_of_range(tf: Any) -> Any:
+    return tf.constant([1, 2])[5]
+
+
+@program
+def gradients_concat(tf: Any) -> Any:
+    a = tf.constant([[1.0, 2.0]], name="a")
+    c = tf.constant([[3.0, 4.0, 5.0]], name="c")
+    return tf.gradients(tf.reduce_sum(tf.concat([a, c], -1) * 2.0), [a, c])
+
+
+@program
+def gradients_split_one_piece_used(tf: Any) -> Any:
+    b = tf.constant([[3.0], [4.0]], name="b")
+    return tf.gradients(tf.reduce_sum(tf.split(b, 2)[0]), b)
+
+
+@program
+def gradients_split_sizes(tf: Any) -> Any:
+    b = tf.constant([1.0, 2.0, 3.0], name="b")
+    first, rest = tf.split(b, [1, -1])
+    return tf.gradients(tf.reduce_sum(first * 3.0) + tf.reduce_sum(rest), b)
+
+
+@program
+def gradients_slice(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(tf.slice(x, [0, 1], [-1, 2])), x)
+
+
+@program
+def gradients_transpose(tf: Any) -> Any:
+    x = tf.constant(_X, name="x")
+    return tf.gradients(tf.reduce_sum(tf.transpose(x) * tf.constant([[1.0, 2.0]])), x)
+
+
+def _grad_of(fn: Callable[[Any, Any], Any]) -> Build:
+    def build(tf: Any) -> Any:
+        x = tf.constant(_X, name="x")
+        return tf.gradients(tf.reduce_sum(fn(tf, x) * 2.0), x)
+
+    return build
+
+
+family(
+    "gradients_of",
+    {
+        "reshape": _grad_of(lambda tf, x: tf.reshape(x, [3, 2])),
+        "expand_squeeze": _grad_of(lambda tf, x: tf.squeeze(tf.expand_dims(x, 0))),
+        "stack_unstack": _grad_of(lambda tf, x: tf.stack(tf.unstack(x)[::-1])),
+        "div": _grad_of(lambda tf, x: x / tf.constant([1.0, 2.0, 4.0])),
+        "max": _grad_of(lambda tf, x: tf.reduce_max(x, 1)),
+        "mean_axis": _grad_of(lambda tf, x: tf.reduce_mean(x, 0)),
+        "softmax": _grad_of(lambda tf, x: tf.nn.softmax(x) * x),
+        "gather": _grad_of(lambda tf, x: tf.gather(x, [1, 1])),
+        "sqrt_exp": _grad_of(lambda tf, x: tf.sqrt(tf.exp(x))),
+        "matmul": _grad_of(lambda tf, x: tf.matmul(x, x, transpose_b=True)),
+        "pow": _grad_of(lambda tf, x: tf.pow(x, tf.constant([1.0, 2.0, 3.0]))),
+        "log_tanh_sigmoid": _grad_of(lambda tf, x: tf.log(x) + tf.tanh(x) + tf.sigmoid(x)),
+        "abs_neg": _grad_of(lambda tf, x: tf.abs(-x)),
+        "maximum": _grad_of(lambda tf, x: tf.maximum(x, tf.constant([2.0, 2.0, 7.0]))),
+        "sub_broadcast": _grad_of(lambda tf, x: tf.constant([1.0, 2.0, 3.0]) - x),
+        "cast_identity": _grad_of(lambda tf, x: tf.identity(tf.cast(x, tf.float64)) * 3.0),
+        "mean_all": _grad_of(lambda tf, x: tf.reduce_mean(x)),
+        "min_keepdims": _grad_of(lambda tf, x: tf.reduce_min(x, 0, keepdims=True)),
+        "bias_add": _grad_of(lambda tf, x: tf.nn.bias_add(x, tf.constant([1.0, 2.0, 3.0]))),
+        "log_softmax": _grad_of(lambda tf, x: tf.nn.log_softmax(x)),
+        "softmax_cross_entropy": _grad_of(
+            lambda tf, x: tf.nn.softmax_cross_entropy_with_logits_v2(
+                labels=tf.constant([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), logits=x
+            )
+        ),
+        "sparse_softmax_cross_entropy": _grad_of(
+            lambda tf, x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.constant([2, 0]), logits=x
+            )
+        ),
+    },
+)
+
+
+@program
 def gradients_matmul(tf: Any) -> Any:
     a = tf.constant([[1.0, 2.0]], name="a")
     b = tf.constant([[3.0], [4.0]], name="b")
@@ -1986,6 +2127,34 @@ def random_normal_pinned(tf: Any) -> Any:
 def random_uniform_bounds(tf: Any) -> Any:
     r = tf.random_uniform([100], minval=2.0, maxval=3.0, seed=4)
     return tf.logical_and(tf.reduce_min(r) >= 2.0, tf.reduce_max(r) < 3.0)
+
+
+@program
+def math_range(tf: Any) -> Any:
+    return [
+        tf.range(5),
+        tf.range(1, 7, 2),
+        tf.range(tf.constant(3)),
+        tf.range(0.0, 1.0, 0.25),
+        tf.range(2, dtype=tf.int64),
+        tf.range(tf.constant(1), 4.0),
+    ]
+
+
+@program
+def math_logical_ops(tf: Any) -> Any:
+    a, b = tf.constant([True, False, True]), tf.constant([True, True, False])
+    return [
+        tf.logical_and(a, b),
+        tf.logical_or(a, b),
+        tf.logical_not(a),
+        tf.logical_xor(a, b),
+        tf.logical_and(a, True),
+        a & b,
+        a | b,
+        ~a,
+        tf.equal(tf.constant(1), 1),
+    ]
 
 
 @program

@@ -22,34 +22,13 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # differences this harness found outside it. Every program below fails for each reason it
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
-IMPLICIT_CONSTANTS = (
-    "item 4, left: helper constants TensorFlow passes as inputs are attributes here "
-    "(concat/axis, split/split_dim, GatherV2/axis, Slice/begin and size, Tile/multiples)"
-)
-CONVERTED_LIST_NAMES = (
-    "not listed: a Python list gather converts (its indices) is Const_N, not GatherV2/indices"
-)
-GRADIENT_GRAPH = (
-    "not listed: gradient graphs differ (Sum's gradient is Shape + BroadcastTo, not Reshape "
-    "+ Tile; a broadcast add's gradient sums without Reshape; AddN's colocation attr)"
-)
-ERROR_MESSAGES = (
-    "not listed: the error class or key words differ (shape, reshape, gather, fetch and "
-    "feed messages; OperatorNotAllowedInGraphError; 'Expected int32'; get_variable's "
-    "wording)"
-)
 MISSING_OPERATORS = (
-    "not listed: missing APIs (t[i], tf.logical_and, tf.tuple, string constants, "
-    "Variable.initialized_value)"
+    "not listed: missing API (Variable.initialized_value, which TensorFlow builds with tf.cond's "
+    "Switch and Merge)"
 )
-LIKE_OPS = (
-    "not listed: zeros_like of a constant is a Const in TensorFlow, ones_like a Fill of its "
-    "Shape; here ZerosLike and OnesLike ops"
-)
-ADD_N_OF_ONE = "not listed: add_n([x]) returns x itself in TensorFlow, an AddN op here"
-INT_TRUEDIV_CASTS = (
-    "not listed: int / int has no truediv/Cast ops to float64 here (RealDiv computes "
-    "float64 directly)"
+DENSE_GATHER_GRADIENT = (
+    "documented difference: GatherV2's gradient is dense here (UnsortedSegmentSum); TensorFlow's "
+    "is an IndexedSlices, fetched as (values, indices, dense_shape)"
 )
 DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
@@ -59,88 +38,14 @@ PLACE_WHOLE_GRAPH = (
     "documented difference: TensorFlow places the whole graph at the first run, so an "
     "unplaceable op fails every run; placeviz fails only the runs that need it"
 )
-DEVICE_FUNCTION_NONE = (
-    "not listed: an op whose device function returns None is made without a device in "
-    "TensorFlow; placeviz raises TypeError"
-)
-
-
-def because(*reasons: str) -> str:
-    return "; ".join(reasons)
 
 
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "array_concat_axis0": IMPLICIT_CONSTANTS,
-    "array_concat_axis1": IMPLICIT_CONSTANTS,
-    "array_concat_negative_axis": IMPLICIT_CONSTANTS,
-    "array_gather": IMPLICIT_CONSTANTS,
-    "array_gather_axis1": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "array_gather_rows": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "array_getitem_index": MISSING_OPERATORS,
-    "array_getitem_slice": MISSING_OPERATORS,
-    "array_ones_like_int": LIKE_OPS,
-    "array_reshape_to_scalar": IMPLICIT_CONSTANTS,
-    "array_slice": IMPLICIT_CONSTANTS,
-    "array_slice_minus_one": IMPLICIT_CONSTANTS,
-    "array_split_axis1": IMPLICIT_CONSTANTS,
-    "array_split_num": IMPLICIT_CONSTANTS,
-    "array_split_sizes": IMPLICIT_CONSTANTS,
-    "array_zeros_like": LIKE_OPS,
-    "const_string": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "cpus4_device_function_returning_none": DEVICE_FUNCTION_NONE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
-    "error_add_shapes": ERROR_MESSAGES,
-    "error_concat_scalars": IMPLICIT_CONSTANTS,
-    "error_concat_shapes": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_constant_float_to_int": ERROR_MESSAGES,
-    "error_feed_unknown_name": ERROR_MESSAGES,
-    "error_fetch_from_other_graph": ERROR_MESSAGES,
-    "error_fetch_unknown_name": ERROR_MESSAGES,
-    "error_gather_out_of_range": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_get_variable_without_shape": ERROR_MESSAGES,
-    "error_iterate_tensor": ERROR_MESSAGES,
-    "error_reduce_axis": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_reshape_at_run_time": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_reshape_size": because(IMPLICIT_CONSTANTS, ERROR_MESSAGES),
-    "error_split_uneven": IMPLICIT_CONSTANTS,
-    "error_tensor_as_bool": ERROR_MESSAGES,
-    "error_uninitialized_variable_fetched": ERROR_MESSAGES,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
-    "gradients_add_broadcast": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_colocated_with_ops": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_grad_ys": GRADIENT_GRAPH,
-    "gradients_name_scope": GRADIENT_GRAPH,
-    "gradients_not_colocated": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_of_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_relu_sigmoid": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_square": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "gradients_two_paths": GRADIENT_GRAPH,
-    "gradients_unconnected_is_none": GRADIENT_GRAPH,
-    "math_add_n_one": ADD_N_OF_ONE,
-    "math_truediv_fn": INT_TRUEDIV_CASTS,
-    "math_truediv_ints_gives_float64": INT_TRUEDIV_CASTS,
-    "names_concat": IMPLICIT_CONSTANTS,
-    "names_gather": because(IMPLICIT_CONSTANTS, CONVERTED_LIST_NAMES),
-    "names_split": IMPLICIT_CONSTANTS,
-    "names_tensor_attributes": IMPLICIT_CONSTANTS,
-    "names_tensor_names": IMPLICIT_CONSTANTS,
-    "names_tuple": MISSING_OPERATORS,
-    "optimizer_adam_placement": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_adam_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_adam_variables": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_colocate_gradients": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_compute_and_apply": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_global_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_gradient_descent_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_gradient_descent_two_steps": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_momentum_step": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_slot_names": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_slots_follow_variable": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "optimizer_under_device_scope": because(IMPLICIT_CONSTANTS, GRADIENT_GRAPH),
-    "random_uniform_bounds": MISSING_OPERATORS,
-    "tuple_gates_values": MISSING_OPERATORS,
+    "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "variable_initialized_value": MISSING_OPERATORS,
 }
 

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from placeviz import dtypes
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.grads.registry import (
     first_input_only,
     not_differentiable,
     register_gradient,
 )
-from placeviz.graph.grads.shapes import broadcast_like, keep_reduced_dims, reduce_broadcast
+from placeviz.graph.grads.shapes import (
+    broadcast_like,
+    keep_reduced_dims,
+    reduce_broadcast,
+    shape_of,
+)
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
+from placeviz.graph.shapes import normalize_axis
 
 Grads = list[Tensor | None]
 
@@ -28,19 +37,32 @@ not_differentiable(
     "Sign",
     "BroadcastGradientArgs",
     "FloorDiv",
+    "LogicalAnd",
+    "LogicalOr",
+    "LogicalNot",
+    "Range",
 )
 
 
 # -- elementwise binary ------------------------------------------------------------------------
+def _same_known_shape(x: Tensor, y: Tensor, grad: Tensor) -> bool:
+    """TF's ``_ShapesFullySpecifiedAndEqual``: no broadcasting to undo, so no shape ops."""
+    return x.shape.is_fully_defined and x.shape == y.shape == grad.shape
+
+
 @register_gradient("AddV2")
 def _add_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad):
+        return [grad, grad]
     return list(reduce_broadcast(x, y, grad, grad))
 
 
 @register_gradient("Sub")
 def _sub_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad):
+        return [grad, math_ops.negative(grad)]
     return list(reduce_broadcast(x, y, grad, math_ops.negative(grad)))
 
 
@@ -55,6 +77,8 @@ def _floor_mod_grad(op: Operation, grad: Tensor) -> Grads:
 @register_gradient("Mul")
 def _mul_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs
+    if _same_known_shape(x, y, grad) and grad.dtype in (dtypes.float32, dtypes.int32):
+        return [math_ops.multiply(grad, y), math_ops.multiply(grad, x)]  # TF's operand order
     return list(reduce_broadcast(x, y, math_ops.multiply(grad, y), math_ops.multiply(x, grad)))
 
 
@@ -62,8 +86,10 @@ def _mul_grad(op: Operation, grad: Tensor) -> Grads:
 def _real_div_grad(op: Operation, grad: Tensor) -> Grads:
     """d(x/y) = dx / y - dy * x / y²."""
     x, y = op.inputs
-    gx = math_ops.divide(grad, y)
-    gy = math_ops.multiply(grad, math_ops.divide(math_ops.divide(math_ops.negative(x), y), y))
+    gx = math_ops.realdiv(grad, y)
+    gy = math_ops.multiply(
+        grad, math_ops.realdiv(math_ops.realdiv(-x, y), y), name="mul"
+    )  # TF's grad * ... (the operator's name)
     return list(reduce_broadcast(x, y, gx, gy))
 
 
@@ -73,11 +99,11 @@ def _pow_grad(op: Operation, grad: Tensor) -> Grads:
     choice: it keeps x = 0 from making the y gradient NaN)."""
     x, y = op.inputs
     z = op.outputs[0]
-    gx = math_ops.multiply(math_ops.multiply(grad, y), math_ops.pow(x, math_ops.subtract(y, 1)))
-    mask = math_ops.greater(x, 0)
-    safe_x = math_ops.where(mask, x, array_ops.ones_like(x))
-    log_x = math_ops.where(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
-    gy = math_ops.multiply(math_ops.multiply(grad, z), log_x)
+    gx = grad * y * math_ops.pow(x, y - 1)  # TF's operators: mul, sub, mul_1
+    mask = x > 0
+    safe_x = math_ops.select(mask, x, array_ops.ones_like(x))
+    log_x = math_ops.select(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
+    gy = grad * z * log_x
     return list(reduce_broadcast(x, y, gx, gy))
 
 
@@ -109,14 +135,15 @@ def _neg_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Abs")
 def _abs_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, math_ops.sign(op.inputs[0]))]
+    return [grad * math_ops.sign(op.inputs[0])]  # TF's operator: mul
 
 
 @register_gradient("Square")
 def _square_grad(op: Operation, grad: Tensor) -> Grads:
     x = op.inputs[0]
-    two = constant_op.constant(2, dtype=x.dtype)
-    return [math_ops.multiply(grad, math_ops.multiply(x, two))]
+    with op.graph.control_dependencies([grad]):  # TF's: keeps 2x from being computed early
+        two = constant_op.constant(2, dtype=x.dtype)
+        return [math_ops.multiply(grad, math_ops.multiply(x, two))]
 
 
 @register_gradient("Sqrt")
@@ -126,12 +153,13 @@ def _sqrt_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("Exp")
 def _exp_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, op.outputs[0])]
+    return [math_ops.multiply(grad, op.outputs[0], name="mul")]  # TF's grad * y
 
 
 @register_gradient("Log")
 def _log_grad(op: Operation, grad: Tensor) -> Grads:
-    return [math_ops.multiply(grad, math_ops.reciprocal(op.inputs[0]))]
+    with op.graph.control_dependencies([grad]):  # TF's
+        return [grad * math_ops.reciprocal(op.inputs[0])]
 
 
 @register_gradient("Reciprocal")
@@ -182,20 +210,48 @@ def _runtime_axes(op: Operation) -> bool:
     return "axis" not in op.attrs
 
 
+def _spread(op: Operation, grad: Tensor) -> Tensor:
+    """The gradient of a Sum (or Mean) ``op`` spread back over its input, built as TF's
+    ``_SumGrad`` builds it where the input's rank and the axes are known: a reduction of every
+    axis in order reshapes to all ones and tiles by the input's shape (a ``Const``, or a
+    ``Shape`` while it is partly unknown); over some axes of a fully known shape it reshapes to
+    the kept dimensions and tiles by the input's shape over them, made with the ``Maximum`` and
+    ``floordiv`` ops TF's ``_safe_shape_div`` leaves in the graph. Otherwise the run's shapes
+    broadcast it (``Shape``, ``BroadcastTo``)."""
+    if _runtime_axes(op):
+        raise LookupError(f"No gradient for '{op.name}': a {op.type} over run-time axes")
+    x = op.inputs[0]
+    dims = x.shape.dims
+    axes = shape_ops.constant_value(op.inputs[1]) if len(op.inputs) == 2 else None
+    if dims is None or axes is None:
+        return broadcast_like(keep_reduced_dims(op, grad), x)
+    rank = len(dims)
+    if np.array_equal(axes, np.arange(rank)):
+        grad = array_ops.reshape(grad, [1] * rank)
+        if x.shape.is_fully_defined:
+            multiples = constant_op.constant(dims, dtype=dtypes.int32)
+        else:
+            multiples = shape_ops.shape(x)
+        return array_ops.tile(grad, multiples)
+    if not x.shape.is_fully_defined:
+        return broadcast_like(keep_reduced_dims(op, grad), x)
+    reduced = {normalize_axis(int(a), rank) for a in axes.reshape(-1)}
+    kept = [1 if i in reduced else d for i, d in enumerate(dims)]
+    math_ops.floordiv(list(dims), math_ops.maximum(kept, 1))  # TF's, constant-folded there
+    scaling = [d // max(k, 1) for d, k in zip(dims, kept)]  # type: ignore[operator]
+    return array_ops.tile(array_ops.reshape(grad, kept), scaling)
+
+
 @register_gradient("Sum")
 def _sum_grad(op: Operation, grad: Tensor) -> Grads:
-    if _runtime_axes(op):
-        raise LookupError(f"No gradient for '{op.name}': a Sum over run-time axes")
-    return first_input_only(op, broadcast_like(keep_reduced_dims(op, grad), op.inputs[0]))
+    return first_input_only(op, _spread(op, grad))
 
 
 @register_gradient("Mean")
 def _mean_grad(op: Operation, grad: Tensor) -> Grads:
     """Sum's gradient divided by how many elements each output averaged."""
-    if _runtime_axes(op):
-        raise LookupError(f"No gradient for '{op.name}': a Mean over run-time axes")
     x, y = op.inputs[0], op.outputs[0]
-    sum_grad = broadcast_like(keep_reduced_dims(op, grad), x)
+    sum_grad = _spread(op, grad)
     x_count, y_count = x.shape.num_elements(), y.shape.num_elements()
     if x_count is not None and y_count is not None:
         factor = constant_op.constant(x_count // max(y_count, 1), dtype=sum_grad.dtype)
@@ -208,18 +264,26 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _min_or_max_grad(op: Operation, grad: Tensor) -> Grads:
-    """The gradient is shared equally by every element equal to the extremum."""
+    """The gradient is shared equally by every element equal to the extremum (TF's
+    ``_MinOrMaxGrad``: ``Shape``, the output and gradient reshaped to the kept dimensions,
+    ``Equal``, ``Cast``, a ``Sum`` over the op's own axes input, ``truediv`` and ``mul``)."""
     if _runtime_axes(op):
         raise LookupError(f"No gradient for '{op.name}': a {op.type} over run-time axes")
     x = op.inputs[0]
+    shape_of(x)  # TF's input shape, which its reduced_shape folds away when it is known
     y = keep_reduced_dims(op, op.outputs[0])
     grad = keep_reduced_dims(op, grad)
     indicators = array_ops.cast(math_ops.equal(y, x), grad.dtype)
-    axis = op.attrs["axis"]
-    num_selected = math_ops.reduce_sum(
-        indicators, axis=None if axis is None else list(axis), keepdims=True
-    )
-    return first_input_only(op, math_ops.multiply(math_ops.divide(indicators, num_selected), grad))
+    if len(op.inputs) == 2:
+        counted = shape_ops.reduce_sum(indicators, op.inputs[1])
+    else:  # a whole reduction of unknown rank
+        counted = math_ops.reduce_sum(indicators)
+    if op.attrs["keepdims"]:  # TF's: to the output's Shape
+        num_selected = array_ops.reshape(counted, shape_of(op.outputs[0], name="Shape_1"))
+    else:
+        num_selected = keep_reduced_dims(op, counted)
+    share = math_ops.divide(indicators, num_selected)
+    return first_input_only(op, math_ops.multiply(share, grad, name="mul"))
 
 
 register_gradient("Max")(_min_or_max_grad)

@@ -18,13 +18,15 @@ def _relu_grad(op: Operation, grad: Tensor) -> Grads:
 def _softmax_grad(op: Operation, grad: Tensor) -> Grads:
     """dx = (dy - sum(dy * y, axis)) * y along the softmax axis."""
     y = op.outputs[0]
-    total = math_ops.reduce_sum(math_ops.multiply(grad, y), axis=op.attrs["axis"], keepdims=True)
-    return [math_ops.multiply(math_ops.subtract(grad, total), y)]
+    # TF's operators: mul, Sum, sub, mul_1
+    product = math_ops.multiply(grad, y, name="mul")
+    total = math_ops.reduce_sum(product, axis=op.attrs["axis"], keepdims=True)
+    return [math_ops.multiply(math_ops.subtract(grad, total, name="sub"), y, name="mul")]
 
 
 def _per_row(grad_loss: Tensor, rows: Tensor) -> Tensor:
     """``grad_loss`` (one value per row) times each row of ``rows``."""
-    return math_ops.multiply(array_ops.expand_dims(grad_loss, -1), rows)
+    return math_ops.multiply(array_ops.expand_dims(grad_loss, -1), rows, name="mul")  # TF's *
 
 
 @register_gradient("SoftmaxCrossEntropyWithLogits")
@@ -45,8 +47,9 @@ def _sparse_softmax_cross_entropy_grad(
 @register_gradient("LogSoftmax")
 def _log_softmax_grad(op: Operation, grad: Tensor) -> Grads:
     """dx = dy - sum(dy) * softmax(x), the softmax being exp of the op's output."""
+    softmax = math_ops.exp(op.outputs[0])  # TF's order and operator names: Exp, Sum, mul, sub
     total = math_ops.reduce_sum(grad, axis=-1, keepdims=True)
-    return [math_ops.subtract(grad, math_ops.multiply(total, math_ops.exp(op.outputs[0])))]
+    return [math_ops.subtract(grad, math_ops.multiply(total, softmax, name="mul"), name="sub")]
 
 
 @register_gradient("BiasAdd")

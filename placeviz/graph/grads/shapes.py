@@ -17,15 +17,6 @@ def shape_of(tensor: Tensor, name: str = "Shape") -> Tensor:
     return shape_ops.shape(tensor, name=name, optimize=True)
 
 
-def reshape_like(grad: Tensor, like: Tensor) -> Tensor:
-    """``grad`` reshaped to ``like``'s shape (nothing to do when the static shapes agree)."""
-    if like.shape.is_fully_defined:
-        if grad.shape == like.shape:
-            return grad
-        return array_ops.reshape(grad, like.shape.as_list())
-    return shape_ops.reshape(grad, shape_ops.shape(like))
-
-
 def broadcast_like(grad: Tensor, like: Tensor) -> Tensor:
     """``grad`` broadcast to ``like``'s shape."""
     if like.shape.is_fully_defined and grad.shape == like.shape:
@@ -36,26 +27,52 @@ def broadcast_like(grad: Tensor, like: Tensor) -> Tensor:
 def reduce_broadcast(
     x: Tensor, y: Tensor, gx: Tensor | None, gy: Tensor | None
 ) -> tuple[Tensor | None, Tensor | None]:
-    """Sum gradients taken with respect to ``broadcast(x, y)`` back to x's and y's shapes."""
-    if x.shape.is_fully_defined and y.shape.is_fully_defined:
-        if x.shape == y.shape:
-            return gx, gy
-        sx, sy = x.shape.as_list(), y.shape.as_list()
-        rx, ry = shape_ops.broadcast_gradient_axes(sx, sy)  # type: ignore[arg-type]
-        return _static_sum(gx, rx, sx), _static_sum(gy, ry, sy)
+    """Sum gradients taken with respect to ``broadcast(x, y)`` back to x's and y's shapes, as
+    TF's ``_ReduceGradientArgs``: the shapes are ``Shape`` and ``Shape_1`` (Consts when known);
+    the axes to sum are static where the static shapes tell which dimensions broadcast, else
+    ``BroadcastGradientArgs`` computes them at run time; each sum keeps its dimensions and is
+    reshaped to its operand's shape."""
+    if gx is None and gy is None:
+        return gx, gy
     sx, sy = shape_of(x), shape_of(y, name="Shape_1")
-    rx, ry = shape_ops.broadcast_gradient_args(sx, sy)
-    out_x = None if gx is None else shape_ops.reshape(shape_ops.reduce_sum(gx, rx), sx)
-    out_y = None if gy is None else shape_ops.reshape(shape_ops.reduce_sum(gy, ry), sy)
+    static = _static_reduction_axes(x, y)
+    if static is None:
+        rx, ry = shape_ops.broadcast_gradient_args(sx, sy)
+        return _sum_to(gx, rx, sx), _sum_to(gy, ry, sy)
+    (rx_axes, ry_axes), rank_x, rank_y = static, x.shape.ndims, y.shape.ndims
+    out_x = _sum_to(gx, rx_axes, sx) if rx_axes or rank_x < rank_y else gx  # type: ignore[operator]
+    out_y = _sum_to(gy, ry_axes, sy) if ry_axes or rank_y < rank_x else gy  # type: ignore[operator]
     return out_x, out_y
 
 
-def _static_sum(grad: Tensor | None, axes: tuple[int, ...], dims: list[int]) -> Tensor | None:
+def _static_reduction_axes(x: Tensor, y: Tensor) -> tuple[list[int], list[int]] | None:
+    """TF's ``_InferGradientReductionAxes``: the axes along which x and y were broadcast, or
+    None when an unknown dimension leaves it to the run."""
+    if x.shape.dims is None or y.shape.dims is None:
+        return None
+    rank = max(len(x.shape.dims), len(y.shape.dims))
+    px = [1] * (rank - len(x.shape.dims)) + list(x.shape.dims)
+    py = [1] * (rank - len(y.shape.dims)) + list(y.shape.dims)
+    rx: list[int] = []
+    ry: list[int] = []
+    for axis, (a, b) in enumerate(zip(px, py)):
+        if a == 1 and b != 1:
+            rx.append(axis)
+        elif b == 1 and a != 1:
+            ry.append(axis)
+        elif a is None or b is None:
+            return None
+    return rx, ry
+
+
+def _sum_to(grad: Tensor | None, axes: list[int] | Tensor, shape: Tensor) -> Tensor | None:
     if grad is None:
         return None
-    if axes:
-        grad = math_ops.reduce_sum(grad, axis=list(axes))
-    return grad if grad.shape == dims else array_ops.reshape(grad, dims)
+    if isinstance(axes, list):
+        summed = math_ops.reduce_sum(grad, axis=axes, keepdims=True)
+    else:
+        summed = shape_ops.reduce_sum(grad, axes, keepdims=True)
+    return array_ops.reshape(summed, shape)
 
 
 def keep_reduced_dims(op: Operation, value: Tensor) -> Tensor:

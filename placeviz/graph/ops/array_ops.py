@@ -1,13 +1,16 @@
 """Fills, reshapes, joins, splits, slices, pads, gathers and casts: TensorFlow's array_ops.
 
-Shapes, axes, permutations and sizes are attrs (static Python ints), not input tensors, so every
-shape rule can see them. Only gradients, which may need the shapes of a run's values, build
-``Fill``, ``Reshape`` and ``Slice`` with shape-valued tensor inputs instead (``shape_ops``).
+As in TensorFlow, shapes, axes, permutations, bounds and sizes are int32 inputs: Consts TF's op
+helper names after the argument (``Reshape/shape``, ``concat/axis``, ``split/split_dim``,
+``Slice/begin``), or tensors. Kernels read them when the op runs, converting each array once
+(``shape_ops.run_derived``); shape rules read their values where construction knows them
+(``constant_value``), and attrs keep the static axes that gradients need.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import numbers
@@ -18,8 +21,15 @@ from typing import Any
 import numpy as np
 
 from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor, get_default_graph, is_tensor_like
+from placeviz.graph.core import (
+    Operation,
+    Tensor,
+    as_graph_element,
+    get_default_graph,
+    is_tensor_like,
+)
 from placeviz.graph.ops import constant_op, shape_ops, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -28,11 +38,14 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    int_const,
+    run_axis,
+    run_derived,
     run_ints,
     shape_from_tensor,
 )
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, memory_cost
-from placeviz.graph.shapes import Dim, ShapeError, TensorShape, normalize_axis
+from placeviz.graph.shapes import Dim, ShapeError, TensorShape, format_dims, normalize_axis
 
 Shapes = Sequence[tuple[int, ...]]
 
@@ -88,7 +101,8 @@ def write_only_cost(
 
 
 def _copy_out_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost:
-    """Slices and gathers read only the elements they copy out (plus any indices)."""
+    """Slices and gathers read only the elements they copy out (plus their int inputs: the
+    indices, a slice's bounds, an axis)."""
     out = sum(_count(s) for s in out_shapes)
     index_bytes = sum(
         _count(s) * t.dtype.size for s, t in zip(in_shapes[1:], op.inputs[1:], strict=True)
@@ -96,18 +110,25 @@ def _copy_out_cost(op: Operation, in_shapes: Shapes, out_shapes: Shapes) -> Cost
     return Cost(0.0, float(2 * out * registry.itemsize(op) + index_bytes))
 
 
-def _convert_all(values: Sequence[Any], what: str) -> list[Tensor]:
-    """Python values next to tensors take the first tensor's dtype and graph, as in TF."""
+def _convert_all(values: Sequence[Any], what: str, arg: str | None = None) -> list[Tensor]:
+    """Python values next to tensors take the first tensor's dtype and graph, as in TF; with
+    ``arg`` (in the op's scope) the i-th is a Const named ``<arg>_<i>`` (``concat/values_1``)."""
     if not values:
         raise ValueError(f"{what} needs at least one value")
+
+    def name(i: int) -> str | None:
+        return None if arg is None else f"{arg}_{i}"
+
     first = next((v for v in values if is_tensor_like(v)), None)
     if first is None:
-        return [convert_to_tensor(v) for v in values]
+        return [convert_to_tensor(v, name=name(i)) for i, v in enumerate(values)]
     first_tensor = convert_to_tensor(first)
     with first_tensor.graph.as_default():
         return [
-            convert_to_tensor(v) if is_tensor_like(v) else convert_to_tensor(v, first_tensor.dtype)
-            for v in values
+            convert_to_tensor(v)
+            if is_tensor_like(v)
+            else convert_to_tensor(v, first_tensor.dtype, name=name(i))
+            for i, v in enumerate(values)
         ]
 
 
@@ -133,8 +154,7 @@ def _filled(shape: Any, value: int, dtype: dtypes.DType, name: str) -> Tensor:
         if _count(dims) < _SMALL_CONSTANT_ELEMENTS:
             return constant_op.constant(value, dtype, dims, name=scope)
         shape_tensor = constant_op.constant(dims, _shape_dtype(dims), name="shape_as_tensor")
-        fill_value = constant_op.constant(value, dtype, name="Const")
-        return shape_ops.fill(shape_tensor, fill_value, name=scope)
+        return _fill_shape(shape_tensor, value, dtype, scope)
 
 
 def _shape_dtype(dims: tuple[int, ...]) -> dtypes.DType:
@@ -173,38 +193,58 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         return shape_ops.fill(dims_tensor, value_tensor, name=scope)
 
 
-def _infer_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+def _infer_zeros_like(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     return single(inputs[0].shape, attrs["dtype"])
 
 
-def _like_kernel(fn: str) -> Any:
-    def build(xp: Any, op: Operation, state: Any) -> Any:
-        make = getattr(xp, fn)
-        dtype = op.outputs[0].dtype.np
-        return lambda x: make(x.shape, dtype=dtype)
-
-    return build
+def _zeros_like_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+    return lambda x: xp.zeros(x.shape, dtype=dtype)
 
 
-for _type, _fn in (("ZerosLike", "zeros"), ("OnesLike", "ones")):
-    registry.register(
-        OpDef(type=_type, infer=_infer_like, kernel=_like_kernel(_fn), cost=write_only_cost)
+registry.register(
+    OpDef(
+        type="ZerosLike", infer=_infer_zeros_like, kernel=_zeros_like_kernel, cost=write_only_cost
     )
+)
 
 
-def _like(op_type: str, x: Any, dtype: Any, name: str) -> Tensor:
-    tensor = convert_to_tensor(x)
-    attrs = {"dtype": tensor.dtype if dtype is None else dtypes.as_dtype(dtype)}
-    return make_op(op_type, [tensor], name, attrs).outputs[0]
+def zeros_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
+    """TF's ``zeros_like``: with ``optimize`` a fully known shape makes plain ``zeros`` (a Const
+    named ``zeros_like``, or a Fill when large); another dtype fills the run's ``Shape``; else
+    a ``ZerosLike`` op takes the shape at run time."""
+    with op_scope(name or "zeros_like", (tensor,)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        target = x.dtype.base_dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and x.shape.is_fully_defined:
+            return _filled(x.shape, 0, target, scope)
+        if target is not x.dtype.base_dtype:
+            return _fill_shape(shape_ops.shape(x), 0, target, scope)
+        return make_op("ZerosLike", [x], scope, {"dtype": target}).outputs[0]
 
 
-def zeros_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """Takes ``x``'s shape at run time, so it works when that shape is only partly known."""
-    return _like("ZerosLike", x, dtype, name or "zeros_like")
+def ones_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
+    """TF's ``ones_like``: a Fill of ``tensor``'s shape, a ``<name>/Shape/shape_as_tensor``
+    Const when ``optimize`` finds it fully known, else a ``Shape`` op (there is no OnesLike)."""
+    with op_scope(name or "ones_like", (tensor,)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        target = x.dtype.base_dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and x.shape.is_fully_defined:
+            dims = static_dims(x.shape)
+            with x.graph.name_scope("Shape"):
+                shape = constant_op.constant(dims, _shape_dtype(dims), name="shape_as_tensor")
+        else:
+            shape = shape_ops.shape(x)
+        return _fill_shape(shape, 1, target, scope)
 
 
-def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    return _like("OnesLike", x, dtype, name or "ones_like")
+def _fill_shape(shape: Tensor, value: int, dtype: dtypes.DType, scope: str) -> Tensor:
+    """TF's ``zeros``/``ones`` of a shape tensor: ``<scope>Const`` filled as the scope's op."""
+    return shape_ops.fill(shape, constant_op.constant(value, dtype, name="Const"), name=scope)
 
 
 # -- Reshape -----------------------------------------------------------------------------------
@@ -220,8 +260,8 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
             total, count = x.shape.num_elements(), target.num_elements()
             if total is not None and count is not None and total != count:
                 raise ShapeError(
-                    f"Input to reshape is a tensor with {total} values, but the requested shape "
-                    f"{target} has {count}"
+                    f"Cannot reshape a tensor with {total} elements to shape {target} "
+                    f"({count} elements)"
                 )
             return single(target, x.dtype)
         return _infer_reshape([x], {"shape": tuple(int(d) for d in value.reshape(-1))})
@@ -244,23 +284,34 @@ def _infer_reshape(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
                 "specified input sizes are non-zero"
             )
         elif total % known:
-            raise ShapeError(
-                f"Input to reshape is a tensor with {total} values, but the requested shape "
-                f"requires a multiple of {known}"
-            )
+            raise ShapeError(f"Dimension size must be evenly divisible by {known} but is {total}")
         else:
             out[inferred[0]] = total // known
     elif total is not None and total != known:
         raise ShapeError(
-            f"Input to reshape is a tensor with {total} values, but the requested shape "
-            f"{list(shape)} has {known}"
+            f"Cannot reshape a tensor with {total} elements to shape "
+            f"[{','.join(map(str, shape))}] ({known} elements)"
         )
     return single(TensorShape(out), x.dtype)
 
 
 def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
     ints = run_ints()
-    return lambda x, shape: xp.reshape(x, ints(shape))
+
+    def reshape(x: Any, shape: Any) -> Any:
+        dims = ints(shape)
+        try:
+            return xp.reshape(x, dims)
+        except ValueError:  # TF's words for a run's shape that does not fit
+            known = math.prod(d for d in dims if d != -1)
+            wanted = f"requires a multiple of {known}" if -1 in dims else f"has {known}"
+            raise InvalidArgumentError(
+                f"Input to reshape is a tensor with {x.size} values, but the requested shape "
+                f"{wanted}",
+                op=op,
+            ) from None
+
+    return reshape
 
 
 registry.register(
@@ -275,11 +326,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     Const made of the list given."""
     value = convert_to_tensor(tensor)
     with op_scope(name or "Reshape", (value,)) as scope:
-        if is_tensor_like(shape):
-            target = convert_to_tensor(shape)
-        else:
-            target = constant_op.constant(_ints(shape, "shape"), dtypes.int32, name="shape")
-        return make_op("Reshape", [value, target], scope).outputs[0]
+        return make_op("Reshape", [value, _int_input(shape, "shape")], scope).outputs[0]
 
 
 # -- Transpose ---------------------------------------------------------------------------------
@@ -323,9 +370,40 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose") -> Tensor:
     with op_scope(name, (value,)) as scope:
         if perm is None:
             return make_op("Transpose", [value], scope, {"perm": None}).outputs[0]
-        order = _ints(perm, "perm")
-        perm_t = constant_op.constant(list(order), dtypes.int32, name="perm")
+        if is_tensor_like(perm):  # a tensor whose value construction knows (gradients')
+            perm_t = convert_to_tensor(perm)
+            known = constant_value(perm_t)
+            if known is None:
+                raise TypeError(f"transpose needs a perm construction knows, not {perm!r}")
+            order = host_ints(known)
+        else:
+            order = _ints(perm, "perm")
+            perm_t = int_const(order, "perm")
         return make_op("Transpose", [value, perm_t], scope, {"perm": order}).outputs[0]
+
+
+def _infer_invert_permutation(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    check_shape_tensor(inputs[0], "x")
+    return single(inputs[0].shape, inputs[0].dtype)
+
+
+def _invert_permutation_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x: xp.argsort(x).astype(x.dtype)
+
+
+registry.register(
+    OpDef(
+        type="InvertPermutation",
+        infer=_infer_invert_permutation,
+        kernel=_invert_permutation_kernel,
+        cost=free_cost,
+    )
+)
+
+
+def invert_permutation(x: Tensor, name: str | None = None) -> Tensor:
+    """TF's ``InvertPermutation``: y[x[i]] = i (the Transpose gradient's perm)."""
+    return make_op("InvertPermutation", [x], name or "InvertPermutation").outputs[0]
 
 
 # -- Squeeze, ExpandDims -----------------------------------------------------------------------
@@ -432,8 +510,17 @@ def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
         raise TypeError(f"stack takes a list or tuple of values, got {values!r}")
     if axis == 0 and values and not _has_tensor(values):
         return constant_op.constant(values, name=name)
-    tensors = _convert_all(values, "stack")
-    return make_op("Pack", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    if axis != 0:
+        tensors = _convert_all(values, "stack")
+        return make_op("Pack", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    # TF's autopacking: Python values beside tensors become Consts named by position (stack/1)
+    with op_scope(name, values) as scope:
+        first = convert_to_tensor(next(v for v in values if is_tensor_like(v)))
+        tensors = [
+            convert_to_tensor(v) if is_tensor_like(v) else convert_to_tensor(v, first.dtype, str(i))
+            for i, v in enumerate(values)
+        ]
+        return make_op("Pack", tensors, scope, {"axis": 0}).outputs[0]
 
 
 def _infer_unpack(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
@@ -491,9 +578,12 @@ def unstack(
 
 
 # -- ConcatV2 ----------------------------------------------------------------------------------
+# As in TF the axis is ConcatV2's last input, an int32 ``concat/axis`` Const; the ``axis`` attr
+# keeps its value for shapes and gradients.
 def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    dtype = same_dtype("ConcatV2", inputs, _value_names(inputs))
-    known = [t for t in inputs if t.shape.dims is not None]
+    values = inputs[:-1]
+    dtype = same_dtype("ConcatV2", values, _value_names(values))
+    known = [t for t in values if t.shape.dims is not None]
     if not known:
         return single(TensorShape(None), dtype)
     ranks = sorted({len(t.shape) for t in known})
@@ -505,23 +595,29 @@ def _infer_concat(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
     axis = normalize_axis(attrs["axis"], rank)
     out: list[Dim] = [None] * rank
     for tensor in known:
-        for i, d in enumerate(tensor.shape.dims or ()):
+        dims = tensor.shape.dims or ()
+        for i, d in enumerate(dims):
             if i == axis or d is None:
                 continue
             if out[i] is not None and out[i] != d:
+                # TF's words: the shapes without the axis, merged so far and this input's
+                merged, this = ([x for j, x in enumerate(ds) if j != axis] for ds in (out, dims))
+                at = i - (i > axis)
                 raise ShapeError(
-                    f"Dimension {i} in all inputs must be equal, but are {out[i]} and {d} "
-                    f"('{tensor.name}' has shape {tensor.shape})"
+                    f"Dimension {at} in both shapes must be equal, but are {out[i]} and {d}. "
+                    f"Shapes are {format_dims(merged)} and {format_dims(this)}."
                 )
             out[i] = d
-    sizes = [t.shape[axis] for t in inputs]
+    sizes = [t.shape[axis] for t in values]
     out[axis] = None if None in sizes else sum(sizes)
     return single(TensorShape(out), dtype)
 
 
 def _concat_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = normalize_axis(op.attrs["axis"], _output_rank(op))
-    return lambda *values: xp.concatenate(values, axis=axis)
+    axis_of = run_axis()
+    if len(op.inputs) == 3:  # the common case, without slicing the arguments
+        return lambda a, b, axis: xp.concatenate((a, b), axis=axis_of(axis))
+    return lambda *inputs: xp.concatenate(inputs[:-1], axis=axis_of(inputs[-1]))
 
 
 registry.register(
@@ -529,20 +625,45 @@ registry.register(
 )
 
 
-def concat(values: Any, axis: int, name: str = "concat") -> Tensor:
-    """One value needs no ConcatV2: TF returns an Identity of it instead (``concat/concat``,
-    beside the ``concat/concat_dim`` Const it made of the axis)."""
-    tensors = _convert_all(values if isinstance(values, list | tuple) else [values], "concat")
-    if len(tensors) == 1:
+def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
+    """TF's names: Python values become ``concat/values_<i>`` and an int axis ``concat/axis``
+    (a constant scalar tensor is used as it is). One value needs no ConcatV2: TF returns an
+    Identity of it instead (``concat/concat``, beside the ``concat/concat_dim`` Const it made
+    of an int axis)."""
+    items = values if isinstance(values, list | tuple) else [values]
+    index = _static_axis(axis)
+    if len(items) == 1:
+        tensors = _convert_all(items, "concat")
         with op_scope(name, tensors):
-            constant_op.constant(operator.index(axis), dtypes.int32, name="concat_dim")
+            if not is_tensor_like(axis):
+                constant_op.constant(index, dtypes.int32, name="concat_dim")
             return state_ops.identity(tensors[0], name=name)
-    return make_op("ConcatV2", tensors, name, {"axis": operator.index(axis)}).outputs[0]
+    with op_scope(name, items) as scope:
+        tensors = _convert_all(items, "concat", arg="values")
+        if is_tensor_like(axis):
+            axis_t = convert_to_tensor(axis)
+        else:
+            axis_t = constant_op.constant(index, dtypes.int32, name="axis")
+        return make_op("ConcatV2", [*tensors, axis_t], scope, {"axis": index}).outputs[0]
+
+
+def _static_axis(axis: Any) -> int:
+    """An int, or a scalar int tensor whose value construction knows (a split's split_dim, as
+    its gradient passes it): the attr shape rules and gradients read."""
+    if not is_tensor_like(axis):
+        return operator.index(axis)
+    value = constant_value(convert_to_tensor(axis))
+    if value is None or value.ndim:
+        raise TypeError(f"concat's axis must be an int or a constant scalar tensor, not {axis!r}")
+    return int(value)
 
 
 # -- Split, SplitV -----------------------------------------------------------------------------
+# As in TF the axis is an int32 ``split/split_dim`` input (Split's first, SplitV's last) and
+# SplitV's sizes its second input; the ``axis`` and ``size_splits`` attrs keep their values for
+# shapes and gradients.
 def _infer_split(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    x = inputs[0]
+    x = inputs[1]
     num = attrs["num_split"]
     if num < 1:
         raise ShapeError(f"num_split must be at least 1, got {num}")
@@ -559,8 +680,8 @@ def _infer_split(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
 
 def _split_kernel(xp: Any, op: Operation, state: Any) -> Any:
     num = op.attrs["num_split"]
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    return lambda x: tuple(xp.split(x, num, axis=axis))
+    axis_of = run_axis()
+    return lambda split_dim, x: tuple(xp.split(x, num, axis=axis_of(split_dim)))
 
 
 registry.register(
@@ -601,24 +722,23 @@ def _infer_split_v(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
     return [(TensorShape([*dims[:axis], p, *dims[axis + 1 :]]), x.dtype) for p in pieces]
 
 
-def _split_points(sizes: Sequence[int], dim: int) -> list[int]:
-    return list(itertools.accumulate(_resolve_sizes(sizes, dim)))[:-1]
+@functools.lru_cache(maxsize=256)
+def _split_points(sizes: tuple[int, ...], dim: int) -> tuple[int, ...]:
+    """Where ``xp.split`` cuts; cached, as every run repeats the same sizes and dimension."""
+    return tuple(itertools.accumulate(_resolve_sizes(sizes, dim)))[:-1]
 
 
 def _split_v_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    sizes = op.attrs["size_splits"]
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    static = op.inputs[0].shape[axis] if _input_rank(op) is not None else None
-    if static is not None:
-        points = _split_points(sizes, static)
-        return lambda x: tuple(xp.split(x, points, axis=axis))
+    sizes_and_axis = run_derived(lambda sizes, split_dim: (sizes, split_dim[0]))
 
-    def split_unknown(x: Any) -> tuple[Any, ...]:
-        # The size was unknown when the graph was built: _split_points checks it now, or
-        # xp.split would silently return a different number of pieces.
+    def split_v(x: Any, size_splits: Any, split_dim: Any) -> tuple[Any, ...]:
+        # The sizes must fit the value's dimension, which may have been unknown when the graph
+        # was built: _split_points checks them, or xp.split would silently return a different
+        # number of pieces.
+        sizes, axis = sizes_and_axis(size_splits, split_dim)
         return tuple(xp.split(x, _split_points(sizes, x.shape[axis]), axis=axis))
 
-    return split_unknown
+    return split_v
 
 
 registry.register(
@@ -640,41 +760,43 @@ def split(
     name: str = "split",
 ) -> list[Tensor]:
     """An int makes that many equal pieces (Split); a list of sizes makes pieces that size
-    (SplitV), one of which may be -1."""
-    tensor = convert_to_tensor(value)
+    (SplitV), one of which may be -1. TF's names: the sizes are an int32 Const made before the
+    op's scope, the axis ``split/split_dim``."""
     axis = operator.index(axis)
     if isinstance(num_or_size_splits, numbers.Integral):
-        attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
-        return list(make_op("Split", [tensor], name, attrs).outputs)
+        with op_scope(name, (value,)) as scope:
+            split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+            tensor = convert_to_tensor(value, name="value")
+            attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
+            return list(make_op("Split", [split_dim, tensor], scope, attrs).outputs)
     sizes = _ints(num_or_size_splits, "num_or_size_splits")
     if num is not None and num != len(sizes):
         raise ValueError(f"num={num} does not match the {len(sizes)} sizes in {list(sizes)}")
-    attrs = {"size_splits": sizes, "axis": axis}
-    return list(make_op("SplitV", [tensor], name, attrs).outputs)
+    graph = as_graph_element(value).graph if is_tensor_like(value) else get_default_graph()
+    with graph.as_default():
+        sizes_t = constant_op.constant(list(sizes), dtypes.int32)
+    with op_scope(name, (value,)) as scope:
+        tensor = convert_to_tensor(value, name="value")
+        split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+        attrs = {"size_splits": sizes, "axis": axis}
+        return list(make_op("SplitV", [tensor, sizes_t, split_dim], scope, attrs).outputs)
 
 
 # -- Slice -------------------------------------------------------------------------------------
-def _infer_slice_tensors(inputs: Sequence[Tensor]) -> list[OutputSpec]:
-    """Slice with run-time begin and size tensors (from gradients): sizes may be -1."""
-    x, begin, size = inputs
-    check_shape_tensor(begin, "begin")
-    check_shape_tensor(size, "size")
-    begin_value, size_value = constant_value(begin), constant_value(size)
-    if begin_value is not None and size_value is not None:
-        attrs = {"begin": host_ints(begin_value), "size": host_ints(size_value)}
-        return _infer_slice([x], attrs)
-    out = shape_from_tensor(size)
-    if out.dims is None and x.shape.dims is not None:
-        out = TensorShape([None] * len(x.shape.dims))
-    return single(out, x.dtype)
-
-
+# As in TF begin and size are the op's int inputs (``Slice/begin``, ``Slice/size`` Consts of the
+# lists given, or run-time tensors in gradients); shapes use their values where construction
+# knows them.
 def _infer_slice(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    if len(inputs) == 3:
-        return _infer_slice_tensors(inputs)
-    x = inputs[0]
-    begin: tuple[int, ...] = attrs["begin"]
-    size: tuple[int, ...] = attrs["size"]
+    x, begin_t, size_t = inputs
+    check_shape_tensor(begin_t, "begin")
+    check_shape_tensor(size_t, "size")
+    begin_value, size_value = constant_value(begin_t), constant_value(size_t)
+    if begin_value is None or size_value is None:
+        out = shape_from_tensor(size_t)
+        if out.dims is None and x.shape.dims is not None:
+            out = TensorShape([None] * len(x.shape.dims))
+        return single(out, x.dtype)
+    begin, size = host_ints(begin_value), host_ints(size_value)
     dims = x.shape.dims
     if len(begin) != len(size) or (dims is not None and len(dims) != len(begin)):
         rank = "?" if dims is None else len(dims)
@@ -701,10 +823,8 @@ def _slice_key(begin: Sequence[int], size: Sequence[int]) -> tuple[Any, ...]:
 
 
 def _slice_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    if len(op.inputs) == 3:
-        return lambda x, begin, size: x[_slice_key(host_ints(begin), host_ints(size))]
-    key = _slice_key(op.attrs["begin"], op.attrs["size"])
-    return lambda x: x[key]
+    key_of = run_derived(_slice_key)
+    return lambda x, begin, size: x[key_of(begin, size)]
 
 
 registry.register(
@@ -714,8 +834,62 @@ registry.register(
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
     """``size[i] == -1`` takes everything from ``begin[i]`` to the end of dimension i."""
-    attrs = {"begin": _ints(begin, "begin"), "size": _ints(size, "size")}
-    return make_op("Slice", [convert_to_tensor(input_)], name or "Slice", attrs).outputs[0]
+    with op_scope(name or "Slice", (input_, begin, size)) as scope:
+        tensors = [
+            convert_to_tensor(input_, name="input"),
+            _int_input(begin, "begin", typed_by_default=False),
+            _int_input(size, "size", typed_by_default=False),
+        ]
+        return make_op("Slice", tensors, scope).outputs[0]
+
+
+def _int_input(value: Any, arg: str, typed_by_default: bool = True) -> Tensor:
+    """A shape-like argument as its op's input: a tensor, or ``int_const`` of the ints given."""
+    if is_tensor_like(value):
+        return convert_to_tensor(value)
+    if isinstance(value, list | tuple) and _has_tensor(value):  # TF's autopacking: a Pack
+        return stack(list(value), name=arg)
+    return int_const(_ints(value, arg), arg, typed_by_default)
+
+
+# -- Tile --------------------------------------------------------------------------------------
+def _infer_tile(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    x, multiples_t = inputs
+    check_shape_tensor(multiples_t, "multiples")
+    value = constant_value(multiples_t)
+    dims = x.shape.dims
+    count = multiples_t.shape[0] if multiples_t.shape.ndims == 1 else None
+    if dims is not None and count is not None and count != len(dims):
+        raise ShapeError(
+            f"Shape must be rank {len(dims)} but is rank {count}: multiples must have one entry "
+            f"per dimension of the input, shape {x.shape}"
+        )
+    if value is None:
+        rank = len(dims) if dims is not None else count
+        return single(TensorShape(None if rank is None else [None] * rank), x.dtype)
+    multiples = host_ints(value)
+    if any(m < 0 for m in multiples):
+        raise ShapeError(f"Expected multiples to be non-negative, got {list(multiples)}")
+    if dims is None:
+        return single(TensorShape([None] * len(multiples)), x.dtype)
+    tiled = [None if d is None else d * m for d, m in zip(dims, multiples, strict=True)]
+    return single(TensorShape(tiled), x.dtype)
+
+
+def _tile_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    ints = run_ints()
+    return lambda x, multiples: xp.tile(x, ints(multiples))
+
+
+registry.register(OpDef(type="Tile", infer=_infer_tile, kernel=_tile_kernel, cost=memory_cost))
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
+    """Repeats ``input`` ``multiples[i]`` times along dimension i (``Tile/multiples``, an int32
+    Const of the list given, is the op's second input as in TF)."""
+    with op_scope(name or "Tile", (input, multiples)) as scope:
+        tensors = [convert_to_tensor(input, name="input"), _int_input(multiples, "multiples")]
+        return make_op("Tile", tensors, scope).outputs[0]
 
 
 # -- Pad ---------------------------------------------------------------------------------------
@@ -763,8 +937,10 @@ def pad(tensor: Any, paddings: Any, name: str | None = None) -> Tensor:
 
 
 # -- GatherV2 ----------------------------------------------------------------------------------
+# As in TF the axis is the op's third input, an int32 ``GatherV2/axis`` Const; the ``axis`` attr
+# keeps its value for shapes and gradients.
 def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    params, indices = inputs
+    params, indices, _ = inputs
     if indices.dtype not in INDEX_DTYPES:
         raise TypeError(
             f"Input 'indices' of 'GatherV2' Op has type {indices.dtype.name} that is not in the "
@@ -780,8 +956,31 @@ def _infer_gather(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Ou
 
 
 def _gather_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = normalize_axis(op.attrs["axis"], _input_rank(op))
-    return lambda params, indices: xp.take(params, indices, axis=axis)
+    axis_of = run_axis()
+
+    checked: list[Any] = [None]
+
+    def gather(params: Any, indices: Any, axis: Any) -> Any:
+        along = axis_of(axis)
+        if indices is not checked[0]:  # once per array, as run_derived
+            if indices.size and indices.min() < 0:  # NumPy would count from the end; TF refuses
+                _bad_index(indices, params.shape[along], op)
+            checked[0] = indices
+        try:
+            return xp.take(params, indices, axis=along)
+        except IndexError:
+            _bad_index(indices, params.shape[along], op)
+
+    return gather
+
+
+def _bad_index(indices: Any, size: int, op: Operation) -> None:
+    """TF's words for the first index outside [0, size): ``indices[1,0] = 7 is not in [0, 3)``."""
+    host = np.asarray(indices.get() if hasattr(indices, "get") else indices)
+    where = tuple(int(i) for i in np.argwhere((host < 0) | (host >= size))[0])
+    raise InvalidArgumentError(
+        f"indices[{','.join(map(str, where))}] = {host[where]} is not in [0, {size})", op=op
+    )
 
 
 registry.register(
@@ -790,14 +989,16 @@ registry.register(
 
 
 def gather(params: Any, indices: Any, axis: int = 0, name: str | None = None) -> Tensor:
-    """Picks slices of ``params`` along ``axis``; a list of Python ints becomes int32 indices."""
-    params_tensor = convert_to_tensor(params)
-    with params_tensor.graph.as_default():
-        indices_tensor = convert_to_tensor(indices)
-    attrs = {"axis": operator.index(axis)}
-    return make_op("GatherV2", [params_tensor, indices_tensor], name or "GatherV2", attrs).outputs[
-        0
-    ]
+    """Picks slices of ``params`` along ``axis``; a list of Python ints becomes int32 indices.
+    TF's names: Python values become ``GatherV2/params`` and ``GatherV2/indices``, the axis
+    ``GatherV2/axis``."""
+    index = operator.index(axis)
+    with op_scope(name or "GatherV2", (params, indices)) as scope:
+        params_t = convert_to_tensor(params, name="params")
+        indices_t = convert_to_tensor(indices, name="indices")
+        axis_t = constant_op.constant(index, dtypes.int32, name="axis")
+        attrs = {"axis": index}
+        return make_op("GatherV2", [params_t, indices_t, axis_t], scope, attrs).outputs[0]
 
 
 # -- Cast --------------------------------------------------------------------------------------

@@ -39,10 +39,15 @@ registry.register(
 def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
     target = dtype if dtype is not None else dtypes.infer_dtype(value)
     array = np.asarray(value)
+    if target is dtypes.string or array.dtype.kind in "SU":
+        return _to_strings(value, array, target)
     if array.dtype == object:
         raise TypeError(f"Cannot convert {value!r} to a tensor: ragged or non-numeric value")
-    if target.is_integer and array.dtype.kind == "f" and not np.all(np.equal(np.mod(array, 1), 0)):
-        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+    if target.is_integer and array.dtype.kind == "f":
+        fractional = np.mod(array, 1) != 0
+        if fractional.any():  # TF's words, naming the first such element
+            first = float(array.flat[int(np.argmax(fractional))])
+            raise TypeError(f"Expected {target.name}, but got {first!r} of type 'float'.")
     if target.is_integer or target.is_bool:
         if array.dtype.kind in "fc" and target.is_bool:
             raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
@@ -50,6 +55,18 @@ def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
         if info is not None and array.size and (array.min() < info.min or array.max() > info.max):
             raise TypeError(f"Cannot convert {value!r} to {target.name}: out of range")
     return np.array(array, dtype=target.np)
+
+
+def _to_strings(value: Any, array: np.ndarray, target: DType) -> np.ndarray:
+    """Text as TF keeps it: an object array of bytes (str encoded as UTF-8)."""
+    if target is not dtypes.string or array.dtype.kind not in "SUO":
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
+    out = np.empty(array.shape, dtype=object)
+    for index, item in np.ndenumerate(array):
+        if not isinstance(item, str | bytes):
+            raise TypeError(f"Cannot convert {value!r} to a tensor of dtype string")
+        out[index] = item.encode() if isinstance(item, str) else item
+    return out
 
 
 def constant(

@@ -9,6 +9,7 @@ other ranks to 2 and back).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,8 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops._build import make_op, require_dtype, same_dtype, single
+from placeviz.graph.ops import array_ops, math_ops, shape_ops
+from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost, free_cost
 from placeviz.graph.shapes import ShapeError, TensorShape
@@ -79,17 +81,33 @@ registry.register(
 def softmax_cross_entropy_with_logits_v2(
     labels: Any, logits: Any, axis: int = -1, name: str | None = None
 ) -> Tensor:
-    """Per-row cross-entropy of ``softmax(logits)`` against the distributions ``labels``."""
-    logits_t = convert_to_tensor(logits)
-    with logits_t.graph.as_default():
-        labels_t = convert_to_tensor(labels, dtype=logits_t.dtype)
+    """Per-row cross-entropy of ``softmax(logits)`` against the distributions ``labels``, built
+    as TF's: both flattened to matrices (``_flatten_outer_dims``: Rank, Shape, Sub, Slice,
+    concat, Reshape), the op, and its cost reshaped to the logits' shape without the last axis."""
+    with op_scope(name or "softmax_cross_entropy_with_logits", (logits, labels)) as scope:
+        logits_t = convert_to_tensor(logits, name="logits")
+        labels_t = convert_to_tensor(labels, dtype=logits_t.dtype, name="labels")
         _last_axis_only(axis, logits_t)
-        op = make_op(
-            "SoftmaxCrossEntropyWithLogits",
-            [logits_t, labels_t],
-            name or "softmax_cross_entropy_with_logits",
-        )
-    return op.outputs[0]
+        rank = shape_ops.rank(logits_t, optimize=True)
+        shape = shape_ops.shape(logits_t, optimize=True)
+        matrices = [_flatten_outer_dims(t) for t in (logits_t, labels_t)]
+        op = make_op("SoftmaxCrossEntropyWithLogits", matrices, scope)
+        leading = array_ops.slice(shape, [0], [math_ops.subtract(rank, 1)])
+        cost = op.outputs[0]
+        if logits_t.shape.dims is not None:
+            cost.set_shape(logits_t.shape.dims[:-1])
+        return array_ops.reshape(cost, leading)
+
+
+def _flatten_outer_dims(x: Tensor) -> Tensor:
+    """TF's: ``x`` as a matrix of its last dimension's rows."""
+    rank = shape_ops.rank(x, optimize=True)
+    last = array_ops.slice(shape_ops.shape(x, optimize=True), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(x, array_ops.concat([[-1], last], 0))
+    dims = x.shape.dims
+    if dims is not None and None not in dims[:-1]:
+        out.set_shape([math.prod(dims[:-1]), dims[-1]])  # type: ignore[arg-type]
+    return out
 
 
 def softmax_cross_entropy_with_logits(
@@ -172,6 +190,7 @@ def sparse_softmax_cross_entropy_with_logits(
     graph = logits_t.graph
     with graph.as_default(), graph.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
         labels_t = convert_to_tensor(labels)
+        shape_ops.shape(labels_t, optimize=True)  # TF's labels_shape, for its checks
         op = make_op(
             "SparseSoftmaxCrossEntropyWithLogits",
             [logits_t, labels_t],

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from placeviz import dtypes
+from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
-from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops import constant_op
+from placeviz.graph.core import Operation, Tensor, is_tensor_like
+from placeviz.graph.ops import constant_op, shape_ops, slicing, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -22,6 +23,7 @@ from placeviz.graph.ops.shape_ops import (
     check_shape_tensor,
     constant_value,
     host_ints,
+    int_const,
     run_ints,
 )
 from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
@@ -33,12 +35,14 @@ _BINARY = {
     "AddV2": ("add", dtypes.NUMBERS),
     "Sub": ("subtract", dtypes.NUMBERS),
     "Mul": ("multiply", dtypes.NUMBERS),
-    "RealDiv": ("true_divide", dtypes.NUMBERS),
+    "RealDiv": ("true_divide", dtypes.FLOATS),  # truediv casts integers first
     "Pow": ("power", dtypes.NUMBERS),
     "Maximum": ("maximum", dtypes.NUMBERS),
     "Minimum": ("minimum", dtypes.NUMBERS),
     "FloorDiv": ("floor_divide", dtypes.NUMBERS),
     "FloorMod": ("remainder", dtypes.NUMBERS),  # Python's sign rule, as TF's FloorMod
+    "LogicalAnd": ("logical_and", (dtypes.bool,)),
+    "LogicalOr": ("logical_or", (dtypes.bool,)),
 }
 
 
@@ -48,8 +52,7 @@ def _infer_binary(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
         dtype = same_dtype(op_type, inputs)
         require_dtype(op_type, dtype, allowed)
-        out_dtype = dtypes.float64 if op_type == "RealDiv" and dtype.is_integer else dtype
-        return single(broadcast(inputs[0].shape, inputs[1].shape), out_dtype)
+        return single(broadcast(inputs[0].shape, inputs[1].shape), dtype)
 
     return infer
 
@@ -82,8 +85,25 @@ def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("Mul", x, y, name or "Mul")
 
 
+# TF's _TRUEDIV_TABLE: integers divide as floats wide enough to hold them exactly.
+_TRUEDIV_CASTS = {dtypes.int32: dtypes.float64, dtypes.int64: dtypes.float64}
+
+
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
-    return _binary("RealDiv", x, y, name or "truediv")
+    """TF's ``truediv`` (``/``): integer operands are cast to float64 first, as the ops
+    ``truediv/Cast`` and ``truediv/Cast_1`` feeding the RealDiv."""
+    with op_scope(name or "truediv", (x, y)) as scope:
+        tx, ty = convert_pair(x, y)
+        dtype = same_dtype("RealDiv", [tx, ty])
+        target = _TRUEDIV_CASTS.get(dtype)
+        if target is not None:
+            tx, ty = (make_op("Cast", [t], "Cast", {"dtype": target}).outputs[0] for t in (tx, ty))
+        return make_op("RealDiv", [tx, ty], scope).outputs[0]
+
+
+def realdiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """TF's ``realdiv``: the RealDiv op itself, for floats (gradients use it)."""
+    return _binary("RealDiv", x, y, name or "RealDiv")
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -159,6 +179,23 @@ def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("LessEqual", x, y, name or "LessEqual")
 
 
+def logical_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("LogicalAnd", x, y, name or "LogicalAnd")
+
+
+def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("LogicalOr", x, y, name or "LogicalOr")
+
+
+def logical_not(x: Any, name: str | None = None) -> Tensor:
+    return _unary("LogicalNot", x, name)
+
+
+def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
+    """TF's: (x or y) and not (x and y), the last op named ``name``."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
 def _infer_select(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
     condition, x, y = inputs
     if condition.dtype is not dtypes.bool:
@@ -168,6 +205,24 @@ def _infer_select(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
 
 
 registry.register(OpDef(type="SelectV2", infer=_infer_select, kernel=_xp_function("where")))
+
+
+def _infer_select_v1(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    """TF1's Select: x and y of one shape, the condition of that shape (no broadcasting)."""
+    condition, x, y = inputs
+    if not condition.shape.is_compatible_with(x.shape):
+        raise ShapeError(f"condition has shape {condition.shape}, but x has shape {x.shape}")
+    if not x.shape.is_compatible_with(y.shape):
+        raise ShapeError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    return _infer_select(inputs, attrs)
+
+
+registry.register(OpDef(type="Select", infer=_infer_select_v1, kernel=_xp_function("where")))
+
+
+def select(condition: Tensor, x: Tensor, y: Tensor, name: str | None = None) -> Tensor:
+    """TF1's ``where(condition, x, y)``: Select, shapes equal (gradients use it as TF's do)."""
+    return make_op("Select", [condition, x, y], name or "Select").outputs[0]
 
 
 def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -207,6 +262,7 @@ _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
     "Relu": (_relu, dtypes.NUMBERS, 1.0),
     "Sign": ("sign", dtypes.NUMBERS, 1.0),
     "Reciprocal": (_reciprocal, dtypes.FLOATS, 4.0),
+    "LogicalNot": ("logical_not", (dtypes.bool,), 1.0),
 }
 
 
@@ -423,6 +479,8 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
     if not inputs:
         raise ValueError("inputs must be a non-empty list of tensors")
     tensors = [convert_to_tensor(x) for x in inputs]
+    if len(tensors) == 1:  # as TF: nothing to add, x itself, or an Identity when named
+        return tensors[0] if name is None else state_ops.identity(tensors[0], name=name)
     return make_op("AddN", tensors, name or "AddN").outputs[0]
 
 
@@ -452,6 +510,11 @@ def _infer_reduction(op_type: str) -> Any:
             attrs = {**attrs, "axis": host_ints(value)}
         if rank is None:
             return single(TensorShape(None), x.dtype)
+        for a in attrs["axis"] or ():
+            if not -rank <= a < rank:
+                raise ShapeError(
+                    f"Invalid reduction dimension {a} for input with {rank} dimensions."
+                )
         axes = _axes(attrs, rank)
         axes = tuple(range(rank)) if axes is None else axes
         dims = x.shape.dims or ()
@@ -511,16 +574,79 @@ def _reduce(
     rank = tensor.shape.ndims
     inputs = [tensor]
     with tensor.graph.as_default():
-        if axis is None and rank is not None:
+        if axis is None and rank == 0:  # TF's _ReductionDims: no fast path for a scalar
+            inputs.append(arange(0, shape_ops.rank(tensor, optimize=True)))
+        elif axis is None and rank is not None:
             inputs.append(constant_op.constant(np.arange(rank, dtype=np.int32)))
         with op_scope(name or op_type, (tensor,)) as scope:
             if axis is not None:
                 scalar = not isinstance(axis, list | tuple)
                 axis = [int(axis)] if scalar else [int(a) for a in axis]
-                indices = axis[0] if scalar else axis  # a scalar Const for one int, as TF
-                inputs.append(constant_op.constant(indices, dtypes.int32, name="reduction_indices"))
+                if scalar:  # a scalar Const for one int, as TF
+                    indices = constant_op.constant(axis[0], dtypes.int32, name="reduction_indices")
+                else:
+                    indices = int_const(axis, "reduction_indices")
+                inputs.append(indices)
             attrs = {"axis": None if axis is None else tuple(axis), "keepdims": bool(keepdims)}
             return make_op(op_type, inputs, scope, attrs).outputs[0]
+
+
+# -- Range -------------------------------------------------------------------------------------
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
+
+
+def _infer_range(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    dtype = same_dtype("Range", inputs, ("start", "limit", "delta"))
+    require_dtype("Range", dtype, _RANGE_DTYPES)
+    for tensor, arg in zip(inputs, ("start", "limit", "delta")):
+        if tensor.shape.ndims not in (None, 0):
+            raise ShapeError(f"{arg} must be a scalar, not shape {tensor.shape}")
+    values = [constant_value(t) for t in inputs]
+    if any(v is None for v in values):
+        return single(TensorShape([None]), dtype)
+    start, limit, delta = (v.item() for v in values)  # type: ignore[union-attr]
+    if delta == 0:
+        raise ShapeError("Requires delta != 0")
+    return single(TensorShape([len(np.arange(start, limit, delta))]), dtype)
+
+
+def _range_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    dtype = op.outputs[0].dtype.np
+
+    def arange(start: Any, limit: Any, delta: Any) -> Any:
+        if delta == 0:
+            raise InvalidArgumentError("Requires delta != 0", op=op)
+        return xp.arange(start.item(), limit.item(), delta.item(), dtype=dtype)
+
+    return arange
+
+
+registry.register(OpDef(type="Range", infer=_infer_range, kernel=_range_kernel))
+
+
+def arange(
+    start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range"
+) -> Tensor:
+    """TF's ``range`` (``pv.range``): ``range(n)`` counts from 0; Python values become
+    ``range/start``, ``range/limit`` and ``range/delta``, all of the widest dtype among them
+    (int32 < int64 < float16 < float32 < float64) unless ``dtype`` says."""
+    if limit is None:
+        start, limit = 0, start
+    target = None if dtype is None else dtypes.as_dtype(dtype)
+    with op_scope(name, (start, limit, delta)) as scope:
+        args = [
+            convert_to_tensor(v, dtype=None if is_tensor_like(v) else target, name=arg)
+            for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))
+        ]
+        if target is None:
+            target = max((t.dtype.base_dtype for t in args), key=_RANGE_DTYPES.index)
+        args = [
+            t
+            if t.dtype.base_dtype is target
+            else make_op("Cast", [t], "Cast", {"dtype": target}).outputs[0]
+            for t in args
+        ]
+        return make_op("Range", args, scope).outputs[0]
 
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
@@ -623,7 +749,6 @@ def _install_operators() -> None:
         "add": ("AddV2", "add"),
         "sub": ("Sub", "sub"),
         "mul": ("Mul", "mul"),
-        "truediv": ("RealDiv", "truediv"),
         "pow": ("Pow", "pow"),
         "floordiv": ("FloorDiv", "floordiv"),
         "mod": ("FloorMod", "mod"),
@@ -638,6 +763,15 @@ def _install_operators() -> None:
 
         setattr(Tensor, f"__{method}__", forward)
         setattr(Tensor, f"__r{method}__", reverse)
+    Tensor.__getitem__ = slicing.getitem  # type: ignore[attr-defined]
+    # TF's bool operators (op names 'and', 'or'; ~ is a LogicalNot).
+    Tensor.__and__ = lambda self, other: logical_and(self, other, name="and")  # type: ignore[attr-defined]
+    Tensor.__rand__ = lambda self, other: logical_and(other, self, name="and")  # type: ignore[attr-defined]
+    Tensor.__or__ = lambda self, other: logical_or(self, other, name="or")  # type: ignore[attr-defined]
+    Tensor.__ror__ = lambda self, other: logical_or(other, self, name="or")  # type: ignore[attr-defined]
+    Tensor.__invert__ = lambda self: logical_not(self)  # type: ignore[attr-defined]
+    Tensor.__truediv__ = lambda self, other: divide(self, other, name="truediv")  # type: ignore[attr-defined]
+    Tensor.__rtruediv__ = lambda self, other: divide(other, self, name="truediv")  # type: ignore[attr-defined]
     Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")  # type: ignore[attr-defined]
     Tensor.__rmatmul__ = lambda self, other: matmul(other, self, name="matmul")  # type: ignore[attr-defined]
     Tensor.__neg__ = lambda self: negative(self, name="Neg")  # type: ignore[attr-defined]
@@ -651,7 +785,10 @@ def _install_operators() -> None:
         setattr(Tensor, f"__{method}__", compare)
     OPERATOR_METHODS.extend(f"__{m}__" for m in pairs)
     OPERATOR_METHODS.extend(f"__r{m}__" for m in pairs)
-    OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__", "__neg__", "__abs__"])
+    OPERATOR_METHODS.extend(["__getitem__", "__truediv__", "__rtruediv__"])
+    OPERATOR_METHODS.extend(["__matmul__", "__rmatmul__"])
+    OPERATOR_METHODS.extend(["__neg__", "__abs__", "__invert__"])
+    OPERATOR_METHODS.extend(["__and__", "__rand__", "__or__", "__ror__"])
     OPERATOR_METHODS.extend(f"__{m}__" for m in comparisons)
 
 

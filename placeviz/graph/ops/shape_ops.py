@@ -1,12 +1,13 @@
 """Run-time shape ops: int32 tensors that hold shapes, and the ops that consume them.
 
-Forward code keeps shapes, axes and sizes static (attrs), but gradients cannot always: a
-``placeholder(float32)`` has no static shape, so reducing a broadcast gradient needs the shapes
-of the values a run actually feeds. These are TensorFlow's ops for that (``Shape``, ``Size``,
-``BroadcastGradientArgs``, ``BroadcastTo``, ``ConcatOffset``; ``ReducedShape`` is one op where TF
-builds ``reduced_shape`` from several), plus builders for the
-tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions. The public
-``pv.reshape`` and friends keep taking static shapes only.
+Gradients often need the shapes of a run's values: a ``placeholder(float32)`` has no static
+shape, so reducing a broadcast gradient needs the shapes the run actually feeds. These are
+TensorFlow's ops for that (``Shape``, ``Size``, ``BroadcastGradientArgs``, ``BroadcastTo``,
+``ConcatOffset``; ``ReducedShape`` is one op where TF builds ``reduced_shape`` from several),
+builders for the tensor-argument forms of ``Reshape``, ``Fill``, ``Slice`` and the reductions,
+and what every op with shape-like inputs shares: their values as far as construction knows
+them (``constant_value``), TF's Const for a list given (``int_const``) and their ints read once
+per array at run time (``run_ints``, ``run_derived``).
 
 Shape-valued tensors are int32 and have kernels on every device type, as in TF (where GPU
 kernels keep them in host memory), so a gradient colocated with a GPU op can be placed there.
@@ -15,8 +16,8 @@ kernels keep them in host memory), so a gradient colocated with a GPU op can be 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,14 +32,42 @@ from placeviz.graph.registry import OpDef, OutputSpec, free_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast
 
 INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+T = TypeVar("T")
 
 
 # -- what graph construction already knows about a shape-valued tensor -------------------------
+# Small ops whose value construction computes from constant inputs, as TF's shape inference
+# evaluates the constant subgraph behind a shape-like input (``Reshape`` to a stacked,
+# transposed shape in Tile's gradient; a ``Range`` of a cast bound).
+_FOLDED = frozenset(
+    {
+        "Pack",
+        "Transpose",
+        "Reshape",
+        "Range",
+        "ConcatV2",
+        "Cast",
+        "Sub",
+        "InvertPermutation",
+        "Slice",
+    }
+)
+_FOLDED_ELEMENTS = 1024
+
+
 def constant_value(tensor: Tensor) -> np.ndarray | None:
     """The tensor's value when construction already knows it (TF's ``constant_value``)."""
     op = tensor.op
     if op.type == "Const":
         return op.attrs["value"]
+    if op.type in _FOLDED:
+        count = tensor.shape.num_elements()
+        if count is None or count > _FOLDED_ELEMENTS:
+            return None
+        inputs = [constant_value(t) for t in op.inputs]
+        if any(v is None for v in inputs):
+            return None
+        return np.asarray(op.op_def.kernel_for("numpy")(np, op, None)(*inputs))
     if op.type == "Shape" and op.inputs[0].shape.is_fully_defined:
         return np.array(op.inputs[0].shape.as_list(), dtype=tensor.dtype.np)
     if op.type == "Size" and op.inputs[0].shape.is_fully_defined:
@@ -71,10 +100,25 @@ def host_ints(value: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in value.reshape(-1).tolist())
 
 
-def run_ints() -> Any:
-    """``host_ints`` for one kernel's shape-like input, converted again only when a run brings
-    another array: a Const input is the plan's same array on every run (a fed one is new), so
-    the per-run cost of a reshape's shape or a reduction's axes is one identity check."""
+def run_derived(derive: Callable[..., T]) -> Callable[..., T]:
+    """``derive`` of shape-like kernel inputs' ints (``host_ints`` of each), computed again only
+    when a run brings other arrays: a Const input is the plan's same array on every run (a fed
+    one is new; the plan reuses buffers only for ufuncs' inputs), so the per-run cost of a
+    reshape's shape, a slice's bounds or a split's sizes is an identity check per input."""
+    last: list[Any] = [(), None]
+
+    def derived(*arrays: Any) -> T:
+        seen = last[0]
+        if len(seen) != len(arrays) or not all(map(operator.is_, arrays, seen)):
+            last[0], last[1] = arrays, derive(*(host_ints(a) for a in arrays))
+        return last[1]
+
+    return derived
+
+
+def run_ints() -> Callable[[Any], tuple[int, ...]]:
+    """``host_ints`` of one shape-like kernel input, converted once per array (``run_derived``
+    for one input, which kernels call most)."""
     last: list[Any] = [None, ()]
 
     def ints(value: Any) -> tuple[int, ...]:
@@ -83,6 +127,34 @@ def run_ints() -> Any:
         return last[1]
 
     return ints
+
+
+def run_axis() -> Callable[[Any], int]:
+    """The int of a scalar axis input (a concat's axis, a split's split_dim), once per array."""
+    last: list[Any] = [None, 0]
+
+    def axis(value: Any) -> int:
+        if value is not last[0]:
+            last[0], last[1] = value, int(value)
+        return last[1]
+
+    return axis
+
+
+def int_const(ints: Sequence[int], arg: str, typed_by_default: bool = True) -> Tensor:
+    """The int32 Const named ``arg`` that TF's op helper makes of a shape-like list given to an
+    op (``Reshape/shape``), inside the op's scope. An empty list has no element to tell its
+    type: TF first makes a float32 Const of it, which an argument whose type has a default
+    (Reshape's shape, Tile's multiples, a reduction's axes, a Transpose's perm) leaves unused
+    beside an int32 ``<arg>_1``, and one without (Slice's begin and size) rejects."""
+    if not ints:
+        constant_op.constant([], dtypes.float32, name=arg)
+        if not typed_by_default:
+            raise TypeError(
+                f"Value passed to parameter '{arg}' has DataType float32 not in list of allowed "
+                "values: int32, int64"
+            )
+    return constant_op.constant(list(ints), dtypes.int32, name=arg)
 
 
 # -- Shape, Size -------------------------------------------------------------------------------
@@ -253,30 +325,31 @@ def broadcast_to(input: Tensor, shape: Tensor, name: str | None = None) -> Tenso
 
 # -- ConcatOffset ------------------------------------------------------------------------------
 def _infer_concat_offset(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    if len(inputs) < 2:
-        raise ShapeError(f"ConcatOffset needs at least 2 shapes, got {len(inputs)}")
-    for i, tensor in enumerate(inputs):
+    concat_dim, *shapes = inputs
+    check_shape_tensor(concat_dim, "concat_dim", rank=0)
+    if len(shapes) < 2:
+        raise ShapeError(f"ConcatOffset needs at least 2 shapes, got {len(shapes)}")
+    for i, tensor in enumerate(shapes):
         check_shape_tensor(tensor, f"shape[{i}]")
-    return [(tensor.shape, tensor.dtype) for tensor in inputs]
+    return [(tensor.shape, tensor.dtype) for tensor in shapes]
+
+
+def _offsets(concat_dim: tuple[int, ...], *dims: tuple[int, ...]) -> list[list[int]]:
+    rank = len(dims[0])
+    along = concat_dim[0] % rank if rank else 0
+    out, start = [], 0
+    for d in dims:
+        offset = [0] * rank
+        offset[along] = start
+        start += d[along]
+        out.append(offset)
+    return out
 
 
 def _concat_offset_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axis = op.attrs["axis"]
     dtype = op.outputs[0].dtype.np
-
-    def offsets(*shapes: Any) -> tuple[Any, ...]:
-        dims = [host_ints(s) for s in shapes]
-        rank = len(dims[0])
-        along = axis % rank if rank else 0
-        out, start = [], 0
-        for d in dims:
-            offset = [0] * rank
-            offset[along] = start
-            start += d[along]
-            out.append(xp.asarray(offset, dtype=dtype))
-        return tuple(out)
-
-    return offsets
+    offsets_of = run_derived(_offsets)
+    return lambda *inputs: tuple(xp.asarray(o, dtype=dtype) for o in offsets_of(*inputs))
 
 
 registry.register(
@@ -290,10 +363,13 @@ registry.register(
 )
 
 
-def concat_offset(axis: int, shapes: Sequence[Tensor], name: str | None = None) -> list[Tensor]:
-    """Where each of ``shapes`` starts in their concatenation along ``axis`` (static)."""
-    attrs = {"axis": operator.index(axis)}
-    return list(make_op("ConcatOffset", list(shapes), name or "ConcatOffset", attrs).outputs)
+def concat_offset(
+    concat_dim: Tensor, shapes: Sequence[Tensor], name: str | None = None
+) -> list[Tensor]:
+    """Where each of ``shapes`` starts in their concatenation along ``concat_dim`` (TF's
+    inputs: the dimension, then the shapes)."""
+    inputs = [concat_dim, *shapes]
+    return list(make_op("ConcatOffset", inputs, name or "ConcatOffset").outputs)
 
 
 # -- ReducedShape ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from placeviz.graph.shapes import ShapeError, as_shape
 # rely on it: `with device('/gpu:0'): Variable(3)` cannot be placed.
 VARIABLE_KERNELS = {
     "CPU": frozenset(dtypes.ALL),
-    "GPU": registry.except_dtypes(dtypes.int32),
+    "GPU": registry.except_dtypes(dtypes.int32, dtypes.string),
 }
 
 
@@ -238,6 +238,39 @@ def group(*inputs: Any, name: str | None = None) -> Operation:
                 per_device.append(no_op())
         with graph.control_dependencies(per_device):
             return no_op(name=scope)
+
+
+def gated_tuple(
+    tensors: Sequence[Any], name: str | None = None, control_inputs: Sequence[Any] | None = None
+) -> list[Any]:
+    """TF's ``tuple`` (``pv.tuple``): each value comes back once all of them (and the
+    ``control_inputs``) are computed: a ``tuple/group_deps`` NoOp after their ops, then a
+    ``tuple/control_dependency[_i]`` Identity per tensor, colocated with it, after the NoOp;
+    an op comes back as a group after the NoOp, None as None."""
+    values = [v if v is None or isinstance(v, Operation) else convert_to_tensor(v) for v in tensors]
+    graph = next((v.graph for v in values if v is not None), get_default_graph())
+    with graph.as_default(), graph.name_scope(name or "tuple"):
+        gating = [v if isinstance(v, Operation) else v.op for v in values if v is not None]
+        gating += [_as_op(c) for c in control_inputs or ()]
+        if not gating:
+            raise ValueError(f"'tensors' must have at least one Tensor, but got {list(tensors)}")
+        unique = sorted(set(gating), key=lambda op: op._id)  # creation order, as TF
+        gate = group(*unique)
+        out: list[Any] = []
+        for value in values:
+            if value is None:
+                out.append(None)
+            elif isinstance(value, Operation):
+                with graph.control_dependencies([gate]):
+                    out.append(group(value))
+            else:
+                with (
+                    graph.name_scope("control_dependency") as scope,
+                    graph.colocate_with(value.op),
+                    graph.control_dependencies([gate]),
+                ):
+                    out.append(identity(value, name=scope))
+        return out
 
 
 def _as_op(value: Any) -> Operation:
