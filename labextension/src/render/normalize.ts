@@ -3,7 +3,7 @@
  * may carry an older document, so every optional field gets a default instead of an error. Only a
  * document without device and node arrays cannot be drawn at all.
  */
-import { COLUMN_NAMES } from './types';
+import { COLUMN_NAMES, DEVICE_KINDS, EventKind, REASON_KINDS, TimingSource } from './types';
 import type {
   DeviceKind,
   DeviceRecord,
@@ -18,20 +18,6 @@ import type {
 
 type Loose = Record<string, unknown>;
 
-const DEVICE_KINDS: readonly DeviceKind[] = ['real', 'logical', 'simulated'];
-const REASON_KINDS: readonly ReasonKind[] = [
-  'pinned',
-  'default',
-  'soft',
-  'colocated',
-  'sticky',
-  'generator',
-  'metadata',
-  'identity',
-  'reference',
-  'unplaced',
-];
-
 export interface NormalizedDocument {
   schema: string;
   tables: Tables;
@@ -43,6 +29,8 @@ export function normalizeDocument(doc: unknown): NormalizedDocument {
     throw new Error('placement document: expected a JSON object');
   }
   const events = isObject(doc.events) ? numberColumns(doc.events) : {};
+  remapCodes(events.kind, doc.event_kinds, EventKind);
+  remapCodes(events.source, doc.timing_sources, TimingSource);
   return {
     schema: typeof doc.schema === 'string' ? doc.schema : 'placeviz/0',
     tables: normalizeTables(doc),
@@ -89,7 +77,9 @@ export function normalizeTables(raw: unknown): Tables {
 function normalizeDevice(raw: Loose, position: number): DeviceRecord {
   const name = stringOr(raw.name, `device ${position}`);
   const parsed = /device:([A-Za-z_][A-Za-z0-9_]*):(\d+)$/.exec(name);
-  const kind = DEVICE_KINDS.includes(raw.kind as DeviceKind) ? (raw.kind as DeviceKind) : 'real';
+  const kind = (DEVICE_KINDS as readonly string[]).includes(raw.kind as string)
+    ? (raw.kind as DeviceKind)
+    : 'real';
   return {
     id: numberOr(raw.id, position),
     name,
@@ -129,7 +119,9 @@ function normalizeReason(raw: unknown): Reason | null {
   if (!isObject(raw)) {
     return null;
   }
-  const kind = REASON_KINDS.includes(raw.kind as ReasonKind) ? (raw.kind as ReasonKind) : 'default';
+  const kind = (REASON_KINDS as readonly string[]).includes(raw.kind as string)
+    ? (raw.kind as ReasonKind)
+    : 'default';
   return {
     kind,
     text: stringOr(raw.text, ''),
@@ -174,6 +166,37 @@ function numberColumns(raw: Loose): Partial<EventLists> {
     }
   }
   return columns;
+}
+
+/**
+ * The views read kinds by the codes of contract.gen.ts; a document names its own codes in its
+ * kinds tables (code -> name). Where those differ (another version's document), its column is
+ * rewritten to this version's codes once, on load; a code whose name this version does not know
+ * becomes -1, which no view draws.
+ */
+function remapCodes(
+  column: number[] | undefined,
+  table: unknown,
+  codes: Readonly<Record<string, number>>,
+): void {
+  if (column === undefined || !isObject(table)) {
+    return;
+  }
+  const byName = new Map(Object.entries(codes).map(([name, code]) => [name.toLowerCase(), code]));
+  const map = new Map<number, number>();
+  let same = true;
+  for (const [code, name] of Object.entries(table)) {
+    const mine =
+      typeof name === 'string' ? (byName.get(name.replace('-', '_').toLowerCase()) ?? -1) : -1;
+    map.set(Number(code), mine);
+    same &&= mine === Number(code);
+  }
+  if (same) {
+    return;
+  }
+  for (let i = 0; i < column.length; i++) {
+    column[i] = map.get(column[i]) ?? column[i];
+  }
 }
 
 function isObject(value: unknown): value is Loose {

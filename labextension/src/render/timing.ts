@@ -22,7 +22,6 @@ import { pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
 import { axisTicks, axisTitle, defaultWindow } from './timewindow';
 import {
-  SOURCE_LABELS,
   TimingModel,
   barAt,
   barsOfNode,
@@ -42,8 +41,8 @@ import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
+import { TIMING_SOURCE_LABELS } from './types';
 
-export { SOURCE_LABELS } from './timingmodel';
 export { niceTicks } from './timewindow';
 
 const LANE_PX = 26;
@@ -189,7 +188,7 @@ export class TimingPanel extends PlotPanel {
     this.element.dataset.lanes = String(this.model.lanes.length);
     const parts: string[] = [];
     for (const [device, set] of this.model.sources) {
-      const labels = [...set].sort().map((s) => SOURCE_LABELS[s] ?? `source ${s}`);
+      const labels = [...set].sort().map((s) => TIMING_SOURCE_LABELS[s] ?? `source ${s}`);
       const record = store.devices.find((d) => d.id === device);
       const simulated = record?.kind === 'simulated' ? ', simulated device' : '';
       parts.push(`${deviceShort(store.devices, device)}: ${labels.join('/')}${simulated}`);
@@ -740,7 +739,7 @@ export class TimingPanel extends PlotPanel {
         ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`
         : this.labels[bar.lane].split(' · ')[0];
     const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
-    const source = SOURCE_LABELS[b.source[i]] ?? '';
+    const source = TIMING_SOURCE_LABELS[b.source[i]] ?? '';
     this.tooltip.textContent = visibleText(
       `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${source ? ` · ${source}` : ''}`,
     );

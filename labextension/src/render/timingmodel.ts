@@ -28,13 +28,6 @@ export type TimingEvents = Pick<
 > &
   CursorEvents;
 
-export const SOURCE_LABELS: Record<number, string> = {
-  [TimingSource.NONE]: 'none',
-  [TimingSource.CLOCK]: 'clock',
-  [TimingSource.CUDA_EVENT]: 'cuda-event',
-  [TimingSource.MODELED]: 'modeled',
-};
-
 /** Real time (ns since origin) to display time along the axis and back (see timeaxis.ts). */
 export interface AxisMap {
   toShown(t: number): number;

@@ -1,0 +1,114 @@
+// Generated from placeviz/contract.py by `python3 scripts/generate_contract.py`: do not
+// edit. The kernel-browser contract: the document's records, event columns and kinds.
+
+export const SCHEMA = 'placeviz/1';
+
+export const EventKind = { RUN: 0, PLACEMENT: 1, OP: 2, TRANSFER: 3, ALLOC: 4, FREE: 5 } as const;
+export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1: 'placement', 2: 'op', 3: 'transfer', 4: 'alloc', 5: 'free' };
+
+export const TimingSource = { NONE: 0, CLOCK: 1, CUDA_EVENT: 2, MODELED: 3 } as const;
+export const TIMING_SOURCE_LABELS: Readonly<Record<number, string>> = { 0: 'none', 1: 'clock', 2: 'cuda-event', 3: 'modeled' };
+
+export const REASON_KINDS = ['pinned', 'default', 'soft', 'colocated', 'sticky', 'generator', 'metadata', 'identity', 'reference', 'unplaced'] as const;
+export type ReasonKind = (typeof REASON_KINDS)[number];
+
+export const DEVICE_KINDS = ['real', 'logical', 'simulated'] as const;
+export type DeviceKind = (typeof DEVICE_KINDS)[number];
+
+export const EDGE_KINDS = ['data', 'control'] as const;
+export type EdgeKind = (typeof EDGE_KINDS)[number];
+
+export const RUN_STATUSES = ['ok', 'error'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const COLUMN_NAMES = ['kind', 't0', 't1', 'node', 'device', 'stream', 'bytes', 'source', 'run', 'peer'] as const;
+export type ColumnName = (typeof COLUMN_NAMES)[number];
+
+/** Event columns as the document's JSON has them (times in ns since origin_ns). */
+export type EventLists = Record<ColumnName, number[]>;
+
+/** A kinds table as the document ships it: code (as a string) -> name. */
+export type CodeTable = Record<string, string>;
+
+/** One binary batch of a live update: a typed array per column, all of length count. */
+export interface EventBatch {
+  count: number;
+  kind: Int8Array; // an EventKind code
+  t0: Float64Array; // start, ns (in a document: since origin_ns)
+  t1: Float64Array; // end, ns; t0 for an instant
+  node: Int32Array; // the op's node id, -1 for none
+  device: Int16Array; // the device id (a transfer's destination), -1 for none
+  stream: Int16Array; // the stream on the device
+  bytes: Float64Array; // bytes written, moved, allocated or freed
+  source: Int8Array; // a TimingSource code
+  run: Int32Array; // the run's id, -1 for none
+  peer: Int16Array; // a transfer's source device, -1 for none
+}
+
+/** A device ops can be placed on. */
+export interface DeviceRecord {
+  id: number;
+  name: string; // /job:localhost/.../device:GPU:0
+  type: string; // CPU | GPU
+  index: number;
+  parent: string; // the physical device: /physical_device:GPU:0
+  kind: DeviceKind;
+  profile?: string | null;
+  description?: string;
+  memory_limit: number;
+  reserved?: number; // bytes the runtime holds
+}
+
+/** Why an op is where it is. */
+export interface Reason {
+  kind: ReasonKind;
+  text: string; // one sentence a student understands
+  anchor?: string | null; // the op that decided
+}
+
+/** An op of the graph, where it was placed and why. */
+export interface NodeRecord {
+  id: number;
+  name: string;
+  type: string;
+  scope: string;
+  requested: string; // the device the op asked for, '' for none
+  device: number | null; // a device id, null when not placed
+  reason: Reason | null;
+  shapes: ((number | null)[] | null)[]; // per output
+  dtype: string | null;
+  bytes_out: number | null;
+  source: string; // where the op was made: 'Cell In[3], line 6'
+}
+
+/** A data or control edge between two nodes. */
+export interface EdgeRecord {
+  src: number;
+  dst: number;
+  kind: EdgeKind;
+  bytes: number | null;
+  crosses: boolean; // its ends are on different devices
+}
+
+/** One Session.run. */
+export interface RunRecord {
+  id: number;
+  t0: number; // absolute ns (subtract origin_ns)
+  t1: number;
+  status: RunStatus;
+  error?: string | null;
+  fetches?: string[];
+}
+
+/** The placement document: what the kernel hands the browser. */
+export interface PlacementDocument {
+  schema: string; // older versions still render
+  origin_ns: number;
+  devices: DeviceRecord[];
+  nodes: NodeRecord[];
+  edges: EdgeRecord[];
+  runs: RunRecord[];
+  event_kinds?: CodeTable; // kind code -> name
+  timing_sources?: CodeTable; // source code -> name
+  events: EventLists; // one list per column, times in ns since origin_ns
+}
