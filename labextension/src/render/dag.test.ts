@@ -9,6 +9,7 @@ import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
 import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
+import { fakeContext } from './__tests__/canvas';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -16,45 +17,6 @@ vi.mock('./layout', async (original) => {
   const actual = await original<typeof import('./layout')>();
   return { ...actual, layoutDag: vi.fn(actual.layoutDag) };
 });
-
-/**
- * A 2D context that accepts every call and records the text drawn (6 px per character), the
- * stroke styles of the paths stroked (not of empty ones) and the alphas filled with.
- */
-function fakeContext(): {
-  ctx: CanvasRenderingContext2D;
-  texts: string[];
-  strokes: unknown[];
-  fills: unknown[];
-} {
-  const texts: string[] = [];
-  const strokes: unknown[] = [];
-  const fills: unknown[] = [];
-  let shapes = 0;
-  const props: Record<string | symbol, unknown> = {
-    fillText: (text: string) => texts.push(text),
-    measureText: (text: string) => ({ width: text.length * 6 }),
-    beginPath: () => {
-      shapes = 0;
-    },
-    rect: () => shapes++,
-    moveTo: () => shapes++,
-    stroke: () => {
-      if (shapes > 0) {
-        strokes.push(props.strokeStyle);
-      }
-    },
-    fill: () => fills.push(props.globalAlpha),
-  };
-  const ctx = new Proxy(props, {
-    get: (target, key) => (key in target ? target[key] : () => undefined),
-    set: (target, key, value) => {
-      target[key] = value;
-      return true;
-    },
-  });
-  return { ctx: ctx as unknown as CanvasRenderingContext2D, texts, strokes, fills };
-}
 
 function frame(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 40));

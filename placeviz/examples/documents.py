@@ -1,0 +1,122 @@
+"""The programs behind the golden placement documents the front end's tests render.
+
+Each builds a graph in a fresh default graph on simulated GPUs, runs it with full tracing and
+returns the session's trace. ``scripts/write_golden_documents.py`` writes their documents under
+``labextension/src/render/__tests__/golden/``; tests/test_golden_documents.py checks that what
+Python writes today still has the committed documents' structure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import placeviz as pv
+from placeviz.examples.towers import build_towers
+
+
+def _fresh(gpus: int) -> None:
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(gpus)
+    pv.reset_default_graph()
+
+
+def _traced() -> tuple[pv.RunOptions, pv.RunMetadata]:
+    return pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE), pv.RunMetadata()
+
+
+def towers() -> pv.Trace:
+    """The seeds' towers: a matmul on GPU:2 and one on GPU:3, summed on the CPU."""
+    _fresh(4)
+    total = build_towers()
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(total, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
+def mlp_training() -> pv.Trace:
+    """A 2-layer MLP, one layer per GPU, trained three steps with Adam after its initializer."""
+    _fresh(2)
+    x = pv.placeholder(pv.float32, [None, 8], name="x")
+    y = pv.placeholder(pv.float32, [None, 2], name="y")
+    with pv.device("/gpu:0"):
+        hidden = pv.layers.dense(x, 16, activation=pv.nn.relu, name="layer1")
+    with pv.device("/gpu:1"):
+        out = pv.layers.dense(hidden, 2, name="layer2")
+        loss = pv.reduce_mean(pv.square(out - y), name="loss")
+    train = pv.train.AdamOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(pv.global_variables_initializer(), options=options, run_metadata=metadata)
+    feed = {x: np.ones((4, 8), np.float32), y: np.zeros((4, 2), np.float32)}
+    for _ in range(3):
+        sess.run(train, feed_dict=feed, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
+def failed_placement() -> pv.Trace:
+    """An op pinned to a GPU the session lacks (no soft placement), and a run that fails in a
+    kernel (a reshape fed the wrong size) after one that succeeded."""
+    _fresh(2)
+    flat = pv.placeholder(pv.float32, [None], name="flat")
+    square = pv.reshape(flat, [2, 2], name="square")
+    with pv.device("/gpu:7"):
+        missing = pv.identity(square, name="on_missing_gpu")
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(square, {flat: np.ones(4, np.float32)}, options=options, run_metadata=metadata)
+    for fetch, feed in ((square, np.ones(3, np.float32)), (missing, np.ones(4, np.float32))):
+        # The document keeps the failed run and the op that could not be placed.
+        with contextlib.suppress(pv.errors.OpError):
+            sess.run(fetch, {flat: feed}, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
+def scoped_graph(blocks: int = 100) -> pv.Trace:
+    """An input and ``blocks`` name scopes of 30 ops each, chained: 3,001 ops for 100 blocks."""
+    _fresh(2)
+    h = pv.constant(np.ones((4, 4), np.float32), name="input")
+    for i in range(blocks):
+        with pv.name_scope(f"block{i}"):
+            w = pv.constant(np.eye(4, dtype=np.float32), name="w")
+            b = pv.constant(0.1, name="b")
+            for _ in range(9):
+                h = pv.nn.relu(pv.matmul(h, w) + b)
+            h = pv.identity(h)
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(h, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
+def loop(runs: int = 200) -> pv.Trace:
+    """A training-loop shape: ``runs`` runs of a small graph on two GPUs."""
+    _fresh(2)
+    with pv.device("/gpu:0"):
+        a = pv.constant(np.ones((8, 8), np.float32), name="a")
+        b = pv.matmul(a, a, name="square")
+    with pv.device("/gpu:1"):
+        c = pv.reduce_sum(b, name="total")
+    sess = pv.Session()
+    options, metadata = _traced()
+    for _ in range(runs):
+        sess.run(c, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
+GOLDEN: dict[str, Callable[[], pv.Trace]] = {
+    "towers": towers,
+    "mlp-training": mlp_training,
+    "failed-placement": failed_placement,
+    "scoped-3001": scoped_graph,
+    "loop-200": loop,
+}
+
+# Where the documents are committed: beside the front end's tests, which read them from there.
+GOLDEN_FOLDER = (
+    Path(__file__).resolve().parents[2] / "labextension" / "src" / "render" / "__tests__" / "golden"
+)
