@@ -10,6 +10,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind, TimingSource
+from placeviz.devices.profiles import PROFILES
 from placeviz.events.document import DocumentError, validate
 
 FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
@@ -379,3 +380,25 @@ def test_a_plan_run_with_another_batch_size_is_modeled_with_that_size() -> None:
     big, small = product_ns(8192), product_ns(16)
     assert big > small
     assert product_ns(8192) == big and product_ns(16) == small
+
+
+def test_an_op_that_launches_no_kernel_costs_a_dispatch_not_a_launch() -> None:
+    """On a GPU, TensorFlow's Identity, Reshape, Shape and Const launch no kernel: modeled, they
+    take the executor's dispatch only, while an op with a kernel pays the launch latency."""
+    pv.config.simulate_gpus(1)
+    with pv.device("/gpu:0"):
+        x = pv.constant(np.ones((4, 4), np.float32), name="x")
+        y = pv.identity(pv.reshape(pv.matmul(x, x, name="mm"), [16], name="flat"), name="out")
+    sess = pv.Session()
+    metadata = pv.RunMetadata()
+    sess.run(y, options=FULL, run_metadata=metadata)
+    trace = metadata.trace
+    ev = trace.events
+    ops = _kinds(trace, EventKind.OP)
+    took = {
+        trace.node_name(int(n)): int(t1 - t0)
+        for n, t0, t1 in zip(ev["node"][ops], ev["t0"][ops], ev["t1"][ops], strict=True)
+    }
+    launch_ns = PROFILES["H100"].launch_latency_s * 1e9  # the simulated GPUs' default card
+    assert took["mm"] >= launch_ns
+    assert took["flat"] == took["out"] < launch_ns / 2

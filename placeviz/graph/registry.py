@@ -69,6 +69,8 @@ def memory_cost(
 def free_cost(
     op: Operation, in_shapes: Sequence[tuple[int, ...]], out_shapes: Sequence[tuple[int, ...]]
 ) -> Cost:
+    """An op that launches no kernel on a GPU: it forwards a buffer (Identity, Reshape), hands
+    out a tensor made once (Const, a variable), or reads shapes on the host (Shape)."""
     return Cost(0.0, 0.0)
 
 

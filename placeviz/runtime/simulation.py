@@ -3,7 +3,7 @@ a discrete-event simulation over the run's dependencies.
 
 Values are still computed for real (with NumPy); only their timing is modeled. A step on a
 simulated GPU (or a transfer that touches one) takes ``max(FLOPs / peak, bytes / bandwidth)`` plus
-a launch latency, with the shapes of the run when static shapes do not give them; every other step
+a launch latency (an op that launches no kernel, only the executor's dispatch), with the shapes of the run when static shapes do not give them; every other step
 keeps its measured clock duration. Each device runs one op at
 a time (its stream) and copies into a device use that device's copy engine, so two towers on two
 GPUs overlap while one GPU serializes them.
@@ -21,9 +21,13 @@ from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.devices.profiles import GPUProfile
 from placeviz.graph.core import Tensor, tensor_bytes
+from placeviz.graph.registry import free_cost
 from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
+# An op that launches no kernel (registry.free_cost) costs the executor's dispatch only, about a
+# microsecond in TensorFlow's, rather than a launch latency.
+_HOST_DISPATCH_NS = 1_000
 _CACHED_SIZES = 8  # sets of run-time sizes whose modeled durations a plan keeps
 
 
@@ -80,6 +84,8 @@ def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int
     """The roofline: the slower of compute at peak and memory traffic at full bandwidth."""
     profile = step.device.physical.profile
     assert profile is not None
+    if step.op.op_def.cost is free_cost:
+        return _HOST_DISPATCH_NS
     cost = step.op.op_def.cost(step.op, ins, outs)
     seconds = max(
         cost.flops / _peak_flops(profile, step.op.dtype), cost.bytes / profile.memory_bandwidth
