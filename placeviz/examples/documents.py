@@ -58,6 +58,35 @@ def mlp_training() -> pv.Trace:
     return sess.trace(runs=None)
 
 
+def training_step() -> pv.Trace:
+    """A 4-layer MLP (``mlp/dense_0..3``; layers 0-1 on GPU:0, 2-3 on GPU:1) trained with Adam:
+    the initializer run and 3 steps."""
+    _fresh(2)
+    x = pv.placeholder(pv.float32, [None, 64], name="x")
+    y = pv.placeholder(pv.float32, [None, 10], name="y")
+    h = x
+    with pv.name_scope("mlp"):
+        for i in range(4):
+            last = i == 3
+            with pv.device(f"/gpu:{i // 2}"):
+                h = pv.layers.dense(
+                    h,
+                    10 if last else 128,
+                    activation=None if last else pv.nn.relu,
+                    name=f"dense_{i}",
+                )
+    with pv.device("/gpu:1"):
+        loss = pv.reduce_mean(pv.square(h - y), name="loss")
+    train = pv.train.AdamOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(pv.global_variables_initializer(), options=options, run_metadata=metadata)
+    feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+    for _ in range(3):
+        sess.run(train, feed_dict=feed, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
 def failed_placement() -> pv.Trace:
     """An op pinned to a GPU the session lacks (no soft placement), and a run that fails in a
     kernel (a reshape fed the wrong size) after one that succeeded."""

@@ -3,10 +3,10 @@ a discrete-event simulation over the run's dependencies.
 
 Values are still computed for real (with NumPy); only their timing is modeled. A step on a
 simulated GPU (or a transfer that touches one) takes ``max(FLOPs / peak, bytes / bandwidth)`` plus
-a launch latency (an op that launches no kernel, only the executor's dispatch), with the shapes of the run when static shapes do not give them; every other step
-keeps its measured clock duration. Each device runs one op at
-a time (its stream) and copies into a device use that device's copy engine, so two towers on two
-GPUs overlap while one GPU serializes them.
+a launch latency (an op that launches no kernel: only the executor's dispatch), with the shapes of
+the run when static shapes do not give them; every other step keeps its measured clock duration.
+Each device runs one op at a time (its stream) and copies into a device use that device's copy
+engine, so two towers on two GPUs overlap while one GPU serializes them.
 """
 
 from __future__ import annotations

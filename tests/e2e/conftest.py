@@ -40,6 +40,20 @@ CHROMIUM_ARGS = [
 IN_CI = os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
 
 
+@pytest.fixture
+def keep_screenshot() -> Any:
+    """``keep_screenshot(locator, name)``: with PLACEVIZ_SCREENSHOTS naming a folder, a PNG of
+    ``locator`` kept there as ``name`` (docs/images is taken this way, to be looked at)."""
+    folder = os.environ.get("PLACEVIZ_SCREENSHOTS")
+
+    def keep(locator: Any, name: str) -> None:
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            locator.screenshot(path=str(Path(folder) / f"{name}.png"))
+
+    return keep
+
+
 def unavailable(reason: str) -> NoReturn:
     """Skip, except under CI, where what the e2e tests need must be there."""
     if IN_CI:

@@ -4,20 +4,21 @@ Three graphs built here with placeviz, shown on the standalone page: a 2-layer M
 Adam on 2 simulated GPUs, a training step of a 4-layer MLP (init and 3 steps), and a 3,001-op
 graph of 100 name scopes. Every check reads the DAG element's data attributes
 (docs/inspector.md) or the canvas pixels; the op counts come from the graphs. Set
-PLACEVIZ_DAG_SCREENSHOTS to a folder to keep a PNG of each state there.
+PLACEVIZ_SCREENSHOTS to a folder to keep a PNG of each state there.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.examples.documents import mlp_training as mlp_adam
+from placeviz.examples.documents import scoped_graph as hundred_scopes
+from placeviz.examples.documents import training_step
 
 pytestmark = pytest.mark.e2e
 
@@ -69,76 +70,9 @@ PAINTED_SHARE = """() => {
 }"""
 
 
-def mlp_adam() -> pv.Trace:
-    """Dense(16, relu) on GPU:0, Dense(2) and the loss on GPU:1, trained one step with Adam."""
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(2)
-    pv.reset_default_graph()
-    x = pv.placeholder(pv.float32, [None, 8], name="x")
-    y = pv.placeholder(pv.float32, [None, 2], name="y")
-    with pv.device("/gpu:0"):
-        hidden = pv.layers.dense(x, 16, activation=pv.nn.relu, name="layer1")
-    with pv.device("/gpu:1"):
-        out = pv.layers.dense(hidden, 2, name="layer2")
-        loss = pv.reduce_mean(pv.square(out - y), name="loss")
-    train = pv.train.AdamOptimizer(0.01).minimize(loss)
-    sess = pv.Session()
-    sess.run(pv.global_variables_initializer())
-    feed = {x: np.ones((4, 8), np.float32), y: np.zeros((4, 2), np.float32)}
-    sess.run(train, feed_dict=feed)
-    return sess.trace()
-
-
-def training_step() -> pv.Trace:
-    """A 4-layer MLP (`mlp/dense_0..3`; layers 0-1 on GPU:0, 2-3 on GPU:1) trained with Adam:
-    the initializer run and 3 steps."""
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(2)
-    pv.reset_default_graph()
-    x = pv.placeholder(pv.float32, [None, 64], name="x")
-    y = pv.placeholder(pv.float32, [None, 10], name="y")
-    h = x
-    with pv.name_scope("mlp"):
-        for i in range(4):
-            with pv.device(f"/gpu:{i // 2}"):
-                last = i == 3
-                h = pv.layers.dense(
-                    h,
-                    10 if last else 128,
-                    activation=None if last else pv.nn.relu,
-                    name=f"dense_{i}",
-                )
-    with pv.device("/gpu:1"):
-        loss = pv.reduce_mean(pv.square(h - y), name="loss")
-    train = pv.train.AdamOptimizer(0.01).minimize(loss)
-    sess = pv.Session()
-    sess.run(pv.global_variables_initializer())
-    feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
-    for _ in range(3):
-        sess.run(train, feed_dict=feed)
-    return sess.trace()
-
-
-def hundred_scopes(blocks: int = 100) -> pv.Trace:
-    """An input and `blocks` name scopes of 30 ops each, chained: 3,001 ops."""
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(2)
-    pv.reset_default_graph()
-    h = pv.constant(np.ones((4, 4), np.float32), name="input")
-    for i in range(blocks):
-        with pv.name_scope(f"block{i}"):
-            w = pv.constant(np.eye(4, dtype=np.float32), name="w")
-            b = pv.constant(0.1, name="b")
-            for _ in range(9):
-                h = pv.nn.relu(pv.matmul(h, w) + b)
-            h = pv.identity(h)
-    sess = pv.Session()
-    sess.run(h)
-    return sess.trace()
-
-
 @pytest.fixture
-def dag_page(page: Any, standalone_bundle: None) -> Iterator[Any]:
+def dag_page(page: Any, standalone_bundle: None, keep_screenshot: Any) -> Iterator[Any]:
+    page.keep_dag = lambda name: keep_screenshot(page.locator(".placeviz-area-dag"), name)
     yield page
     assert page.problems == []
 
@@ -153,13 +87,6 @@ def open_page(page: Any, trace: pv.Trace, path: Path) -> dict[str, str]:
 
 def attributes(page: Any) -> dict[str, str]:
     return page.evaluate("() => ({ ...document.querySelector('.placeviz-dag-view').dataset })")
-
-
-def keep_screenshot(page: Any, name: str) -> None:
-    folder = os.environ.get("PLACEVIZ_DAG_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        page.locator(".placeviz-area-dag").screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
 def assert_readable(page: Any, data: dict[str, str], most: int | None, named: bool = True) -> None:
@@ -221,11 +148,11 @@ def test_mlp_trained_with_adam_opens_folded_and_readable(dag_page: Any, tmp_path
     assert data["ops"] == str(ops)
     assert int(data["visibleNodes"]) < ops  # initializers, gradients and Adam are folded aside
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
-    keep_screenshot(dag_page, "dag-mlp-adam")
+    dag_page.keep_dag("dag-mlp-adam")
     # The side groups are there as boxes, and open.
     data = open_group(dag_page, "gradients/")
     assert_readable(dag_page, data, None)
-    keep_screenshot(dag_page, "dag-mlp-adam-gradients")
+    dag_page.keep_dag("dag-mlp-adam-gradients")
 
 
 def test_a_training_step_opens_named_and_stays_named_as_groups_open(
@@ -237,7 +164,7 @@ def test_a_training_step_opens_named_and_stays_named_as_groups_open(
     assert data["ops"] == str(ops)
     assert int(data["visibleNodes"]) < ops
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
-    keep_screenshot(dag_page, "dag-training-step")
+    dag_page.keep_dag("dag-training-step")
     # A layer folds (a double-click on its title) and opens again (on its box), a series folds
     # and opens again, Adam opens: each view is named whole.
     first = data
@@ -254,7 +181,7 @@ def test_a_training_step_opens_named_and_stays_named_as_groups_open(
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
     data = open_group(dag_page, "Adam/")
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
-    keep_screenshot(dag_page, "dag-training-step-adam")
+    dag_page.keep_dag("dag-training-step-adam")
 
 
 def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) -> None:
@@ -264,12 +191,12 @@ def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) 
     data = open_page(dag_page, trace, tmp_path / "scopes.html")
     assert data["ops"] == str(ops)
     assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
-    keep_screenshot(dag_page, "dag-100-scopes")
+    dag_page.keep_dag("dag-100-scopes")
     # The series opens into its 100 blocks, all in view; a block opens into its 30 ops.
     data = open_group(dag_page, "block[0-99]/")
     assert int(data["visibleNodes"]) == 1 + 100
     assert_readable(dag_page, data, None)
-    keep_screenshot(dag_page, "dag-100-scopes-series")
+    dag_page.keep_dag("dag-100-scopes-series")
     # The user opened 130 boxes: all in view, too small on this canvas to name them all.
     data = open_group(dag_page, "block3/")
     assert int(data["visibleNodes"]) == 1 + 99 + 30

@@ -7,6 +7,7 @@ building the same graphs with placeviz here, not from constants.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import uuid
@@ -301,13 +302,20 @@ def test_saved_output_renders_in_notebook_7(lab: Any, browser: Any) -> None:
     lab.shut_down_kernels()
 
 
-def test_the_teaching_notebook_runs_all_in_jupyterlab(lab: Any, browser: Any) -> None:
+def test_the_teaching_notebook_runs_all_in_jupyterlab(
+    lab: Any, browser: Any, keep_screenshot: Any
+) -> None:
     """A student's "Run All" goes past the cell that fails on purpose (Run All stops at any
     failed cell, tagged raises-exception or not); every ``%%placement`` cell shows an inspector."""
     source = ROOT / "notebooks" / "01_where_ops_run.ipynb"
     teaching = json.loads(source.read_text("utf-8"))
     code = [c for c in teaching["cells"] if c["cell_type"] == "code"]
-    inspectors = sum("".join(c["source"]).startswith("%%placement") for c in code)
+    magics = [
+        "".join(c["source"]).splitlines()[0]
+        for c in code
+        if "".join(c["source"]).startswith("%%placement")
+    ]
+    inspectors = len(magics)
     shutil.copy(source, lab.root / source.name)
     page = browser.new_page()
     try:
@@ -326,6 +334,16 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(lab: Any, browser: Any) ->
         roots = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
         expect()(roots).to_have_count(inspectors, timeout=60_000)
         assert (lab.root / "towers.html").is_file()  # the --html cell wrote its page
+        cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").filter(
+            has=page.locator(".placeviz-inspector")
+        )
+        if os.environ.get("PLACEVIZ_SCREENSHOTS"):
+            page.set_viewport_size({"width": 1300, "height": 2400})  # a whole output in view
+            page.wait_for_timeout(1000)
+        for i, magic in enumerate(magics):
+            flags = re.sub(r"[^a-z0-9]+", "-", magic.removeprefix("%%placement").lower()).strip("-")
+            output = cells.nth(i).locator(".jp-Cell-outputWrapper")
+            keep_screenshot(output, f"tutorial-{i + 1}-{flags}")
     finally:
         page.close()
     lab.shut_down_kernels()

@@ -2,7 +2,7 @@
  * The key under the DAG's toolbar: what the box colours of the current mode mean (devices are in
  * the device legend above; states by swatch; op time and output bytes as a scale from the
  * smallest to the largest value shown), and the marks every mode shares: transfer edges, red
- * failed or unplaced ops, folded groups.
+ * failed or unplaced ops, ops not on the device they asked for.
  */
 import { NO_VALUE_COLOUR, MIXED_COLOUR, STATE_COLOURS, sequentialColour } from './colours';
 import type { BoxColours } from './dagcolour';
@@ -80,9 +80,12 @@ export function renderKey(
   }
   items.push(line(doc, theme.transfer, 'transfer', true));
   items.push(swatch(doc, 'transparent', 'failed / not placed', 'placeviz-key-alert'));
+  items.push(swatch(doc, 'transparent', 'not on the device it asked for', 'placeviz-key-mismatch'));
   root.replaceChildren(...items);
-  const alert = root.querySelector<HTMLElement>('.placeviz-key-alert .placeviz-key-swatch');
-  if (alert) {
-    alert.style.border = `3px solid ${theme.mismatch}`;
-  }
+  const mark = (item: string) =>
+    root.querySelector<HTMLElement>(`.placeviz-key-${item} .placeviz-key-swatch`)!.style;
+  mark('alert').border = `3px solid ${theme.mismatch}`;
+  // The outline and corner dagpaint draws on an op the placer put elsewhere (soft placement).
+  mark('mismatch').border = `2px solid ${theme.mismatch}`;
+  mark('mismatch').background = `linear-gradient(225deg, ${theme.mismatch} 35%, transparent 35%)`;
 }
