@@ -10,6 +10,8 @@ import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
 import { fakeContext } from './__tests__/canvas';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const EVIL = '<img src=x onerror=alert(1)>';
 
@@ -302,6 +304,35 @@ describe('DagView', () => {
     await frame();
     expect(Number(data.visibleNodes)).toBeGreaterThan(fallback);
     expect(data.labelsDrawn).toBe(data.visibleNodes);
+    expect(data.inView).toBe(data.visibleNodes);
+  });
+
+  it('fits the graph again when its cell is resized, until the user moves it', async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const state = new ViewState();
+    // The seeds' towers: four constants side by side, a graph as wide as the canvas.
+    const towers = JSON.parse(
+      readFileSync(join(__dirname, '__tests__', 'golden', 'towers.json'), 'utf-8'),
+    ) as PlacementDocument;
+    const view = new DagView(parent, PlacementStore.fromDocument(towers), state);
+    await frame();
+    const data = view.element.dataset;
+    const canvas = parent.querySelector('canvas')!;
+    const resize = async (width: number) => {
+      Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: width });
+      Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 380 });
+      state.set({ colour: state.get('colour') === 'device' ? 'state' : 'device' }); // a repaint
+      await frame();
+    };
+    await resize(640);
+    expect(data.inView).toBe(data.visibleNodes);
+    await resize(520); // narrower by less than a quarter: the folding stays, the fit follows
+    expect(data.inView).toBe(data.visibleNodes);
+    await resize(600);
     expect(data.inView).toBe(data.visibleNodes);
   });
 

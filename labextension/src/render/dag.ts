@@ -96,6 +96,8 @@ export class DagView implements View {
   private readonly user = { opened: new Set<string>(), folded: new Set<string>() };
   /** The laid-out canvas size the folding was chosen for (null: not laid out then). */
   private foldedFor: CanvasSize | null = null;
+  /** The canvas size the graph was last fitted to: until the user moves it, a resize refits. */
+  private fittedFor: CanvasSize | null = null;
   private frame: number | null = null;
   private hoverBox = -1;
   private press: { x: number; y: number; dragging: boolean } | null = null;
@@ -700,10 +702,20 @@ export class DagView implements View {
       this.revealGroup(model, this.reveal);
       this.reveal = null;
     }
+    const fitted = this.fittedFor;
+    if (
+      !this.userMoved &&
+      laidOut &&
+      (fitted?.width !== this.viewport.width || fitted?.height !== this.viewport.height)
+    ) {
+      this.needsFit = true; // the page gave the canvas its real size, or a cell resized it
+    }
     if (this.needsFit) {
-      // Fitted again once the page gives the canvas its real size.
       this.needsFit = !laidOut;
       this.viewport.fit(model.layout.width, model.layout.height);
+      this.fittedFor = laidOut
+        ? { width: this.viewport.width, height: this.viewport.height }
+        : null;
     }
     const coloursStale = this.colours === null;
     const colours = this.currentColours(model);
