@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONTAINER_HEADER, layoutCompound, type Rects } from './compound';
+import { CONTAINER_HEADER } from './boxmetrics';
+import { layoutCompound, type Rects } from './compound';
 import {
   allExpanded,
   buildHierarchy,

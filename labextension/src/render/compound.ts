@@ -5,17 +5,19 @@
  * side groups are not part of the layered layout: they stand in a column to the right, each next
  * to the ops it is linked to.
  */
+import {
+  CONTAINER_HEADER,
+  CONTAINER_PAD,
+  GROUP_HEIGHT,
+  GROUP_WIDTH,
+  OP_HEIGHT,
+  opBoxWidth,
+} from './boxmetrics';
+import { displayPath, uniqueLabels } from './labels';
 import { layoutDag, type DagLayout } from './layout';
 import type { BoxEdge, FoldedGraph } from './scopes';
 
-export const OP_WIDTH = 170;
-export const OP_HEIGHT = 28;
-export const GROUP_WIDTH = 170;
-export const GROUP_HEIGHT = 48;
-/** A container's inner margin, and the strip at its top that holds its name. */
-export const CONTAINER_PAD = 10;
-export const CONTAINER_HEADER = 28;
-const COLUMN_GAP = 18;
+const COLUMN_GAP = 10;
 const LAYER_GAP = 26;
 const SIDE_GAP = 70;
 /** The first side item's bus runs this far right of the graph; each next one BUS_STEP further. */
@@ -127,9 +129,11 @@ export function layoutCompound(
   const lifted = liftEdges(folded.edges, parentOf, depth, levelOf, C);
   const w = new Float32Array(B + C);
   const h = new Float32Array(B + C);
+  // An op box is as wide as its label needs (the labels dagmodel.ts draws, titles aside).
+  const labels = uniqueLabels(folded.boxes.map((box) => displayPath(box.name)));
   for (let b = 0; b < B; b++) {
     const group = folded.boxes[b].node < 0;
-    w[b] = group ? GROUP_WIDTH : OP_WIDTH;
+    w[b] = group ? GROUP_WIDTH : opBoxWidth(labels[b]);
     h[b] = group ? GROUP_HEIGHT : OP_HEIGHT;
   }
   const relX = new Float32Array(B + C);

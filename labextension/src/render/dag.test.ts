@@ -5,7 +5,7 @@ import { WAITING_ALPHA } from './dagcolour';
 import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
-import { CPU, GPU0, device, node, smallDocument } from './__tests__/fixtures';
+import { CPU, GPU0, columns, device, node, smallDocument } from './__tests__/fixtures';
 import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
@@ -334,6 +334,38 @@ describe('DagView', () => {
     expect(data.inView).toBe(data.visibleNodes);
     await resize(600);
     expect(data.inView).toBe(data.visibleNodes);
+  });
+
+  it("names the tutorial's four towers (eight constants side by side) in a notebook-wide cell", async () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+    );
+    const nodes = [];
+    const edges = [];
+    for (let t = 0; t < 4; t++) {
+      const [a, b, m] = [3 * t, 3 * t + 1, 3 * t + 2];
+      nodes.push(node(a, t ? `Const_${2 * t}` : 'Const'), node(b, `Const_${2 * t + 1}`));
+      nodes.push(node(m, t ? `MatMul_${t}` : 'MatMul'));
+      edges.push(
+        ...[a, b].map((src) => ({ src, dst: m, kind: 'data' as const, bytes: 24, crosses: false })),
+      );
+      edges.push({ src: m, dst: 12, kind: 'data' as const, bytes: 16, crosses: false });
+    }
+    nodes.push(node(12, 'AddN'));
+    const doc = { ...smallDocument(), nodes, edges, runs: [], events: columns([]) };
+    const parent = document.createElement('div');
+    document.body.append(parent);
+    const view = new DagView(parent, PlacementStore.fromDocument(doc), new ViewState());
+    const canvas = parent.querySelector('canvas')!;
+    Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: 510 });
+    Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 460 });
+    view.fit();
+    await frame();
+    const data = view.element.dataset;
+    expect(data.visibleNodes).toBe('13');
+    expect(data.inView).toBe('13');
+    expect(data.labelsDrawn).toBe('13');
+    expect(data.labelOverlaps).toBe('0');
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {

@@ -18,7 +18,7 @@ import { readableExpanded, type CanvasSize, type UserFolding } from './dagfold';
 import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
 import { containerLines, tooltipLines } from './dagtooltip';
-import { CONTAINER_HEADER } from './compound';
+import { CONTAINER_HEADER } from './boxmetrics';
 import { groupsHiding, type Hierarchy } from './scopes';
 import { findOp, matchOps } from './search';
 import type { PlacementStore } from './store';

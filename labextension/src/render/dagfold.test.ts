@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { layoutCompound } from './compound';
 import { readableExpanded } from './dagfold';
 import { storeEdges, storeHierarchy } from './dagmodel';
-import { READABLE_SCALE } from './dagpaint';
+import { READABLE_SCALE } from './boxmetrics';
 import { AUTO_BUDGET, defaultExpanded, foldHierarchy, openingOrder } from './scopes';
 import { PlacementStore } from './store';
 import { fitScale } from './viewport';

@@ -5,7 +5,7 @@
  * is opened or folded, on a small canvas as on a big one, at 100 ops as at 100,000.
  */
 import { layoutCompound } from './compound';
-import { READABLE_SCALE } from './dagpaint';
+import { READABLE_SCALE } from './boxmetrics';
 import {
   AUTO_BUDGET,
   foldHierarchy,

@@ -7,7 +7,15 @@
  * viewport is drawn.
  */
 import { textColourOn } from './colours';
-import { CONTAINER_HEADER, OP_HEIGHT, OP_WIDTH } from './compound';
+import {
+  CONTAINER_HEADER,
+  LABEL_FONT_PX,
+  LABEL_INSET_PX,
+  LABEL_MIN_WIDTH_PX,
+  LABEL_ROOM_PX,
+  TITLE_ROOM_PX,
+  TITLE_STRIP,
+} from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
 import { formatBytes } from './format';
@@ -63,28 +71,6 @@ const OUTLINE_SCALE = 0.15;
 const EDGE_LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
 const COUNT_LINE_SCALE = 0.65;
-const LABEL_FONT_PX = 11;
-/**
- * A box or container title says its name wherever it is this tall on screen (CSS px) and has
- * this much width for text (about six characters): the font stays LABEL_FONT_PX at every zoom.
- */
-const LABEL_ROOM_PX = LABEL_FONT_PX + 2;
-/** A container's title is drawn where its strip is as tall as the font (it has no border). */
-const TITLE_ROOM_PX = LABEL_FONT_PX;
-const LABEL_MIN_WIDTH_PX = 36;
-/** A box's text starts this far in from its left side and keeps as far from its right side. */
-const LABEL_INSET_PX = 5;
-/** A container's title strip, in world px (its bottom line sits 4 px above the header's end). */
-const TITLE_STRIP = CONTAINER_HEADER - 4;
-/**
- * The zoom from which every op box and container title has room for its name (folded groups are
- * bigger): the default folding keeps the fitted zoom at least this (dagfold.ts).
- */
-export const READABLE_SCALE = Math.max(
-  LABEL_ROOM_PX / OP_HEIGHT,
-  TITLE_ROOM_PX / TITLE_STRIP,
-  (LABEL_MIN_WIDTH_PX + 2 * LABEL_INSET_PX) / OP_WIDTH,
-);
 /** The +/- control of a group, in world px, at its top-right corner. */
 export const TOGGLE_SIZE = 16;
 const TOGGLE_INSET = 4;
