@@ -28,6 +28,17 @@ def _traced() -> tuple[pv.RunOptions, pv.RunMetadata]:
     return pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE), pv.RunMetadata()
 
 
+def _trained_with_adam(loss: pv.Tensor, feed: dict[pv.Tensor, np.ndarray]) -> pv.Trace:
+    """The initializer run and 3 Adam steps minimizing ``loss``, fully traced."""
+    train = pv.train.AdamOptimizer(0.01).minimize(loss)
+    sess = pv.Session()
+    options, metadata = _traced()
+    sess.run(pv.global_variables_initializer(), options=options, run_metadata=metadata)
+    for _ in range(3):
+        sess.run(train, feed_dict=feed, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
 def towers() -> pv.Trace:
     """The seeds' towers: a matmul on GPU:2 and one on GPU:3, summed on the CPU."""
     _fresh(4)
@@ -48,14 +59,8 @@ def mlp_training() -> pv.Trace:
     with pv.device("/gpu:1"):
         out = pv.layers.dense(hidden, 2, name="layer2")
         loss = pv.reduce_mean(pv.square(out - y), name="loss")
-    train = pv.train.AdamOptimizer(0.01).minimize(loss)
-    sess = pv.Session()
-    options, metadata = _traced()
-    sess.run(pv.global_variables_initializer(), options=options, run_metadata=metadata)
     feed = {x: np.ones((4, 8), np.float32), y: np.zeros((4, 2), np.float32)}
-    for _ in range(3):
-        sess.run(train, feed_dict=feed, options=options, run_metadata=metadata)
-    return sess.trace(runs=None)
+    return _trained_with_adam(loss, feed)
 
 
 def training_step() -> pv.Trace:
@@ -69,22 +74,12 @@ def training_step() -> pv.Trace:
         for i in range(4):
             last = i == 3
             with pv.device(f"/gpu:{i // 2}"):
-                h = pv.layers.dense(
-                    h,
-                    10 if last else 128,
-                    activation=None if last else pv.nn.relu,
-                    name=f"dense_{i}",
-                )
+                units, activation = (10, None) if last else (128, pv.nn.relu)
+                h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
     with pv.device("/gpu:1"):
         loss = pv.reduce_mean(pv.square(h - y), name="loss")
-    train = pv.train.AdamOptimizer(0.01).minimize(loss)
-    sess = pv.Session()
-    options, metadata = _traced()
-    sess.run(pv.global_variables_initializer(), options=options, run_metadata=metadata)
     feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
-    for _ in range(3):
-        sess.run(train, feed_dict=feed, options=options, run_metadata=metadata)
-    return sess.trace(runs=None)
+    return _trained_with_adam(loss, feed)
 
 
 def failed_placement() -> pv.Trace:

@@ -3,7 +3,7 @@
  * (docs/inspector.md). ipywidgets hands them over as DataViews into a larger buffer, at offsets
  * that need not be aligned for the column's type.
  */
-import { COLUMN_NAMES, type ColumnName, type EventBatch } from './types';
+import { COLUMN_ARRAYS, COLUMN_NAMES, type ColumnName, type EventBatch } from './types';
 
 type BufferLike = ArrayBuffer | DataView | ArrayBufferView;
 
@@ -13,42 +13,26 @@ interface ColumnType {
   read(view: DataView, offset: number): number;
 }
 
-const COLUMN_TYPES: Record<ColumnName, ColumnType> = {
-  kind: int8(),
-  t0: float64(),
-  t1: float64(),
-  node: {
-    size: 4,
-    make: (b, o, n) => new Int32Array(b, o, n),
-    read: (v, o) => v.getInt32(o, true),
-  },
-  device: int16(),
-  stream: int16(),
-  bytes: float64(),
-  source: int8(),
-  run: { size: 4, make: (b, o, n) => new Int32Array(b, o, n), read: (v, o) => v.getInt32(o, true) },
-  peer: int16(),
-};
+type ColumnArrayType = (typeof COLUMN_ARRAYS)[ColumnName];
+const READERS = new Map<ColumnArrayType, ColumnType['read']>([
+  [Int8Array, (v, o) => v.getInt8(o)],
+  [Int16Array, (v, o) => v.getInt16(o, true)],
+  [Int32Array, (v, o) => v.getInt32(o, true)],
+  [Float64Array, (v, o) => v.getFloat64(o, true)],
+]);
 
-function int8(): ColumnType {
-  return { size: 1, make: (b, o, n) => new Int8Array(b, o, n), read: (v, o) => v.getInt8(o) };
-}
-
-function int16(): ColumnType {
-  return {
-    size: 2,
-    make: (b, o, n) => new Int16Array(b, o, n),
-    read: (v, o) => v.getInt16(o, true),
-  };
-}
-
-function float64(): ColumnType {
-  return {
-    size: 8,
-    make: (b, o, n) => new Float64Array(b, o, n),
-    read: (v, o) => v.getFloat64(o, true),
-  };
-}
+/** Each column's size, view and unaligned reader, from its type in the contract. */
+const COLUMN_TYPES = Object.fromEntries(
+  COLUMN_NAMES.map((name) => {
+    const TypedArray = COLUMN_ARRAYS[name];
+    const type: ColumnType = {
+      size: TypedArray.BYTES_PER_ELEMENT,
+      make: (b, o, n) => new TypedArray(b, o, n),
+      read: READERS.get(TypedArray)!,
+    };
+    return [name, type];
+  }),
+) as Record<ColumnName, ColumnType>;
 
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 

@@ -30,6 +30,20 @@ export type EventLists = Record<ColumnName, number[]>;
 /** A kinds table as the document ships it: code (as a string) -> name. */
 export type CodeTable = Record<string, string>;
 
+/** Each column's typed array: how it travels in a live update and how views hold it. */
+export const COLUMN_ARRAYS = {
+  kind: Int8Array,
+  t0: Float64Array,
+  t1: Float64Array,
+  node: Int32Array,
+  device: Int16Array,
+  stream: Int16Array,
+  bytes: Float64Array,
+  source: Int8Array,
+  run: Int32Array,
+  peer: Int16Array,
+} as const;
+
 /** One binary batch of a live update: a typed array per column, all of length count. */
 export interface EventBatch {
   count: number;

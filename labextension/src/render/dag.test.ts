@@ -9,7 +9,7 @@ import { CPU, GPU0, columns, device, node, smallDocument } from './__tests__/fix
 import { trainingStepDocument } from './__tests__/trainingstep';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
-import { fakeContext } from './__tests__/canvas';
+import { fakeContext, useContext } from './__tests__/canvas';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -28,9 +28,7 @@ function setup(
   context: CanvasRenderingContext2D | null = null,
   edit: (doc: ReturnType<typeof smallDocument>) => void = () => {},
 ) {
-  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-    context as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-  );
+  useContext(context);
   const doc = smallDocument();
   doc.nodes[0].name = EVIL;
   edit(doc);
@@ -47,9 +45,7 @@ function setup(
 
 /** A DagView of hundredScopes() on a fake 2D context. */
 function hundredScopesView(): DagView {
-  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-    fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-  );
+  useContext();
   const parent = document.createElement('div');
   document.body.append(parent);
   return new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
@@ -249,9 +245,7 @@ describe('DagView', () => {
 
   it('names every box of a training step at first paint, and after opening a group', async () => {
     const { ctx, texts } = fakeContext();
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
+    useContext(ctx);
     const parent = document.createElement('div');
     document.body.append(parent);
     const store = PlacementStore.fromDocument(trainingStepDocument());
@@ -281,9 +275,7 @@ describe('DagView', () => {
   });
 
   it('chooses the folding again once the canvas is laid out, for its size', async () => {
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
+    useContext();
     const parent = document.createElement('div');
     document.body.append(parent);
     const store = PlacementStore.fromDocument(trainingStepDocument());
@@ -308,9 +300,7 @@ describe('DagView', () => {
   });
 
   it('fits the graph again when its cell is resized, until the user moves it', async () => {
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
+    useContext();
     const parent = document.createElement('div');
     document.body.append(parent);
     const state = new ViewState();
@@ -337,9 +327,7 @@ describe('DagView', () => {
   });
 
   it("names the tutorial's four towers (eight constants side by side) in a notebook-wide cell", async () => {
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      fakeContext().ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
+    useContext();
     const nodes = [];
     const edges = [];
     for (let t = 0; t < 4; t++) {

@@ -8,25 +8,20 @@
  * absolute index `dropped + i` of event i never changes, and `generation` changes when the
  * events are cleared.
  */
-import { COLUMN_NAMES, type ColumnName, type EventBatch, type EventLists } from './types';
+import {
+  COLUMN_ARRAYS,
+  COLUMN_NAMES,
+  type ColumnName,
+  type EventBatch,
+  type EventLists,
+} from './types';
 
 type ColumnArray = EventBatch[ColumnName];
 type ColumnConstructor = {
   new (length: number): ColumnArray;
 };
 
-const CONSTRUCTORS: Record<ColumnName, ColumnConstructor> = {
-  kind: Int8Array,
-  t0: Float64Array,
-  t1: Float64Array,
-  node: Int32Array,
-  device: Int16Array,
-  stream: Int16Array,
-  bytes: Float64Array,
-  source: Int8Array,
-  run: Int32Array,
-  peer: Int16Array,
-};
+const CONSTRUCTORS: Record<ColumnName, ColumnConstructor> = COLUMN_ARRAYS;
 
 /** What a column holds for an event whose document lacks that column (older schemas). */
 export const COLUMN_DEFAULTS: Record<ColumnName, number> = {
@@ -157,4 +152,24 @@ export class EventColumns implements EventBatch {
       (this as Record<ColumnName, ColumnArray>)[name] = grown;
     }
   }
+}
+
+/** Index of the first of the sorted starts `t0[from..length)` that is after `t` (binary search). */
+export function firstStartAfter(
+  t0: ArrayLike<number>,
+  length: number,
+  t: number,
+  from = 0,
+): number {
+  let lo = from;
+  let hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (t0[mid] <= t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }

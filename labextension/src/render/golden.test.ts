@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createInspector, type Inspector } from './inspector';
 import { setPlotlyLoader } from './plotly';
-import { fakeContext } from './__tests__/canvas';
+import { fakeContext, useContext } from './__tests__/canvas';
 import { PlacementStore } from './store';
 import { EventKind, type PlacementDocument } from './types';
 
@@ -40,9 +40,7 @@ const count = (doc: PlacementDocument, kind: number) =>
 
 beforeEach(() => {
   const { ctx } = fakeContext();
-  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-    ctx as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-  );
+  useContext(ctx);
   setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
   vi.spyOn(console, 'error').mockImplementation(() => undefined);
 });

@@ -7,7 +7,7 @@
  * name and the op has not run since that run; the other ops of a failed run keep their own states.
  */
 import { EventCursor, type CursorEvents } from './cursor';
-import { growColumn } from './events';
+import { firstStartAfter, growColumn } from './events';
 import { EventKind, type EventBatch, type RunRecord } from './types';
 
 export const OP_STATES = ['idle', 'waiting', 'running', 'done', 'failed'] as const;
@@ -101,17 +101,7 @@ class SortedOps {
 
   /** Index of the first event starting after t. */
   after(t: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.t0[mid] <= t) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
+    return firstStartAfter(this.t0, this.length, t);
   }
 
   private put(at: number, source: OpSource, e: number): void {

@@ -8,7 +8,7 @@
  * draw costs what the plot's width can show, not the number of events.
  */
 import { EventCursor, type CursorEvents } from './cursor';
-import { growColumn } from './events';
+import { firstStartAfter, growColumn } from './events';
 import { shortDeviceName } from './format';
 import { EventKind, TimingSource, type DeviceRecord, type EventBatch } from './types';
 
@@ -83,17 +83,7 @@ export class LaneBars {
 
   /** Index of the first bar whose start is after t (bars [0, result) start at or before t). */
   after(t: number, from = 0): number {
-    let lo = from;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.t0[mid] <= t) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
+    return firstStartAfter(this.t0, this.length, t, from);
   }
 
   /** Index of the first bar that may reach t: every bar before it ends before t. */

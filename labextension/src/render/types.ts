@@ -4,6 +4,7 @@
  */
 
 export {
+  COLUMN_ARRAYS,
   COLUMN_NAMES,
   EventKind,
   REASON_KINDS,

@@ -5,6 +5,7 @@ import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { visibleText } from './visible';
 import { smallDocument } from './__tests__/fixtures';
+import { useContext } from './__tests__/canvas';
 
 const SPOOF = 'safe\u202egnp.exe'; // displays as "safeexe.png"
 const BIDI = [
@@ -70,9 +71,7 @@ describe('an inspector of a document whose names hide characters', () => {
 
   it('shows them as escapes in its text, titles and canvas labels', async () => {
     const drawn: string[] = [];
-    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
-      recordingContext(drawn) as unknown as ReturnType<HTMLCanvasElement['getContext']>,
-    );
+    useContext(recordingContext(drawn));
     const doc = smallDocument();
     doc.nodes[0].name = SPOOF;
     doc.nodes[1].name = `tower_0/${BIDI.join('')}b`;

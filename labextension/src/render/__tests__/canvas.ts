@@ -1,3 +1,5 @@
+import { vi } from 'vitest';
+
 /**
  * A 2D context that accepts every call and records the text drawn (6 px per character), the
  * stroke styles of the paths stroked (not of empty ones) and the alphas filled with.
@@ -35,4 +37,14 @@ export function fakeContext(): {
     },
   });
   return { ctx: ctx as unknown as CanvasRenderingContext2D, texts, strokes, fills };
+}
+
+/** Every canvas of the page gets `context` (default: a new fake one): jsdom's have none. */
+export function useContext(
+  context: CanvasRenderingContext2D | null = fakeContext().ctx,
+): CanvasRenderingContext2D | null {
+  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue(
+    context as unknown as ReturnType<HTMLCanvasElement['getContext']>,
+  );
+  return context;
 }
