@@ -6,7 +6,7 @@ TensorFlow 1 code ports by renaming the module: ``import placeviz as pv`` in pla
 
 from __future__ import annotations
 
-from placeviz import config, contrib, debugging, distribute, errors, keras, layers, nn, train
+from placeviz import config, contrib, debugging, distribute, errors, keras, layers, nn, test, train
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import (
     DType,

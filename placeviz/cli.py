@@ -1,8 +1,10 @@
-"""The ``placeviz`` command. ``placeviz demo`` runs the seeds' tower example and explains it."""
+"""The ``placeviz`` command. ``placeviz demo`` runs the seeds' tower example and explains it;
+``placeviz server --cluster SPEC --job NAME --task I`` runs one cluster task in the foreground."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
@@ -37,7 +39,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_demo.add_argument("--gpus", type=int, default=4, help="GPUs to use or simulate")
     run_demo.add_argument("--profile", default=DEFAULT_PROFILE, help="simulated GPU profile")
     run_demo.add_argument("--simulate", action="store_true", help="simulate even with real GPUs")
+    serve = commands.add_parser("server", help="run one task of a cluster until stopped")
+    serve.add_argument(
+        "--cluster", required=True, help='the cluster spec as JSON: {"ps": ["localhost:2221"]}'
+    )
+    serve.add_argument("--job", required=True, help="this task's job name")
+    serve.add_argument("--task", type=int, default=0, help="this task's index in its job")
+    serve.add_argument("--scheduler", help="the cluster's Dask scheduler (default: found)")
+    serve.add_argument("--parent", type=int, help="end when this process (the starter) ends")
     args = parser.parse_args(argv)
+    if args.command == "server":
+        from placeviz.cluster.task import serve as serve_task
+
+        cluster = pv.train.ClusterSpec(json.loads(args.cluster))
+        serve_task(cluster, args.job, args.task, args.scheduler, args.parent)
+        return 0
     return demo(args.gpus, args.profile, args.simulate)
 
 

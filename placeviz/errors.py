@@ -17,6 +17,10 @@ class OpError(Exception):
         self.message = message
         self.op = op
 
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        """Pickled without its op (a cluster task raises it in another process)."""
+        return type(self), (self.message,)
+
     @property
     def node_def(self) -> Any:
         return self.op
@@ -51,6 +55,10 @@ class InternalError(OpError):
 
 class CancelledError(OpError):
     """The run was cancelled."""
+
+
+class UnavailableError(OpError):
+    """A cluster task cannot be reached: its process ended, or never started."""
 
 
 class UnimplementedError(OpError):

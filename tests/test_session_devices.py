@@ -246,9 +246,16 @@ def test_no_gpu_mapping(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 # -- targets -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("target", ["grpc://x:1", "grpc://localhost:2222"])
-def test_remote_target_raises(target: str) -> None:
-    with pytest.raises(ValueError, match="cluster"):
+@pytest.mark.parametrize("target", ["grpc://x.invalid:1", "grpc://localhost:1"])
+def test_a_target_where_no_server_answers_is_unavailable(target: str) -> None:
+    pytest.importorskip("distributed")
+    with pytest.raises(pv.errors.UnavailableError, match="No placeviz server answers"):
+        pv.Session(target=target)
+
+
+@pytest.mark.parametrize("target", ["localhost:2222", "http://localhost:2222", "grpc://"])
+def test_a_target_must_be_a_grpc_address(target: str) -> None:
+    with pytest.raises(ValueError, match="grpc://host:port"):
         pv.Session(target=target)
 
 

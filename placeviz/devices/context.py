@@ -143,6 +143,11 @@ class DeviceContext:
         self._logical.clear()
         self._memory_growth.clear()
 
+    def simulation(self) -> tuple[int, str] | None:
+        """The simulated GPUs this context has (count, profile), or None (real GPUs, if any)."""
+        found = self._simulation or _simulation_from_environment()
+        return (found[0], found[1]) if found else None
+
     def provide_gpus(
         self, wanted: int, profile: str = DEFAULT_PROFILE, simulate: bool = False
     ) -> str:
@@ -295,7 +300,7 @@ class DeviceContext:
 
     def devices(self, local_prefix: bool = True) -> list[Device]:
         """The runtime devices: each visible physical device, split as configured, numbered."""
-        base = DeviceSpec(job="localhost", replica=0, task=0) if local_prefix else DeviceSpec()
+        base = _process_task if local_prefix else DeviceSpec()
         counters: dict[str, int] = {}
         result = []
         for physical in self.get_visible_devices():
@@ -360,6 +365,9 @@ def _profile_for(gpu_name: str) -> GPUProfile | None:
 
 
 _CONTEXT = DeviceContext()
+# The cluster task this process is (a `placeviz server` process sets it); outside a cluster every
+# process is TensorFlow's /job:localhost/replica:0/task:0.
+_process_task = DeviceSpec(job="localhost", replica=0, task=0)
 # A %%placement cell's own context: context-local, so a cell running beside another (in a thread)
 # keeps its devices, and the process's stay as they were.
 _CELL_CONTEXT: contextvars.ContextVar[DeviceContext | None] = contextvars.ContextVar(
@@ -380,6 +388,17 @@ def use(cell_context: DeviceContext) -> Iterator[DeviceContext]:
         yield cell_context
     finally:
         _CELL_CONTEXT.reset(token)
+
+
+def process_task() -> DeviceSpec:
+    """The job, replica and task that prefix this process's device names."""
+    return _process_task
+
+
+def set_process_task(job: str, task: int) -> None:
+    """Name this process's devices ``/job:<job>/replica:0/task:<task>/...`` (a cluster task)."""
+    global _process_task
+    _process_task = DeviceSpec(job=job, replica=0, task=task)
 
 
 def reset() -> None:

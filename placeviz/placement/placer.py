@@ -98,9 +98,15 @@ class _Group:
 class SimplePlacer:
     """Places the ops of one graph onto one session's devices."""
 
-    def __init__(self, devices: Sequence[Device], soft: bool) -> None:
+    def __init__(
+        self, devices: Sequence[Device], soft: bool, local: DeviceSpec | None = None
+    ) -> None:
+        """``local``: the session's own task in a cluster. As in TensorFlow, a request that
+        names no job is a request on that task, and an op with no request goes there."""
         self.devices = sorted(devices, key=lambda d: d.spec.sort_key())
         self.soft = soft
+        self.local = local
+        self._local_devices = [d for d in self.devices if local is None or local.matches(d.spec)]
 
     def place(
         self, ops: Sequence[Operation], placement: Placement, index: ColocationIndex | None = None
@@ -186,6 +192,10 @@ class SimplePlacer:
         spec, anchor = merged_request(members, self.soft, overrides)
         supported = self._supported_types(members)
         anchor = anchor or members[0]
+        if self.local is not None and not spec.is_empty and spec.job is None:
+            spec = spec.replace(
+                job=self.local.job, replica=self.local.replica, task=self.local.task
+            )
         if spec.is_empty:
             candidates, kind, text = self._default(members, supported)
         else:
@@ -224,7 +234,7 @@ class SimplePlacer:
     def _default(
         self, members: Sequence[Operation], supported: set[str]
     ) -> tuple[list[Device], str, str]:
-        candidates = [d for d in self.devices if d.device_type in supported]
+        candidates = [d for d in self._local_devices if d.device_type in supported]
         if not candidates:
             op = members[0]
             raise InvalidArgumentError(
@@ -311,7 +321,8 @@ class SimplePlacer:
         ):
             remote = (
                 f" This process is /job:{local.job}/replica:{local.replica}/task:{local.task}; "
-                "placeviz does not run on a cluster yet, so other jobs and tasks have no devices."
+                "ops of other jobs and tasks run in a session on their cluster: "
+                "pv.Session(server.target)."
             )
         return InvalidArgumentError(
             f"{head} no devices matching that specification are registered in this process; "

@@ -32,5 +32,11 @@ def where(location: tuple[str, int]) -> str:
 
 
 def short_name(device_name: str) -> str:
-    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'."""
-    return device_name.rsplit("device:", 1)[-1]
+    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'; a cluster task's device keeps
+    its task: '/job:ps/replica:0/task:1/device:CPU:0' -> '/job:ps/task:1/CPU:0'."""
+    prefix, _, device = device_name.rpartition("device:")
+    if not prefix.startswith("/job:") or prefix.startswith("/job:localhost/"):
+        return device
+    job = prefix.split("/")[1]
+    task = next((part for part in prefix.split("/") if part.startswith("task:")), "task:0")
+    return f"/{job}/{task}/{device}"

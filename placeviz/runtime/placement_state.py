@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from placeviz.devices.context import Device
+from placeviz.devices.spec import DeviceSpec
 from placeviz.graph.core import Graph, Operation, tensor_bytes
 from placeviz.placement.colocation import ColocationIndex
 from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
@@ -24,12 +25,13 @@ class PlacementState:
         device_ids: dict[str, int],
         soft: bool,
         log: bool,
+        local: DeviceSpec | None = None,
     ) -> None:
         self.graph = graph
         self.placement = Placement()
         self.failures: dict[int, PlacementFailure] = {}
         self.variables: list[Operation] = []  # placed ops whose output is a variable's state
-        self._placer = SimplePlacer(devices, soft=soft)
+        self._placer = SimplePlacer(devices, soft=soft, local=local)
         self._device_ids = device_ids
         self._log = log
         self._version = -1  # the graph's version this placement covers

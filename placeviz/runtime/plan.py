@@ -80,7 +80,14 @@ def build_plan(
             raise InvalidArgumentError(missing_feed_message(op), op=op)
     devices = {op._id: placement.device(op.name) for op in ops}
     for tensor in feeds:
-        devices.setdefault(tensor.op._id, placement.device(tensor.op.name))
+        if tensor.op.name in placement:
+            devices.setdefault(tensor.op._id, placement.device(tensor.op.name))
+            continue
+        # Made where this session has no device (a cluster task feeds what another task made):
+        # the value arrives where it is read.
+        reader = next((op for op in ops if tensor in op.inputs), None)
+        if reader is not None:
+            devices.setdefault(tensor.op._id, devices[reader._id])
     plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches))
     made: set[tuple[int, str]] = set()
     for op in ops:

@@ -10,14 +10,15 @@ import bisect
 import itertools
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from placeviz.contract import COLUMN_NAMES, EventKind
+from placeviz.contract import COLUMN_NAMES, EventKind, TimingSource
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.tracing import PlanColumns, record_run
+from placeviz.runtime.tracing import PlanColumns, record_run, run_event
 
 _MAX_RUNS_KEPT = 100_000
 clock = time.perf_counter_ns
@@ -79,6 +80,34 @@ class RunLog:
             }
         )
         self.recorder.publish(run.since, run.id)
+
+    def add_run(
+        self,
+        t0: int,
+        t1: int,
+        error: str | None,
+        fetches: Sequence[Any],
+        columns: dict[str, np.ndarray],
+    ) -> None:
+        """A run executed elsewhere (a cluster's tasks), its events given as columns."""
+        run_id = self._started
+        self._started += 1
+        since = self.recorder.total
+        size = len(columns.get("kind", ()))
+        self.recorder.extend(size, {**columns, "run": run_id})
+        run_event(self.recorder, t0, t1, run_id, int(TimingSource.CLOCK))
+        self._cursors.append(since)
+        self._runs.append(
+            {
+                "id": run_id,
+                "t0": t0,
+                "t1": t1,
+                "status": "ok" if error is None else "error",
+                "error": error,
+                "fetches": [fetch.name for fetch in fetches],
+            }
+        )
+        self.recorder.publish(since, run_id)
 
     @property
     def last(self) -> dict[str, Any] | None:

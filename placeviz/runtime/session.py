@@ -32,8 +32,9 @@ from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
 from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.placement_state import PlacementState
+from placeviz.runtime.plan import build_plan
 from placeviz.runtime.plan_cache import PlanCache
-from placeviz.runtime.run_log import Prepared, RunLog
+from placeviz.runtime.run_log import Prepared, RunLog, clock
 from placeviz.runtime.state import SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -55,26 +56,37 @@ class Session:
     """
 
     def __init__(
-        self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None
+        self,
+        target: str = "",
+        graph: Graph | None = None,
+        config: ConfigProto | None = None,
+        *,
+        _state: SessionState | None = None,
     ) -> None:
-        if target not in ("", "local"):
-            raise ValueError(
-                f"Session target {target!r} names a server; placeviz runs sessions in this "
-                "process only (clusters are not supported yet). Use pv.Session()."
-            )
+        """``_state``: variables shared with other sessions (a cluster task's, by name)."""
         self.graph = graph if graph is not None else get_default_graph()
         _require_type("config", config, ConfigProto)
         self.config = config or ConfigProto()
         # The devices a session runs on are those of the context it was made in (a magic's cell
-        # may have its own), also when it is used or traced after that context has ended.
+        # may have its own), also when it is used or traced after that context has ended; a
+        # session on a target runs on every task of the target's cluster.
         ctx = self._context = device_context.context()
-        self._devices = _session_devices(ctx.devices(), self.config)
+        self._cluster: Any = None
+        local = None
+        if target not in ("", "local"):
+            from placeviz.cluster.master import ClusterMaster
+
+            self._cluster = ClusterMaster(target)
+            self._devices = list(self._cluster.devices)
+            local = self._cluster.local_task
+        else:
+            self._devices = _session_devices(ctx.devices(), self.config)
         device_ids = {device.name: i for i, device in enumerate(self._devices)}
         log = self._logs_placement(ctx)
         soft = self.config.allow_soft_placement or ctx.soft_placement
-        self._placing = PlacementState(self.graph, self._devices, device_ids, soft, log)
+        self._placing = PlacementState(self.graph, self._devices, device_ids, soft, log, local)
         self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
-        self._state = SessionState()
+        self._state = _state if _state is not None else SessionState()
         # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
         parallel = self.config.inter_op_parallelism_threads != 1
         self._workers = StreamWorkers() if parallel else None
@@ -188,6 +200,10 @@ class Session:
             key = ("full trace", key)
         if not self._placing.current:
             self._place()
+        if self._cluster is not None:
+            results = self._run_on_cluster(unique, feeds, values)
+            by_element = dict(zip(unique, results))
+            return rebuild([by_element[e] for e in elements])
         prepared = self._plans.get(key)
         if prepared is None:
             prepared = self._plans.compile(
@@ -234,8 +250,35 @@ class Session:
             # Raised outside the handler, so the error keeps no frame of the run (and no
             # tensor) alive through its __context__.
             traceback.clear_frames(failure.__traceback__)
-            raise failure.error from failure.__cause__
+            cause = failure.__cause__  # what the kernel raised, when the error wraps it
+            raise failure.error from (None if cause is failure.error else cause)
         return results
+
+    def _run_on_cluster(
+        self, fetches: list[Tensor | Operation], feeds: list[Tensor], values: list[Any]
+    ) -> list[Any]:
+        """Run on the cluster's tasks and record the run, also when it fails."""
+        from placeviz.cluster.events import run_columns
+
+        cluster = self._cluster
+        placement = self._placing.placement
+        plan = build_plan(fetches, feeds, placement, self._placing.failures)
+        t0 = clock()
+        try:
+            remote = cluster.run(plan, values, self.graph, lambda op: _assigned(placement, op))
+        except Exception as error:
+            self._log.add_run(t0, clock(), str(error), plan.fetches, {})
+            raise
+        device_ids = {device.name: i for i, device in enumerate(self._devices)}
+        columns = run_columns(remote, self.graph, device_ids)
+        self._log.add_run(t0, clock(), None, plan.fetches, columns)
+        fed = dict(zip(map(id, feeds), values))
+        return [
+            host_copy(fed[id(f)] if id(f) in fed else remote.values[id(f)])
+            if isinstance(f, Tensor)
+            else None
+            for f in fetches
+        ]
 
     def _intra_op_limit(self) -> contextlib.AbstractContextManager[Any]:
         """``intra_op_parallelism_threads``: the threads a multi-threaded kernel (BLAS) may use."""
@@ -276,8 +319,11 @@ class Session:
         peak = self._plans.peak_bytes.get(device.name, 0)
         if device.device_type != "GPU":
             return peak
-        growth = self.config.gpu_options.allow_growth or (
-            not device.logical and self._context.get_memory_growth(device.physical)
+        # A cluster task's GPU: its own process reserves its memory (not this one's context).
+        growth = (
+            self._cluster is not None
+            or self.config.gpu_options.allow_growth
+            or (not device.logical and self._context.get_memory_growth(device.physical))
         )
         if not growth:
             return device.memory_limit
@@ -310,6 +356,20 @@ class Session:
             self._plans.clear()
             if self._workers is not None:
                 self._workers.close()
+            if self._cluster is not None:
+                self._cluster.close()
+
+    @staticmethod
+    def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
+        """Forget every variable on every task of ``target``'s cluster (TF's ``Session.reset``;
+        placeviz keeps all variables in one container, so ``containers`` clears them all)."""
+        from placeviz.cluster.master import ClusterMaster
+
+        master = ClusterMaster(target)
+        try:
+            master.reset()
+        finally:
+            master.close()
 
     def as_default(self) -> _DefaultSession:
         return _DefaultSession(self)
@@ -344,6 +404,11 @@ class _DefaultSession:
     def __exit__(self, *exc: object) -> None:
         self._graph_context.__exit__(*exc)
         session_stack().pop()
+
+
+def _assigned(placement: Placement, op: Operation) -> str:
+    """The device the master chose for ``op`` (its request where its group failed)."""
+    return placement.get(op.name, op.device)
 
 
 def _require_type(argument: str, value: Any, kind: type) -> None:

@@ -47,6 +47,10 @@ class VariableSlot:
         self.read()  # uninitialized: the error every read gives
         return self._buffer
 
+    def forget(self) -> None:
+        """Uninitialized again (a cluster's ``Session.reset``)."""
+        self.value = self._buffer = None
+
     def assign(self, value: Any) -> Any:
         buffer = self._buffer
         shape = getattr(value, "shape", ())

@@ -222,7 +222,7 @@ def record_run(
         starts, ends = _sequential_times(compiled, columns, t_start, t_end, count, failed_step)
     count = len(ran)
     if count == 0:
-        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
+        run_event(recorder, t_start, t_end, run_id, _CLOCK)
         return
     prefix = isinstance(ran, range)
     if columns.modeled:
@@ -234,15 +234,15 @@ def record_run(
         t1 = [t_start + model_ends[i] for i in ran]
         sources = [model_sources[i] for i in ran]
         # The run lasts as long as its modeled timeline, on which its steps are laid out.
-        _run_event(recorder, t_start, max(t1), run_id, _MODELED)
+        run_event(recorder, t_start, max(t1), run_id, _MODELED)
     elif prefix:
         t0, t1 = starts, ends
         sources = _CLOCK
-        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
+        run_event(recorder, t_start, t_end, run_id, _CLOCK)
     else:
         t0, t1 = [starts[i] for i in ran], [ends[i] for i in ran]
         sources = _CLOCK
-        _run_event(recorder, t_start, t_end, run_id, _CLOCK)
+        run_event(recorder, t_start, t_end, run_id, _CLOCK)
     index = None if prefix else np.asarray(ran, dtype=np.int64)
 
     def take(array: np.ndarray) -> np.ndarray:
@@ -377,7 +377,7 @@ def _extend_memory(
     )
 
 
-def _run_event(recorder: Recorder, t0: int, t1: int, run_id: int, source: int) -> None:
+def run_event(recorder: Recorder, t0: int, t1: int, run_id: int, source: int) -> None:
     """The run's own event, as a chunk of scalars (no row buffer to flush on the hot path)."""
     recorder.extend(
         1,

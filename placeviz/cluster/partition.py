@@ -1,0 +1,83 @@
+"""A plan cut into partitions: the ops one task runs between two waits for other tasks.
+
+An op's stage is the largest of its inputs' stages, plus one where an input (data or control)
+comes from another task; a partition is the ops of one task and one stage. A partition waits
+only for partitions of lower stages, or of its own task and stage, so the partitions form a DAG
+and each runs as one Dask task on its task's worker. A variable is not a value that moves: a
+later partition of its task that updates it by reference takes the variable again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from placeviz.graph.core import Operation, Tensor
+from placeviz.runtime.plan import Plan
+
+
+@dataclass
+class Partition:
+    task: str  # '/job:ps/task:0'
+    stage: int
+    ops: list[Operation] = field(default_factory=list)
+    inputs: list[Tensor] = field(default_factory=list)  # made by other partitions, fed here
+    feeds: list[Tensor] = field(default_factory=list)  # the client's feeds it reads
+    outputs: list[Tensor] = field(default_factory=list)  # read by other partitions or fetched
+    waits_for: set[int] = field(default_factory=set)  # partitions a control edge waits on
+    targets: list[Operation] = field(default_factory=list)  # ops run for their effect
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task, self.stage)
+
+
+def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Partition]:
+    """The plan's partitions in an order where each comes after those it needs."""
+    fed = {id(t) for t in plan.feeds}
+    stage: dict[int, int] = {}
+    parts: dict[tuple[str, int], Partition] = {}
+    where: dict[int, Partition] = {}  # op id -> its partition
+    for op in plan.ops:
+        task = task_of(op)
+        level = 0
+        producers = [t.op for t in op.inputs if id(t) not in fed and t.op._id in stage]
+        for other in (*producers, *(c for c in op.control_inputs if c._id in stage)):
+            level = max(level, stage[other._id] + (task_of(other) != task))
+        stage[op._id] = level
+        part = parts.get((task, level))
+        if part is None:
+            part = parts[(task, level)] = Partition(task, level)
+        part.ops.append(op)
+        where[op._id] = part
+    ordered = sorted(parts.values(), key=lambda p: (p.stage, p.task))
+    index = {id(p): i for i, p in enumerate(ordered)}
+    fetched = {id(f) for f in plan.fetches if isinstance(f, Tensor)}
+    needed_elsewhere: set[int] = set()
+    for part in ordered:
+        local = {op._id for op in part.ops}
+        seen: set[int] = set()
+        for op in part.ops:
+            for tensor in op.inputs:
+                if tensor.op._id in local or id(tensor) in seen:
+                    continue
+                if tensor.op.op_def.ref_output and task_of(tensor.op) == part.task:
+                    continue  # a variable itself, not a value: the task's run takes it again
+                seen.add(id(tensor))
+                if id(tensor) in fed:
+                    part.feeds.append(tensor)
+                else:
+                    part.inputs.append(tensor)
+                    needed_elsewhere.add(id(tensor))
+            for control in op.control_inputs:
+                if control._id in where and control._id not in local:
+                    part.waits_for.add(index[id(where[control._id])])
+    exported = needed_elsewhere | fetched
+    for part in ordered:
+        consumed = {t.op._id for op in part.ops for t in op.inputs}
+        consumed.update(c._id for op in part.ops for c in op.control_inputs)
+        for op in part.ops:
+            part.outputs += [t for t in op.outputs if id(t) in exported]
+            if op._id not in consumed:
+                part.targets.append(op)
+    return ordered

@@ -1,0 +1,275 @@
+"""Clusters of real task processes on loopback (issue 14): seed 002's programs, state, faults.
+
+One cluster (2 ps tasks without GPUs, 2 workers with 2 simulated GPUs each) serves the module;
+tests that kill or stop tasks start their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+from placeviz.contract import EventKind
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[dict[str, list[pv.train.Server]]]:
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    no_gpu = pv.ConfigProto(device_count={"GPU": 0})
+    workers, ps = pv.test.create_local_cluster(2, 2, ps_config=no_gpu)
+    pv.config.reset_devices()
+    yield {"worker": workers, "ps": ps}
+    for server in workers + ps:
+        server.stop()
+
+
+def spec_of(servers: dict[str, list[pv.train.Server]]) -> pv.train.ClusterSpec:
+    return servers["worker"][0].cluster_spec
+
+
+def task_pids(trace: pv.Trace) -> dict[str, int]:
+    """Device name -> the pid of the task process it belongs to, as the document says."""
+    return {
+        device["name"]: int(device["description"].split("(pid ")[1].split(",")[0])
+        for device in trace.to_document()["devices"]
+    }
+
+
+def test_seed_002_session_on_a_target_runs_on_its_task(cluster) -> None:
+    a = pv.constant(1.0)
+    b = a + 2
+    c = a * 3
+    worker1 = cluster["worker"][1]
+    with pv.Session(worker1.target) as sess:
+        assert c.eval() == 3.0
+        # Nothing pinned: everything on the master task's default device, its first GPU.
+        assert set(sess.placement.values()) == {"/job:worker/replica:0/task:1/device:GPU:0"}
+        assert sess.run(b) == 3.0
+
+
+def test_seed_002_ops_pinned_across_tasks_run_in_their_processes(cluster) -> None:
+    with pv.device("/job:ps/task:0/cpu:0"):
+        a = pv.constant(1.0)
+    with pv.device("/job:worker/task:0/gpu:1"):
+        b = a + 2
+    c = a + b
+    worker1 = cluster["worker"][1]
+    with pv.Session(worker1.target) as sess:
+        assert sess.run(c) == 4.0
+        placement = dict(sess.placement)
+        trace = sess.trace()
+    assert placement["Const"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    assert placement["add"] == "/job:worker/replica:0/task:0/device:GPU:1"
+    assert placement["add_1"] == "/job:worker/replica:0/task:1/device:GPU:0"
+    pids = task_pids(trace)
+    assert pids["/job:ps/replica:0/task:0/device:CPU:0"] == cluster["ps"][0].pid
+    assert pids["/job:worker/replica:0/task:0/device:GPU:1"] == cluster["worker"][0].pid
+    events = trace.events
+    ops = events["kind"] == int(EventKind.OP)
+    nodes = {node["id"]: node["name"] for node in trace.nodes}
+    ran_on = {
+        nodes[n]: trace.devices[d]["name"]
+        for n, d in zip(events["node"][ops], events["device"][ops])
+    }
+    assert ran_on["add"] == placement["add"] and ran_on["add_1"] == placement["add_1"]
+
+
+def test_seed_002_replica_device_setter_two_ps_tasks_and_nested_devices(cluster) -> None:
+    with pv.device(pv.train.replica_device_setter(ps_tasks=2)):
+        v1 = pv.Variable(1.0)
+        v2 = pv.Variable(2.0)
+        v3 = pv.Variable(3.0)
+        v4 = pv.Variable(4.0)
+        v5 = pv.Variable(5.0)
+        s = v1 + v2
+        with pv.device("/gpu:1"):
+            p1 = 2 * s
+            with pv.device("/task:1"):
+                p2 = 3 * s
+    with pv.Session(cluster["worker"][0].target) as sess:
+        sess.run(pv.global_variables_initializer())
+        assert sess.run([p1, p2, v5]) == [6.0, 9.0, 5.0]
+        where = sess.placement
+        assert [where[v.op.name].split("/device:")[0] for v in (v1, v2, v3, v4, v5)] == [
+            "/job:ps/replica:0/task:0",
+            "/job:ps/replica:0/task:1",
+        ] * 2 + ["/job:ps/replica:0/task:0"]
+        assert where[s.op.name] == "/job:worker/replica:0/task:0/device:GPU:0"
+        assert where[p1.op.name] == "/job:worker/replica:0/task:0/device:GPU:1"
+        assert where[p2.op.name] == "/job:worker/replica:0/task:1/device:GPU:1"
+        assert "replica_device_setter" in where.explain(v2.op.name).text
+
+
+def build_mlp(seed: int, spec: pv.train.ClusterSpec | None) -> tuple:
+    """A small MLP Adam step, on the cluster (variables spread over the ps tasks) or local."""
+    graph = pv.Graph()
+    with graph.as_default():
+        pv.set_random_seed(seed)
+        scope = pv.train.replica_device_setter(cluster=spec) if spec else None
+        with pv.device(scope):
+            x = pv.placeholder(pv.float32, [None, 8])
+            y = pv.placeholder(pv.float32, [None, 1])
+            hidden = pv.layers.dense(x, 16, activation=pv.nn.relu)
+            out = pv.layers.dense(hidden, 1)
+            loss = pv.reduce_mean(pv.square(out - y))
+            step = pv.train.get_or_create_global_step()
+            train = pv.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
+            init = pv.global_variables_initializer()
+    return graph, x, y, loss, train, init, step
+
+
+def training_data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 8), dtype=np.float32)
+    return x, x.sum(axis=1, keepdims=True)
+
+
+def test_training_on_the_cluster_gives_the_numbers_of_one_process(cluster) -> None:
+    data, labels = training_data()
+    losses = {}
+    for where in ("local", "cluster"):
+        spec = spec_of(cluster) if where == "cluster" else None
+        graph, x, y, loss, train, init, _ = build_mlp(7, spec)
+        target = cluster["worker"][0].target if spec else ""
+        with pv.Session(target, graph=graph) as sess:
+            sess.run(init)
+            losses[where] = [sess.run([loss, train], {x: data, y: labels})[0] for _ in range(5)]
+    assert losses["cluster"] == losses["local"]  # bit for bit
+    assert losses["cluster"][-1] < losses["cluster"][0]
+
+
+def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(cluster) -> None:
+    data, labels = training_data()
+    graph, x, y, _loss, train, init, _ = build_mlp(3, spec_of(cluster))
+    with pv.Session(cluster["worker"][0].target, graph=graph) as sess:
+        sess.run(init)
+        sess.run(train, {x: data, y: labels})
+        trace = sess.trace()
+        placement = dict(sess.placement)
+    variables = [op for op in graph.get_operations() if op.type == "VariableV2"]
+    expected: dict[str, int] = {}
+    for op in variables:
+        if "Adam" in op.name or op.name in ("global_step", "beta1_power", "beta2_power"):
+            continue
+        task = placement[op.name].split("/device:")[0]
+        expected[task] = expected.get(task, 0) + int(np.prod(op.outputs[0].shape.dims)) * 4
+    events = trace.events
+    names = [d["name"] for d in trace.devices]
+    moved: dict[str, int] = {}
+    for kind, device, peer, size in zip(
+        events["kind"], events["device"], events["peer"], events["bytes"]
+    ):
+        if kind == int(EventKind.TRANSFER) and names[peer].startswith("/job:worker/"):
+            task = names[device].split("/device:")[0]
+            if task.startswith("/job:ps/"):
+                moved[task] = moved.get(task, 0) + int(size)
+    assert set(moved) == set(expected) == {"/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"}
+    for task, size in expected.items():
+        # every gradient crossed; besides them only scalars (the learning rate's inputs)
+        assert size <= moved[task] <= size + 1024, (task, moved[task], size)
+
+
+def test_variables_live_in_their_tasks_across_sessions_until_reset(cluster) -> None:
+    target = cluster["worker"][0].target
+    with pv.device("/job:ps/task:1"):
+        counter = pv.Variable(0.0, name="counter")
+        bump = pv.assign_add(counter, 1.0)
+    with pv.Session(target) as first:
+        first.run(counter.initializer)
+        for _ in range(3):
+            first.run(bump)
+    with pv.Session(cluster["worker"][1].target) as second:
+        assert second.run(counter) == 3.0
+    pv.Session.reset(target)
+    with pv.Session(target) as third, pytest.raises(pv.errors.FailedPreconditionError) as info:
+        third.run(counter)
+    assert "counter" in str(info.value)
+
+
+def test_an_error_in_a_task_reaches_the_client_named_and_typed(cluster) -> None:
+    with pv.device("/job:ps/task:0"):
+        never = pv.Variable(1.0, name="never_initialized")
+    with pv.Session(cluster["worker"][0].target) as sess:
+        with pytest.raises(pv.errors.FailedPreconditionError, match="never_initialized"):
+            sess.run(never + 1.0)
+        assert sess.last_run["status"] == "error"
+        assert sess.run(pv.constant(2.0) * 2) == 4.0  # still usable
+
+
+def listening(pid: int) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket process ``pid`` listens on, from /proc."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        link = os.readlink(fd)
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    found = []
+    for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+            host, port = fields[1].split(":")
+            address = socket.inet_ntoa(bytes.fromhex(host)[::-1])
+            found.append((address, int(port, 16)))
+    return found
+
+
+def test_every_task_listens_on_loopback_only(cluster) -> None:
+    for server in cluster["worker"] + cluster["ps"]:
+        sockets = listening(server.pid)
+        port = int(server.target.rsplit(":", 1)[1])
+        assert ("127.0.0.1", port) in sockets
+        assert all(address == "127.0.0.1" for address, _ in sockets), sockets
+
+
+def children() -> set[int]:
+    me = str(os.getpid())
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_a_dead_ps_task_fails_the_run_fast_and_stop_leaves_nothing_behind() -> None:
+    before = children()
+    workers, ps = pv.test.create_local_cluster(1, 1)
+    started = children() - before
+    assert {workers[0].pid, ps[0].pid} <= started  # and the scheduler
+    with pv.device("/job:ps/task:0"):
+        v = pv.Variable(2.0)
+    with pv.device("/job:worker/task:0"):
+        doubled = v * 2
+        alone = pv.constant(5.0) + 1
+    with pv.Session(workers[0].target) as sess:
+        sess.run(v.initializer)
+        assert sess.run(doubled) == 4.0
+        os.kill(ps[0].pid, signal.SIGKILL)
+        began = time.monotonic()
+        with pytest.raises(pv.errors.UnavailableError, match="/job:ps/task:0"):
+            sess.run(doubled)
+        assert time.monotonic() - began < 10
+        assert sess.run(alone) == 6.0  # runs that do not need the dead task still work
+    ports = [int(s.target.rsplit(":", 1)[1]) for s in workers + ps]
+    for server in workers + ps:
+        server.stop()
+    assert not (children() - before)
+    for port in ports:
+        with socket.socket() as probe:  # nothing listens there: a new server could
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", port))
+            probe.listen()
