@@ -32,23 +32,26 @@ function setup(
   const doc = smallDocument();
   doc.nodes[0].name = EVIL;
   edit(doc);
-  const store = PlacementStore.fromDocument(doc);
   const state = new ViewState();
-  const parent = document.createElement('div');
-  document.body.append(parent);
-  const view = new DagView(parent, store, state);
+  const { parent, store, view } = mount(doc, state);
   follow(store, view);
   const paints: PaintInfo[] = [];
   view.onPaint((info) => paints.push(info));
   return { store, state, parent, view, paints };
 }
 
+/** A DagView of `doc` in a new element of the page (after useContext). */
+function mount(doc: PlacementDocument, state = new ViewState()) {
+  const parent = document.createElement('div');
+  document.body.append(parent);
+  const store = PlacementStore.fromDocument(doc);
+  return { parent, store, view: new DagView(parent, store, state) };
+}
+
 /** A DagView of hundredScopes() on a fake 2D context. */
 function hundredScopesView(): DagView {
   useContext();
-  const parent = document.createElement('div');
-  document.body.append(parent);
-  return new DagView(parent, PlacementStore.fromDocument(hundredScopes()), new ViewState());
+  return mount(hundredScopes()).view;
 }
 
 /** A mouse event at the canvas centre, where focus() puts a node (jsdom has no layout). */
@@ -246,10 +249,7 @@ describe('DagView', () => {
   it('names every box of a training step at first paint, and after opening a group', async () => {
     const { ctx, texts } = fakeContext();
     useContext(ctx);
-    const parent = document.createElement('div');
-    document.body.append(parent);
-    const store = PlacementStore.fromDocument(trainingStepDocument());
-    const view = new DagView(parent, store, new ViewState());
+    const { store, view } = mount(trainingStepDocument());
     await frame();
     const data = view.element.dataset;
     const readable = () => {
@@ -276,10 +276,7 @@ describe('DagView', () => {
 
   it('chooses the folding again once the canvas is laid out, for its size', async () => {
     useContext();
-    const parent = document.createElement('div');
-    document.body.append(parent);
-    const store = PlacementStore.fromDocument(trainingStepDocument());
-    const view = new DagView(parent, store, new ViewState());
+    const { parent, view } = mount(trainingStepDocument());
     await frame();
     const data = view.element.dataset;
     const fallback = Number(data.visibleNodes); // 640 x 380: jsdom lays nothing out
@@ -301,14 +298,12 @@ describe('DagView', () => {
 
   it('fits the graph again when its cell is resized, until the user moves it', async () => {
     useContext();
-    const parent = document.createElement('div');
-    document.body.append(parent);
     const state = new ViewState();
     // The seeds' towers: four constants side by side, a graph as wide as the canvas.
     const towers = JSON.parse(
       readFileSync(join(__dirname, '__tests__', 'golden', 'towers.json'), 'utf-8'),
     ) as PlacementDocument;
-    const view = new DagView(parent, PlacementStore.fromDocument(towers), state);
+    const { parent, view } = mount(towers, state);
     await frame();
     const data = view.element.dataset;
     const canvas = parent.querySelector('canvas')!;
@@ -341,9 +336,7 @@ describe('DagView', () => {
     }
     nodes.push(node(12, 'AddN'));
     const doc = { ...smallDocument(), nodes, edges, runs: [], events: columns([]) };
-    const parent = document.createElement('div');
-    document.body.append(parent);
-    const view = new DagView(parent, PlacementStore.fromDocument(doc), new ViewState());
+    const { parent, view } = mount(doc);
     const canvas = parent.querySelector('canvas')!;
     Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: 510 });
     Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 460 });
