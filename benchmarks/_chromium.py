@@ -1,8 +1,5 @@
-"""The headless browser the browser benchmarks drive: Debian's chromium, never a downloaded one.
-
-tests/e2e/conftest.py keeps its own copy of these flags: pytest does not put the repository root
-on ``sys.path``, so the tests cannot import this module without a path hack.
-"""
+"""The headless browser the browser tests and benchmarks drive: Debian's chromium, never a
+downloaded one (tests/e2e imports it as ``benchmarks._chromium``: pytest's ``pythonpath``)."""
 
 from __future__ import annotations
 

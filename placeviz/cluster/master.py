@@ -78,6 +78,7 @@ class ClusterMaster:
         self.client = Client(self.scheduler, set_as_default=False, timeout=CONNECT_TIMEOUT_S)
         self.tasks: dict[str, TaskInfo] = {}  # by worker address
         self._discover()
+        self._by_name = {info.name: info for info in self.tasks.values()}
         local = self.tasks.get(address)
         if local is None:
             raise UnavailableError(f"The server at {target} is not a task of its cluster")
@@ -136,10 +137,9 @@ class ClusterMaster:
 
     def _require_alive(self, names: set[str]) -> None:
         alive = set(self.client.run_on_scheduler(_worker_addresses))
-        by_name = {info.name: info for info in self.tasks.values()}
-        gone = sorted(name for name in names if by_name[name].address not in alive)
+        gone = sorted(name for name in names if self._by_name[name].address not in alive)
         if gone:
-            info = by_name[gone[0]]
+            info = self._by_name[gone[0]]
             raise UnavailableError(
                 f"Task {info.name} (process {info.pid} at {info.address}) is unavailable: "
                 "its process ended or cannot be reached, so the run could not finish. "
@@ -157,8 +157,7 @@ class ClusterMaster:
         partitions = partition_plan(plan, task_of_op)
         needed = {p.task for p in partitions}
         self._require_alive(needed)
-        by_task_name = {info.name: info for info in self.tasks.values()}
-        self._ship(graph, device_of, {by_task_name[name].address for name in needed})
+        self._ship(graph, device_of, {self._by_name[name].address for name in needed})
         feeds = {id(t): v for t, v in zip(plan.feeds, feed_values)}
         run = next(_run_ids)
         made: dict[int, tuple[Any, TaskInfo]] = {}  # id(tensor) -> (future of it, its task)
@@ -166,14 +165,16 @@ class ClusterMaster:
         transfers: dict[str, tuple[Tensor, Device, Device]] = {}
         futures = []
         for index, part in enumerate(partitions):
-            info = by_task_name[part.task]
+            info = self._by_name[part.task]
             inputs = [made[id(t)][0] for t in part.inputs]
+            sent = []  # keys of the inputs another task makes: Dask moves them here
             for tensor in part.inputs:
                 future, source = made[id(tensor)]
                 if source is not info:
                     reader = next(op for op in part.ops if tensor in op.inputs)
                     src, dst = plan.devices[tensor.op._id], plan.devices[reader._id]
-                    transfers[str(future.key)] = (tensor, src, dst)
+                    sent.append(str(future.key))
+                    transfers[sent[-1]] = (tensor, src, dst)
             waits = [results[i][1] for i in sorted(part.waits_for)]
             future = self.client.submit(
                 task_functions.run_partition,
@@ -183,7 +184,7 @@ class ClusterMaster:
                 [op.name for op in part.targets],
                 {t.name: feeds[id(t)] for t in part.feeds},
                 [t.name for t in part.inputs],
-                [str(f.key) for f in inputs],
+                sent,
                 *inputs,
                 *waits,
                 key=f"placeviz-run{run}-{part.task}-stage{part.stage}",

@@ -131,7 +131,7 @@ def _same_task(op: Operation, here: Any) -> bool:
 
 def _events(session: Any, graph: Graph) -> dict[str, list[Any]]:
     """The last run's op and transfer events, with names instead of this process's ids."""
-    _, columns = session._log.events(1)
+    columns = session._log.last_run_columns()
     keep = np.isin(columns["kind"], _REPORTED)
     names = [d.name for d in session.devices]
     ops = graph._ops
@@ -173,10 +173,6 @@ def describe() -> dict[str, Any]:
     }
 
 
-def clock() -> int:
-    return time.perf_counter_ns()
-
-
 def install(key: str, records: Sequence[OpRecord], start: int, seed: int | None) -> int:
     return RUNTIME.install(key, records, start, seed)
 
@@ -192,11 +188,12 @@ def run_partition(
     targets: Sequence[str],
     feeds: dict[str, Any],
     input_names: Sequence[str],
-    input_keys: Sequence[str],
+    sent_keys: Sequence[str],
     *inputs_then_waits: Any,
 ) -> dict[str, Any]:
-    """A Dask task: run one partition with the tensors other tasks sent (``inputs_then_waits``
-    starts with them; what follows are the partitions it only waited for)."""
+    """A Dask task: run one partition with the tensors other partitions made
+    (``inputs_then_waits`` starts with them; what follows are the partitions it only waited
+    for); ``sent_keys`` are the Dask keys of the inputs another task sent."""
     from distributed import get_worker
 
     fed = dict(feeds)
@@ -212,7 +209,7 @@ def run_partition(
     return {
         "values": values,
         "events": events,
-        "received": _received(get_worker(), set(input_keys)),
+        "received": _received(get_worker(), set(sent_keys)),
         "pid": os.getpid(),
     }
 
@@ -237,6 +234,8 @@ def _portable(error: Exception) -> Exception:
 def _received(worker: Any, keys: set[str]) -> list[dict[str, Any]]:
     """Dask's own record of the transfers that brought this partition's inputs here, on the
     task's clock (Dask stamps them with the wall clock)."""
+    if not keys:
+        return []
     offset = time.perf_counter_ns() - time.time_ns()
     found = []
     for entry in reversed(worker.transfer_incoming_log):

@@ -109,6 +109,11 @@ class RunLog:
         )
         self.recorder.publish(since, run_id)
 
+    def last_run_columns(self) -> dict[str, np.ndarray]:
+        """The events of the newest finished run (none: empty columns)."""
+        since = self._cursors[-1] if self._cursors else self.recorder.total
+        return self.recorder.batch(since).columns
+
     @property
     def last(self) -> dict[str, Any] | None:
         return self._runs[-1] if self._runs else None

@@ -81,7 +81,7 @@ class Session:
             local = self._cluster.local_task
         else:
             self._devices = _session_devices(ctx.devices(), self.config)
-        device_ids = {device.name: i for i, device in enumerate(self._devices)}
+        device_ids = self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
         log = self._logs_placement(ctx)
         soft = self.config.allow_soft_placement or ctx.soft_placement
         self._placing = PlacementState(self.graph, self._devices, device_ids, soft, log, local)
@@ -269,8 +269,7 @@ class Session:
         except Exception as error:
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
             raise
-        device_ids = {device.name: i for i, device in enumerate(self._devices)}
-        columns = run_columns(remote, self.graph, device_ids)
+        columns = run_columns(remote, self.graph, self._device_ids)
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
         fed = dict(zip(map(id, feeds), values))
         return [

@@ -25,18 +25,9 @@ from typing import Any, NoReturn
 
 import pytest
 
+from benchmarks._chromium import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 IN_CI = os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
 
 
@@ -64,7 +55,7 @@ def unavailable(reason: str) -> NoReturn:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One headless chromium context with a fresh profile per test module (closed after it)."""
-    if not CHROMIUM.exists():
+    if not Path(CHROMIUM).exists():
         unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
@@ -74,7 +65,7 @@ def browser() -> Iterator[Any]:
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(profile),
-            executable_path=str(CHROMIUM),
+            executable_path=CHROMIUM,
             headless=True,
             args=CHROMIUM_ARGS,
             viewport={"width": 1400, "height": 1000},
