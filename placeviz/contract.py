@@ -188,6 +188,13 @@ DEVICE = Record(
         Field("description", string(), required=False),
         Field("memory_limit", integer(0)),
         Field("reserved", integer(0), required=False, comment="bytes the runtime holds"),
+        Field("pid", integer(0), required=False, comment="the process that runs its ops"),
+        Field(
+            "address",
+            nullable(string()),
+            required=False,
+            comment="its cluster task's address, host:port; null in the session's own process",
+        ),
     ),
     "A device ops can be placed on.",
 )

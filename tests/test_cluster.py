@@ -6,9 +6,12 @@ tests that kill or stop tasks start their own.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,10 +43,7 @@ def spec_of(servers: dict[str, list[pv.train.Server]]) -> pv.train.ClusterSpec:
 
 def task_pids(trace: pv.Trace) -> dict[str, int]:
     """Device name -> the pid of the task process it belongs to, as the document says."""
-    return {
-        device["name"]: int(device["description"].split("(pid ")[1].split(",")[0])
-        for device in trace.to_document()["devices"]
-    }
+    return {device["name"]: device["pid"] for device in trace.to_document()["devices"]}
 
 
 def test_seed_002_session_on_a_target_runs_on_its_task(cluster) -> None:
@@ -108,7 +108,10 @@ def test_seed_002_replica_device_setter_two_ps_tasks_and_nested_devices(cluster)
         assert where[s.op.name] == "/job:worker/replica:0/task:0/device:GPU:0"
         assert where[p1.op.name] == "/job:worker/replica:0/task:0/device:GPU:1"
         assert where[p2.op.name] == "/job:worker/replica:0/task:1/device:GPU:1"
-        assert "replica_device_setter" in where.explain(v2.op.name).text
+        why = where.explain(v2.op.name).text
+        assert "replica_device_setter" in why
+        assert "(round robin over 2 ps tasks: variable 2 of 5)" in why
+        assert "round robin" not in where.explain(s.op.name).text
 
 
 def build_mlp(seed: int, spec: pv.train.ClusterSpec | None) -> tuple:
@@ -154,6 +157,7 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
     graph, x, y, _loss, train, init, _ = build_mlp(3, spec_of(cluster))
     with pv.Session(cluster["worker"][0].target, graph=graph) as sess:
         sess.run(init)
+        sess.trace_level = pv.RunOptions.FULL_TRACE  # also each task's memory
         sess.run(train, {x: data, y: labels})
         trace = sess.trace()
         placement = dict(sess.placement)
@@ -178,6 +182,15 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
     for task, size in expected.items():
         # every gradient crossed; besides them only scalars (the learning rate's inputs)
         assert size <= moved[task] <= size + 1024, (task, moved[task], size)
+    # Memory per task: each task's devices held the tensors its ops made, the ps tasks at
+    # least the gradients they received.
+    ran = set(events["device"][events["kind"] == int(EventKind.OP)].tolist())
+    for device in (d for d in trace.devices if d["id"] in ran):
+        _, in_use = trace.memory_timeline(device["id"])
+        task = device["name"].split("/device:")[0]
+        assert in_use.max() >= expected.get(task, 1), device["name"]
+        # what the task's allocator holds: its peak (a GPU's in 2 MiB chunks)
+        assert in_use.max() <= device["reserved"] < in_use.max() + 2**21
 
 
 def test_variables_live_in_their_tasks_across_sessions_until_reset(cluster) -> None:
@@ -195,6 +208,57 @@ def test_variables_live_in_their_tasks_across_sessions_until_reset(cluster) -> N
     with pv.Session(target) as third, pytest.raises(pv.errors.FailedPreconditionError) as info:
         third.run(counter)
     assert "counter" in str(info.value)
+
+
+# One client of between-graph replication: its own process and graph, the model's variables on
+# the ps tasks (shared by name), its ops on its worker. argv: cluster, worker index, steps, init.
+REPLICA_CLIENT = """
+import json, sys
+import numpy as np
+import placeviz as pv
+
+spec = pv.train.ClusterSpec(json.loads(sys.argv[1]))
+worker, steps, init = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "init"
+device = pv.train.replica_device_setter(
+    cluster=spec, worker_device=f"/job:worker/task:{worker}"
+)
+with pv.device(device):
+    x = pv.placeholder(pv.float32, [None, 4])
+    w = pv.Variable(pv.zeros([4, 1]), name="w")
+    loss = pv.reduce_mean(pv.square(pv.matmul(x, w) - 1.0))
+    step = pv.train.get_or_create_global_step()
+    train = pv.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+with pv.Session("grpc://" + spec.task_address("worker", worker)) as sess:
+    if init:
+        sess.run(pv.global_variables_initializer())
+    data = np.ones((8, 4), np.float32)
+    for _ in range(steps):
+        sess.run(train, {x: data})
+    print(json.dumps({"global_step": int(sess.run(step))}))
+"""
+
+
+def replica_client(spec: pv.train.ClusterSpec, worker: int, steps: int, init: bool = False):
+    args = [json.dumps(spec.as_dict()), str(worker), str(steps), "init" if init else "-"]
+    return subprocess.Popen(
+        [sys.executable, "-c", REPLICA_CLIENT, *args], stdout=subprocess.PIPE, text=True
+    )
+
+
+def global_step_of(client: subprocess.Popen) -> int:
+    out, _ = client.communicate(timeout=120)
+    assert client.returncode == 0
+    return json.loads(out.strip().splitlines()[-1])["global_step"]
+
+
+def test_between_graph_replication_two_clients_count_one_global_step(cluster) -> None:
+    spec = spec_of(cluster)
+    assert global_step_of(replica_client(spec, 0, 0, init=True)) == 0
+    clients = [replica_client(spec, worker, 15) for worker in (0, 1)]
+    finals = [global_step_of(client) for client in clients]
+    # Each client saw the other's steps (async: its last read is at least its own count).
+    assert all(15 <= final <= 30 for final in finals)
+    assert global_step_of(replica_client(spec, 1, 0)) == 30
 
 
 def test_an_error_in_a_task_reaches_the_client_named_and_typed(cluster) -> None:
@@ -245,7 +309,7 @@ def children() -> set[int]:
     return found
 
 
-def test_a_dead_ps_task_fails_the_run_fast_and_stop_leaves_nothing_behind() -> None:
+def test_a_dead_ps_task_fails_the_run_fast_rejoins_when_restarted_and_stop_leaves_nothing() -> None:
     before = children()
     workers, ps = pv.test.create_local_cluster(1, 1)
     started = children() - before
@@ -264,8 +328,16 @@ def test_a_dead_ps_task_fails_the_run_fast_and_stop_leaves_nothing_behind() -> N
             sess.run(doubled)
         assert time.monotonic() - began < 10
         assert sess.run(alone) == 6.0  # runs that do not need the dead task still work
+        restarted = pv.train.Server(ps[0].cluster_spec, "ps", 0)
+        with pytest.raises(pv.errors.FailedPreconditionError, match=v.op.name):
+            sess.run(doubled)  # a new process: its variables are uninitialized
+        sess.run(v.initializer)
+        assert sess.run(doubled) == 4.0
+        ps_cpu = sess.placement[v.op.name]
+        record = next(d for d in sess.trace().devices if d["name"] == ps_cpu)
+        assert record["pid"] == restarted.pid != ps[0].pid
     ports = [int(s.target.rsplit(":", 1)[1]) for s in workers + ps]
-    for server in workers + ps:
+    for server in [*workers, *ps, restarted]:
         server.stop()
     assert not (children() - before)
     for port in ports:

@@ -17,6 +17,7 @@ from placeviz.events.recorder import DTYPES
 from placeviz.graph.core import Graph
 
 _TRANSFER = int(EventKind.TRANSFER)
+_ALLOC, _FREE = int(EventKind.ALLOC), int(EventKind.FREE)
 _CLOCK = int(TimingSource.CLOCK)
 
 
@@ -64,3 +65,15 @@ def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> 
                     _CLOCK,
                 )
     return {name: np.asarray(values, dtype=DTYPES[name]) for name, values in rows.items()}
+
+
+def peak_bytes(columns: dict[str, np.ndarray]) -> dict[int, int]:
+    """The most bytes each device held at once in the run (its task records them in order)."""
+    kinds = columns["kind"]
+    memory = (kinds == _ALLOC) | (kinds == _FREE)
+    change = np.where(kinds[memory] == _ALLOC, 1, -1) * columns["bytes"][memory].astype(np.int64)
+    devices = columns["device"][memory]
+    return {
+        int(device): int(np.cumsum(change[devices == device]).max())
+        for device in np.unique(devices)
+    }

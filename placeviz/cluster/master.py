@@ -95,15 +95,18 @@ class ClusterMaster:
     def _sorted_tasks(self) -> list[TaskInfo]:
         return sorted(self.tasks.values(), key=lambda t: DeviceSpec.from_string(t.name).sort_key())
 
-    def _discover(self) -> None:
+    def _discover(self, workers: list[str] | None = None) -> None:
+        """Learn the tasks (or those at ``workers``): process, clock and devices."""
         sent = time.perf_counter_ns()
-        described = self.client.run(task_functions.describe)
+        described = self.client.run(task_functions.describe, workers=workers)
         back = time.perf_counter_ns()
         for address, info in described.items():
             task = TaskInfo(
                 info["task"], address, info["pid"], (sent + back) // 2 - info["clock_ns"]
             )
-            task.devices = [_device(task, d) for d in info["devices"]]
+            known = self.tasks.get(address)
+            # A restarted task keeps its devices (placements refer to them).
+            task.devices = known.devices if known else [_device(task, d) for d in info["devices"]]
             self.tasks[address] = task
 
     def task_of(self, device: Device) -> TaskInfo:
@@ -136,7 +139,19 @@ class ClusterMaster:
             self._shipped[address] = count
 
     def _require_alive(self, names: set[str]) -> None:
-        alive = set(self.client.run_on_scheduler(_worker_addresses))
+        """Fail when a task the run needs is gone; meet again a task restarted at its address
+        (a new process: it has no graph and its variables are uninitialized)."""
+        alive = self.client.run_on_scheduler(_worker_pids)
+        for name in names:
+            info = self._by_name[name]
+            pid = alive.get(info.address)
+            if pid is not None and pid != info.pid:
+                self._discover([info.address])
+                self._by_name[name] = self.tasks[info.address]
+                self._task_of_device.update(
+                    {d.name: self.tasks[info.address] for d in info.devices}
+                )
+                self._shipped.pop(info.address, None)
         gone = sorted(name for name in names if self._by_name[name].address not in alive)
         if gone:
             info = self._by_name[gone[0]]
@@ -147,9 +162,15 @@ class ClusterMaster:
             )
 
     def run(
-        self, plan: Plan, feed_values: Sequence[Any], graph: Graph, device_of: Any
+        self,
+        plan: Plan,
+        feed_values: Sequence[Any],
+        graph: Graph,
+        device_of: Any,
+        full_trace: bool = False,
     ) -> RemoteRun:
-        """Run ``plan``; ``device_of(op)`` names the device the master assigned to any op."""
+        """Run ``plan``; ``device_of(op)`` names the device the master assigned to any op;
+        with ``full_trace`` the tasks also record output sizes and memory."""
 
         def task_of_op(op: Operation) -> str:
             return self.task_of(plan.devices[op._id]).name
@@ -159,7 +180,9 @@ class ClusterMaster:
         self._require_alive(needed)
         self._ship(graph, device_of, {self._by_name[name].address for name in needed})
         feeds = {id(t): v for t, v in zip(plan.feeds, feed_values)}
-        run = next(_run_ids)
+        # Dask keys are the cluster's, shared by every client: this master's graph key makes
+        # them unique.
+        prefix = f"placeviz-{self._graph_key[:12]}-run{next(_run_ids)}"
         made: dict[int, tuple[Any, TaskInfo]] = {}  # id(tensor) -> (future of it, its task)
         results: list[tuple[TaskInfo, Any]] = []
         transfers: dict[str, tuple[Tensor, Device, Device]] = {}
@@ -185,9 +208,10 @@ class ClusterMaster:
                 {t.name: feeds[id(t)] for t in part.feeds},
                 [t.name for t in part.inputs],
                 sent,
+                full_trace,
                 *inputs,
                 *waits,
-                key=f"placeviz-run{run}-{part.task}-stage{part.stage}",
+                key=f"{prefix}-{part.task}-stage{part.stage}",
                 workers=[info.address],
                 allow_other_workers=False,
                 pure=False,
@@ -195,7 +219,7 @@ class ClusterMaster:
             report = self.client.submit(
                 task_functions.pick_report,
                 future,
-                key=f"placeviz-run{run}-report-{index}",
+                key=f"{prefix}-report-{index}",
                 workers=[info.address],
                 pure=False,
             )
@@ -206,7 +230,7 @@ class ClusterMaster:
                     task_functions.pick_value,
                     future,
                     tensor.name,
-                    key=f"placeviz-run{run}-{tensor.name}",
+                    key=f"{prefix}-{tensor.name}",
                     workers=[info.address],
                     pure=False,
                 )
@@ -241,8 +265,8 @@ class ClusterMaster:
         return self.client.gather(wanted)
 
 
-def _worker_addresses(dask_scheduler: Any) -> list[str]:
-    return list(dask_scheduler.workers)
+def _worker_pids(dask_scheduler: Any) -> dict[str, int]:
+    return {address: worker.pid for address, worker in dask_scheduler.workers.items()}
 
 
 def _device(task: TaskInfo, record: dict[str, Any]) -> Device:
@@ -253,7 +277,7 @@ def _device(task: TaskInfo, record: dict[str, Any]) -> Device:
         device_type=spec.device_type or "CPU",
         index=spec.device_index or 0,
         memory_bytes=record["memory_limit"],
-        description=f"{record['description']} · {task.name} (pid {task.pid}, {task.address})",
+        description=record["description"],
         simulated=record["simulated"],
         profile=profile,
     )

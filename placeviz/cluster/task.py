@@ -25,12 +25,14 @@ from placeviz.contract import EventKind
 from placeviz.devices import context as device_context
 from placeviz.errors import OpError
 from placeviz.graph.core import Graph, Operation
-from placeviz.runtime.config import ConfigProto
+from placeviz.runtime.config import ConfigProto, RunOptions
 from placeviz.runtime.state import SessionState, VariableSlot
 from placeviz.train.cluster_spec import ClusterSpec
 
 # Events a partition reports (a run's own event and placements are the master's).
-_REPORTED = np.array([int(EventKind.OP), int(EventKind.TRANSFER)])
+_REPORTED = np.array(
+    [int(k) for k in (EventKind.OP, EventKind.TRANSFER, EventKind.ALLOC, EventKind.FREE)]
+)
 
 
 def task_name(job: str, task: int) -> str:
@@ -64,7 +66,6 @@ class _ClientGraph:
     shipped: int = 0  # records imported so far
     # per partition (its op names): the ids of every other op, which its runs count as done
     others: dict[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one partition at a time
 
 
 class TaskRuntime:
@@ -74,6 +75,9 @@ class TaskRuntime:
         self.state = TaskState()
         self._graphs: dict[str, _ClientGraph] = {}
         self._lock = threading.Lock()
+        # One partition at a time in the task, whichever client sent it: clients training one
+        # model (between-graph replication) update its variables one step after another.
+        self._running = threading.Lock()
 
     def install(self, key: str, records: Sequence[OpRecord], start: int, seed: int | None) -> int:
         """Add records ``start..`` of the client graph ``key``; returns how many it now has."""
@@ -100,6 +104,7 @@ class TaskRuntime:
         feeds: dict[str, Any],
         fetches: Sequence[str],
         targets: Sequence[str],
+        full_trace: bool,
     ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         """Run the partition made of ``ops``; its values by tensor name, and its events.
 
@@ -112,10 +117,13 @@ class TaskRuntime:
         if done is None:
             mine = {graph._ops_by_name[name]._id for name in ops}
             done = shipped.others[ops] = frozenset(range(len(graph._ops))) - mine
-        with shipped.lock:
+        with self._running:
             session._done_ops = done
+            level = RunOptions.FULL_TRACE if full_trace else RunOptions.NO_TRACE
             values = session.run(
-                [*fetches, *(graph.get_operation_by_name(t) for t in targets)], feeds
+                [*fetches, *(graph.get_operation_by_name(t) for t in targets)],
+                feeds,
+                options=RunOptions(trace_level=level),
             )
             return dict(zip(fetches, values)), _events(session, graph)
 
@@ -189,6 +197,7 @@ def run_partition(
     feeds: dict[str, Any],
     input_names: Sequence[str],
     sent_keys: Sequence[str],
+    full_trace: bool,
     *inputs_then_waits: Any,
 ) -> dict[str, Any]:
     """A Dask task: run one partition with the tensors other partitions made
@@ -200,7 +209,7 @@ def run_partition(
     fed.update(zip(input_names, inputs_then_waits[: len(input_names)]))
     failed = None
     try:
-        values, events = RUNTIME.run(key, ops, fed, fetches, targets)
+        values, events = RUNTIME.run(key, ops, fed, fetches, targets, full_trace)
     except Exception as error:
         failed = _portable(error)
     if failed is not None:

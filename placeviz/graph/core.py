@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import functools
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -44,11 +45,13 @@ class RequestSource(enum.Enum):
 
 class RequestStep(NamedTuple):
     """One step that decided an op's request: its kind, what it named (the scope's string, the
-    function's name, the colocation target's name) and the user's line."""
+    function's name, the colocation target's name) and the user's line; a device function's
+    ``detail`` says, when asked at placement, how it chose (replica_device_setter's round robin)."""
 
     source: RequestSource
     text: str
     location: Location
+    detail: Callable[[], str | None] | None = None
 
 
 class Tensor:
@@ -599,6 +602,7 @@ class Graph:
                     continue
                 merged = scope.spec_or_fn.merge_from(current)
                 op._device_text = None
+                detail = None
             else:
                 returned = scope.spec_or_fn(op)
                 if not isinstance(returned, str | DeviceSpec):
@@ -610,8 +614,10 @@ class Graph:
                     )
                 merged = DeviceSpec.coerce(returned)
                 op._device_text = returned if isinstance(returned, str) else None
+                why = getattr(scope.spec_or_fn, "why", None)
+                detail = functools.partial(why, op.name) if why is not None else None
             if merged != current:
-                sources.append(RequestStep(scope.source, scope.text, scope.location))
+                sources.append(RequestStep(scope.source, scope.text, scope.location, detail))
                 current = merged
                 op._requested = current
         op._device_scopes = tuple(sources)

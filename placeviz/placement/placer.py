@@ -347,7 +347,7 @@ def scope_phrase(op: Operation) -> str:
     """How the user asked for the op's device, with the line where they did."""
     if not op._device_scopes:
         return f"its requested device '{op.device}'"
-    source, text, location = op._device_scopes[0]
+    source, text, location, how = op._device_scopes[0]
     if source is RequestSource.DEVICE_SCOPE:
         phrase = f"`with device('{text}')` at {where(location)}"
     elif source is RequestSource.COLOCATE_WITH:
@@ -358,6 +358,9 @@ def scope_phrase(op: Operation) -> str:
         phrase = (
             f"device function {text} (scope at {where(location)}), which returned '{op.device}'"
         )
+        chosen = how() if how is not None else None
+        if chosen:
+            phrase += f" ({chosen})"
     if len(op._device_scopes) > 1:
         phrase += f", merged with outer scopes into '{op.device}'"
     return phrase

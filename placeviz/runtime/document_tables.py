@@ -24,18 +24,26 @@ def document_tables(
     devices: Sequence[Device],
     reserved: Callable[[Device], int],
     runs: list[dict[str, Any]],
+    process: Callable[[Device], tuple[int, str | None]],
 ) -> dict[str, Any]:
     """``failures``: by op id, the groups the placer could not place (their ops have no device,
-    and their reason is the error, so the inspector can say why)."""
+    and their reason is the error, so the inspector can say why); ``process(device)``: the pid
+    and cluster address (None for the session's own process) of the process running it."""
     device_ids = {device.name: i for i, device in enumerate(devices)}
     return {
         "devices": [
-            {**device_record(d, i), "reserved": reserved(d)} for i, d in enumerate(devices)
+            {**device_record(d, i), "reserved": reserved(d), **_process_fields(process(d))}
+            for i, d in enumerate(devices)
         ],
         "nodes": _node_records(graph, placement, failures, device_ids),
         "edges": _edge_records(graph, placement),
         "runs": runs,
     }
+
+
+def _process_fields(process: tuple[int, str | None]) -> dict[str, Any]:
+    pid, address = process
+    return {"pid": pid, "address": address}
 
 
 def _node_records(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import threading
 import traceback
 import weakref
@@ -201,7 +202,9 @@ class Session:
         if not self._placing.current:
             self._place()
         if self._cluster is not None:
-            results = self._run_on_cluster(unique, feeds, values)
+            results = self._run_on_cluster(unique, feeds, values, full)
+            if run_metadata is not None:
+                run_metadata.trace = self.trace(runs=1)
             by_element = dict(zip(unique, results))
             return rebuild([by_element[e] for e in elements])
         prepared = self._plans.get(key)
@@ -255,22 +258,33 @@ class Session:
         return results
 
     def _run_on_cluster(
-        self, fetches: list[Tensor | Operation], feeds: list[Tensor], values: list[Any]
+        self,
+        fetches: list[Tensor | Operation],
+        feeds: list[Tensor],
+        values: list[Any],
+        full_trace: bool,
     ) -> list[Any]:
-        """Run on the cluster's tasks and record the run, also when it fails."""
-        from placeviz.cluster.events import run_columns
+        """Run on the cluster's tasks and record the run, also when it fails; with
+        ``full_trace`` each task records its memory too."""
+        from placeviz.cluster.events import peak_bytes, run_columns
 
         cluster = self._cluster
         placement = self._placing.placement
         plan = build_plan(fetches, feeds, placement, self._placing.failures)
         t0 = clock()
         try:
-            remote = cluster.run(plan, values, self.graph, lambda op: _assigned(placement, op))
+            remote = cluster.run(
+                plan, values, self.graph, lambda op: _assigned(placement, op), full_trace
+            )
         except Exception as error:
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
             raise
         columns = run_columns(remote, self.graph, self._device_ids)
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
+        peaks = self._plans.peak_bytes
+        for device, peak in peak_bytes(columns).items():
+            name = self._devices[device].name
+            peaks[name] = max(peaks.get(name, 0), peak)
         fed = dict(zip(map(id, feeds), values))
         return [
             host_copy(fed[id(f)] if id(f) in fed else remote.values[id(f)])
@@ -305,7 +319,15 @@ class Session:
             self._devices,
             self.reserved_bytes,
             self._log.records() if runs is None else runs,
+            self._process_of,
         )
+
+    def _process_of(self, device: Device) -> tuple[int, str | None]:
+        """The process that runs ``device``'s ops: this one, or its cluster task's."""
+        if self._cluster is None:
+            return os.getpid(), None
+        task = self._cluster.task_of(device)
+        return task.pid, task.address.removeprefix("tcp://")
 
     def reserved_bytes(self, device: Device) -> int:
         """Memory the runtime holds on ``device``, as TensorFlow's allocator would.

@@ -51,6 +51,20 @@ class _ReplicaDeviceChooser:
         self._merge_devices = merge_devices
         self._ps_ops = frozenset(ps_ops)
         self._ps_strategy = ps_strategy
+        self._ps_choices: dict[str, int] = {}  # variable name -> the task its strategy chose
+
+    def why(self, op_name: str) -> str | None:
+        """How the op's ps task was chosen, for ``explain``: round robin counts the variables."""
+        task = self._ps_choices.get(op_name)
+        if task is None:
+            return None
+        if not isinstance(self._ps_strategy, _RoundRobinStrategy):
+            return f"ps_strategy {self._ps_strategy!r} chose task {task}"
+        order = list(self._ps_choices).index(op_name) + 1
+        return (
+            f"round robin over {self._ps_tasks} ps tasks: variable {order} "
+            f"of {len(self._ps_choices)}"
+        )
 
     def __call__(self, op: Operation) -> str:
         current = op.requested_device
@@ -60,7 +74,8 @@ class _ReplicaDeviceChooser:
             ps_device = self._ps_device
             # A task is chosen only where the op's own job (if any) is the ps job.
             if ps_device.job is not None and current.job in (None, ps_device.job):
-                ps_device = ps_device.replace(task=self._ps_strategy(op))
+                task = self._ps_choices[op.name] = self._ps_strategy(op)
+                ps_device = ps_device.replace(task=task)
             return ps_device.merge_from(current).to_string()
         return self._worker_device.merge_from(current).to_string()
 

@@ -71,6 +71,8 @@ export interface DeviceRecord {
   description?: string;
   memory_limit: number;
   reserved?: number; // bytes the runtime holds
+  pid?: number; // the process that runs its ops
+  address?: string | null; // its cluster task's address, host:port; null in the session's own process
 }
 
 /** Why an op is where it is. */
