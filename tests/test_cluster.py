@@ -21,6 +21,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
+from placeviz.events.chrome import chrome_trace
 
 pytest.importorskip("distributed")
 
@@ -83,6 +84,12 @@ def test_seed_002_ops_pinned_across_tasks_run_in_their_processes(cluster) -> Non
         for n, d in zip(events["node"][ops], events["device"][ops])
     }
     assert ran_on["add"] == placement["add"] and ran_on["add_1"] == placement["add_1"]
+    # Perfetto: a process per task, with the task's own process id.
+    chrome = chrome_trace(trace)["traceEvents"]
+    processes = {e["args"]["name"] for e in chrome if e["name"] == "process_name"}
+    for job, servers in cluster.items():
+        for index, server in enumerate(servers):
+            assert f"/job:{job}/replica:0/task:{index} (pid {server.pid})" in processes
 
 
 def test_seed_002_replica_device_setter_two_ps_tasks_and_nested_devices(cluster) -> None:

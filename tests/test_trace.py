@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -258,12 +259,14 @@ def test_chrome_trace_has_processes_threads_ops_counters_and_flows(tmp_path: Pat
     metadata.trace.to_chrome_trace(path)
     events = json.loads(path.read_text())["traceEvents"]
     names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
-    assert f"{LOCAL}CPU:0" in names and f"{LOCAL}GPU:1 (simulated)" in names
+    assert names == {f"{LOCAL.removesuffix('/device:')} (pid {os.getpid()})", "Session.run"}
+    threads = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert {"CPU:0 compute", "GPU:1 (simulated) compute", "GPU:1 (simulated) copies in"} <= threads
     ops = [e for e in events if e["ph"] == "X" and e["cat"] == "op"]
     matmuls = [e for e in ops if e["name"] == "MatMul"]
     assert {e["args"]["name"] for e in matmuls} == {"tower_0/MatMul", "tower_1/MatMul"}
     assert all(e["dur"] >= 0 and "ts" in e for e in ops)
-    assert any(e["ph"] == "C" and e["name"] == "memory" for e in events)
+    assert any(e["ph"] == "C" and e["name"] == "memory GPU:0 (simulated)" for e in events)
     starts = {e["id"] for e in events if e["ph"] == "s"}
     finishes = {e["id"] for e in events if e["ph"] == "f"}
     assert starts == finishes and len(starts) == 4

@@ -1,8 +1,9 @@
 """Chrome's Trace Event format, which Perfetto UI and chrome://tracing open.
 
-One process per device, named by its full device name; thread 0 is the device's compute stream
-and thread 1 its copy engine; ops are complete events named by op type with the op name in args;
-memory in use is a counter per device; each transfer has a flow arrow from the producing op.
+One process per task (the session's own, or each cluster task's, named with its process id), two
+threads per device in it: the device's compute stream and its copy engine. Ops are complete
+events named by op type with the op name in args; memory in use is a counter per device; each
+transfer has a flow arrow from the producing op.
 """
 
 from __future__ import annotations
@@ -23,52 +24,74 @@ def _us(ns: int, origin: int) -> float:
     return (ns - origin) / 1000.0
 
 
+def _threads(trace: Trace) -> tuple[list[dict[str, Any]], dict[int, int], list[str]]:
+    """Metadata naming each task's process and each device's threads; the pid of each device
+    (0 is the runs' own process) and each device's short label."""
+    out: list[dict[str, Any]] = []
+    pids: dict[str, int] = {}
+    pid_of: dict[int, int] = {}
+    labels: list[str] = []
+    for device in trace.devices:
+        task, _, short = device["name"].partition("/device:")
+        if device["kind"] != "real":
+            short += f" ({device['kind']})"
+        labels.append(short)
+        if task not in pids:
+            pid = pids[task] = len(pids) + 1
+            process = task + (f" (pid {device['pid']})" if "pid" in device else "")
+            out.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process}})
+            out.append(
+                {"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}}
+            )
+        pid = pid_of[device["id"]] = pids[task]
+        for stream, what in ((_COMPUTE, "compute"), (_COPY, "copies in")):
+            tid = 2 * device["id"] + stream
+            for name, args in (
+                ("thread_name", {"name": f"{short} {what}"}),
+                ("thread_sort_index", {"sort_index": tid}),
+            ):
+                out.append({"ph": "M", "name": name, "pid": pid, "tid": tid, "args": args})
+    out.append({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "Session.run"}})
+    return out, pid_of, labels
+
+
 def chrome_trace(trace: Trace) -> dict[str, Any]:
     origin = trace.origin_ns
-    out: list[dict[str, Any]] = []
-    for device in trace.devices:
-        pid = device["id"] + 1
-        label = device["name"] + (f" ({device['kind']})" if device["kind"] != "real" else "")
-        out.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": label}})
-        out.append(
-            {"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}}
-        )
-        for tid, stream in ((_COMPUTE, "compute stream"), (_COPY, "copies in")):
-            out.append(
-                {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": stream}}
-            )
-    out.append({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "Session.run"}})
+    out, pid_of, labels = _threads(trace)
     ev = trace.events
-    last_op_end: dict[int, tuple[int, int]] = {}  # node -> (pid, end ns) of the op that made it
+    last_op_end: dict[int, tuple[int, int, int]] = {}  # node -> (pid, tid, end ns) of its op
     flow = 0
     timing_labels = {int(source): source.label for source in TimingSource}
     for i in np.argsort(ev["t0"], kind="stable"):
         kind = int(ev["kind"][i])
         t0, t1 = int(ev["t0"][i]), int(ev["t1"][i])
-        node, pid = int(ev["node"][i]), int(ev["device"][i]) + 1
+        node, device = int(ev["node"][i]), int(ev["device"][i])
         timing = timing_labels[int(ev["source"][i])]
         nbytes = int(ev["bytes"][i])
         if kind == EventKind.RUN:
             out.append(_complete(f"run {int(ev['run'][i])}", "run", 0, 0, t0, t1, origin, {}))
         elif kind == EventKind.OP:
             args = {"name": trace.node_name(node), "timing": timing, "bytes": nbytes}
-            out.append(_complete(trace.node_type(node), "op", pid, _COMPUTE, t0, t1, origin, args))
-            last_op_end[node] = (pid, t1)
+            pid, tid = pid_of[device], 2 * device + _COMPUTE
+            out.append(_complete(trace.node_type(node), "op", pid, tid, t0, t1, origin, args))
+            last_op_end[node] = (pid, tid, t1)
         elif kind == EventKind.TRANSFER:
             tensor = trace.node_name(node)
-            src_pid = int(ev["peer"][i]) + 1
-            args = {"output of": tensor, "from": src_pid - 1, "timing": timing, "bytes": nbytes}
-            out.append(_complete(f"copy {tensor}", "transfer", pid, _COPY, t0, t1, origin, args))
-            start_pid, start_ts = last_op_end.get(node, (src_pid, t0))
+            source = int(ev["peer"][i])
+            args = {"output of": tensor, "from": labels[source], "timing": timing}
+            args["bytes"] = nbytes
+            pid, tid = pid_of[device], 2 * device + _COPY
+            out.append(_complete(f"copy {tensor}", "transfer", pid, tid, t0, t1, origin, args))
+            start = last_op_end.get(node, (pid_of[source], 2 * source + _COMPUTE, t0))
             flow += 1
-            out.append(_flow("s", flow, start_pid, _COMPUTE, _us(start_ts, origin)))
-            out.append(_flow("f", flow, pid, _COPY, _us(t0, origin)))
+            out.append(_flow("s", flow, start[0], start[1], _us(start[2], origin)))
+            out.append(_flow("f", flow, pid, tid, _us(t0, origin)))
     for device in trace.devices:
         times, in_use = trace.memory_timeline(device["id"])
-        pid = device["id"] + 1
+        pid, name = pid_of[device["id"]], f"memory {labels[device['id']]}"
         for t, value in zip(times.tolist(), in_use.tolist()):
             args = {"bytes in use": value}
-            out.append({"ph": "C", "name": "memory", "pid": pid, "ts": t * 1e6, "args": args})
+            out.append({"ph": "C", "name": name, "pid": pid, "ts": t * 1e6, "args": args})
     return {"traceEvents": out, "displayTimeUnit": "ms", "otherData": {"schema": "placeviz/1"}}
 
 
