@@ -44,6 +44,13 @@ class PlacementMagics(Magics):
     @magic_arguments.argument(
         "--simulate", metavar="PROFILE", default=None, help="simulate GPUs of PROFILE, e.g. H100"
     )
+    @magic_arguments.argument(
+        "--cluster",
+        metavar="SHAPE",
+        default=None,
+        help="run on a local cluster of task processes, e.g. ps=1,worker=2 (started once per "
+        "kernel), or on the running servers of a ClusterSpec variable",
+    )
     @magic_arguments.argument("--soft", action="store_true", help="allow soft placement")
     @magic_arguments.argument("--log", action="store_true", help="print the placement log")
     @magic_arguments.argument("--trace", metavar="FILE", help="write a Chrome trace to FILE")
@@ -67,10 +74,12 @@ class PlacementMagics(Magics):
         sessions: list[Session] = []
         with (
             _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
+            _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
             core.cell_default_graph(),
         ):
-            if note:
-                print(note)
+            for said in (note, cluster_note):
+                if said:
+                    print(said)
             output = _cell_output(sessions) if not args.no_widget and _in_kernel(shell) else None
             shown: Session | None = None
             trace = None
@@ -165,6 +174,43 @@ def _cell_devices(gpus: int | None, profile: str | None, soft: bool, log: bool) 
         yield note
     if not note and cell.initialized:
         process.initialize()  # a session ran on the process's devices: they are locked, as in TF
+
+
+@contextlib.contextmanager
+def _cell_cluster(shape: str | None, names: dict[str, Any]) -> Iterator[str]:
+    """Sessions the cell makes without a target run on the cluster ``shape`` names: a local one
+    of that shape (reused from an earlier cell) or a ClusterSpec variable's running servers (its
+    first worker, else its first task, is the target). The cluster's spec is ``_cluster``."""
+    if shape is None:
+        yield ""
+        return
+    from placeviz.cluster.local import local_cluster, parse_shape
+    from placeviz.train.cluster_spec import ClusterSpec
+
+    given = names.get(shape.strip())
+    if isinstance(given, ClusterSpec):
+        spec = given
+        job = "worker" if "worker" in spec.jobs else spec.jobs[0]
+        target = f"grpc://{spec.task_address(job, spec.task_indices(job)[0])}"
+        started = ""
+    else:
+        ps, workers = parse_shape(shape)
+        cluster = local_cluster(ps, workers, device_context.context().simulation())
+        spec, target = cluster.spec, cluster.target
+        pids = ", ".join(f"{s.task} {s.pid}" for s in [*cluster.ps, *cluster.workers])
+        started = f" (task processes: {pids})"
+    session = Session(target)  # the master: fails here, typed, when no server answers
+    dashboard = session._cluster.dashboard
+    session.close()
+    names["_cluster"] = spec
+    token = session_module.default_target.set(target)
+    try:
+        yield (
+            f"placeviz: sessions run on the cluster {spec.as_dict()}{started}; "
+            f"without a target on {target}; Dask dashboard {dashboard}"
+        )
+    finally:
+        session_module.default_target.reset(token)
 
 
 def _latest_run(sessions: list[Session]) -> Session | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import unicodedata
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -237,3 +239,48 @@ def test_a_syntax_error_names_the_cells_line(shell, capsys: pytest.CaptureFixtur
     shown = capsys.readouterr().out
     # IPython shows a SyntaxError's stack itself (no _render_traceback_): the magic's frames stay.
     assert f"Cell In[{count}], line 3\n    x = (" in shown and "SyntaxError" in shown
+
+
+# A seed-002 program as a cell: the model's variable on the ps task, its math on the worker.
+CLUSTER_CELL = """
+import placeviz as tf
+with tf.device(tf.train.replica_device_setter(cluster=_cluster)):
+    w = tf.Variable(tf.ones([2, 2]), name="w")
+    y = tf.matmul(w, w)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    result = sess.run(y)
+"""
+
+
+def test_a_cell_runs_on_a_local_cluster_started_once_per_kernel(
+    shell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("distributed")
+    from placeviz.cluster.local import stop_local_clusters
+
+    try:
+        shell.run_cell_magic("placement", "--cluster ps=1,worker=2 --no-widget", CLUSTER_CELL)
+        first = capsys.readouterr().out
+        assert "Dask dashboard http://127.0.0.1:" in first
+        dashboard = first.split("Dask dashboard ")[1].split()[0]
+        with urllib.request.urlopen(dashboard, timeout=10) as page:  # served, on loopback
+            assert page.status == 200 and b"Dask" in page.read()
+        assert shell.user_ns["result"].tolist() == [[2.0, 2.0], [2.0, 2.0]]
+        trace = shell.user_ns["_placement"]
+        where = {n["name"]: trace.devices[n["device"]] for n in trace.nodes}
+        assert where["w"]["name"] == "/job:ps/replica:0/task:0/device:CPU:0"
+        assert where["MatMul"]["name"].startswith("/job:worker/replica:0/task:0/")
+        assert where["w"]["pid"] != where["MatMul"]["pid"] != os.getpid()
+        assert "/job:ps/replica:0/task:0" in first  # the summary lists each task's devices
+        shell.run_cell_magic("placement", "--cluster ps=1,worker=2 --no-widget", CLUSTER_CELL)
+        again = capsys.readouterr().out
+        processes = first.split("task processes: ")[1].split(")")[0]
+        assert f"task processes: {processes})" in again  # the same processes, reused
+        # A ClusterSpec variable: its running servers.
+        shell.user_ns["spec"] = shell.user_ns["_cluster"]
+        shell.run_cell_magic("placement", "--cluster spec --no-widget", CLUSTER_CELL)
+        assert "task processes" not in capsys.readouterr().out
+        assert shell.user_ns["_placement"].devices[0]["pid"] == where["w"]["pid"]
+    finally:
+        stop_local_clusters()

@@ -47,6 +47,10 @@ _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this 
 observers: contextvars.ContextVar[tuple[Callable[[Session], None], ...]] = contextvars.ContextVar(
     "placeviz_session_observers", default=()
 )
+# The target of sessions made without one: a %%placement --cluster cell's cluster.
+default_target: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "placeviz_default_target", default=""
+)
 
 
 class Session:
@@ -74,6 +78,7 @@ class Session:
         ctx = self._context = device_context.context()
         self._cluster: Any = None
         local = None
+        target = target or default_target.get()
         if target not in ("", "local"):
             from placeviz.cluster.master import ClusterMaster
 

@@ -69,6 +69,10 @@ class Server:
         return f"grpc://{self._address}"
 
     @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
     def pid(self) -> int | None:
         """The task's process id (None before ``start``)."""
         return self._pid
@@ -167,7 +171,7 @@ class Server:
         )
 
     def __repr__(self) -> str:
-        state = "running" if self._process is not None else "stopped"
+        state = "running" if self.running else "stopped"
         return f"<pv.train.Server {self.task} at {self.target} ({state})>"
 
 
