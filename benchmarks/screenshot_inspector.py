@@ -1,7 +1,7 @@
 """Screenshots of the whole inspector on the golden programs, to look at as a teacher would.
 
-Each program of ``placeviz.examples.documents`` (and the 4-layer training step) is written as a
-standalone page and photographed in headless Debian chromium at 1,400 px wide, after its first
+Each program of ``placeviz.examples.documents`` (and the 4-layer training step, and an MLP step
+trained through 2 ps and 2 worker task processes) is written as a standalone page and photographed in headless Debian chromium at 1,400 px wide, after its first
 paint and the panels' plots. Not a test: the pictures are for eyes (README, docs/images).
 Run: ``python3 benchmarks/screenshot_inspector.py [--out docs/images] [NAME ...]``.
 """
@@ -15,10 +15,53 @@ from pathlib import Path
 from _chromium import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
+import numpy as np
+
+import placeviz as pv
 from placeviz.events.html import write_html
 from placeviz.examples.documents import GOLDEN, training_step
 
-PROGRAMS = {**GOLDEN, "training-step": training_step}
+
+def cluster_training_step() -> pv.Trace:
+    """An MLP Adam step with its variables round robin on 2 ps tasks, its math on worker 0's
+    first (simulated) GPU, each task its own process."""
+    pv.reset_default_graph()
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    no_gpu = pv.ConfigProto(device_count={"GPU": 0})
+    workers, ps = pv.test.create_local_cluster(2, 2, ps_config=no_gpu)
+    try:
+        spec = workers[0].cluster_spec
+        worker = "/job:worker/task:0"  # its ops go to the task's first GPU by default
+        with pv.device(pv.train.replica_device_setter(cluster=spec, worker_device=worker)):
+            x = pv.placeholder(pv.float32, [None, 64], name="x")
+            y = pv.placeholder(pv.float32, [None, 10], name="y")
+            h = x
+            with pv.name_scope("mlp"):
+                for i in range(3):
+                    units, activation = (10, None) if i == 2 else (128, pv.nn.relu)
+                    h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
+            loss = pv.reduce_mean(pv.square(h - y), name="loss")
+            step = pv.train.get_or_create_global_step()
+            train = pv.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
+        feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+        with pv.Session(workers[0].target) as sess:
+            sess.run(pv.global_variables_initializer())
+            sess.trace_level = pv.RunOptions.FULL_TRACE
+            for _ in range(2):
+                sess.run(train, feed)
+            return sess.trace(runs=1)
+    finally:
+        for server in workers + ps:
+            server.stop()
+        pv.config.reset_devices()
+
+
+PROGRAMS = {
+    **GOLDEN,
+    "training-step": training_step,
+    "cluster-training-step": cluster_training_step,
+}
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
 
 

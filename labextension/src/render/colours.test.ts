@@ -44,6 +44,20 @@ describe('devicePalette', () => {
     expect(palette.get(1)!.simulated).toBe(false);
   });
 
+  it('tints the CPUs of several cluster tasks apart, in muted hues', () => {
+    const cpus = [0, 1].map((task) =>
+      device(task, `/job:ps/replica:0/task:${task}/device:CPU:0`, {
+        parent: `/job:ps/task:${task}/physical_device:CPU:0`,
+      }),
+    );
+    const palette = devicePalette(cpus);
+    const [a, b] = cpus.map((d) => palette.get(d.id)!.colour);
+    expect(a).not.toBe(b);
+    for (const colour of [a, b]) {
+      expect(colour).toMatch(/^hsl\(\d+, 24%, \d+%\)$/);
+    }
+  });
+
   it('gives the same colours whatever the order of the table', () => {
     const shuffled = devicePalette([...devices].reverse());
     for (const d of devices) {

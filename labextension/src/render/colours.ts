@@ -1,5 +1,6 @@
 /**
- * Colours: one per device (logical GPUs as shades of their physical GPU's hue, CPUs grey), per op
+ * Colours: one per device (logical GPUs as shades of their physical GPU's hue, CPUs grey, or
+ * greyish tints when several cluster tasks have one, so a teacher tells the ps tasks apart), per op
  * state, and sequential scales for op time and memory. Device colours depend only on the device
  * table, so every view of a document agrees on them.
  */
@@ -27,6 +28,9 @@ export const STATE_COLOURS: Record<OpState, string> = {
 
 /** Distinct hues for physical accelerators, in the order their names sort. */
 const HUES = [210, 28, 130, 275, 350, 180, 48, 310, 95, 240];
+
+/** Muted hues for the CPUs of several cluster tasks (low saturation: they stay host-like). */
+const CPU_HUES = [35, 330, 90, 170, 260, 200];
 
 /** Whether a device is a host CPU (drawn grey). */
 function isCpu(device: DeviceRecord): boolean {
@@ -62,10 +66,12 @@ export function devicePalette(devices: readonly DeviceRecord[]): Map<number, Dev
       });
     });
   });
+  const tinted = cpus.length > 1;
   cpus.forEach((key, rank) => {
-    shades(groups.get(key) ?? [], rank * 6, (device, lightness) => {
+    const hue = CPU_HUES[rank % CPU_HUES.length];
+    shades(groups.get(key) ?? [], tinted ? 0 : rank * 6, (device, lightness) => {
       palette.set(device.id, {
-        colour: `hsl(0, 0%, ${lightness}%)`,
+        colour: tinted ? `hsl(${hue}, 24%, ${lightness}%)` : `hsl(0, 0%, ${lightness}%)`,
         simulated: device.kind === 'simulated',
       });
     });
@@ -155,7 +161,8 @@ export interface LegendGroup {
 }
 
 /** The task part of a device name: '/job:w/replica:0/task:1/device:GPU:0' -> '/job:w/replica:0/task:1'. */
-function hostOf(name: string): string {
+/** The cluster task a device belongs to: '/job:ps/replica:0/task:0' ('' when unnamed). */
+export function hostOf(name: string): string {
   const at = name.indexOf('/device:');
   return at < 0 ? '' : name.slice(0, at);
 }

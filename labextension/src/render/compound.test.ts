@@ -30,7 +30,7 @@ function trained(): { ops: HierarchyOp[]; edges: FoldEdge[] } {
   const ops: HierarchyOp[] = [{ name: 'x', type: 'Placeholder', device: 0 }];
   const edges: FoldEdge[] = [];
   const link = (src: number, dst: number) =>
-    edges.push({ src, dst, kind: 'data', bytes: 8, crosses: false });
+    edges.push({ src, dst, kind: 'data', bytes: 8, crosses: false, network: false });
   for (const layer of ['first', 'second']) {
     for (const name of ['w', 'MatMul', 'Relu']) {
       ops.push({ name: `${layer}/${name}`, type: name, device: 1 });
@@ -162,6 +162,7 @@ describe('wrapColumns', () => {
             kind: 'data',
             bytes: 8,
             crosses: false,
+            network: false,
           });
         }
       }

@@ -48,6 +48,7 @@ export interface SideLink {
   count: number;
   bytes: number;
   crosses: boolean;
+  network: boolean;
 }
 
 export interface CompoundLayout {
@@ -268,11 +269,13 @@ function sideLinks(edges: readonly BoxEdge[], aside: Uint8Array, rootItem: Int32
     const key = `${side},${other}`;
     const link = links.get(key);
     if (link === undefined) {
-      links.set(key, { side, other, count: edge.count, bytes: edge.bytes, crosses: edge.crosses });
+      const { count, bytes, crosses, network } = edge;
+      links.set(key, { side, other, count, bytes, crosses, network });
     } else {
       link.count += edge.count;
       link.bytes += edge.bytes;
       link.crosses ||= edge.crosses;
+      link.network ||= edge.network;
     }
   }
   return [...links.values()];

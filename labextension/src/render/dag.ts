@@ -723,7 +723,9 @@ export class DagView implements View {
     const live = this.currentLive(model);
     const theme = this.theme();
     if (coloursStale) {
-      renderKey(this.key, this.state.get('colour'), colours, theme);
+      const network =
+        model.folded.edges.some((e) => e.network) || model.layout.links.some((l) => l.network);
+      renderKey(this.key, this.state.get('colour'), colours, theme, network);
       // The details pane marks transfers in the canvas's colour.
       const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
       root.style.setProperty('--placeviz-dag-transfer', theme.transfer);

@@ -19,4 +19,13 @@ describe('renderKey', () => {
     const alert = root.querySelector<HTMLElement>('.placeviz-key-alert .placeviz-key-swatch')!;
     expect(alert.style.border).toBe(`3px solid ${theme.mismatch}`);
   });
+
+  it('keys transfers between cluster tasks only where the graph has them', () => {
+    const root = document.createElement('div');
+    const texts = () => [...root.querySelectorAll('.placeviz-key-text')].map((t) => t.textContent);
+    renderKey(root, 'device', { range: null } as unknown as BoxColours, theme);
+    expect(texts()).not.toContain('between tasks (network)');
+    renderKey(root, 'device', { range: null } as unknown as BoxColours, theme, true);
+    expect(texts()).toContain('between tasks (network)');
+  });
 });

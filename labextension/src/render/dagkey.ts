@@ -1,7 +1,8 @@
 /**
  * The key under the DAG's toolbar: what the box colours of the current mode mean (devices are in
  * the device legend above; states by swatch; op time and output bytes as a scale from the
- * smallest to the largest value shown), and the marks every mode shares: transfer edges, red
+ * smallest to the largest value shown), and the marks every mode shares: transfer edges (dotted
+ * between cluster tasks), red
  * failed or unplaced ops, ops not on the device they asked for.
  */
 import { NO_VALUE_COLOUR, MIXED_COLOUR, STATE_COLOURS, sequentialColour } from './colours';
@@ -24,20 +25,22 @@ function swatch(doc: Document, colour: string, text: string, className = ''): HT
   return item;
 }
 
-function line(doc: Document, colour: string, text: string, dashed: boolean): HTMLElement {
+function line(doc: Document, colour: string, text: string, border: string): HTMLElement {
   const item = element(doc, 'span', 'placeviz-key-item');
   const mark = element(doc, 'span', 'placeviz-key-line');
-  mark.style.borderTop = `3px ${dashed ? 'dashed' : 'solid'} ${colour}`;
+  mark.style.borderTop = `${border} ${colour}`;
   item.append(mark, element(doc, 'span', 'placeviz-key-text', text));
   return item;
 }
 
-/** Fill `root` with the key of `mode`; `colours` are the boxes' current colours. */
+/** Fill `root` with the key of `mode`; `colours` are the boxes' current colours; `network`:
+ * the graph shows transfers between cluster tasks. */
 export function renderKey(
   root: HTMLElement,
   mode: ColourMode,
   colours: BoxColours,
   theme: KeyTheme,
+  network = false,
 ): void {
   const doc = root.ownerDocument;
   const items: HTMLElement[] = [];
@@ -78,7 +81,10 @@ export function renderKey(
     }
     items.push(swatch(doc, NO_VALUE_COLOUR, mode === 'time' ? 'not run' : 'unknown'));
   }
-  items.push(line(doc, theme.transfer, 'transfer', true));
+  items.push(line(doc, theme.transfer, 'transfer', '3px dashed'));
+  if (network) {
+    items.push(line(doc, theme.transfer, 'between tasks (network)', '4px dotted'));
+  }
   items.push(swatch(doc, 'transparent', 'failed / not placed', 'placeviz-key-alert'));
   items.push(swatch(doc, 'transparent', 'not on the device it asked for', 'placeviz-key-mismatch'));
   root.replaceChildren(...items);

@@ -1,10 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { colourBoxes } from './dagcolour';
 import { containerLines, tooltipLines } from './dagtooltip';
-import { buildDagModel, storeHierarchy } from './dagmodel';
+import { buildDagModel, storeEdges, storeHierarchy } from './dagmodel';
 import { AUTO_BUDGET, allExpanded, defaultExpanded } from './scopes';
 import { PlacementStore } from './store';
-import { bigDocument, smallDocument } from './__tests__/fixtures';
+import { bigDocument, device, smallDocument } from './__tests__/fixtures';
+
+describe('storeEdges', () => {
+  it('marks the transfers whose ends run in different cluster tasks as network ones', () => {
+    const doc = smallDocument();
+    const ps = '/job:ps/replica:0/task:0/device:CPU:0';
+    doc.devices.push(device(3, ps));
+    doc.nodes[2].device = 3; // tower_0/c on the ps task: b -> c leaves the worker's process
+    const edges = storeEdges(PlacementStore.fromDocument(doc));
+    expect(edges.map((e) => [e.crosses, e.network])).toEqual([
+      [true, false],
+      [true, true],
+    ]);
+  });
+});
 
 describe('buildDagModel', () => {
   it('flags an op that did not land where it asked, and folds boxes', () => {

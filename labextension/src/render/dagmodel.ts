@@ -5,6 +5,7 @@
  * device it requested.
  */
 import { layoutCompound, type CompoundLayout } from './compound';
+import { hostOf } from './colours';
 import { requestMismatch } from './devicespec';
 import { displayPath, uniqueLabels } from './labels';
 import { SpatialGrid } from './spatial';
@@ -45,11 +46,13 @@ export function storeHierarchy(store: PlacementStore): Hierarchy {
 /** A store's edges between node indices (those whose ends are both in its tables). */
 export function storeEdges(store: PlacementStore): FoldEdge[] {
   const edges: FoldEdge[] = [];
+  const taskOf = (node: number) => hostOf(store.deviceById(store.nodes[node].device)?.name ?? '');
   for (const edge of store.edges) {
     const src = store.nodeIndex(edge.src);
     const dst = store.nodeIndex(edge.dst);
     if (src >= 0 && dst >= 0) {
-      edges.push({ src, dst, kind: edge.kind, bytes: edge.bytes, crosses: edge.crosses });
+      const network = edge.crosses && taskOf(src) !== taskOf(dst);
+      edges.push({ src, dst, kind: edge.kind, bytes: edge.bytes, crosses: edge.crosses, network });
     }
   }
   return edges;

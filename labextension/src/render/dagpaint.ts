@@ -320,7 +320,10 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
   };
   stroke((e) => !edges[e].crosses && !edges[e].control, theme.edge, 1.2, []);
   stroke((e) => edges[e].control, theme.edge, 1, [1.5, 3]);
-  stroke((e) => edges[e].crosses && !edges[e].control, theme.transfer, 2.5, [7, 4]);
+  const transfer = (e: number) => edges[e].crosses && !edges[e].control;
+  stroke((e) => transfer(e) && !edges[e].network, theme.transfer, 2.5, [7, 4]);
+  // Between tasks: the tensor leaves its process over the network (thicker, dotted).
+  stroke((e) => transfer(e) && edges[e].network, theme.transfer, 4, [1.5, 3.5]);
   ctx.beginPath();
   for (const link of model.layout.links) {
     const path = linkPath(model, link.side, link.other);
@@ -634,7 +637,7 @@ function drawEdgeLabels(
       parts.push(`×${edge.count}`);
     }
     if (edge.crosses && edge.bytes > 0) {
-      parts.push(formatBytes(edge.bytes));
+      parts.push(`${edge.network ? 'network ' : ''}${formatBytes(edge.bytes)}`);
     }
     if (parts.length === 0) {
       continue;

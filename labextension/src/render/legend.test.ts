@@ -53,6 +53,18 @@ describe('renderLegend', () => {
     expect(parent.querySelectorAll('.placeviz-legend-host')).toHaveLength(2);
   });
 
+  it('names each task group with its process and address', () => {
+    const doc = smallDocument();
+    const ps = '/job:ps/replica:0/task:0/device:CPU:0';
+    doc.devices.push(device(3, ps, { pid: 4242, address: '127.0.0.1:2222' }));
+    const parent = document.createElement('div');
+    renderLegend(parent, PlacementStore.fromDocument(doc), new ViewState());
+    const hosts = [...parent.querySelectorAll('.placeviz-legend-host-name')].map(
+      (h) => h.textContent,
+    );
+    expect(hosts).toContain('/job:ps/replica:0/task:0 · process 4242 at 127.0.0.1:2222');
+  });
+
   it('keeps a device name with HTML as literal text', () => {
     const { parent, entries } = setup();
     const evil = entries().find((e) => e.dataset.device === EVIL)!;

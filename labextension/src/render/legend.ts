@@ -49,7 +49,12 @@ export function renderLegend(parent: HTMLElement, store: PlacementStore, state: 
       ...groups.map((group) => {
         const host = make('div', 'placeviz-legend-host');
         if (showHosts) {
-          host.append(make('div', 'placeviz-legend-host-name', group.host || 'other devices'));
+          const name = make('div', 'placeviz-legend-host-name', group.host || 'other devices');
+          const process = processOf(group.physical[0].devices[0]);
+          if (process) {
+            name.append(make('span', 'placeviz-legend-process', process));
+          }
+          host.append(name);
         }
         for (const physical of group.physical) {
           const box = make('div', 'placeviz-legend-physical');
@@ -99,4 +104,13 @@ export function renderLegend(parent: HTMLElement, store: PlacementStore, state: 
       root.remove();
     },
   };
+}
+
+/** Where a task's ops run: its process and, for a cluster task, its address. */
+export function processOf(device: DeviceRecord): string {
+  if (device.pid === undefined) {
+    return '';
+  }
+  const address = device.address ? ` at ${visibleText(device.address)}` : '';
+  return ` · process ${device.pid}${address}`;
 }

@@ -91,6 +91,9 @@ function normalizeDevice(raw: Loose, position: number): DeviceRecord {
     description: stringOr(raw.description, ''),
     memory_limit: numberOr(raw.memory_limit, 0),
     reserved: numberOr(raw.reserved, 0),
+    // Documents from before clusters name no process.
+    ...(typeof raw.pid === 'number' ? { pid: raw.pid } : {}),
+    address: typeof raw.address === 'string' ? raw.address : null,
   };
 }
 

@@ -28,7 +28,7 @@ const nodes = [
 ];
 
 function edge(src: number, dst: number, extra: Partial<FoldEdge> = {}): FoldEdge {
-  return { src, dst, kind: 'data', bytes: 10, crosses: false, ...extra };
+  return { src, dst, kind: 'data', bytes: 10, crosses: false, network: false, ...extra };
 }
 
 function keys(list: readonly HierarchyOp[]): string[] {
@@ -151,7 +151,7 @@ describe('defaultExpanded', () => {
     expect(folded.boxes.length).toBeLessThanOrEqual(AUTO_BUDGET);
     expect(folded.boxes.map((b) => b.name)).toEqual(['input', 'block[0-99]']);
     expect(folded.edges).toEqual([
-      { src: 0, dst: 1, count: 1, bytes: 10, crosses: false, control: false },
+      { src: 0, dst: 1, count: 1, bytes: 10, crosses: false, network: false, control: false },
     ]);
   });
 
@@ -248,8 +248,24 @@ describe('foldHierarchy', () => {
     const folded = foldHierarchy(hierarchy, nodes, edges, new Set(['tower_1']));
     const tower = folded.boxOf[1];
     expect(folded.edges).toEqual([
-      { src: folded.boxOf[0], dst: tower, count: 3, bytes: 15, crosses: true, control: false },
-      { src: tower, dst: folded.boxOf[5], count: 1, bytes: 0, crosses: false, control: true },
+      {
+        src: folded.boxOf[0],
+        dst: tower,
+        count: 3,
+        bytes: 15,
+        crosses: true,
+        network: false,
+        control: false,
+      },
+      {
+        src: tower,
+        dst: folded.boxOf[5],
+        count: 1,
+        bytes: 0,
+        crosses: false,
+        network: false,
+        control: true,
+      },
     ]);
   });
 

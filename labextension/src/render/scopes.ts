@@ -55,6 +55,8 @@ export interface FoldEdge {
   kind: 'data' | 'control';
   bytes: number | null;
   crosses: boolean;
+  /** It moves data between cluster tasks (processes), over the network. */
+  network: boolean;
 }
 
 export interface ScopeBox {
@@ -79,6 +81,8 @@ export interface BoxEdge {
   bytes: number;
   /** Whether any of them moves data between devices. */
   crosses: boolean;
+  /** Whether any of them moves data between cluster tasks. */
+  network: boolean;
   /** Whether all of them are control edges. */
   control: boolean;
 }
@@ -470,6 +474,7 @@ function boxEdges(edges: readonly FoldEdge[], boxOf: Int32Array, boxCount: numbe
           count: 1,
           bytes: edge.bytes ?? 0,
           crosses: edge.crosses,
+          network: edge.network,
           control,
         });
       } else {
@@ -477,6 +482,7 @@ function boxEdges(edges: readonly FoldEdge[], boxOf: Int32Array, boxCount: numbe
         merged.count++;
         merged.bytes += edge.bytes ?? 0;
         merged.crosses ||= edge.crosses;
+        merged.network ||= edge.network;
         merged.control &&= control;
       }
     }
