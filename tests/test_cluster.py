@@ -186,6 +186,19 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
             if task.startswith("/job:ps/"):
                 moved[task] = moved.get(task, 0) + int(size)
     assert set(moved) == set(expected) == {"/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"}
+    # Each tensor reaches each task once, recorded at the task that reads it: the learning rate
+    # (on the worker) goes to both ps tasks, whose updates read it.
+    crossed = [
+        (node, names[device].split("/device:")[0])
+        for kind, node, device, peer in zip(
+            events["kind"], events["node"], events["device"], events["peer"]
+        )
+        if kind == int(EventKind.TRANSFER)
+        and names[device].split("/device:")[0] != names[peer].split("/device:")[0]
+    ]
+    assert len(crossed) == len(set(crossed))
+    learning_rate = graph.get_operation_by_name("Adam/learning_rate")._id
+    assert {task for node, task in crossed if node == learning_rate} == set(expected)
     for task, size in expected.items():
         # every gradient crossed; besides them only scalars (the learning rate's inputs)
         assert size <= moved[task] <= size + 1024, (task, moved[task], size)

@@ -53,7 +53,7 @@ def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> 
             )
         for received in report["received"]:
             for key, size in received["keys"].items():
-                tensor, src, dst = remote.transfers[key]
+                tensor, src, dst = remote.transfers[key, task.name]
                 add(
                     _TRANSFER,
                     received["t0"] + offset,

@@ -48,7 +48,8 @@ class RemoteRun:
 
     values: dict[int, Any]  # id(tensor) -> value
     reports: list[tuple[TaskInfo, dict[str, Any]]]
-    transfers: dict[str, tuple[Tensor, Device, Device]]  # Dask key -> tensor, from, to
+    # (Dask key, receiving task) -> tensor, from, to: one tensor may go to several tasks
+    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
 
 
 def target_address(target: str) -> str:
@@ -185,19 +186,20 @@ class ClusterMaster:
         prefix = f"placeviz-{self._graph_key[:12]}-run{next(_run_ids)}"
         made: dict[int, tuple[Any, TaskInfo]] = {}  # id(tensor) -> (future of it, its task)
         results: list[tuple[TaskInfo, Any]] = []
-        transfers: dict[str, tuple[Tensor, Device, Device]] = {}
+        transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
         futures = []
         for index, part in enumerate(partitions):
             info = self._by_name[part.task]
             inputs = [made[id(t)][0] for t in part.inputs]
-            sent = []  # keys of the inputs another task makes: Dask moves them here
+            sent = []  # keys of the inputs another task makes: Dask moves them here, once
             for tensor in part.inputs:
                 future, source = made[id(tensor)]
-                if source is not info:
+                key = (str(future.key), part.task)
+                if source is not info and key not in transfers:
                     reader = next(op for op in part.ops if tensor in op.inputs)
                     src, dst = plan.devices[tensor.op._id], plan.devices[reader._id]
-                    sent.append(str(future.key))
-                    transfers[sent[-1]] = (tensor, src, dst)
+                    sent.append(key[0])
+                    transfers[key] = (tensor, src, dst)
             waits = [results[i][1] for i in sorted(part.waits_for)]
             future = self.client.submit(
                 task_functions.run_partition,
