@@ -1,7 +1,8 @@
 """Screenshots of the whole inspector on the golden programs, to look at as a teacher would.
 
 Each program of ``placeviz.examples.documents`` (and the 4-layer training step, and an MLP step
-trained through 2 ps and 2 worker task processes) is written as a standalone page and photographed in headless Debian chromium at 1,400 px wide, after its first
+trained through 2 ps and 2 worker task processes) is written as a standalone page and
+photographed in headless Debian chromium at 1,400 px wide, after its first
 paint and the panels' plots. Not a test: the pictures are for eyes (README, docs/images).
 Run: ``python3 benchmarks/screenshot_inspector.py [--out docs/images] [NAME ...]``.
 """
@@ -12,10 +13,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from _chromium import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
-
-import numpy as np
 
 import placeviz as pv
 from placeviz.events.html import write_html

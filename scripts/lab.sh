@@ -8,7 +8,7 @@
 # copied only when the copy lacks it: delete my_notebooks/ to start over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --disable-pip-version-check -e ".[jupyter]"
+python3 -m pip install --disable-pip-version-check -e ".[jupyter,cluster]"
 mkdir -p my_notebooks
 for item in notebooks/*; do
     [[ -e "my_notebooks/${item##*/}" ]] || cp -R "$item" my_notebooks/

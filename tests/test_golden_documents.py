@@ -1,8 +1,9 @@
 """The golden documents vitest renders are what placeviz writes: valid, and of today's structure.
 
-Wall-clock times and process ids differ from run to run, so the comparison leaves them out; everything else a view
-reads (devices, nodes with their reasons, edges, run outcomes, how many events of each kind) must
-be the same as when the documents were written (scripts/write_golden_documents.py).
+Wall-clock times and process ids differ from run to run, so the comparison leaves them out;
+everything else a view reads (devices, nodes with their reasons, edges, run outcomes, how many
+events of each kind) must be the same as when the documents were written
+(scripts/write_golden_documents.py).
 """
 
 from __future__ import annotations

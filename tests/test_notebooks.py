@@ -75,13 +75,21 @@ def where_ops_run(
     tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
 ) -> tuple[dict[str, Any], Path]:
     """notebooks/01_where_ops_run.ipynb executed once, its cells by id, and its working dir."""
-    workdir = tmp_path_factory.mktemp("where_ops_run")
+    return run_notebook("01_where_ops_run.ipynb", tmp_path_factory, kernel_environment)
+
+
+def run_notebook(
+    name: str, tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> tuple[dict[str, Any], Path]:
+    """The notebook executed in a fresh working dir with no simulated GPUs set by the
+    environment; its cells by id, and the dir."""
+    workdir = tmp_path_factory.mktemp(name.split(".")[0])
     with pytest.MonkeyPatch.context() as monkeypatch:
-        for name, value in kernel_environment.items():
-            monkeypatch.setenv(name, value)
-        for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
-            monkeypatch.delenv(name, raising=False)
-        notebook = execute("01_where_ops_run.ipynb", workdir)
+        for variable, value in kernel_environment.items():
+            monkeypatch.setenv(variable, value)
+        for variable in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
+            monkeypatch.delenv(variable, raising=False)
+        notebook = execute(name, workdir)
     return {cell["id"]: cell for cell in notebook.cells}, workdir
 
 
@@ -93,8 +101,9 @@ def placement_cells(cells: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_the_saved_notebook_has_no_outputs() -> None:
-    notebook = nbformat.read(NOTEBOOKS / "01_where_ops_run.ipynb", as_version=4)
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_the_saved_notebook_has_no_outputs(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
     for cell in notebook.cells:
         if cell["cell_type"] == "code":
@@ -198,3 +207,64 @@ def towers_op_count() -> int:
     with pv.device("/cpu:0"):
         pv.add_n(parts)
     return len(pv.get_default_graph().get_operations())
+
+
+# -- 02: parameter servers and workers (real task processes on loopback) -----------------------
+@pytest.fixture(scope="module")
+def parameter_servers(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> dict[str, Any]:
+    pytest.importorskip("distributed")
+    cells, _ = run_notebook("02_parameter_servers.ipynb", tmp_path_factory, kernel_environment)
+    return cells
+
+
+def test_parameter_servers_every_cell_ran_without_error(parameter_servers) -> None:
+    code = [c for c in parameter_servers.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+
+
+def test_parameter_servers_ops_ran_in_their_tasks_processes(parameter_servers) -> None:
+    servers = output_text(parameter_servers["servers"])
+    pids = {
+        line.split()[0]: int(line.rsplit("process ", 1)[1])
+        for line in servers.splitlines()
+        if "process" in line
+    }
+    assert len(set(pids.values())) == 4
+    where = output_text(parameter_servers["pins-where"])
+    assert f"w: /job:ps/replica:0/task:0/device:CPU:0 (process {pids['/job:ps/task:0']})" in where
+    assert (
+        f"y: /job:worker/replica:0/task:1/device:GPU:0 (process {pids['/job:worker/task:1']})"
+        in where
+    )
+    assert "Dask dashboard http://127.0.0.1:" in output_text(parameter_servers["pins"])
+
+
+def test_parameter_servers_round_robin_traffic_and_state(parameter_servers) -> None:
+    training = output_text(parameter_servers["setter"])
+    losses = [float(line.rsplit(" ", 1)[1]) for line in training.splitlines() if "loss" in line]
+    assert losses[-1] < losses[0] and "global_step: 20" in training
+    explained = output_text(parameter_servers["setter-explain"])
+    assert "hidden/bias: /job:ps/replica:0/task:1/device:CPU:0" in explained
+    assert "round robin over 2 ps tasks: variable 2 of 5" in explained
+    traffic = output_text(parameter_servers["traffic"])
+    # the kernels (576 bytes) and biases (68) out, their gradients back, plus the learning rate
+    for line in (
+        "/job:ps/replica:0/task:0 -> /job:worker/replica:0/task:0: 576 bytes",
+        "/job:ps/replica:0/task:1 -> /job:worker/replica:0/task:0: 68 bytes",
+        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:0: 604 bytes",
+        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:1: 96 bytes",
+    ):
+        assert line in traffic
+    assert "global_step, read by a new session: 20" in output_text(parameter_servers["state"])
+    assert output_text(parameter_servers["reset"]).startswith("FailedPreconditionError")
+
+
+def test_parameter_servers_cells_carry_documents_with_task_processes(parameter_servers) -> None:
+    document = placeviz_documents(parameter_servers["setter"])[0]
+    validate(document)
+    tasks = {d["name"].split("/device:")[0]: d["pid"] for d in document["devices"]}
+    assert len(set(tasks.values())) == 4  # 2 ps + 2 workers, each its own process
+    assert all(d["address"].startswith("127.0.0.1:") for d in document["devices"])
