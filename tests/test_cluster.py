@@ -365,3 +365,30 @@ def test_a_dead_ps_task_fails_the_run_fast_rejoins_when_restarted_and_stop_leave
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(("127.0.0.1", port))
             probe.listen()
+
+
+def test_tls_turned_on_authenticates_every_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    from placeviz.cluster.coordinator import identity
+
+    monkeypatch.setenv("PLACEVIZ_CLUSTER_TLS", "1")  # what pv.config.set_cluster_tls(True) sets
+    workers, ps = pv.test.create_local_cluster(1, 1)
+    try:
+        with pv.device("/job:ps/task:0"):
+            v = pv.Variable(2.0)
+        with pv.device("/job:worker/task:0"):
+            tripled = v * 3
+        with pv.Session(workers[0].target) as sess:
+            sess.run(v.initializer)
+            assert sess.run(tripled) == 6.0
+            addresses = [
+                sess._cluster.scheduler,
+                *(t.address for t in sess._cluster.tasks.values()),
+            ]
+        assert len(addresses) == 3 and all(a.startswith("tls://127.0.0.1:") for a in addresses)
+        worker = addresses[1].removeprefix("tls://")
+        assert identity(f"tls://{worker}") is not None
+        monkeypatch.delenv("PLACEVIZ_CLUSTER_TLS")
+        assert identity(f"tcp://{worker}") is None  # no plain-text peer gets an answer
+    finally:
+        for server in workers + ps:
+            server.stop()

@@ -4,7 +4,8 @@ TensorFlow's servers find each other through the cluster spec alone. Dask worker
 scheduler, so the first task of a cluster to start launches one (its own process, so that any task
 may die without taking the cluster with it) and writes its address to a rendezvous file named after
 the cluster spec; tasks started later, from any process of this machine, read it there. The
-scheduler listens on the host of the cluster's first task (loopback for ``localhost``), and exits
+scheduler listens on the host of the cluster's first task (loopback for ``localhost``), over TLS
+when it is turned on (``security.py``), and exits
 by itself once no task has been connected for a while; ``release`` stops it at once when the
 last task of this machine stopped.
 """
@@ -27,6 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from placeviz.cluster.security import connection_args, scheme, security
 from placeviz.errors import UnavailableError
 from placeviz.train.cluster_spec import ClusterSpec
 
@@ -88,7 +90,7 @@ def run_async(make: Callable[[], Awaitable[T]]) -> T:
 async def _identity(address: str) -> dict[str, Any]:
     from distributed.core import rpc
 
-    async with rpc(address, timeout=3) as remote:
+    async with rpc(address, timeout=3, connection_args=connection_args(address)) as remote:
         return await remote.identity()
 
 
@@ -101,7 +103,7 @@ def identity(address: str) -> dict[str, Any] | None:
 
 
 @contextlib.contextmanager
-def _locked(key: str) -> Iterator[Path]:
+def locked(key: str) -> Iterator[Path]:
     directory = rendezvous_dir()
     with open(directory / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -132,7 +134,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 def scheduler_for(cluster: ClusterSpec) -> dict[str, Any]:
     """The cluster's scheduler (address, dashboard, pid), started here when none runs."""
     key = cluster_key(cluster)
-    with _locked(key) as path:
+    with locked(key) as path:
         found = _read(path)
         if found is not None:
             return found
@@ -164,7 +166,7 @@ def scheduler_for(cluster: ClusterSpec) -> dict[str, Any]:
 def release(cluster: ClusterSpec) -> None:
     """Stop the cluster's scheduler now if no task is connected to it any more."""
     key = cluster_key(cluster)
-    with _locked(key) as path:
+    with locked(key) as path:
         found = _read(path)
         if found is None:
             return
@@ -188,7 +190,13 @@ async def _serve(host: str, path: Path) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    async with Scheduler(host=host, port=0, dashboard_address=f"{host}:0") as scheduler:
+    async with Scheduler(
+        host=host,
+        port=0,
+        protocol=scheme(),
+        security=security(),
+        dashboard_address=f"{host}:0",
+    ) as scheduler:
         dashboard = f"http://{host}:{scheduler.http_server.port}/status"
         record = {"address": scheduler.address, "dashboard": dashboard, "pid": os.getpid()}
         path.write_text(json.dumps(record))

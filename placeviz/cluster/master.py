@@ -21,6 +21,7 @@ from placeviz.cluster import task as task_functions
 from placeviz.cluster.coordinator import identity, task_host_port
 from placeviz.cluster.graph_def import export_ops
 from placeviz.cluster.partition import Partition, partition_plan
+from placeviz.cluster.security import scheme, security
 from placeviz.devices.context import Device, PhysicalDevice
 from placeviz.devices.profiles import get_profile
 from placeviz.devices.spec import DeviceSpec
@@ -53,12 +54,12 @@ class RemoteRun:
 
 
 def target_address(target: str) -> str:
-    """'grpc://localhost:2222' -> 'tcp://127.0.0.1:2222'."""
-    scheme, _, rest = target.partition("://")
-    if not rest or scheme not in ("grpc", "tcp"):
+    """'grpc://localhost:2222' -> 'tcp://127.0.0.1:2222' ('tls://' when TLS is on)."""
+    given, _, rest = target.partition("://")
+    if not rest or given not in ("grpc", "tcp", "tls"):
         raise ValueError(f"Session target {target!r} must look like grpc://host:port")
     host, port = task_host_port(rest)
-    return f"tcp://{host}:{port}"
+    return f"{scheme()}://{host}:{port}"
 
 
 class ClusterMaster:
@@ -76,7 +77,12 @@ class ClusterMaster:
             )
         self.target = target
         self.scheduler = found["scheduler"]
-        self.client = Client(self.scheduler, set_as_default=False, timeout=CONNECT_TIMEOUT_S)
+        self.client = Client(
+            self.scheduler,
+            set_as_default=False,
+            timeout=CONNECT_TIMEOUT_S,
+            security=security(),
+        )
         self.tasks: dict[str, TaskInfo] = {}  # by worker address
         self._discover()
         self._by_name = {info.name: info for info in self.tasks.values()}

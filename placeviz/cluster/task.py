@@ -292,6 +292,8 @@ def serve(
 async def _work(scheduler: str, host: str, port: int, name: str, parent: int | None) -> None:
     from distributed import Worker
 
+    from placeviz.cluster.security import scheme, security
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -300,6 +302,8 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent: int | N
         scheduler,
         host=host,
         port=port,
+        protocol=scheme(),
+        security=security(),
         name=name,
         nthreads=2,
         memory_limit=0,  # a task keeps its tensors in memory, never spills them to disk

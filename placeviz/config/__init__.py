@@ -73,6 +73,21 @@ def reset_devices() -> None:
     _context.reset()
 
 
+def set_cluster_tls(enabled: bool) -> None:
+    """Clusters started and joined from now on use Dask's TLS (placeviz only): scheduler, tasks
+    and clients authenticate each other with certificates (Dask's configured ones, else a
+    per-user pair placeviz makes). Task processes inherit it; every client of a cluster needs it.
+    """
+    import os
+
+    from placeviz.cluster.security import ENVIRONMENT
+
+    if enabled:
+        os.environ[ENVIRONMENT] = "1"
+    else:
+        os.environ.pop(ENVIRONMENT, None)
+
+
 set_virtual_device_configuration = set_logical_device_configuration
 get_virtual_device_configuration = get_logical_device_configuration
 
@@ -88,6 +103,7 @@ __all__ = [
     "list_logical_devices",
     "list_physical_devices",
     "reset_devices",
+    "set_cluster_tls",
     "set_logical_device_configuration",
     "set_soft_device_placement",
     "set_visible_devices",

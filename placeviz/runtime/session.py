@@ -332,7 +332,7 @@ class Session:
         if self._cluster is None:
             return os.getpid(), None
         task = self._cluster.task_of(device)
-        return task.pid, task.address.removeprefix("tcp://")
+        return task.pid, task.address.split("://")[-1]
 
     def reserved_bytes(self, device: Device) -> int:
         """Memory the runtime holds on ``device``, as TensorFlow's allocator would.

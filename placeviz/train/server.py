@@ -122,7 +122,7 @@ class Server:
                 f"Could not start {self.task} on {self._address}: {tail or 'no output'}"
             )
         # 'placeviz task /job:ps/task:0 listening on tcp://127.0.0.1:2222 (pid 123)'
-        self._address = line.split(" listening on ")[1].split(" ")[0].removeprefix("tcp://")
+        self._address = line.split(" listening on ")[1].split(" ")[0].split("://")[-1]
         self._process = process
         self._pid = process.pid
         threading.Thread(target=_drain, args=(process,), daemon=True).start()
