@@ -302,12 +302,19 @@ def test_saved_output_renders_in_notebook_7(lab: Any, browser: Any) -> None:
     lab.shut_down_kernels()
 
 
+TEACHING = {"01_where_ops_run.ipynb": "tutorial", "02_parameter_servers.ipynb": "parameter-servers"}
+
+
+@pytest.mark.parametrize("name", sorted(TEACHING))
 def test_the_teaching_notebook_runs_all_in_jupyterlab(
-    lab: Any, browser: Any, keep_screenshot: Any
+    lab: Any, browser: Any, keep_screenshot: Any, name: str
 ) -> None:
     """A student's "Run All" goes past the cell that fails on purpose (Run All stops at any
-    failed cell, tagged raises-exception or not); every ``%%placement`` cell shows an inspector."""
-    source = ROOT / "notebooks" / "01_where_ops_run.ipynb"
+    failed cell, tagged raises-exception or not); every ``%%placement`` cell shows an inspector,
+    a cluster's with its devices grouped by task, each named with its process."""
+    if "parameter_servers" in name:
+        pytest.importorskip("distributed")
+    source = ROOT / "notebooks" / name
     teaching = json.loads(source.read_text("utf-8"))
     code = [c for c in teaching["cells"] if c["cell_type"] == "code"]
     inspectors = sum("".join(c["source"]).startswith("%%placement") for c in code)
@@ -328,7 +335,14 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
         assert len(counts) == len(code) and all(counts), f"cells left unrun: {counts}"
         roots = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
         expect()(roots).to_have_count(inspectors, timeout=60_000)
-        assert (lab.root / "towers.html").is_file()  # the --html cell wrote its page
+        if name.startswith("01"):
+            assert (lab.root / "towers.html").is_file()  # the --html cell wrote its page
+        else:
+            hosts = roots.first.locator(".placeviz-legend-host-name")
+            expect()(hosts).to_have_count(4)  # 2 ps and 2 worker tasks
+            expect()(hosts.first).to_contain_text(
+                re.compile(r"/job:ps/replica:0/task:0 · process \d+ at 127\.0\.0\.1:\d+")
+            )
         cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").filter(
             has=page.locator(".placeviz-inspector")
         )
@@ -337,7 +351,7 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
             page.wait_for_timeout(1000)
         for i in range(inspectors):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
-            keep_screenshot(output, f"tutorial-{i + 1}")
+            keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")
     finally:
         page.close()
     lab.shut_down_kernels()
