@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -336,17 +337,25 @@ def test_a_dead_ps_task_fails_the_run_fast_rejoins_when_restarted_and_stop_leave
     assert {workers[0].pid, ps[0].pid} <= started  # and the scheduler
     with pv.device("/job:ps/task:0"):
         v = pv.Variable(2.0)
+        product = pv.random_normal([2000, 2000], seed=1)
+        for _ in range(24):  # seconds of work on the ps task
+            product = pv.matmul(product, product) * 1e-3
+        slow = pv.reduce_sum(product) + v
     with pv.device("/job:worker/task:0"):
         doubled = v * 2
+        after_slow = slow * 2
         alone = pv.constant(5.0) + 1
     with pv.Session(workers[0].target) as sess:
         sess.run(v.initializer)
         assert sess.run(doubled) == 4.0
-        os.kill(ps[0].pid, signal.SIGKILL)
+        # The ps task dies mid-step, while it multiplies.
+        killer = threading.Timer(0.5, os.kill, (ps[0].pid, signal.SIGKILL))
         began = time.monotonic()
+        killer.start()
         with pytest.raises(pv.errors.UnavailableError, match="/job:ps/task:0"):
-            sess.run(doubled)
+            sess.run(after_slow)
         assert time.monotonic() - began < 10
+        assert sess.last_run["status"] == "error"  # the failed run is in the trace
         assert sess.run(alone) == 6.0  # runs that do not need the dead task still work
         restarted = pv.train.Server(ps[0].cluster_spec, "ps", 0)
         with pytest.raises(pv.errors.FailedPreconditionError, match=v.op.name):
