@@ -401,3 +401,24 @@ def test_tls_turned_on_authenticates_every_connection(monkeypatch: pytest.Monkey
     finally:
         for server in workers + ps:
             server.stop()
+
+
+def test_placeviz_server_runs_a_task_in_the_foreground_until_interrupted() -> None:
+    port = pv.train.server.free_port()
+    spec = json.dumps({"worker": [f"localhost:{port}"]})
+    command = [sys.executable, "-m", "placeviz", "server", "--cluster", spec]
+    task = subprocess.Popen(
+        [*command, "--job", "worker", "--task", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        line = task.stdout.readline()  # type: ignore[union-attr]
+        assert f"placeviz task /job:worker/task:0 listening on tcp://127.0.0.1:{port}" in line
+        with pv.Session(f"grpc://localhost:{port}") as sess:
+            assert sess.run(pv.constant(3.0) * 2) == 6.0
+            assert sess.trace().devices[0]["pid"] == task.pid
+    finally:
+        task.send_signal(signal.SIGINT)  # Ctrl-C, as in a terminal
+        assert task.wait(timeout=20) == 0
+    from placeviz.cluster.coordinator import release
+
+    release(pv.train.ClusterSpec(json.loads(spec)))  # its scheduler goes with its last task
