@@ -302,7 +302,7 @@ def test_saved_output_renders_in_notebook_7(lab: Any, browser: Any) -> None:
     lab.shut_down_kernels()
 
 
-TEACHING = {"01_where_ops_run.ipynb": "tutorial", "02_parameter_servers.ipynb": "parameter-servers"}
+TEACHING = {"01_where_ops_run.ipynb": "tutorial", "06_parameter_servers.ipynb": "parameter-servers"}
 
 
 @pytest.mark.parametrize("name", sorted(TEACHING))
