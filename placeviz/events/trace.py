@@ -144,6 +144,19 @@ class Trace:
             return np.maximum(column - self.origin_ns, 0).tolist()
         return column.tolist()
 
+    def to_networkx(self) -> Any:
+        """The graph as a ``networkx.DiGraph``: per op its type, scope, requested and assigned
+        device, reason, source line, time (``time_ns``, summed over the traced runs; None where
+        it did not run) and output bytes; per edge the bytes it carries and whether it crosses
+        devices (``networkx_export``)."""
+        from placeviz.events.networkx_export import tables_to_networkx
+
+        ops = self._of_kind(EventKind.OP)
+        ran, which = np.unique(self.events["node"][ops], return_inverse=True)
+        spent = np.bincount(which, weights=(self.events["t1"] - self.events["t0"])[ops])
+        time_ns = dict(zip(ran.tolist(), np.rint(spent).astype(np.int64).tolist()))
+        return tables_to_networkx(self.devices, self.nodes, self.edges, time_ns)
+
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """Chrome Trace Event JSON: a process per device, a thread per stream, memory counters and
         transfer flow arrows. Written to ``path`` when given; returned either way."""

@@ -41,6 +41,14 @@ def document_tables(
     }
 
 
+def graph_tables(graph: Graph) -> dict[str, Any]:
+    """The node and edge tables of a graph no session placed yet (no devices, no reasons)."""
+    return {
+        "nodes": _node_records(graph, Placement(), {}, {}),
+        "edges": _edge_records(graph, Placement()),
+    }
+
+
 def _process_fields(process: tuple[int, str | None]) -> dict[str, Any]:
     pid, address = process
     return {"pid": pid, "address": address}
