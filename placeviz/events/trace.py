@@ -157,6 +157,24 @@ class Trace:
         time_ns = dict(zip(ran.tolist(), np.rint(spent).astype(np.int64).tolist()))
         return tables_to_networkx(self.devices, self.nodes, self.edges, time_ns)
 
+    def plot_timeline(self) -> Any:
+        """A plotly figure: each op as a bar on its device's row (``placeviz[plot]``)."""
+        from placeviz.events.plots import plot_timeline
+
+        return plot_timeline(self)
+
+    def plot_memory(self) -> Any:
+        """A plotly figure: bytes in use per device over time (``placeviz[plot]``)."""
+        from placeviz.events.plots import plot_memory
+
+        return plot_memory(self)
+
+    def plot_devices(self) -> Any:
+        """A plotly figure: busy time per device, with ops and memory on hover."""
+        from placeviz.events.plots import plot_devices
+
+        return plot_devices(self)
+
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """Chrome Trace Event JSON: a process per device, a thread per stream, memory counters and
         transfer flow arrows. Written to ``path`` when given; returned either way."""
