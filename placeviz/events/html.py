@@ -69,11 +69,52 @@ def script_json(document: dict[str, Any]) -> str:
 
 def document_html(document: dict[str, Any], title: str = "placeviz inspector") -> str:
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    # The bundle is a script's text: it must not contain a closing tag of its own.
-    code = bundle().replace("</script", "<\\/script")
     return _PAGE.format(
-        policy=_POLICY, title=safe_title, mime=MIME_TYPE, data=script_json(document), bundle=code
+        policy=_POLICY,
+        title=safe_title,
+        mime=MIME_TYPE,
+        data=script_json(document),
+        bundle=_inline_bundle(),
     )
+
+
+def _inline_bundle() -> str:
+    """The bundle as a script's text, which must not contain a closing tag of its own."""
+    return bundle().replace("</script", "<\\/script")
+
+
+# A notebook output's HTML: the document, a note shown until a script renders it, and either the
+# bundle (which renders every document on the page) or a line asking an earlier bundle to.
+_OUTPUT = (
+    '<script type="{mime}">{data}</script>'
+    '<div class="placeviz-waiting" style="font-family:sans-serif;color:#666">placeviz inspector: '
+    "it draws here where a notebook's outputs may run scripts (JupyterLab with placeviz, VS Code, "
+    "an nbconvert HTML export); its script comes with the first inspector output of the "
+    "notebook's run.</div>"
+    "<script>{script}</script>"
+)
+_RENDER = "window.placeviz && window.placeviz.renderAll(document);"
+_embedded = False  # whether this process gave an output the bundle already
+
+
+def output_html(document: dict[str, Any]) -> str | None:
+    """The ``text/html`` of an inspector output, for front ends without placeviz's renderer:
+    the bundle (1.3 MB) goes in the process's first such output only, and the later ones render
+    with it; None where the bundle was not built."""
+    global _embedded
+    try:
+        script = _RENDER if _embedded else _inline_bundle()
+    except BundleMissingError:
+        return None
+    _embedded = True
+    return _OUTPUT.format(mime=MIME_TYPE, data=script_json(document), script=script)
+
+
+def output_bundle(document: dict[str, Any], text: str) -> dict[str, Any]:
+    """What a notebook output of the inspector carries: the document for placeviz's renderer
+    (JupyterLab and Notebook 7 prefer it), its HTML for other front ends, and ``text``."""
+    html = output_html(document)
+    return {MIME_TYPE: document, "text/plain": text, **({"text/html": html} if html else {})}
 
 
 def write_html(

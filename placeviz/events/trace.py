@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from placeviz.contract import COLUMN_NAMES, SCHEMA, EventKind, TimingSource, code_table
-from placeviz.events.html import MIME_TYPE, write_html
+from placeviz.events.html import output_bundle, write_html
 
 # Views list at most this many run records, the newest: a loop's thousands of runs would make
 # every run list, and a live view's first update, slow to build and to read.
@@ -192,7 +192,7 @@ class Trace:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """In a notebook a Trace shows as the inspector (JupyterLab with placeviz installed)."""
-        return {MIME_TYPE: self.to_document(), "text/plain": repr(self)}
+        return output_bundle(self.to_document(), repr(self))
 
     def node_name(self, node_id: int) -> str:
         return self._node_names.get(node_id, f"#{node_id}")

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 from IPython.display import display
 
-from placeviz.events.html import MIME_TYPE
+from placeviz.events.html import MIME_TYPE, output_bundle
 from placeviz.events.trace import RUNS_LISTED, Trace
 from placeviz.inspector.summary import summary_text
 from placeviz.inspector.widget import PlacementInspector
@@ -102,7 +102,8 @@ class CellOutput:
         if session is None:
             bundle = {"text/plain": "no session ran"}
         else:
-            bundle = _bundle(shown_trace(session, trace))
+            shown = shown_trace(session, trace)
+            bundle = output_bundle(shown.to_document(), summary_text(shown))
         self._inspector_slot.update(bundle, raw=True)
         self._saved_slot.update({}, raw=True)
         self.inspector.close()
@@ -130,7 +131,10 @@ class CellOutput:
             return
         started = time.monotonic()
         try:
-            bundle = _bundle(shown_trace(session, None))
+            shown = shown_trace(session, None)
+            # The copy kept only for a kernel that dies: no HTML (it would take the bundle
+            # from the cell's final output)
+            bundle = {MIME_TYPE: shown.to_document(), "text/plain": summary_text(shown)}
         except (RuntimeError, IndexError, ValueError):
             # Read beside the cell's thread without stopping its runs, the session's records can
             # be met mid-change (a deque mutated while iterated); the next tick tries again.
@@ -147,10 +151,6 @@ def as_shown(text: str) -> str:
     its line over, so a progress bar redrawn in place shows its last state only."""
     lines = [line.rstrip("\r") for line in text.split("\n")]
     return "\n".join(line[line.rfind("\r") + 1 :] for line in lines)
-
-
-def _bundle(trace: Trace) -> dict[str, Any]:
-    return {MIME_TYPE: trace.to_document(), "text/plain": summary_text(trace)}
 
 
 def shown_trace(session: Session, whole: Trace | None) -> Trace:

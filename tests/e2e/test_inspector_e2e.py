@@ -20,6 +20,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
+from placeviz.events.html import bundle as html_bundle
 
 pytestmark = pytest.mark.e2e
 
@@ -525,6 +526,45 @@ def offline_page(page: Any, standalone_bundle: None) -> Iterator[Any]:
     )
     page.requests = requests
     yield page
+
+
+@pytest.mark.usefixtures("kernel_env")
+def test_an_nbconvert_export_shows_every_inspector_without_a_server(
+    offline_page: Any, tmp_path: Path
+) -> None:
+    """The teaching notebook run by nbclient and exported with ``jupyter nbconvert --to html``:
+    opened from a file (no Jupyter, placeviz's renderer absent), each ``%%placement`` cell's
+    output draws its inspector from its ``text/html``, the bundle embedded once."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nbconvert = pytest.importorskip("nbconvert")
+    notebook = nbformat.read(ROOT / "notebooks" / "01_where_ops_run.ipynb", as_version=4)
+    nbclient.NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=180,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    with_documents = [
+        cell
+        for cell in notebook.cells
+        if any(
+            "application/vnd.placeviz+json" in o.get("data", {}) for o in cell.get("outputs", [])
+        )
+    ]
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(notebook)
+    assert body.count(html_bundle()[-200:]) == 1  # the bundle, once
+    path = tmp_path / "exported.html"
+    path.write_text(body, "utf-8")
+    offline_page.goto(path.as_uri())
+    roots = offline_page.locator(".placeviz-inspector")
+    expect()(roots).to_have_count(len(with_documents), timeout=30_000)
+    expect()(offline_page.locator(".placeviz-waiting")).to_have_count(0)
+    for root in roots.all():
+        root.scroll_into_view_if_needed()
+        expect()(root).to_have_attribute("data-first-paint-ms", _number())
+        assert root.locator(".placeviz-legend-entry").count() >= 3
+        assert int(root.locator(".placeviz-dag-view").get_attribute("data-visible-nodes")) > 0
 
 
 def test_standalone_html(offline_page: Any, tmp_path: Path) -> None:

@@ -34,6 +34,17 @@ describe('the standalone bundle', () => {
     expect(document.querySelectorAll('.placeviz-inspector').length).toBe(1);
   });
 
+  it('replaces the waiting note a notebook output puts after its document', async () => {
+    const { renderAll } = await import('./standalone');
+    const script = documentScript(JSON.stringify(smallDocument()));
+    const note = document.createElement('div');
+    note.className = 'placeviz-waiting';
+    script.after(note);
+    renderAll();
+    expect(document.querySelector('.placeviz-waiting')).toBeNull();
+    expect(script.nextElementSibling?.querySelector('.placeviz-inspector')).not.toBeNull();
+  });
+
   it('exposes window.placeviz.render for other pages', async () => {
     await import('./standalone');
     const target = document.createElement('div');

@@ -1,7 +1,9 @@
 /**
  * The standalone host: one script inlined into an HTML page by `Trace.to_html` (no network, no
- * Jupyter). On load it renders each `<script type="application/vnd.placeviz+json">` into a new
- * div inserted after it, and `window.placeviz.render(element, document)` renders on demand.
+ * Jupyter), or carried by a notebook output's `text/html` (VS Code, Colab, nbconvert exports). On
+ * load it renders each `<script type="application/vnd.placeviz+json">` into a new div inserted
+ * after it (replacing the `.placeviz-waiting` note an output puts there), and
+ * `window.placeviz.render(element, document)` renders on demand.
  */
 import { documentError } from '../render/dom';
 import { createInspector, type Inspector } from '../render/inspector';
@@ -67,6 +69,11 @@ export function renderAll(doc: Document = document): HTMLElement[] {
       return;
     }
     script.dataset.placevizRendered = 'true';
+    // A notebook's HTML output says, until its script runs, what the inspector needs.
+    const waiting = script.nextElementSibling;
+    if (waiting?.classList.contains('placeviz-waiting')) {
+      waiting.remove();
+    }
     const container = doc.createElement('div');
     container.className = 'placeviz-container';
     script.after(container);
