@@ -2,8 +2,9 @@
 
 Each test keeps the seed's code as written (``tf`` -> ``pv``) and asserts the values, placements
 and log lines the seed shows. The seeds ran on real GPUs; here four simulated H100s stand in.
-TensorFlow 2 examples (seed 000) run after ``enable_eager_execution()``; running a cluster
-(seed 002's servers) is a later issue, so those examples check that placeviz says so.
+TensorFlow 2 examples (seed 000) run after ``enable_eager_execution()``. Seed 002's cluster
+programs (servers, a session on a target, ops pinned to tasks) run on real task processes in
+tests/test_cluster.py; here, run without a cluster, they check that placeviz says what is missing.
 """
 
 from __future__ import annotations
