@@ -17,6 +17,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 import placeviz as pv  # noqa: E402
+from placeviz.contract import EventKind  # noqa: E402
 from placeviz.events.document import validate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,3 +269,64 @@ def test_parameter_servers_cells_carry_documents_with_task_processes(parameter_s
     tasks = {d["name"].split("/device:")[0]: d["pid"] for d in document["devices"]}
     assert len(set(tasks.values())) == 4  # 2 ps + 2 workers, each its own process
     assert all(d["address"].startswith("127.0.0.1:") for d in document["devices"])
+
+
+# -- 02: GPU memory -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def gpu_memory(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> dict[str, Any]:
+    cells, _ = run_notebook("02_gpu_memory.ipynb", tmp_path_factory, kernel_environment)
+    return cells
+
+
+def test_gpu_memory_every_cell_ran_and_every_placement_cell_shows_an_inspector(
+    gpu_memory,
+) -> None:
+    code = [c for c in gpu_memory.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    for cid, cell in placement_cells(gpu_memory).items():
+        if "--no-widget" not in cell["source"].splitlines()[0]:
+            documents = placeviz_documents(cell)
+            assert len(documents) == 1, cid
+            validate(documents[0])
+
+
+def test_gpu_memory_reservations_follow_the_options(gpu_memory) -> None:
+    default = output_text(gpu_memory["default"])
+    assert default.count("limit 80.0 GiB, reserved 80.00 GiB") == 2  # GPU:1 ran nothing
+    growth = output_text(gpu_memory["growth"])
+    assert f"{LOCAL}GPU:0: reserved 10 MiB" in growth and f"{LOCAL}GPU:1: reserved 0 MiB" in growth
+    assert "4 Physical GPUs, 4 Logical GPUs" in output_text(gpu_memory["tf2-growth"])
+    fraction = output_text(gpu_memory["fraction"])
+    assert fraction.count("limit 32.0 GiB, reserved 32.0 GiB") == 2
+    assert "GPU:0 limit 60.0 GiB" in output_text(gpu_memory["fraction-try"])
+    assert "GPU:0 limit 1.0 GiB" in output_text(gpu_memory["limit"])
+
+
+def test_gpu_memory_logical_and_visible_devices(gpu_memory) -> None:
+    virtual = output_text(gpu_memory["virtual"])
+    assert "1 Physical GPU, 2 Logical GPUs" in virtual
+    assert f"MatMul_1: {LOCAL}GPU:1 on /physical_device:GPU:0" in virtual
+    visible = output_text(gpu_memory["visible"])
+    assert "4 Physical GPUs, 1 Logical GPU" in visible
+    assert "Could not satisfy explicit device specification '/device:GPU:1'" in visible
+    assert "Visible devices cannot be modified after being initialized" in visible
+
+
+def test_gpu_memory_oom_names_the_op_and_the_trace_keeps_the_failed_run(gpu_memory) -> None:
+    printed = output_text(gpu_memory["oom"])
+    assert "ResourceExhaustedError" in printed
+    assert "OOM when allocating tensor z:0" in printed and "limit 67108864 bytes" in printed
+    assert "Largest live tensors: y:0 from 'y' (MatMul): 16777216 bytes" in printed
+    (document,) = placeviz_documents(gpu_memory["oom"])
+    assert [r["status"] for r in document["runs"]] == ["ok", "error"]
+    events = document["events"]
+    failed = document["runs"][-1]["id"]
+    allocated = [
+        size
+        for kind, run, size in zip(events["kind"], events["run"], events["bytes"])
+        if kind == int(EventKind.ALLOC) and run == failed
+    ]
+    assert 16777216 in allocated  # y was in memory when z did not fit

@@ -239,4 +239,15 @@ describe('PlacementStore op states across table changes', () => {
     // The events name the old ids: no op of the new table ran.
     expect(Array.from(store.opSpans().t0).every(Number.isNaN)).toBe(true);
   });
+
+  it("marks only the op TensorFlow's [[node ...]] names, not others the message quotes", () => {
+    const doc = smallDocument();
+    doc.runs[1].error =
+      "OOM when allocating tensor for 'tower_0/c': largest live tensors: a:0 from 'a' (Const)\n" +
+      "\t[[node 'tower_0/c' (Relu) created at model.py:3]]";
+    const store = PlacementStore.fromDocument(doc);
+    const failed = store.opSpans().failed;
+    expect(failed[store.nodeIndexByName('tower_0/c')]).toBe(1);
+    expect(failed[store.nodeIndexByName('a')]).toBe(0);
+  });
 });

@@ -355,8 +355,12 @@ function namedNodes(source: OpSource, error: string | undefined): Int32Array {
   if (!error) {
     return new Int32Array(0);
   }
+  // TensorFlow's `[[node 'z' (ConcatV2) ...]]` names the op that raised; other quoted names in
+  // the message (the largest live tensors of an OOM) are not failed. Without it, any quoted name.
+  const raised = [...error.matchAll(/\[\[node '([^'\n]+)'/g)];
+  const quoted = raised.length ? raised : error.matchAll(/'([^'\n]+)'|"([^"\n]+)"/g);
   const found = new Set<number>();
-  for (const match of error.matchAll(/'([^'\n]+)'|"([^"\n]+)"/g)) {
+  for (const match of quoted) {
     const index = source.nodeIndexByName(match[1] ?? match[2]);
     if (index >= 0) {
       found.add(index);
