@@ -7,7 +7,6 @@ building the same graphs with placeviz here, not from constants.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import uuid
@@ -306,6 +305,7 @@ def test_saved_output_renders_in_notebook_7(lab: Any, browser: Any) -> None:
 TEACHING = {
     "01_where_ops_run.ipynb": "tutorial",
     "02_gpu_memory.ipynb": "gpu-memory",
+    "03_parallel_execution.ipynb": "parallel-execution",
     "06_parameter_servers.ipynb": "parameter-servers",
 }
 
@@ -354,9 +354,17 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
         cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").filter(
             has=page.locator(".placeviz-inspector")
         )
-        if os.environ.get("PLACEVIZ_SCREENSHOTS"):
-            page.set_viewport_size({"width": 1300, "height": 2400})  # a whole output in view
-            page.wait_for_timeout(1000)
+        # A wider page: every plot keeps its own height (plotly sized plots first drawn out of
+        # view to their element, which then collapsed under the text that follows).
+        page.set_viewport_size({"width": 1300, "height": 2400})  # a whole output in view
+        page.wait_for_timeout(1000)
+        heights = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-NotebookPanel .placeviz-plot')]
+                .filter((p) => p.querySelector('.main-svg'))
+                .map((p) => [p.getBoundingClientRect().height,
+                             Number(p.querySelector('.main-svg').getAttribute('height'))])"""
+        )
+        assert heights and all(abs(box - svg) < 1 for box, svg in heights), heights
         for i in range(inspectors):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
             keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")

@@ -16,7 +16,7 @@
  *   that caused it in the timing panel.
  */
 import { element } from './dom';
-import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { escapePlotlyText, plotTheme, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
@@ -642,6 +642,6 @@ export class MemoryPanel extends PlotPanel {
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       shapes: this.cursorShapes(),
     };
-    await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+    await this.plotWith(plotly, traces, layout);
   }
 }

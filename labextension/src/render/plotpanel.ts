@@ -4,7 +4,8 @@
  * asked for while one is in flight runs once after it), and disposal.
  */
 import { element } from './dom';
-import { loadPlotly, type PlotlyModule } from './plotly';
+import type { PlotlyTrace } from 'plotly.js-basic-dist-min';
+import { loadPlotly, PLOT_CONFIG, type PlotlyModule } from './plotly';
 import { Throttle, type PanelOptions } from './panel';
 import type { NodeRecord } from './types';
 import type { View, ViewChange } from './view';
@@ -100,6 +101,20 @@ export abstract class PlotPanel implements View {
   protected abstract hasData(): boolean;
   /** `plotly.react` the plot with the current model. */
   protected abstract react(plotly: PlotlyModule): Promise<void>;
+
+  /**
+   * `plotly.react` with the plot element as tall as the layout: plotly sizes a plot first drawn
+   * while hidden (a notebook's cell out of view) to 100% of its element, which has no height of
+   * its own, so the plot would overflow onto the text below it once the page is resized.
+   */
+  protected async plotWith(
+    plotly: PlotlyModule,
+    traces: PlotlyTrace[],
+    layout: { height: number } & Record<string, unknown>,
+  ): Promise<void> {
+    this.plot.style.height = `${layout.height}px`;
+    await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+  }
   /** Where a failure to plot is said. */
   protected abstract readonly messageLine: HTMLElement;
 

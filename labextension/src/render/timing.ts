@@ -13,7 +13,7 @@
  * mapped to a lane and a time and the bar under it found by binary search.
  */
 import { element } from './dom';
-import { escapePlotlyText, plotTheme, PLOT_CONFIG, type PlotlyModule } from './plotly';
+import { escapePlotlyText, plotTheme, type PlotlyModule } from './plotly';
 import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs } from './format';
 import { textColourOn } from './colours';
@@ -613,7 +613,7 @@ export class TimingPanel extends PlotPanel {
       shapes: this.shapes(),
       annotations: this.annotations(),
     };
-    await plotly.react(this.plot, traces, layout, PLOT_CONFIG);
+    await this.plotWith(plotly, traces, layout);
     const left = (this.plot as unknown as { _fullLayout?: { _size?: { l?: number } } })._fullLayout
       ?._size?.l;
     if (left !== undefined) {
