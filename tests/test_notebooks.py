@@ -330,3 +330,51 @@ def test_gpu_memory_oom_names_the_op_and_the_trace_keeps_the_failed_run(gpu_memo
         if kind == int(EventKind.ALLOC) and run == failed
     ]
     assert 16777216 in allocated  # y was in memory when z did not fit
+
+
+# -- 03: parallel execution -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def parallel_execution(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> dict[str, Any]:
+    cells, _ = run_notebook("03_parallel_execution.ipynb", tmp_path_factory, kernel_environment)
+    return cells
+
+
+def test_parallel_execution_every_cell_ran_and_shows_its_inspector(parallel_execution) -> None:
+    code = [c for c in parallel_execution.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    for cid in ("branches", "control", "serialise", "function"):
+        (document,) = placeviz_documents(parallel_execution[cid])
+        validate(document)
+
+
+def test_parallel_execution_timelines_overlap_and_wait_as_the_text_says(
+    parallel_execution,
+) -> None:
+    branches = output_text(parallel_execution["branches-times"])
+    assert "A and C overlap: True" in branches and "B starts after A ends: True" in branches
+    waits = output_text(parallel_execution["serialise-times"])
+    assert "later starts after first ends: True" in waits
+    control = output_text(parallel_execution["control"])
+    assert "7.0" in control and "x waits for: ['Const', 'add']" in control
+    (document,) = placeviz_documents(parallel_execution["control"])
+    assert sum(edge["kind"] == "control" for edge in document["edges"]) == 4  # x, y on a, b
+
+
+def test_parallel_execution_threads_and_device_functions(parallel_execution) -> None:
+    threads = output_text(parallel_execution["threads"])
+    times = {
+        line.split(":")[0]: float(line.split()[-4])
+        for line in threads.splitlines()
+        if "ms per run" in line
+    }
+    assert set(times) == {
+        "inter_op=1 intra_op=1",
+        "inter_op=0 intra_op=1",
+        "inter_op=1 intra_op=2",
+    }
+    function = output_text(parallel_execution["function"])
+    assert f"Variable: {LOCAL}CPU:0" in function and f"mul: {LOCAL}GPU:0" in function
+    assert "pinned by device function variables_on_cpu" in function
