@@ -378,3 +378,63 @@ def test_parallel_execution_threads_and_device_functions(parallel_execution) -> 
     function = output_text(parallel_execution["function"])
     assert f"Variable: {LOCAL}CPU:0" in function and f"mul: {LOCAL}GPU:0" in function
     assert "pinned by device function variables_on_cpu" in function
+
+
+# -- 04: data parallelism -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def data_parallelism(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> dict[str, Any]:
+    cells, _ = run_notebook("04_data_parallelism.ipynb", tmp_path_factory, kernel_environment)
+    return cells
+
+
+def fitted_w(text: str) -> list[float]:
+    """The three weights a cell printed as ``[array([[w0], [w1], [w2]], dtype=float32)]``."""
+    inside = text.split("[array(", 1)[1].split("dtype", 1)[0]
+    return [float(v) for v in inside.replace("[", " ").replace("]", " ").split(",") if v.strip()]
+
+
+def test_data_parallelism_every_cell_ran_with_its_inspector(data_parallelism) -> None:
+    code = [c for c in data_parallelism.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    for cid in placement_cells(data_parallelism):
+        (document,) = placeviz_documents(data_parallelism[cid])
+        validate(document)
+
+
+def test_data_parallelism_towers_share_the_work_and_the_fit(data_parallelism) -> None:
+    split = output_text(data_parallelism["split"])
+    assert "same as one add: True" in split and f"{LOCAL}GPU:1" in split
+    assert "(1000, 100)" in output_text(data_parallelism["make-parallel"])
+    for cid in ("poly-one", "poly-two"):
+        w = fitted_w(output_text(data_parallelism[cid]))
+        assert w[0] == pytest.approx(5.0, abs=0.05) and w[1] == pytest.approx(0.0, abs=0.05), cid
+    two = output_text(data_parallelism["poly-two"])
+    assert "variables: ['w']" in two
+    assert f"gradients/MatMul_1_grad/MatMul: {LOCAL}GPU:1" in two
+    assert "colocated with 'MatMul_1' (MatMul)" in two
+    (document,) = placeviz_documents(data_parallelism["poly-two"])
+    assert [r["status"] for r in document["runs"]][-1] == "ok"
+
+
+def test_data_parallelism_averaged_gradients_and_mirrored_strategy(data_parallelism) -> None:
+    average = output_text(data_parallelism["average"])
+    w = [float(v) for v in average.split("w: [", 1)[1].split("]", 1)[0].split()]
+    assert w == pytest.approx([1.0] * 4, abs=0.05)
+    assert f"Mean: {LOCAL}CPU:0" in average
+    assert f"tower_1/gradients/tower_1/MatMul_grad/tuple/control_dependency_1: {LOCAL}GPU:1" in (
+        average
+    )
+    mirrored = output_text(data_parallelism["mirrored"])
+    first, last = (float(v) for v in mirrored.split("loss: ", 1)[1].split()[::2][:2])
+    assert last < 0.01 * first
+    (document,) = placeviz_documents(data_parallelism["mirrored"])
+    gpus = {d["id"] for d in document["devices"] if d["type"] == "GPU"}
+    ran = {
+        device
+        for kind, device in zip(document["events"]["kind"], document["events"]["device"])
+        if kind == int(EventKind.OP)
+    }
+    assert gpus <= ran  # each replica ran on its GPU

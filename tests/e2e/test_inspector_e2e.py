@@ -306,6 +306,7 @@ TEACHING = {
     "01_where_ops_run.ipynb": "tutorial",
     "02_gpu_memory.ipynb": "gpu-memory",
     "03_parallel_execution.ipynb": "parallel-execution",
+    "04_data_parallelism.ipynb": "data-parallelism",
     "06_parameter_servers.ipynb": "parameter-servers",
 }
 
@@ -547,13 +548,13 @@ def offline_page(page: Any, standalone_bundle: None) -> Iterator[Any]:
 def test_an_nbconvert_export_shows_every_inspector_without_a_server(
     offline_page: Any, tmp_path: Path
 ) -> None:
-    """The teaching notebook run by nbclient and exported with ``jupyter nbconvert --to html``:
+    """A teaching notebook run by nbclient and exported with ``jupyter nbconvert --to html``:
     opened from a file (no Jupyter, placeviz's renderer absent), each ``%%placement`` cell's
     output draws its inspector from its ``text/html``, the bundle embedded once."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nbconvert = pytest.importorskip("nbconvert")
-    notebook = nbformat.read(ROOT / "notebooks" / "01_where_ops_run.ipynb", as_version=4)
+    notebook = nbformat.read(ROOT / "notebooks" / "04_data_parallelism.ipynb", as_version=4)
     nbclient.NotebookClient(
         notebook,
         kernel_name="python3",
