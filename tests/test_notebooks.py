@@ -438,3 +438,49 @@ def test_data_parallelism_averaged_gradients_and_mirrored_strategy(data_parallel
         if kind == int(EventKind.OP)
     }
     assert gpus <= ran  # each replica ran on its GPU
+
+
+# -- 05: training, where things live --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def where_things_live(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> dict[str, Any]:
+    notebook = "05_training_where_things_live.ipynb"
+    cells, _ = run_notebook(notebook, tmp_path_factory, kernel_environment)
+    return cells
+
+
+def test_where_things_live_every_cell_ran(where_things_live) -> None:
+    code = [c for c in where_things_live.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    for cid in ("cpu", "gpu", "slots"):
+        (document,) = placeviz_documents(where_things_live[cid])
+        validate(document)
+
+
+def test_where_things_live_devices_and_the_pinned_regression(where_things_live) -> None:
+    devices = output_text(where_things_live["devices"])
+    assert devices.count('device_type: "GPU"') == 2 and 'name: "/device:CPU:0"' in devices
+    cpu = output_text(where_things_live["cpu"])
+    # TF 2.21 prints this first line for the seed's program.
+    assert "Step 0: loss = 97.0, w = 1.2514286041259766, b = 0.17999999225139618" in cpu
+    assert f"weight: (VariableV2): {LOCAL}CPU:0" in cpu and f"Mean: (Mean): {LOCAL}GPU:0" in cpu
+    explained = output_text(where_things_live["cpu-explain"])
+    assert "mul: CPU:0" in explained and "Mean: GPU:0" in explained
+    assert "GradientDescent/update_weight/ApplyGradientDescent: CPU:0" in explained
+    crossing = int(explained.split(" edges cross")[0].rsplit("\n", 1)[-1])
+    (document,) = placeviz_documents(where_things_live["cpu"])
+    assert crossing == sum(edge["crosses"] for edge in document["edges"]) > 0
+
+
+def test_where_things_live_unpinned_model_and_optimizer_slots(where_things_live) -> None:
+    gpu = output_text(where_things_live["gpu"])
+    assert f"weight: {LOCAL}GPU:0" in gpu and "no device requested, so GPU:0" in gpu
+    slots = output_text(where_things_live["slots"])
+    rows = dict(
+        line.split() for line in slots.splitlines() if line.count(":") == 1 and "  " in line
+    )
+    assert rows["hidden/kernel/Adam"] == rows["hidden/kernel/Adam_1"] == "CPU:0"
+    assert rows["out/kernel/Adam"] == "GPU:0" and rows["beta1_power"] == "CPU:0"
+    assert "out/kernel/Adam: colocated with 'out/kernel'" in slots

@@ -307,6 +307,7 @@ TEACHING = {
     "02_gpu_memory.ipynb": "gpu-memory",
     "03_parallel_execution.ipynb": "parallel-execution",
     "04_data_parallelism.ipynb": "data-parallelism",
+    "05_training_where_things_live.ipynb": "where-things-live",
     "06_parameter_servers.ipynb": "parameter-servers",
 }
 
