@@ -131,7 +131,7 @@ def test_a_caught_placement_error_does_not_fail_the_cell(where_ops_run) -> None:
 def test_placement_cells_say_where_their_ops_ran(where_ops_run) -> None:
     cells, _ = where_ops_run
     for cid, cell in placement_cells(cells).items():
-        assert "GPU:0" in output_text(cell), cid
+        assert "device:GPU:" in output_text(cell), cid
 
 
 def test_the_placement_log_and_its_reasons(where_ops_run) -> None:
@@ -173,6 +173,29 @@ def test_towers_run_one_per_gpu_and_write_the_standalone_page(where_ops_run) -> 
     assert 'id="placeviz-document"' in page.read_text("utf-8")
 
 
+def test_the_guides_own_towers_leave_two_gpus_idle(where_ops_run) -> None:
+    cells, _ = where_ops_run
+    printed = output_text(cells["towers-seed"])
+    assert "[[ 44.  56.]" in printed and f"AddN: (AddN): {LOCAL}CPU:0" in printed
+    assert f"MatMul_1: (MatMul): {LOCAL}GPU:3" in printed
+    assert f"{LOCAL}GPU:0: " not in printed.split("AddN: (AddN)")[1]  # the summary: idle
+
+
+def test_tensorflow_2_logs_each_op_where_it_executes(where_ops_run) -> None:
+    cells, _ = where_ops_run
+    product = "[[22. 28.]\n [49. 64.]], shape=(2, 2), dtype=float32)"
+    for cid, device in (
+        ("tf2-log", "GPU:0"),
+        ("tf2-manual", "GPU:0"),
+        ("tf2-gpu2", "GPU:2"),
+        ("tf2-soft", "GPU:0"),
+    ):
+        printed = output_text(cells[cid])
+        assert product in printed, cid
+        assert f"Executing op MatMul in device {LOCAL}{device}" in printed, cid
+    assert "_EagerConst" not in output_text(cells["tf2-manual"])  # made on the CPU, unlogged
+
+
 def test_logical_gpus_share_one_card(where_ops_run) -> None:
     cells, _ = where_ops_run
     assert "1 Physical GPU, 2 Logical GPUs" in output_text(cells["logical"])
@@ -184,7 +207,10 @@ def test_logical_gpus_share_one_card(where_ops_run) -> None:
 def test_placement_cells_carry_the_inspector_document(where_ops_run) -> None:
     """The saved outputs must hold the inspector's MIME data, so they render without a kernel."""
     cells, _ = where_ops_run
-    expected_devices = {"log": 3, "manual": 3, "soft-ok": 3, "towers": 5, "logical": 3}
+    expected_devices = {
+        **{"log": 3, "manual": 3, "soft-ok": 3, "towers": 5, "towers-seed": 5, "logical": 3},
+        **{"tf2-log": 3, "tf2-manual": 3, "tf2-gpu2": 5, "tf2-soft": 3},
+    }
     for cid, cell in placement_cells(cells).items():
         if cid == "soft-fails":
             continue
@@ -235,12 +261,28 @@ def test_parameter_servers_ops_ran_in_their_tasks_processes(parameter_servers) -
     }
     assert len(set(pids.values())) == 4
     where = output_text(parameter_servers["pins-where"])
-    assert f"w: /job:ps/replica:0/task:0/device:CPU:0 (process {pids['/job:ps/task:0']})" in where
-    assert (
-        f"y: /job:worker/replica:0/task:1/device:GPU:0 (process {pids['/job:worker/task:1']})"
-        in where
-    )
-    assert "Dask dashboard http://127.0.0.1:" in output_text(parameter_servers["pins"])
+    ps0, worker0 = pids["/job:ps/task:0"], pids["/job:worker/task:0"]
+    assert f"Const: /job:ps/replica:0/task:0/device:CPU:0 (process {ps0})" in where
+    assert f"add: /job:worker/replica:0/task:0/device:GPU:1 (process {worker0})" in where
+    assert f"add_1: /job:worker/replica:0/task:0/device:GPU:0 (process {worker0})" in where
+    pins = output_text(parameter_servers["pins"])
+    assert "4.0" in pins and "Dask dashboard http://127.0.0.1:" in pins
+
+
+def test_parameter_servers_replica_device_setter_as_the_seed_places_it(parameter_servers) -> None:
+    round_robin = output_text(parameter_servers["round-robin"])
+    assert round_robin.strip() == str(["/job:ps/task:0", "/job:ps/task:1"] * 2 + ["/job:ps/task:0"])
+    nested = output_text(parameter_servers["nested"])
+    for line in (
+        "Variable_1: /job:ps/replica:0/task:1/device:CPU:0",
+        "add: /job:worker/replica:0/task:0/device:GPU:0",
+        "mul: /job:worker/replica:0/task:0/device:GPU:1",
+        "mul_1: /job:worker/replica:0/task:1/device:GPU:1",
+    ):
+        assert line in nested
+    assert "[np.float32(6.0), np.float32(9.0)]" in nested
+    machines = output_text(parameter_servers["machines"])
+    assert "2 workers" in machines and "/job:ps/task:0" in machines
 
 
 def test_parameter_servers_round_robin_traffic_and_state(parameter_servers) -> None:
@@ -295,6 +337,7 @@ def test_gpu_memory_every_cell_ran_and_every_placement_cell_shows_an_inspector(
 
 def test_gpu_memory_reservations_follow_the_options(gpu_memory) -> None:
     default = output_text(gpu_memory["default"])
+    assert "Num GPUs Available:  2" in default
     assert default.count("limit 80.0 GiB, reserved 80.00 GiB") == 2  # GPU:1 ran nothing
     growth = output_text(gpu_memory["growth"])
     assert f"{LOCAL}GPU:0: reserved 10 MiB" in growth and f"{LOCAL}GPU:1: reserved 0 MiB" in growth
@@ -405,6 +448,12 @@ def test_data_parallelism_every_cell_ran_with_its_inspector(data_parallelism) ->
 
 
 def test_data_parallelism_towers_share_the_work_and_the_fit(data_parallelism) -> None:
+    one = output_text(data_parallelism["one-device"])
+    assert f"(1000, 100) {LOCAL}GPU:0" in one
+    replicas = output_text(data_parallelism["manual-replication"])
+    assert "[[ 44.  56.]\n [ 98. 128.]]" in replicas  # two replicas summed
+    assert f"Executing op MatMul in device {LOCAL}GPU:1" in replicas
+    assert f"Executing op AddN in device {LOCAL}CPU:0" in replicas
     split = output_text(data_parallelism["split"])
     assert "same as one add: True" in split and f"{LOCAL}GPU:1" in split
     assert "(1000, 100)" in output_text(data_parallelism["make-parallel"])
@@ -472,6 +521,18 @@ def test_where_things_live_devices_and_the_pinned_regression(where_things_live) 
     crossing = int(explained.split(" edges cross")[0].rsplit("\n", 1)[-1])
     (document,) = placeviz_documents(where_things_live["cpu"])
     assert crossing == sum(edge["crosses"] for edge in document["edges"]) > 0
+
+
+def test_where_things_live_a_variable_its_ops_and_its_kernels(where_things_live) -> None:
+    variable = output_text(where_things_live["variable"])
+    assert f"Variable/read: (Identity): {LOCAL}CPU:0" in variable
+    assert f"mul: (Mul): {LOCAL}GPU:0" in variable and "12.0" in variable
+    assert "colocated with 'Variable'" in variable
+    int32 = output_text(where_things_live["int32"])
+    assert "no supported kernel for GPU devices is available" in int32
+    assert "VariableV2(int32) has kernels for CPU" in int32
+    soft = output_text(where_things_live["int32-soft"])
+    assert f"{LOCAL}CPU:0" in soft and "there is no GPU kernel for VariableV2(int32)" in soft
 
 
 def test_where_things_live_unpinned_model_and_optimizer_slots(where_things_live) -> None:
