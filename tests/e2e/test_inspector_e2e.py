@@ -356,8 +356,9 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
         cells = page.locator(".jp-NotebookPanel:visible .jp-CodeCell").filter(
             has=page.locator(".placeviz-inspector")
         )
-        # A wider page: every plot keeps its own height (plotly sized plots first drawn out of
-        # view to their element, which then collapsed under the text that follows).
+        # A resized page (its outputs come out narrower): every plot keeps its own height (plotly
+        # sized plots first drawn out of view to their element, which then collapsed under the
+        # text that follows) ...
         page.set_viewport_size({"width": 1300, "height": 2400})  # a whole output in view
         page.wait_for_timeout(1000)
         heights = page.evaluate(
@@ -367,6 +368,12 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
                              Number(p.querySelector('.main-svg').getAttribute('height'))])"""
         )
         assert heights and all(abs(box - svg) < 1 for box, svg in heights), heights
+        # ... and every graph, refitted to its new width, still names every box it shows.
+        named = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-NotebookPanel .placeviz-dag-view')]
+                .map((v) => [v.dataset.labelsDrawn, v.dataset.visibleNodes])"""
+        )
+        assert named and all(drawn == shown for drawn, shown in named), named
         for i in range(inspectors):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
             keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")

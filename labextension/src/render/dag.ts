@@ -546,14 +546,15 @@ export class DagView implements View {
 
   /**
    * Whether the folding is chosen again before this paint: the user has not moved the graph,
-   * and the canvas got its real size or a side changed by more than a quarter.
+   * and the canvas got its real size, shrank (the fit would zoom out past the labels) or grew by
+   * more than a quarter.
    */
   private refolds(laidOut: boolean): boolean {
     if (this.userMoved || this.hierarchy === null || !laidOut) {
       return false;
     }
     const was = this.foldedFor;
-    const changed = (before: number, now: number) => Math.abs(now - before) > before / 4;
+    const changed = (before: number, now: number) => now < before - 2 || now - before > before / 4;
     return (
       was === null ||
       changed(was.width, this.viewport.width) ||
