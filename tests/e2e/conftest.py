@@ -7,6 +7,7 @@ three, so their absence is a broken set-up, not a reason to pass. Elsewhere they
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -175,12 +176,10 @@ def installed_lab_extensions(lab: Lab) -> list[str]:
     return [extension["name"] for extension in config.get("federated_extensions", [])]
 
 
-@pytest.fixture(scope="module")
-def lab(
-    tmp_path_factory: pytest.TempPathFactory, browser: Any, kernel_environment: dict[str, str]
-) -> Iterator[Lab]:
-    """``jupyter lab`` on a free local port with a token, rooted in a temporary directory."""
-    base = tmp_path_factory.mktemp("lab")
+@contextlib.contextmanager
+def running_lab(base: Path, python: str, env: dict[str, str]) -> Iterator[Lab]:
+    """``jupyter lab`` of interpreter ``python`` on a free local port with a token, rooted in
+    ``base/root``, with ``env`` as its whole environment."""
     root = base / "root"
     root.mkdir()
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
@@ -191,16 +190,11 @@ def lab(
     )
     token = uuid.uuid4().hex
     port = free_port()
-    env = dict(os.environ)
-    env.update(kernel_environment)
-    for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
-        env.pop(name, None)
     log = base / "lab.log"
     command = [
-        sys.executable,
+        python,
         "-m",
-        "jupyter",
-        "lab",
+        "jupyterlab",
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -214,15 +208,12 @@ def lab(
         "--LabApp.news_url=None",
     ]
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=base
+        )
     server = Lab(f"http://127.0.0.1:{port}", token, root, process, log)
     try:
         wait_until_ready(server)
-        if "placeviz" not in installed_lab_extensions(server):
-            unavailable(
-                "placeviz's JupyterLab extension is not installed "
-                "(pip install -e '.[test]' builds it with npm)"
-            )
         yield server
     finally:
         process.terminate()
@@ -231,3 +222,64 @@ def lab(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def lab(
+    tmp_path_factory: pytest.TempPathFactory, browser: Any, kernel_environment: dict[str, str]
+) -> Iterator[Lab]:
+    """This checkout's ``jupyter lab`` (see ``running_lab``)."""
+    env = dict(os.environ)
+    env.update(kernel_environment)
+    for name in ("PLACEVIZ_SIMULATED_GPUS", "PLACEVIZ_SIMULATED_PROFILE"):
+        env.pop(name, None)
+    with running_lab(tmp_path_factory.mktemp("lab"), sys.executable, env) as server:
+        if "placeviz" not in installed_lab_extensions(server):
+            unavailable(
+                "placeviz's JupyterLab extension is not installed "
+                "(pip install -e '.[test]' builds it with npm)"
+            )
+        yield server
+
+
+@pytest.fixture(scope="module")
+def wheel_lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+    """JupyterLab in a fresh venv that has placeviz only from its wheel, run with nothing but the
+    venv on PATH (no node or npm): a user's machine without Node. The venv sees this
+    interpreter's packages (JupyterLab, NumPy) but not its Jupyter data or this checkout."""
+    base = tmp_path_factory.mktemp("wheel-lab")
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q", "-w", str(base)],
+        check=True,
+        timeout=600,
+    )
+    (wheel,) = base.glob("placeviz-*.whl")
+    venv = base / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
+    )
+    python = str(venv / "bin" / "python")
+    kernels = base / "jupyter-path" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    spec = {
+        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (the wheel's venv)",
+        "language": "python",
+    }
+    (kernels / "kernel.json").write_text(json.dumps(spec))
+    env = {
+        "PATH": str(venv / "bin"),
+        "HOME": str(base),
+        "JUPYTER_PATH": str(base / "jupyter-path"),
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "IPYTHONDIR": str(base / "ipython"),
+    }
+    assert shutil.which("node", path=env["PATH"]) is None
+    pip = [python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)]
+    subprocess.run(pip, env=env, check=True, timeout=300, cwd=base)
+    (base / "lab").mkdir()
+    with running_lab(base / "lab", python, env) as server:
+        assert "placeviz" in installed_lab_extensions(server)  # the wheel's, from the venv
+        yield server

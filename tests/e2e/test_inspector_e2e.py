@@ -530,6 +530,38 @@ def test_twenty_inspectors_in_one_notebook(lab: Any, browser: Any, tmp_path: Pat
         page.close()
 
 
+def test_a_wheel_installed_without_node_draws_the_inspector_in_jupyterlab(
+    wheel_lab: Any, browser: Any
+) -> None:
+    """The wheel's own extension, in a venv without Node: JupyterLab loads it and a
+    ``%%placement`` cell, run by the venv's kernel (placeviz from the wheel), draws the
+    inspector."""
+    cell = "%load_ext placeviz"
+    placement = TOWERS.replace("import placeviz as tf", "import placeviz as tf, placeviz as pv")
+    body = notebook([cell, f"%%placement --gpus 4\n{placement}\nprint(pv.__file__)"])
+    (wheel_lab.root / "wheel.ipynb").write_text(json.dumps(body))
+    page = browser.new_page()
+    try:
+        open_lab(page, wheel_lab)
+        open_notebook(page, "wheel.ipynb", kernel=True)
+        page.evaluate(
+            """async () => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                await panel.sessionContext.ready;
+                await window.jupyterapp.commands.execute('notebook:run-all-cells');
+            }"""
+        )
+        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        expect()(root).to_have_count(1, timeout=60_000)
+        expect()(root).to_have_attribute("data-first-paint-ms", _number())
+        assert root.locator(".placeviz-legend-entry").count() == 5  # CPU and 4 GPUs
+        printed = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output").all_inner_texts()
+        assert any("venv/lib/" in text and "placeviz/__init__.py" in text for text in printed)
+    finally:
+        page.close()
+    wheel_lab.shut_down_kernels()
+
+
 # -- the standalone page ----------------------------------------------------------------------
 def write_page(trace: pv.Trace, path: Path) -> Path:
     trace.to_html(path)
