@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 
 import pytest
 
@@ -48,3 +50,12 @@ def test_untrusted_names_cannot_close_the_document_script(fresh_process) -> None
     assert document is not None
     assert "<img" not in document.group(1) and "\\u003cimg" in document.group(1)
     assert "<img" not in page.split("</script>", 1)[0]
+
+
+def test_in_colab_every_output_carries_the_bundle(
+    fresh_process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    trace = evil_trace()
+    pages = [trace._repr_mimebundle_()["text/html"] for _ in range(2)]
+    assert all(len(page) > len(bundle()) // 2 for page in pages)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -100,10 +101,12 @@ _embedded = False  # whether this process gave an output the bundle already
 def output_html(document: dict[str, Any]) -> str | None:
     """The ``text/html`` of an inspector output, for front ends without placeviz's renderer:
     the bundle (1.3 MB) goes in the process's first such output only, and the later ones render
-    with it; None where the bundle was not built."""
+    with it (in Colab, whose outputs are pages of their own, every output carries it); None where
+    the bundle was not built."""
     global _embedded
     try:
-        script = _RENDER if _embedded else _inline_bundle()
+        shared_page = "google.colab" not in sys.modules  # Colab puts each output in its own frame
+        script = _RENDER if _embedded and shared_page else _inline_bundle()
     except BundleMissingError:
         return None
     _embedded = True
