@@ -236,13 +236,13 @@ def towers_op_count() -> int:
     return len(pv.get_default_graph().get_operations())
 
 
-# -- 06: parameter servers and workers (real task processes on loopback) -----------------------
+# -- 07: parameter servers and workers (real task processes on loopback) -----------------------
 @pytest.fixture(scope="module")
 def parameter_servers(
     tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
 ) -> dict[str, Any]:
     pytest.importorskip("distributed")
-    cells, _ = run_notebook("06_parameter_servers.ipynb", tmp_path_factory, kernel_environment)
+    cells, _ = run_notebook("07_parameter_servers.ipynb", tmp_path_factory, kernel_environment)
     return cells
 
 

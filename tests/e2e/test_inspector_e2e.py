@@ -308,7 +308,7 @@ TEACHING = {
     "03_parallel_execution.ipynb": "parallel-execution",
     "04_data_parallelism.ipynb": "data-parallelism",
     "05_training_where_things_live.ipynb": "where-things-live",
-    "06_parameter_servers.ipynb": "parameter-servers",
+    "07_parameter_servers.ipynb": "parameter-servers",
 }
 
 
