@@ -1,0 +1,314 @@
+"""A scheduling core: place a task graph on devices to minimise a step's makespan.
+
+``schedule(graph, devices)`` takes a ``networkx.DiGraph`` whose nodes carry ``time`` (seconds, or
+a dict by device type; a missing type means the node cannot run there), ``memory`` (bytes held on
+its device) and ``colocation`` (equal values share a device), and whose edges carry ``time`` (to
+move the source's output to another device). Each device runs one node at a time; a node starts
+once its predecessors have finished and their outputs have arrived.
+
+The core is list scheduling by earliest finish time (ETF/HEFT) in order of upward rank, repeated
+with perturbed ranks until the time limit or a proven lower bound is met; memory limits and
+colocation are constraints of every pass, never repaired afterwards. Each node keeps why it went
+where it did (the finish time it would have had on every other device that could take it).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time as clock
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TYPE = "GPU"
+
+
+class InfeasibleScheduleError(ValueError):
+    """No placement meets the constraints; the message names the node and the constraint."""
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    type: str = DEFAULT_TYPE
+    memory: float = math.inf
+
+
+@dataclass
+class _Problem:
+    """The graph as indices: nodes in a topological order, their times per device."""
+
+    nodes: list[Hashable]
+    devices: list[Device]
+    times: list[list[float]]  # [node][device], inf where the node cannot run
+    memory: list[float]
+    group: list[int]  # colocation group per node, -1 for none
+    group_devices: list[list[int]]  # per group, the devices every member can run on
+    group_memory: list[float]  # per group, the bytes its members hold together
+    preds: list[list[tuple[int, float]]]  # (predecessor, edge time)
+    succs: list[list[tuple[int, float]]]
+
+
+@dataclass
+class Schedule:
+    """Where and when each node runs, the makespan and a proven lower bound on any schedule's."""
+
+    device: dict[Hashable, str]
+    start: dict[Hashable, float]
+    finish: dict[Hashable, float]
+    makespan: float
+    lower_bound: float
+    passes: int  # list-scheduling passes tried
+    _why: dict[Hashable, str] = field(default_factory=dict, repr=False)
+
+    def explain(self, node: Hashable) -> str:
+        """Why ``node`` runs where it does, against the devices it did not take."""
+        return self._why[node]
+
+
+def _devices(devices: int | Sequence[Mapping[str, Any]]) -> list[Device]:
+    if isinstance(devices, int):
+        if devices < 1:
+            raise ValueError(f"schedule needs at least one device, not {devices}")
+        return [Device(f"{DEFAULT_TYPE}:{i}") for i in range(devices)]
+    found = [
+        Device(str(d["name"]), str(d.get("type", DEFAULT_TYPE)), float(d.get("memory", math.inf)))
+        for d in devices
+    ]
+    if not found:
+        raise ValueError("schedule needs at least one device")
+    return found
+
+
+def _problem(graph: Any, devices: list[Device]) -> _Problem:
+    import networkx as nx
+
+    try:
+        nodes = list(nx.lexicographical_topological_sort(graph, key=str))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(graph)
+        raise InfeasibleScheduleError(f"The graph has a cycle: {cycle}") from None
+    index = {node: i for i, node in enumerate(nodes)}
+    times, memory, group_of = [], [], []
+    groups: dict[Hashable, int] = {}
+    for node in nodes:
+        attrs = graph.nodes[node]
+        given = attrs.get("time", 0.0)
+        row = [
+            float(given.get(d.type, math.inf)) if isinstance(given, Mapping) else float(given)
+            for d in devices
+        ]
+        if all(math.isinf(t) for t in row):
+            kinds = ", ".join(sorted({d.type for d in devices}))
+            raise InfeasibleScheduleError(
+                f"Node {node!r} cannot run on any device: its times name "
+                f"{sorted(given) if isinstance(given, Mapping) else given}, the devices are {kinds}"
+            )
+        times.append(row)
+        memory.append(float(attrs.get("memory", 0.0)))
+        key = attrs.get("colocation")
+        group_of.append(-1 if key is None else groups.setdefault(key, len(groups)))
+    group_devices: list[list[int]] = [list(range(len(devices))) for _ in groups]
+    group_memory = [0.0] * len(groups)
+    for i, group in enumerate(group_of):
+        if group >= 0:
+            group_memory[group] += memory[i]
+            group_devices[group] = [d for d in group_devices[group] if not math.isinf(times[i][d])]
+    for key, group in groups.items():
+        if not group_devices[group]:
+            members = [nodes[i] for i, g in enumerate(group_of) if g == group]
+            raise InfeasibleScheduleError(
+                f"Colocation group {key!r} ({', '.join(map(repr, members))}) has no device that "
+                "every member can run on"
+            )
+    preds: list[list[tuple[int, float]]] = [[] for _ in nodes]
+    succs: list[list[tuple[int, float]]] = [[] for _ in nodes]
+    for src, dst, attrs in graph.edges(data=True):
+        cost = float(attrs.get("time", 0.0))
+        preds[index[dst]].append((index[src], cost))
+        succs[index[src]].append((index[dst], cost))
+    return _Problem(
+        nodes, devices, times, memory, group_of, group_devices, group_memory, preds, succs
+    )
+
+
+def _upward_ranks(problem: _Problem) -> list[float]:
+    """Each node's longest path to an exit, with its fastest time and every edge's time."""
+    rank = [0.0] * len(problem.nodes)
+    for i in reversed(range(len(problem.nodes))):
+        fastest = min(problem.times[i])
+        rank[i] = fastest + max((cost + rank[j] for j, cost in problem.succs[i]), default=0.0)
+    return rank
+
+
+def _lower_bound(problem: _Problem, ranks: list[float]) -> float:
+    """The critical path (fastest times, no edge costs: they may be avoided), and the total work
+    over the devices (fastest times)."""
+    longest = [0.0] * len(problem.nodes)
+    for i in range(len(problem.nodes)):
+        ready = max((longest[p] for p, _ in problem.preds[i]), default=0.0)
+        longest[i] = ready + min(problem.times[i])
+    path = max(longest, default=0.0)
+    work = sum(min(row) for row in problem.times) / len(problem.devices)
+    return max(path, work)
+
+
+@dataclass
+class _Pass:
+    device: list[int]
+    start: list[float]
+    finish: list[float]
+    makespan: float
+    why: list[tuple[int, list[tuple[float, int]], int]]  # per node: (device, candidates, waited on)
+
+
+def _list_schedule(problem: _Problem, priority: list[float], keep_why: bool) -> _Pass:
+    """One pass: the ready node of highest priority goes where it finishes first."""
+    n, p = len(problem.nodes), len(problem.devices)
+    waiting = [len(preds) for preds in problem.preds]
+    ready = [i for i in range(n) if waiting[i] == 0]
+    free = [0.0] * p
+    last = [-1] * p  # the node each device ran last
+    used = [0.0] * p
+    group_device: dict[int, int] = {}
+    device, start, finish = [-1] * n, [0.0] * n, [0.0] * n
+    why: list[Any] = [None] * n
+    for _ in range(n):
+        node = max(ready, key=lambda i: (priority[i], -i))
+        ready.remove(node)
+        group = problem.group[node]
+        if group in group_device:  # the group's room was taken with its first node
+            allowed: Sequence[int] = [group_device[group]]
+            need = 0.0
+        elif group >= 0:  # the group's first node: its device must take the whole group
+            allowed, need = problem.group_devices[group], problem.group_memory[group]
+        else:
+            allowed, need = range(p), problem.memory[node]
+        best, best_finish, candidates, waited = -1, math.inf, [], -1
+        for d in allowed:
+            cost = problem.times[node][d]
+            if math.isinf(cost) or used[d] + need > problem.devices[d].memory:
+                continue
+            begin, blocker = free[d], last[d]
+            for pred, edge in problem.preds[node]:
+                arrives = finish[pred] + (edge if device[pred] != d else 0.0)
+                if arrives > begin:
+                    begin, blocker = arrives, pred
+            end = begin + cost
+            if keep_why:
+                candidates.append((end, d))
+            if end < best_finish:
+                best, best_finish, waited = d, end, blocker
+        if best < 0:
+            raise _infeasible(problem, node, group, used)
+        device[node], start[node], finish[node] = (
+            best,
+            best_finish - problem.times[node][best],
+            best_finish,
+        )
+        free[best] = best_finish
+        last[best] = node
+        used[best] += need
+        if group >= 0:
+            group_device[group] = best
+        if keep_why:
+            why[node] = (best, candidates, waited)
+        for succ, _ in problem.succs[node]:
+            waiting[succ] -= 1
+            if waiting[succ] == 0:
+                ready.append(succ)
+    return _Pass(device, start, finish, max(finish, default=0.0), why)
+
+
+def _infeasible(problem: _Problem, node: int, group: int, used: list[float]) -> Exception:
+    name = problem.nodes[node]
+    state = ", ".join(
+        f"{d.name} {used[k]:.0f}/{d.memory:.0f}" for k, d in enumerate(problem.devices)
+    )
+    if group >= 0:
+        return InfeasibleScheduleError(
+            f"Node {name!r} and its colocation group ({problem.group_memory[group]:.0f} bytes "
+            f"together) fit on no device they can all run on (bytes used/limit: {state})"
+        )
+    return InfeasibleScheduleError(
+        f"Node {name!r} ({problem.memory[node]:.0f} bytes) fits on no device it can run on "
+        f"(bytes used/limit: {state})"
+    )
+
+
+def schedule(
+    graph: Any,
+    devices: int | Sequence[Mapping[str, Any]],
+    *,
+    objective: str = "makespan",
+    time_limit: float | None = None,
+    seed: int = 0,
+) -> Schedule:
+    """Place and order ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with
+    ``name``, ``type`` and ``memory``); ``time_limit`` (seconds, default 0.05) bounds the search
+    beyond the first pass, which stops early when it meets the lower bound."""
+    if objective != "makespan":
+        raise ValueError(f"objective must be 'makespan' (got {objective!r})")
+    problem = _problem(graph, _devices(devices))
+    ranks = _upward_ranks(problem)
+    bound = _lower_bound(problem, ranks)
+    deadline = clock.perf_counter() + (0.05 if time_limit is None else time_limit)
+    best_priority = ranks
+    best = _list_schedule(problem, ranks, keep_why=False).makespan
+    rng = random.Random(seed)
+    passes = 1
+    while best > bound * (1 + 1e-12) and clock.perf_counter() < deadline:
+        noise = rng.choice((0.02, 0.05, 0.1, 0.2))
+        priority = [r * (1.0 + noise * rng.random()) for r in ranks]
+        tried = _list_schedule(problem, priority, keep_why=False).makespan
+        passes += 1
+        if tried < best:
+            best, best_priority = tried, priority
+    found = _list_schedule(problem, best_priority, keep_why=True)  # the best pass, with reasons
+    names = [d.name for d in problem.devices]
+    nodes = problem.nodes
+    return Schedule(
+        device={nodes[i]: names[found.device[i]] for i in range(len(nodes))},
+        start={nodes[i]: found.start[i] for i in range(len(nodes))},
+        finish={nodes[i]: found.finish[i] for i in range(len(nodes))},
+        makespan=found.makespan,
+        lower_bound=bound,
+        passes=passes,
+        _why={nodes[i]: _why(problem, names, found, i) for i in range(len(nodes))},
+    )
+
+
+def _why(problem: _Problem, names: list[str], found: _Pass, node: int) -> str:
+    chosen, candidates, waited = found.why[node]
+    group = problem.group[node]
+    if group >= 0 and len(candidates) == 1:
+        mates = [problem.nodes[i] for i in range(len(problem.nodes)) if problem.group[i] == group]
+        return f"colocated with {mates[0]!r}: its group is on {names[chosen]}"
+    at = found.finish[node]
+    others = sorted((end, d) for end, d in candidates if d != chosen)
+    text = f"earliest finish: {names[chosen]} at {_ms(at)}"
+    if others:
+        text += " vs " + ", ".join(f"{names[d]} at {_ms(end)}" for end, d in others[:3])
+    if waited >= 0 and any(pred == waited for pred, _ in problem.preds[node]):
+        text += f" (waits for {problem.nodes[waited]!r})"
+    elif waited >= 0:
+        text += f" (after {problem.nodes[waited]!r} on {names[chosen]})"
+    full = [
+        names[d]
+        for d in range(len(names))
+        if d != chosen
+        and all(d != k for _, k in candidates)
+        and not math.isinf(problem.times[node][d])
+    ]
+    if full:
+        text += "; " + ", ".join(f"{name} full" for name in full)
+    return text
+
+
+def _ms(seconds: float) -> str:
+    """A duration in the unit that reads best: 1.5 s, 3.2 ms, 40 µs."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e6:.3g} µs"
