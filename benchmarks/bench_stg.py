@@ -5,7 +5,7 @@ Input: ../shared/data/stg (format in ../shared/data/README.md). Printed per P: t
 deviation from the optimum (instances whose optimum is proven), the share solved exactly, and the
 mean and worst time per instance; with --baseline, the same for one list-scheduling pass.
 
-Run: python benchmarks/bench_stg.py [--processors 2,4,8,16] [--limit 0.05] [--baseline]
+Run: python benchmarks/bench_stg.py [--processors 2,4,8,16] [--limit SECONDS] [--baseline]
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def optima(processors: int) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--processors", default="2,4,8,16")
-    parser.add_argument("--limit", type=float, default=0.05, help="seconds of search per graph")
+    parser.add_argument("--limit", type=float, default=None, help="seconds of search per graph")
     parser.add_argument("--baseline", action="store_true", help="also one list-scheduling pass")
     args = parser.parse_args()
     graphs = {path.name: read_stg(path) for path in sorted((DATA / "50").glob("*.stg"))}
