@@ -7,6 +7,7 @@ They are executed with nbclient, as a student's "Run All" would, on simulated GP
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,21 @@ def where_ops_run(
     return run_notebook("01_where_ops_run.ipynb", tmp_path_factory, kernel_environment)
 
 
+@pytest.fixture(scope="module")
+def executed(
+    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
+) -> Callable[[str], dict[str, Any]]:
+    """``executed(name)``: the notebook's cells by id after one run (made on first use)."""
+    cells: dict[str, dict[str, Any]] = {}
+
+    def run(name: str) -> dict[str, Any]:
+        if name not in cells:
+            cells[name] = run_notebook(name, tmp_path_factory, kernel_environment)[0]
+        return cells[name]
+
+    return run
+
+
 def run_notebook(
     name: str, tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
 ) -> tuple[dict[str, Any], Path]:
@@ -92,6 +108,13 @@ def run_notebook(
             monkeypatch.delenv(variable, raising=False)
         notebook = execute(name, workdir)
     return {cell["id"]: cell for cell in notebook.cells}, workdir
+
+
+def assert_every_cell_ran(cells: dict[str, Any]) -> None:
+    """Every code cell ran, and none failed (these notebooks catch the errors they show)."""
+    code = [c for c in cells.values() if c["cell_type"] == "code"]
+    assert all(cell["execution_count"] is not None for cell in code)
+    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
 
 
 def placement_cells(cells: dict[str, Any]) -> dict[str, Any]:
@@ -238,18 +261,13 @@ def towers_op_count() -> int:
 
 # -- 07: parameter servers and workers (real task processes on loopback) -----------------------
 @pytest.fixture(scope="module")
-def parameter_servers(
-    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
-) -> dict[str, Any]:
+def parameter_servers(executed: Any) -> dict[str, Any]:
     pytest.importorskip("distributed")
-    cells, _ = run_notebook("07_parameter_servers.ipynb", tmp_path_factory, kernel_environment)
-    return cells
+    return executed("07_parameter_servers.ipynb")
 
 
 def test_parameter_servers_every_cell_ran_without_error(parameter_servers) -> None:
-    code = [c for c in parameter_servers.values() if c["cell_type"] == "code"]
-    assert all(cell["execution_count"] is not None for cell in code)
-    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    assert_every_cell_ran(parameter_servers)
 
 
 def test_parameter_servers_ops_ran_in_their_tasks_processes(parameter_servers) -> None:
@@ -315,19 +333,14 @@ def test_parameter_servers_cells_carry_documents_with_task_processes(parameter_s
 
 # -- 02: GPU memory -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def gpu_memory(
-    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
-) -> dict[str, Any]:
-    cells, _ = run_notebook("02_gpu_memory.ipynb", tmp_path_factory, kernel_environment)
-    return cells
+def gpu_memory(executed: Any) -> dict[str, Any]:
+    return executed("02_gpu_memory.ipynb")
 
 
 def test_gpu_memory_every_cell_ran_and_every_placement_cell_shows_an_inspector(
     gpu_memory,
 ) -> None:
-    code = [c for c in gpu_memory.values() if c["cell_type"] == "code"]
-    assert all(cell["execution_count"] is not None for cell in code)
-    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    assert_every_cell_ran(gpu_memory)
     for cid, cell in placement_cells(gpu_memory).items():
         if "--no-widget" not in cell["source"].splitlines()[0]:
             documents = placeviz_documents(cell)
@@ -377,17 +390,12 @@ def test_gpu_memory_oom_names_the_op_and_the_trace_keeps_the_failed_run(gpu_memo
 
 # -- 03: parallel execution -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def parallel_execution(
-    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
-) -> dict[str, Any]:
-    cells, _ = run_notebook("03_parallel_execution.ipynb", tmp_path_factory, kernel_environment)
-    return cells
+def parallel_execution(executed: Any) -> dict[str, Any]:
+    return executed("03_parallel_execution.ipynb")
 
 
 def test_parallel_execution_every_cell_ran_and_shows_its_inspector(parallel_execution) -> None:
-    code = [c for c in parallel_execution.values() if c["cell_type"] == "code"]
-    assert all(cell["execution_count"] is not None for cell in code)
-    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    assert_every_cell_ran(parallel_execution)
     for cid in ("branches", "control", "serialise", "function"):
         (document,) = placeviz_documents(parallel_execution[cid])
         validate(document)
@@ -425,11 +433,8 @@ def test_parallel_execution_threads_and_device_functions(parallel_execution) -> 
 
 # -- 04: data parallelism -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def data_parallelism(
-    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
-) -> dict[str, Any]:
-    cells, _ = run_notebook("04_data_parallelism.ipynb", tmp_path_factory, kernel_environment)
-    return cells
+def data_parallelism(executed: Any) -> dict[str, Any]:
+    return executed("04_data_parallelism.ipynb")
 
 
 def fitted_w(text: str) -> list[float]:
@@ -439,9 +444,7 @@ def fitted_w(text: str) -> list[float]:
 
 
 def test_data_parallelism_every_cell_ran_with_its_inspector(data_parallelism) -> None:
-    code = [c for c in data_parallelism.values() if c["cell_type"] == "code"]
-    assert all(cell["execution_count"] is not None for cell in code)
-    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    assert_every_cell_ran(data_parallelism)
     for cid in placement_cells(data_parallelism):
         (document,) = placeviz_documents(data_parallelism[cid])
         validate(document)
@@ -491,18 +494,12 @@ def test_data_parallelism_averaged_gradients_and_mirrored_strategy(data_parallel
 
 # -- 05: training, where things live --------------------------------------------------------------
 @pytest.fixture(scope="module")
-def where_things_live(
-    tmp_path_factory: pytest.TempPathFactory, kernel_environment: dict[str, str]
-) -> dict[str, Any]:
-    notebook = "05_training_where_things_live.ipynb"
-    cells, _ = run_notebook(notebook, tmp_path_factory, kernel_environment)
-    return cells
+def where_things_live(executed: Any) -> dict[str, Any]:
+    return executed("05_training_where_things_live.ipynb")
 
 
 def test_where_things_live_every_cell_ran(where_things_live) -> None:
-    code = [c for c in where_things_live.values() if c["cell_type"] == "code"]
-    assert all(cell["execution_count"] is not None for cell in code)
-    assert {cell["id"]: errors(cell) for cell in code if errors(cell)} == {}
+    assert_every_cell_ran(where_things_live)
     for cid in ("cpu", "gpu", "slots"):
         (document,) = placeviz_documents(where_things_live[cid])
         validate(document)
