@@ -113,3 +113,51 @@ def test_infeasible_problems_name_the_node_and_the_constraint() -> None:
     graph = nx.DiGraph([("a", "b"), ("b", "a")])
     with pytest.raises(pv.placement.InfeasibleScheduleError, match="cycle"):
         pv.placement.schedule(graph, 2)
+
+
+def pipeline_load(graph: nx.DiGraph, found: pv.placement.Schedule, devices: list[dict]) -> float:
+    """The throughput objective from its definition: per device its nodes' times plus, for each
+    (source, other device) pair an edge crosses, the largest such edge time, on both devices."""
+    kinds = {d["name"]: d.get("type", "GPU") for d in devices}
+    load = dict.fromkeys(kinds, 0.0)
+    for node, attrs in graph.nodes(data=True):
+        here = found.device[node]
+        given_time = attrs.get("time", 0.0)
+        load[here] += given_time[kinds[here]] if isinstance(given_time, dict) else given_time
+        largest: dict[str, float] = {}
+        for succ in graph.successors(node):
+            there = found.device[succ]
+            if there != here:
+                largest[there] = max(largest.get(there, 0.0), graph.edges[node, succ]["time"])
+        for there, cost in largest.items():
+            load[here] += cost
+            load[there] += cost
+    return max(load.values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_a_pipeline_placement_is_valid_and_its_load_is_the_definitions(graph: nx.DiGraph) -> None:
+    found = pv.placement.schedule(graph, DEVICES, objective="throughput", time_limit=0.01)
+    assert found.makespan is None and found.start == {}
+    assert found.max_load == pytest.approx(pipeline_load(graph, found, DEVICES))
+    assert found.lower_bound <= found.max_load + 1e-9
+    used = dict.fromkeys((d["name"] for d in DEVICES), 0.0)
+    for node, attrs in graph.nodes(data=True):
+        used[found.device[node]] += attrs["memory"]
+        assert "CPU" in found.device[node] or "GPU" in attrs["time"]  # a kernel where it runs
+    assert all(used[d["name"]] <= d.get("memory", math.inf) for d in DEVICES)
+    placed = {found.device[n] for n, a in graph.nodes(data=True) if a.get("colocation") == "g"}
+    assert len(placed) <= 1
+
+
+def test_a_chain_of_equal_stages_splits_evenly_over_the_devices() -> None:
+    graph = nx.DiGraph()
+    for i in range(8):
+        graph.add_node(i, time=1.0)
+        if i:
+            graph.add_edge(i - 1, i, time=0.1)
+    found = pv.placement.schedule(graph, 4, objective="throughput")
+    assert found.max_load == pytest.approx(2.2)  # two nodes and the two edges at its ends
+    assert [found.device[i] for i in range(8)] == [f"GPU:{i // 2}" for i in range(8)]
+    assert found.explain(3).startswith("pipeline stage on GPU:1, which carries 2.2 s")

@@ -54,14 +54,16 @@ class _Problem:
 
 @dataclass
 class Schedule:
-    """Where and when each node runs, the makespan and a proven lower bound on any schedule's."""
+    """Where (and, for a step, when) each node runs, the objective's value and a proven lower
+    bound on any placement's."""
 
     device: dict[Hashable, str]
-    start: dict[Hashable, float]
+    start: dict[Hashable, float]  # empty for the throughput objective
     finish: dict[Hashable, float]
-    makespan: float
+    makespan: float | None  # the makespan objective's
+    max_load: float | None  # the throughput objective's: the slowest pipeline stage
     lower_bound: float
-    passes: int  # list-scheduling passes tried
+    passes: int  # placements tried
     _why: dict[Hashable, str] = field(default_factory=dict, repr=False)
 
     def explain(self, node: Hashable) -> str:
@@ -87,7 +89,7 @@ def _problem(graph: Any, devices: list[Device]) -> _Problem:
     import networkx as nx
 
     try:
-        nodes = list(nx.lexicographical_topological_sort(graph, key=str))
+        nodes = list(nx.lexicographical_topological_sort(graph, key=_natural))
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(graph)
         raise InfeasibleScheduleError(f"The graph has a cycle: {cycle}") from None
@@ -149,6 +151,13 @@ def _reversed(problem: _Problem) -> _Problem:
         problem.succs,
         problem.preds,
     )
+
+
+def _natural(node: Hashable) -> tuple[int, float, str]:
+    """Ties in the topological order go by number, then by name (node 9 before node 10)."""
+    if isinstance(node, int | float) and not isinstance(node, bool):
+        return (0, float(node), "")
+    return (1, 0.0, str(node))
 
 
 def _upward_ranks(problem: _Problem) -> list[float]:
@@ -271,15 +280,19 @@ def schedule(
     time_limit: float | None = None,
     seed: int = 0,
 ) -> Schedule:
-    """Place and order ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with
-    ``name``, ``type`` and ``memory``); ``time_limit`` (seconds, default 0.045) bounds the search
-    beyond the first pass, which stops early when it meets the lower bound."""
-    if objective != "makespan":
-        raise ValueError(f"objective must be 'makespan' (got {objective!r})")
+    """Place ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with ``name``,
+    ``type`` and ``memory``) for one step's makespan (and order them), or for a pipeline's
+    throughput (``objective="throughput"``: the largest device load); ``time_limit`` (seconds,
+    default 0.045) bounds the search beyond the first placement, which stops early at the lower
+    bound."""
+    if objective not in ("makespan", "throughput"):
+        raise ValueError(f"objective must be 'makespan' or 'throughput' (got {objective!r})")
     problem = _problem(graph, _devices(devices))
+    deadline = clock.perf_counter() + (DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit)
+    if objective == "throughput":
+        return _pipeline(problem, deadline)
     ranks = _upward_ranks(problem)
     bound = _lower_bound(problem, ranks)
-    deadline = clock.perf_counter() + (DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit)
     backward = _reversed(problem)
     best_priority = ranks
     first = _list_schedule(problem, ranks, keep_why=False)
@@ -312,9 +325,42 @@ def schedule(
         start={nodes[i]: found.start[i] for i in range(len(nodes))},
         finish={nodes[i]: found.finish[i] for i in range(len(nodes))},
         makespan=found.makespan,
+        max_load=None,
         lower_bound=bound,
         passes=passes,
         _why={nodes[i]: _why(problem, names, found, i) for i in range(len(nodes))},
+    )
+
+
+def _pipeline(problem: _Problem, deadline: float) -> Schedule:
+    from placeviz.placement import pipeline
+
+    device, max_load, tried = pipeline.search(problem, deadline)
+    load = pipeline.loads(problem, device)
+    names = [d.name for d in problem.devices]
+    nodes = problem.nodes
+    why = {}
+    for i, d in enumerate(device):
+        text = f"pipeline stage on {names[d]}, which carries {_ms(load[d])}"
+        text += f" (slowest stage {_ms(max_load)})"
+        if problem.group[i] >= 0:
+            mates = [
+                nodes[j]
+                for j in range(len(nodes))
+                if problem.group[j] == problem.group[i] and j != i
+            ]
+            if mates:
+                text += f"; colocated with {mates[0]!r}"
+        why[nodes[i]] = text
+    return Schedule(
+        device={nodes[i]: names[d] for i, d in enumerate(device)},
+        start={},
+        finish={},
+        makespan=None,
+        max_load=max_load,
+        lower_bound=pipeline.lower_bound(problem),
+        passes=tried,
+        _why=why,
     )
 
 
