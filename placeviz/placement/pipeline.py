@@ -76,35 +76,48 @@ def _assign(problem: _Problem, units: _Units, unit_device: list[int]) -> list[in
 
 def _pack(units: _Units, order: list[int], limit: float, problem: _Problem) -> list[int] | None:
     """Consecutive units onto the devices in ``order``, each filled up to ``limit`` of compute
-    (and its memory); None when they do not all fit."""
+    (and its memory); a unit the current stage's device cannot run goes to the device that can
+    with the least compute so far, and the stage goes on. None when they do not all fit."""
+    p = len(problem.devices)
     unit_device = [-1] * len(units.members)
-    k, load, used = 0, 0.0, 0.0
+    load, used = [0.0] * p, [0.0] * p
+
+    def fits(u: int, d: int) -> bool:
+        cost = units.times[u][d]
+        return (
+            not math.isinf(cost)
+            and load[d] + cost <= limit
+            and used[d] + units.memory[u] <= problem.devices[d].memory
+        )
+
+    k = 0
     for u in range(len(units.members)):
-        while k < len(order):
+        if k < len(order) and math.isinf(units.times[u][order[k]]):
+            elsewhere = [d for d in range(p) if fits(u, d)]
+            if not elsewhere:
+                return None
+            d = min(elsewhere, key=lambda d: (load[d] + units.times[u][d], d))
+        else:
+            while k < len(order) and not fits(u, order[k]):
+                k += 1
+            if k == len(order):
+                return None
             d = order[k]
-            cost = units.times[u][d]
-            if (
-                not math.isinf(cost)
-                and load + cost <= limit
-                and used + units.memory[u] <= problem.devices[d].memory
-            ):
-                break
-            k, load, used = k + 1, 0.0, 0.0
-        if k == len(order):
-            return None
-        unit_device[u] = order[k]
-        load += units.times[u][order[k]]
-        used += units.memory[u]
+        unit_device[u] = d
+        load[d] += units.times[u][d]
+        used[d] += units.memory[u]
     return unit_device
 
 
 def _stage_order(problem: _Problem) -> list[int]:
-    """Stages go to the fastest kind of device first (the CPU last, where there are GPUs)."""
-    speed = [
-        sum(row[d] for row in problem.times if not math.isinf(row[d]))
-        for d in range(len(problem.devices))
-    ]
-    return sorted(range(len(problem.devices)), key=lambda d: (speed[d], d))
+    """Stages go first to the devices that can run the most nodes, the fastest of those first
+    (GPUs before the CPU where both can run everything)."""
+
+    def key(d: int) -> tuple[int, float, int]:
+        runs = [row[d] for row in problem.times if not math.isinf(row[d])]
+        return (-len(runs), sum(runs), d)
+
+    return sorted(range(len(problem.devices)), key=key)
 
 
 def _memory_ok(problem: _Problem, units: _Units, unit_device: list[int]) -> bool:
@@ -119,13 +132,14 @@ def search(problem: _Problem, deadline: float) -> tuple[list[int], float, int]:
     units = _units(problem)
     order = _stage_order(problem)
     bound = lower_bound(problem)
-    total = sum(min(row) for row in units.times) + 1e-12
+    # Everything on the slowest device that can run it: no stage needs more compute than that.
+    most = sum(max(t for t in row if not math.isinf(t)) for row in units.times) + 1e-12
     best_units: list[int] | None = None
     best = math.inf
     tried = 0
-    low, high = bound, total * 2
-    for _ in range(40):  # a binary search on the compute each stage may carry
-        limit = (low + high) / 2
+    low, high = bound, most
+    for step in range(41):  # the loosest limit, then a binary search on the compute per stage
+        limit = most if step == 0 else (low + high) / 2
         packed = _pack(units, order, limit, problem)
         if packed is None:
             low = limit
