@@ -14,7 +14,7 @@ import math
 import time as clock
 from dataclasses import dataclass
 
-from placeviz.placement.scheduling import _Problem
+from placeviz.placement.scheduling import Problem
 
 
 @dataclass
@@ -26,7 +26,7 @@ class _Units:
     memory: list[float]
 
 
-def _units(problem: _Problem) -> _Units:
+def _units(problem: Problem) -> _Units:
     first: dict[int, int] = {}
     members: list[list[int]] = []
     for i, group in enumerate(problem.group):  # problem.nodes are in topological order
@@ -42,7 +42,7 @@ def _units(problem: _Problem) -> _Units:
     return _Units(members, times, memory)
 
 
-def loads(problem: _Problem, device: list[int]) -> list[float]:
+def loads(problem: Problem, device: list[int]) -> list[float]:
     """Each device's load when node ``i`` runs on ``device[i]``."""
     load = [0.0] * len(problem.devices)
     for i, d in enumerate(device):
@@ -58,7 +58,7 @@ def loads(problem: _Problem, device: list[int]) -> list[float]:
     return load
 
 
-def lower_bound(problem: _Problem) -> float:
+def lower_bound(problem: Problem) -> float:
     """No device can carry less than an even share of the fastest times, nor less than the
     slowest unit on its fastest device (edges ignored: they may all stay on one device)."""
     units = _units(problem)
@@ -66,7 +66,7 @@ def lower_bound(problem: _Problem) -> float:
     return max(sum(fastest) / len(problem.devices), max(fastest, default=0.0))
 
 
-def _assign(problem: _Problem, units: _Units, unit_device: list[int]) -> list[int]:
+def _assign(problem: Problem, units: _Units, unit_device: list[int]) -> list[int]:
     device = [0] * len(problem.nodes)
     for unit, d in zip(units.members, unit_device):
         for i in unit:
@@ -74,7 +74,7 @@ def _assign(problem: _Problem, units: _Units, unit_device: list[int]) -> list[in
     return device
 
 
-def _pack(units: _Units, order: list[int], limit: float, problem: _Problem) -> list[int] | None:
+def _pack(units: _Units, order: list[int], limit: float, problem: Problem) -> list[int] | None:
     """Consecutive units onto the devices in ``order``, each filled up to ``limit`` of compute
     (and its memory); a unit the current stage's device cannot run goes to the device that can
     with the least compute so far, and the stage goes on. None when they do not all fit."""
@@ -109,7 +109,7 @@ def _pack(units: _Units, order: list[int], limit: float, problem: _Problem) -> l
     return unit_device
 
 
-def _stage_order(problem: _Problem) -> list[int]:
+def _stage_order(problem: Problem) -> list[int]:
     """Stages go first to the devices that can run the most nodes, the fastest of those first
     (GPUs before the CPU where both can run everything)."""
 
@@ -120,14 +120,14 @@ def _stage_order(problem: _Problem) -> list[int]:
     return sorted(range(len(problem.devices)), key=key)
 
 
-def _memory_ok(problem: _Problem, units: _Units, unit_device: list[int]) -> bool:
+def _memory_ok(problem: Problem, units: _Units, unit_device: list[int]) -> bool:
     used = [0.0] * len(problem.devices)
     for u, d in enumerate(unit_device):
         used[d] += units.memory[u]
     return all(used[d] <= dev.memory for d, dev in enumerate(problem.devices))
 
 
-def search(problem: _Problem, deadline: float) -> tuple[list[int], float, int]:
+def search(problem: Problem, deadline: float) -> tuple[list[int], float, int]:
     """(device per node, its largest load, candidate placements tried)."""
     units = _units(problem)
     order = _stage_order(problem)
@@ -156,7 +156,7 @@ def search(problem: _Problem, deadline: float) -> tuple[list[int], float, int]:
 
 
 def _improve(
-    problem: _Problem, units: _Units, unit_device: list[int], best: float, deadline: float
+    problem: Problem, units: _Units, unit_device: list[int], best: float, deadline: float
 ) -> tuple[list[int], float, int]:
     """Move units at stage boundaries to the neighbouring stage while the largest load falls
     (or stays and the sum of squared loads falls)."""
@@ -189,7 +189,7 @@ def _improve(
     return unit_device, current[0], tried
 
 
-def _no_packing(problem: _Problem, units: _Units) -> Exception:
+def _no_packing(problem: Problem, units: _Units) -> Exception:
     from placeviz.placement.scheduling import InfeasibleScheduleError
 
     biggest = max(range(len(units.members)), key=lambda u: units.memory[u])

@@ -1,4 +1,5 @@
-"""A scheduling core: place a task graph on devices to minimise a step's makespan.
+"""A scheduling core: place a task graph on devices, for one step's makespan or a pipeline's
+throughput (``pipeline.py``).
 
 ``schedule(graph, devices)`` takes a ``networkx.DiGraph`` whose nodes carry ``time`` (seconds, or
 a dict by device type; a missing type means the node cannot run there), ``memory`` (bytes held on
@@ -6,8 +7,9 @@ its device) and ``colocation`` (equal values share a device), and whose edges ca
 move the source's output to another device). Each device runs one node at a time; a node starts
 once its predecessors have finished and their outputs have arrived.
 
-The core is list scheduling by earliest finish time (ETF/HEFT) in order of upward rank, repeated
-with perturbed ranks until the time limit or a proven lower bound is met; memory limits and
+For the makespan: list scheduling by earliest finish time (ETF/HEFT) in order of upward rank,
+each node into the earliest idle gap of a device that it fits; then forward-backward improvement
+and perturbed ranks until the time limit or a proven lower bound is met. Memory limits and
 colocation are constraints of every pass, never repaired afterwards. Each node keeps why it went
 where it did (the finish time it would have had on every other device that could take it).
 """
@@ -38,8 +40,9 @@ class Device:
 
 
 @dataclass
-class _Problem:
-    """The graph as indices: nodes in a topological order, their times per device."""
+class Problem:
+    """The graph as indices (nodes in a topological order, their times per device), shared with
+    ``pipeline.py``."""
 
     nodes: list[Hashable]
     devices: list[Device]
@@ -85,7 +88,7 @@ def _devices(devices: int | Sequence[Mapping[str, Any]]) -> list[Device]:
     return found
 
 
-def _problem(graph: Any, devices: list[Device]) -> _Problem:
+def _problem(graph: Any, devices: list[Device]) -> Problem:
     import networkx as nx
 
     try:
@@ -132,15 +135,15 @@ def _problem(graph: Any, devices: list[Device]) -> _Problem:
         cost = float(attrs.get("time", 0.0))
         preds[index[dst]].append((index[src], cost))
         succs[index[src]].append((index[dst], cost))
-    return _Problem(
+    return Problem(
         nodes, devices, times, memory, group_of, group_devices, group_memory, preds, succs
     )
 
 
-def _reversed(problem: _Problem) -> _Problem:
+def _reversed(problem: Problem) -> Problem:
     """The same problem with every edge turned around (a schedule of it, read backwards in
     time, is a schedule of the original)."""
-    return _Problem(
+    return Problem(
         problem.nodes,
         problem.devices,
         problem.times,
@@ -160,7 +163,7 @@ def _natural(node: Hashable) -> tuple[int, float, str]:
     return (1, 0.0, str(node))
 
 
-def _upward_ranks(problem: _Problem) -> list[float]:
+def _upward_ranks(problem: Problem) -> list[float]:
     """Each node's longest path to an exit, with its fastest time and every edge's time."""
     rank = [0.0] * len(problem.nodes)
     for i in reversed(range(len(problem.nodes))):
@@ -169,7 +172,7 @@ def _upward_ranks(problem: _Problem) -> list[float]:
     return rank
 
 
-def _lower_bound(problem: _Problem, ranks: list[float]) -> float:
+def _lower_bound(problem: Problem, ranks: list[float]) -> float:
     """The critical path (fastest times, no edge costs: they may be avoided), and the total work
     over the devices (fastest times)."""
     longest = [0.0] * len(problem.nodes)
@@ -193,7 +196,7 @@ class _Pass:
     why: list[tuple[int, list[tuple[float, int]], int]]  # per node: (device, candidates, waited on)
 
 
-def _list_schedule(problem: _Problem, priority: list[float], keep_why: bool) -> _Pass:
+def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _Pass:
     """One pass: the ready node of highest priority goes where it finishes first, into the
     earliest idle gap of a device's timeline that it fits (so a later pass can leave a device
     idle for a node that matters more, as optimal schedules may)."""
@@ -256,7 +259,7 @@ def _list_schedule(problem: _Problem, priority: list[float], keep_why: bool) -> 
     return _Pass(device, start, finish, max(finish, default=0.0), why)
 
 
-def _infeasible(problem: _Problem, node: int, group: int, used: list[float]) -> Exception:
+def _infeasible(problem: Problem, node: int, group: int, used: list[float]) -> Exception:
     name = problem.nodes[node]
     state = ", ".join(
         f"{d.name} {used[k]:.0f}/{d.memory:.0f}" for k, d in enumerate(problem.devices)
@@ -332,7 +335,7 @@ def schedule(
     )
 
 
-def _pipeline(problem: _Problem, deadline: float) -> Schedule:
+def _pipeline(problem: Problem, deadline: float) -> Schedule:
     from placeviz.placement import pipeline
 
     device, max_load, tried = pipeline.search(problem, deadline)
@@ -364,7 +367,7 @@ def _pipeline(problem: _Problem, deadline: float) -> Schedule:
     )
 
 
-def _why(problem: _Problem, names: list[str], found: _Pass, node: int) -> str:
+def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     chosen, candidates, waited = found.why[node]
     group = problem.group[node]
     if group >= 0 and len(candidates) == 1:
