@@ -85,6 +85,12 @@ def test_seed_002_ops_pinned_across_tasks_run_in_their_processes(cluster) -> Non
         for n, d in zip(events["node"][ops], events["device"][ops])
     }
     assert ran_on["add"] == placement["add"] and ran_on["add_1"] == placement["add_1"]
+    # A request that names a task but no job keeps its task; the session's task fills the rest.
+    with pv.device("/task:1/cpu:0"):
+        other = a * 2
+    with pv.Session(cluster["worker"][0].target) as sess:
+        assert sess.run(other) == 2.0
+        assert sess.placement[other.op.name] == "/job:worker/replica:0/task:1/device:CPU:0"
     # Perfetto: a process per task, with the task's own process id.
     chrome = chrome_trace(trace)["traceEvents"]
     processes = {e["args"]["name"] for e in chrome if e["name"] == "process_name"}

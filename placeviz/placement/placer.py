@@ -193,9 +193,7 @@ class SimplePlacer:
         supported = self._supported_types(members)
         anchor = anchor or members[0]
         if self.local is not None and not spec.is_empty and spec.job is None:
-            spec = spec.replace(
-                job=self.local.job, replica=self.local.replica, task=self.local.task
-            )
+            spec = self.local.merge_from(spec)  # the session's task fills what the request leaves
         if spec.is_empty:
             candidates, kind, text = self._default(members, supported)
         else:
@@ -314,7 +312,7 @@ class SimplePlacer:
                 f"Available devices: {self._names()}. {_SOFT_HINT}",
                 op=anchor,
             )
-        local = self.devices[0].spec if self.devices else DeviceSpec()
+        local = self.local or (self.devices[0].spec if self.devices else DeviceSpec())
         remote = ""
         if (spec.job is not None and spec.job != local.job) or (
             spec.task is not None and spec.task != local.task
