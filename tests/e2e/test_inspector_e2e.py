@@ -207,20 +207,10 @@ class LiveRun:
 @pytest.fixture(scope="module")
 def live_towers(lab: Any, browser: Any) -> Iterator[LiveRun]:
     expected_ops = op_count(TOWERS, gpus=4)
-    path = lab.root / "towers.ipynb"
-    path.write_text(json.dumps(notebook(["%load_ext placeviz", f"%%placement --gpus 4\n{TOWERS}"])))
     page = browser.new_page()
     try:
-        open_lab(page, lab)
-        open_notebook(page, path.name, kernel=True)
-        ran = page.evaluate(
-            """async () => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                await panel.sessionContext.ready;
-                return await window.jupyterapp.commands.execute('notebook:run-all-cells');
-            }"""
-        )
-        assert ran, "Run All reported a failed cell"
+        path = start_cell(page, lab, "towers.ipynb", f"%%placement --gpus 4\n{TOWERS}")
+        assert finish_run_all(page), "Run All reported a failed cell"
         root = page.locator(".jp-NotebookPanel .placeviz-inspector")
         expect()(root).to_have_count(1, timeout=60_000)
         expect()(root).to_have_attribute("data-ops", str(expected_ops), timeout=60_000)
@@ -333,14 +323,11 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
     try:
         open_lab(page, lab)
         open_notebook(page, source.name, kernel=True)
+        start_run_all(page)
+        assert finish_run_all(page), "Run All stopped at a failed cell"
         counts = page.evaluate(
-            """async () => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                await panel.sessionContext.ready;
-                await window.jupyterapp.commands.execute('notebook:run-all-cells');
-                const cells = [...panel.content.model.cells];
-                return cells.filter((c) => c.type === 'code').map((c) => c.executionCount);
-            }"""
+            """() => [...window.jupyterapp.shell.currentWidget.content.model.cells]
+                .filter((c) => c.type === 'code').map((c) => c.executionCount)"""
         )
         assert len(counts) == len(code) and all(counts), f"cells left unrun: {counts}"
         roots = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
@@ -536,21 +523,11 @@ def test_a_wheel_installed_without_node_draws_the_inspector_in_jupyterlab(
     """The wheel's own extension, in a venv without Node: JupyterLab loads it and a
     ``%%placement`` cell, run by the venv's kernel (placeviz from the wheel), draws the
     inspector."""
-    cell = "%load_ext placeviz"
-    placement = TOWERS.replace("import placeviz as tf", "import placeviz as tf, placeviz as pv")
-    body = notebook([cell, f"%%placement --gpus 4\n{placement}\nprint(pv.__file__)"])
-    (wheel_lab.root / "wheel.ipynb").write_text(json.dumps(body))
     page = browser.new_page()
     try:
-        open_lab(page, wheel_lab)
-        open_notebook(page, "wheel.ipynb", kernel=True)
-        page.evaluate(
-            """async () => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                await panel.sessionContext.ready;
-                await window.jupyterapp.commands.execute('notebook:run-all-cells');
-            }"""
-        )
+        cell = f"%%placement --gpus 4\n{TOWERS}\nprint(tf.__file__)"
+        start_cell(page, wheel_lab, "wheel.ipynb", cell)
+        assert finish_run_all(page), "Run All failed"
         root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
         expect()(root).to_have_count(1, timeout=60_000)
         expect()(root).to_have_attribute("data-first-paint-ms", _number())

@@ -48,6 +48,14 @@ function mount(doc: PlacementDocument, state = new ViewState()) {
   return { parent, store, view: new DagView(parent, store, state) };
 }
 
+/** The view draws `boxes` boxes, all in view and all named, no label over another. */
+function expectAllNamed(data: DOMStringMap, boxes: string): void {
+  expect(data.visibleNodes).toBe(boxes);
+  expect(data.inView).toBe(boxes);
+  expect(data.labelsDrawn).toBe(boxes);
+  expect(data.labelOverlaps).toBe('0');
+}
+
 /** A DagView of hundredScopes() on a fake 2D context. */
 function hundredScopesView(): DagView {
   useContext();
@@ -212,10 +220,7 @@ describe('DagView', () => {
     await frame();
     const data = view.element.dataset;
     expect(data.ops).toBe('3');
-    expect(data.visibleNodes).toBe('3');
-    expect(data.inView).toBe('3'); // fitted at first paint
-    expect(data.labelsDrawn).toBe('3');
-    expect(data.labelOverlaps).toBe('0');
+    expectAllNamed(data, '3'); // fitted at first paint
     view.toggleGroup('tower_0'); // fold it
     await frame();
     expect(data.visibleNodes).toBe('2');
@@ -227,10 +232,7 @@ describe('DagView', () => {
     await frame();
     const data = view.element.dataset;
     expect(data.ops).toBe('3001');
-    expect(data.visibleNodes).toBe('2');
-    expect(data.inView).toBe('2');
-    expect(data.labelsDrawn).toBe('2');
-    expect(data.labelOverlaps).toBe('0');
+    expectAllNamed(data, '2');
     view.toggleGroup('block[0-99]');
     await frame();
     expect(data.visibleNodes).toBe('101');
@@ -342,11 +344,7 @@ describe('DagView', () => {
     Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 460 });
     view.fit();
     await frame();
-    const data = view.element.dataset;
-    expect(data.visibleNodes).toBe('13');
-    expect(data.inView).toBe('13');
-    expect(data.labelsDrawn).toBe('13');
-    expect(data.labelOverlaps).toBe('0');
+    expectAllNamed(view.element.dataset, '13');
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {
