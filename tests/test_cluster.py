@@ -428,3 +428,16 @@ def test_placeviz_server_runs_a_task_in_the_foreground_until_interrupted() -> No
     from placeviz.cluster.coordinator import release
 
     release(pv.train.ClusterSpec(json.loads(spec)))  # its scheduler goes with its last task
+
+
+def test_a_task_of_a_sparse_job_starts_and_serves() -> None:
+    """A ClusterSpec may name only some tasks of a job (TF's dict form): task 3 alone."""
+    spec = {"worker": {3: f"localhost:{pv.train.server.free_port()}"}}
+    server = pv.train.Server(spec, "worker", 3)
+    try:
+        doubled = pv.constant(2.0) * 2
+        with pv.Session(server.target) as sess:
+            assert sess.run(doubled) == 4.0
+            assert sess.placement[doubled.op.name].startswith("/job:worker/replica:0/task:3/")
+    finally:
+        server.stop()

@@ -86,7 +86,7 @@ class Server:
         log_path = rendezvous_dir() / (
             f"{cluster_key(self.cluster_spec)}-{self.job_name}-{self.task_index}.log"
         )
-        spec = json.dumps({str(j): self.cluster_spec.job_tasks(j) for j in self.cluster_spec.jobs})
+        spec = json.dumps(self.cluster_spec.as_dict())
         command = [
             sys.executable,
             "-m",
