@@ -9,6 +9,7 @@ of quotes ignored, so a notebook may format the seed's code as the seed did.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from pathlib import Path
@@ -126,6 +127,12 @@ def plain(code: str) -> str:
     return re.sub(r"\s+", "", code).replace("'", '"')
 
 
+@functools.cache
+def seeds_code() -> str:
+    return plain(SEED_TESTS.read_text("utf-8"))
+
+
+@functools.cache
 def notebook_code() -> dict[str, str]:
     found = {}
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
@@ -148,9 +155,9 @@ def test_every_seed_test_is_in_the_table() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_the_seed_example_is_in_the_conformance_tests_and_a_notebook(name: str) -> None:
-    seeds = plain(SEED_TESTS.read_text("utf-8"))
-    books = notebook_code()
     for line in EXAMPLES[name]:
-        assert plain(line) in seeds, f"{name}: not in test_seeds.py: {line}"
-        where = [book for book, code in books.items() if plain(line) in code]
-        assert where, f"{name}: no notebook has: {line}"
+        wanted = plain(line)
+        assert wanted in seeds_code(), f"{name}: not in test_seeds.py: {line}"
+        assert any(wanted in code for code in notebook_code().values()), (
+            f"{name}: no notebook has: {line}"
+        )

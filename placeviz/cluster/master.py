@@ -135,7 +135,7 @@ class ClusterMaster:
             if start == count:
                 continue
             records = export_ops(graph._ops[start:count], device_of)
-            self.client.run(
+            installed = self.client.run(
                 task_functions.install,
                 self._graph_key,
                 records,
@@ -143,7 +143,9 @@ class ClusterMaster:
                 graph.seed,
                 workers=[address],
             )
-            self._shipped[address] = count
+            # What the task says it holds: a task that had not seen ops up to ``start`` took
+            # none, and the next run ships from where it stands.
+            self._shipped[address] = installed[address]
 
     def _require_alive(self, names: set[str]) -> None:
         """Fail when a task the run needs is gone; meet again a task restarted at its address

@@ -27,10 +27,6 @@ class Partition:
     waits_for: set[int] = field(default_factory=set)  # partitions a control edge waits on
     targets: list[Operation] = field(default_factory=list)  # ops run for their effect
 
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.task, self.stage)
-
 
 def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Partition]:
     """The plan's partitions in an order where each comes after those it needs."""

@@ -219,7 +219,6 @@ def run_partition(
         "values": values,
         "events": events,
         "received": _received(get_worker(), set(sent_keys)),
-        "pid": os.getpid(),
     }
 
 
@@ -255,7 +254,6 @@ def _received(worker: Any, keys: set[str]) -> list[dict[str, Any]]:
                     "keys": mine,
                     "t0": int(entry["start"] * 1e9) + offset,
                     "t1": int(entry["stop"] * 1e9) + offset,
-                    "from": entry["who"],
                 }
             )
             keys -= set(mine)

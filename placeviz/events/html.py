@@ -79,6 +79,7 @@ def document_html(document: dict[str, Any], title: str = "placeviz inspector") -
     )
 
 
+@cache
 def _inline_bundle() -> str:
     """The bundle as a script's text, which must not contain a closing tag of its own."""
     return bundle().replace("</script", "<\\/script")
@@ -113,11 +114,12 @@ def output_html(document: dict[str, Any]) -> str | None:
     return _OUTPUT.format(mime=MIME_TYPE, data=script_json(document), script=script)
 
 
-def output_bundle(document: dict[str, Any], text: str) -> dict[str, Any]:
+def output_bundle(document: dict[str, Any], text: str, html: bool = True) -> dict[str, Any]:
     """What a notebook output of the inspector carries: the document for placeviz's renderer
-    (JupyterLab and Notebook 7 prefer it), its HTML for other front ends, and ``text``."""
-    html = output_html(document)
-    return {MIME_TYPE: document, "text/plain": text, **({"text/html": html} if html else {})}
+    (JupyterLab and Notebook 7 prefer it), its HTML for other front ends (unless ``html`` is
+    False), and ``text``."""
+    page = output_html(document) if html else None
+    return {MIME_TYPE: document, "text/plain": text, **({"text/html": page} if page else {})}
 
 
 def write_html(

@@ -134,7 +134,7 @@ class CellOutput:
             shown = shown_trace(session, None)
             # The copy kept only for a kernel that dies: no HTML (it would take the bundle
             # from the cell's final output)
-            bundle = {MIME_TYPE: shown.to_document(), "text/plain": summary_text(shown)}
+            bundle = output_bundle(shown.to_document(), summary_text(shown), html=False)
         except (RuntimeError, IndexError, ValueError):
             # Read beside the cell's thread without stopping its runs, the session's records can
             # be met mid-change (a deque mutated while iterated); the next tick tries again.
