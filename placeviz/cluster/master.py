@@ -108,13 +108,13 @@ class ClusterMaster:
         described = self.client.run(task_functions.describe, workers=workers)
         back = time.perf_counter_ns()
         for address, info in described.items():
-            task = TaskInfo(
-                info["task"], address, info["pid"], (sent + back) // 2 - info["clock_ns"]
-            )
+            offset = (sent + back) // 2 - info["clock_ns"]
             known = self.tasks.get(address)
-            # A restarted task keeps its devices (placements refer to them).
-            task.devices = known.devices if known else [_device(task, d) for d in info["devices"]]
-            self.tasks[address] = task
+            if known is not None:  # restarted: the same task and devices, a new process
+                known.pid, known.clock_offset_ns = info["pid"], offset
+                continue
+            task = self.tasks[address] = TaskInfo(info["task"], address, info["pid"], offset)
+            task.devices = [_device(task, d) for d in info["devices"]]
 
     def task_of(self, device: Device) -> TaskInfo:
         return self._task_of_device[device.name]
@@ -156,10 +156,6 @@ class ClusterMaster:
             pid = alive.get(info.address)
             if pid is not None and pid != info.pid:
                 self._discover([info.address])
-                self._by_name[name] = self.tasks[info.address]
-                self._task_of_device.update(
-                    {d.name: self.tasks[info.address] for d in info.devices}
-                )
                 self._shipped.pop(info.address, None)
         gone = sorted(name for name in names if self._by_name[name].address not in alive)
         if gone:
