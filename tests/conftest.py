@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
+from jupyter_helpers import build_wheel, kernel_variables
 
 import placeviz as pv
 
@@ -44,25 +44,22 @@ def kernel_environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, st
     checkout, with no user config. A fresh venv may have no ``python3`` kernelspec and a user's
     may point at another Python, so a private one goes first on ``JUPYTER_PATH``."""
     base = tmp_path_factory.mktemp("kernel-env")
-    spec_dir = base / "jupyter-path" / "kernels" / "python3"
-    spec_dir.mkdir(parents=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (placeviz tests)",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return {
-        # The user's entries stay after the private one.
-        "JUPYTER_PATH": os.pathsep.join(
-            filter(None, [str(base / "jupyter-path"), os.environ.get("JUPYTER_PATH")])
-        ),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "IPYTHONDIR": str(base / "ipython"),
-        # The kernel imports this checkout's placeviz, as pytest does.
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    variables = kernel_variables(base, sys.executable, "Python 3 (placeviz tests)")
+    # The user's entries stay after the private one.
+    variables["JUPYTER_PATH"] = os.pathsep.join(
+        filter(None, [variables["JUPYTER_PATH"], os.environ.get("JUPYTER_PATH")])
+    )
+    # The kernel imports this checkout's placeviz, as pytest does.
+    variables["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+    )
+    return variables
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """placeviz's wheel, built once for the tests that install it."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture

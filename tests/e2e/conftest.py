@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from jupyter_helpers import install_without_node, kernel_variables
 
 from benchmarks._chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -243,42 +244,12 @@ def lab(
 
 
 @pytest.fixture(scope="module")
-def wheel_lab(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[Lab]:
+def wheel_lab(tmp_path_factory: pytest.TempPathFactory, browser: Any, wheel: Path) -> Iterator[Lab]:
     """JupyterLab in a fresh venv that has placeviz only from its wheel, run with nothing but the
-    venv on PATH (no node or npm): a user's machine without Node. The venv sees this
-    interpreter's packages (JupyterLab, NumPy) but not its Jupyter data or this checkout."""
+    venv on PATH (no node or npm): a user's machine without Node (``install_without_node``)."""
     base = tmp_path_factory.mktemp("wheel-lab")
-    root = Path(__file__).resolve().parents[2]
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q", "-w", str(base)],
-        check=True,
-        timeout=600,
-    )
-    (wheel,) = base.glob("placeviz-*.whl")
-    venv = base / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
-    )
-    python = str(venv / "bin" / "python")
-    kernels = base / "jupyter-path" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    spec = {
-        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (the wheel's venv)",
-        "language": "python",
-    }
-    (kernels / "kernel.json").write_text(json.dumps(spec))
-    env = {
-        "PATH": str(venv / "bin"),
-        "HOME": str(base),
-        "JUPYTER_PATH": str(base / "jupyter-path"),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "IPYTHONDIR": str(base / "ipython"),
-    }
-    assert shutil.which("node", path=env["PATH"]) is None
-    pip = [python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)]
-    subprocess.run(pip, env=env, check=True, timeout=300, cwd=base)
+    python, env = install_without_node(wheel, base)
+    env.update(kernel_variables(base, python, "Python 3 (the wheel's venv)"))
     (base / "lab").mkdir()
     with running_lab(base / "lab", python, env) as server:
         assert "placeviz" in installed_lab_extensions(server)  # the wheel's, from the venv
