@@ -8,18 +8,14 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
-from placeviz.examples.towers import build_towers
+from placeviz.examples import documents
 
 go = pytest.importorskip("plotly.graph_objects")
 
 
 @pytest.fixture
 def towers() -> pv.Trace:
-    pv.config.simulate_gpus(4)
-    total = build_towers()
-    sess = pv.Session()
-    sess.run(total, options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE))
-    return sess.trace()
+    return documents.towers()  # the seeds' towers, fully traced: a matmul on GPU:2 and GPU:3
 
 
 def test_the_timeline_has_a_row_per_device_with_its_ops(towers: pv.Trace) -> None:
@@ -50,7 +46,10 @@ def test_memory_and_device_figures_show_the_summary(towers: pv.Trace) -> None:
         assert max(line.y, default=0) == stats.peak_memory, name
     devices = towers.plot_devices()
     assert len(devices.data) == len(towers.devices)
-    for bar, stats in zip(devices.data, summary.values()):
+    events = towers.events
+    ran = events["kind"] == int(EventKind.OP)
+    for bar, stats, device in zip(devices.data, summary.values(), towers.devices):
         assert bar.y[0] == pytest.approx(stats.busy_s * 1e3)
-        assert bar.customdata[0][0] == stats.ops
+        assert bar.customdata[0][0] == int((ran & (events["device"] == device["id"])).sum())
+    assert [bar.customdata[0][0] for bar in devices.data] == [1, 0, 0, 3, 3]  # the seeds' towers
     devices.to_html(include_plotlyjs=False)  # renders to a page

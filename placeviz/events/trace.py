@@ -176,8 +176,9 @@ class Trace:
         return plot_devices(self)
 
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """Chrome Trace Event JSON: a process per device, a thread per stream, memory counters and
-        transfer flow arrows. Written to ``path`` when given; returned either way."""
+        """Chrome Trace Event JSON: a process per task, a compute and a copy thread per device,
+        memory counters and transfer flow arrows. Written to ``path`` when given; returned
+        either way."""
         from placeviz.events.chrome import chrome_trace
 
         document = chrome_trace(self)
