@@ -18,6 +18,7 @@ from _chromium import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
 import placeviz as pv
+from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
 from placeviz.examples.documents import GOLDEN, training_step
 
@@ -28,10 +29,9 @@ def cluster_training_step() -> pv.Trace:
     pv.reset_default_graph()
     pv.config.reset_devices()
     pv.config.simulate_gpus(2)
-    no_gpu = pv.ConfigProto(device_count={"GPU": 0})
-    workers, ps = pv.test.create_local_cluster(2, 2, ps_config=no_gpu)
+    cluster = local_cluster(2, 2)  # ps tasks without GPUs, as the magic's
     try:
-        spec = workers[0].cluster_spec
+        spec = cluster.spec
         worker = "/job:worker/task:0"  # its ops go to the task's first GPU by default
         with pv.device(pv.train.replica_device_setter(cluster=spec, worker_device=worker)):
             x = pv.placeholder(pv.float32, [None, 64], name="x")
@@ -45,15 +45,14 @@ def cluster_training_step() -> pv.Trace:
             step = pv.train.get_or_create_global_step()
             train = pv.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
         feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
-        with pv.Session(workers[0].target) as sess:
+        with pv.Session(cluster.target) as sess:
             sess.run(pv.global_variables_initializer())
             sess.trace_level = pv.RunOptions.FULL_TRACE
             for _ in range(2):
                 sess.run(train, feed)
             return sess.trace(runs=1)
     finally:
-        for server in workers + ps:
-            server.stop()
+        stop_local_clusters()
         pv.config.reset_devices()
 
 

@@ -195,7 +195,7 @@ def _cell_cluster(shape: str | None, names: dict[str, Any]) -> Iterator[str]:
         started = ""
     else:
         ps, workers = parse_shape(shape)
-        cluster = local_cluster(ps, workers, device_context.context().simulation())
+        cluster = local_cluster(ps, workers)
         spec, target = cluster.spec, cluster.target
         pids = ", ".join(f"{s.task} {s.pid}" for s in [*cluster.ps, *cluster.workers])
         started = f" (task processes: {pids})"

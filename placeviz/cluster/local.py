@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from placeviz.devices import context as device_context
 from placeviz.runtime.config import ConfigProto
 from placeviz.train.cluster_spec import ClusterSpec
 from placeviz.train.server import Server
@@ -29,7 +30,7 @@ class LocalCluster:
             server.stop()
 
 
-_clusters: dict[tuple[int, int, tuple[int, str] | None], LocalCluster] = {}
+_clusters: dict[tuple[int, int, tuple[int, str] | None], LocalCluster] = {}  # by shape
 
 
 def parse_shape(text: str) -> tuple[int, int]:
@@ -48,12 +49,13 @@ def parse_shape(text: str) -> tuple[int, int]:
     return counts["ps"], counts["worker"]
 
 
-def local_cluster(ps: int, workers: int, simulation: tuple[int, str] | None) -> LocalCluster:
+def local_cluster(ps: int, workers: int) -> LocalCluster:
     """The kernel's cluster of this shape (ps tasks without GPUs, workers with the simulated
-    GPUs ``simulation`` gives, if any), started when it is not running."""
+    GPUs of the current device context, if any: they are part of its key), started when it is
+    not running."""
     from placeviz.test import create_local_cluster
 
-    key = (ps, workers, simulation)
+    key = (ps, workers, device_context.context().simulation())
     found = _clusters.get(key)
     if found is not None and all(s.running for s in [*found.workers, *found.ps]):
         return found
