@@ -68,18 +68,7 @@ class RunLog:
         t_end = clock()
         compiled, columns = prepared
         record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
-        self._cursors.append(run.since)
-        self._runs.append(
-            {
-                "id": run.id,
-                "t0": run.t0,
-                "t1": t_end,
-                "status": "ok" if error is None else "error",
-                "error": error,
-                "fetches": list(columns.fetch_names),
-            }
-        )
-        self.recorder.publish(run.since, run.id)
+        self._ended(run, t_end, error, list(columns.fetch_names))
 
     def add_run(
         self,
@@ -90,24 +79,27 @@ class RunLog:
         columns: dict[str, np.ndarray],
     ) -> None:
         """A run executed elsewhere (a cluster's tasks), its events given as columns."""
-        run_id = self._started
+        run = RunStart(self._started, self.recorder.total, t0)
         self._started += 1
-        since = self.recorder.total
         size = len(columns.get("kind", ()))
-        self.recorder.extend(size, {**columns, "run": run_id})
-        run_event(self.recorder, t0, t1, run_id, int(TimingSource.CLOCK))
-        self._cursors.append(since)
+        self.recorder.extend(size, {**columns, "run": run.id})
+        run_event(self.recorder, t0, t1, run.id, int(TimingSource.CLOCK))
+        self._ended(run, t1, error, [fetch.name for fetch in fetches])
+
+    def _ended(self, run: RunStart, t1: int, error: str | None, fetches: list[str]) -> None:
+        """Keep the run's record and where its events start, and tell the subscribers."""
+        self._cursors.append(run.since)
         self._runs.append(
             {
-                "id": run_id,
-                "t0": t0,
+                "id": run.id,
+                "t0": run.t0,
                 "t1": t1,
                 "status": "ok" if error is None else "error",
                 "error": error,
-                "fetches": [fetch.name for fetch in fetches],
+                "fetches": fetches,
             }
         )
-        self.recorder.publish(since, run_id)
+        self.recorder.publish(run.since, run.id)
 
     def last_run_columns(self) -> dict[str, np.ndarray]:
         """The events of the newest finished run (none: empty columns)."""
