@@ -371,8 +371,13 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     chosen, candidates, waited = found.why[node]
     group = problem.group[node]
     if group >= 0 and len(candidates) == 1:
-        mates = [problem.nodes[i] for i in range(len(problem.nodes)) if problem.group[i] == group]
-        return f"colocated with {mates[0]!r}: its group is on {names[chosen]}"
+        mates = [
+            problem.nodes[i]
+            for i in range(len(problem.nodes))
+            if problem.group[i] == group and i != node
+        ]
+        if mates:
+            return f"colocated with {mates[0]!r}: its group is on {names[chosen]}"
     at = found.finish[node]
     others = sorted((end, d) for end, d in candidates if d != chosen)
     text = f"earliest finish: {names[chosen]} at {_ms(at)}"
