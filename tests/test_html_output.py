@@ -16,7 +16,21 @@ from placeviz.events.html import MIME_TYPE, bundle
 
 @pytest.fixture
 def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that has not embedded the bundle yet (skips where it was not built)."""
+    try:
+        bundle()
+    except html.BundleMissingError:
+        pytest.skip("the inspector bundle is not built (npm run build in labextension/)")
     monkeypatch.setattr(html, "_embedded", False)
+
+
+def test_without_a_built_bundle_an_output_has_no_html(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing() -> str:
+        raise html.BundleMissingError("not built")
+
+    monkeypatch.setattr(html, "_inline_bundle", missing)
+    monkeypatch.setattr(html, "_embedded", False)
+    assert set(evil_trace()._repr_mimebundle_()) == {MIME_TYPE, "text/plain"}
 
 
 def evil_trace() -> pv.Trace:
