@@ -72,6 +72,8 @@ class ReasonKind(str, Enum):
     METADATA = "metadata", "Shape, Size, Rank read only their input's shape: placed with it"
     IDENTITY = "identity", "an unpinned Identity between two ops requesting the same device"
     REFERENCE = "reference", "takes a variable by reference: its own conflicting request is ignored"
+    # ConfigProto(placer="cost"): not TensorFlow's rule but the whitepaper's cost-model placer.
+    COST = "cost", "nothing was asked: the device where a simulation of the graph finishes it first"
     # Not a decision: the reason's text is the error a run that needs the op raises.
     UNPLACED = "unplaced", "the op's group could not be placed; the text is the error"
 
@@ -262,6 +264,12 @@ DOCUMENT = Record(
         Field("event_kinds", CODE_TABLE, required=False, comment="kind code -> name"),
         Field("timing_sources", CODE_TABLE, required=False, comment="source code -> name"),
         Field(
+            "prediction",
+            nullable(string()),
+            required=False,
+            comment="a what-if's question: its times are modeled, not measured",
+        ),
+        Field(
             "events",
             Type(
                 {
@@ -275,6 +283,40 @@ DOCUMENT = Record(
         ),
     ),
     "The placement document: what the kernel hands the browser.",
+)
+
+
+COMPARE_SCHEMA = "placeviz-compare/1"
+MOVED_OP = Record(
+    "MovedOp",
+    (
+        Field("name", string()),
+        Field("from", string(), comment="the first placement's device, full name"),
+        Field("to", string(), comment="the second placement's device, full name"),
+    ),
+    "An op the two placements put on different devices.",
+)
+DEVICE_DELTA = Record(
+    "DeviceDelta",
+    (
+        Field("device", string(), comment="full name; absent from a side: zeros there"),
+        Field("ops", array(integer(0)), comment="[first, second]"),
+        Field("busy_ns", array(integer(0)), comment="[first, second], in the last run"),
+        Field("peak_bytes", array(integer(0)), comment="[first, second]"),
+    ),
+    "One device under both placements.",
+)
+COMPARISON = Record(
+    "ComparisonDocument",
+    (
+        Field("schema", Type({"const": COMPARE_SCHEMA}, "string")),
+        Field("labels", array(string()), comment="[first, second]: 'simple', 'cost'"),
+        Field("documents", array(DOCUMENT.type), comment="[first, second]"),
+        Field("step_ns", array(integer(0)), comment="[first, second]: the last run's span"),
+        Field("moved", array(MOVED_OP.type)),
+        Field("devices", array(DEVICE_DELTA.type)),
+    ),
+    "Two placements of one graph side by side: what moved, and what it changed.",
 )
 
 
@@ -373,7 +415,8 @@ def typescript() -> str:
         "}",
         "",
     ]
-    for record in (*RECORDS, DOCUMENT):
+    lines += [f"export const COMPARE_SCHEMA = {COMPARE_SCHEMA!r};", ""]
+    for record in (*RECORDS, DOCUMENT, MOVED_OP, DEVICE_DELTA, COMPARISON):
         lines += _ts_interface(record)
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -9,7 +9,7 @@ export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1
 export const TimingSource = { NONE: 0, CLOCK: 1, CUDA_EVENT: 2, MODELED: 3 } as const;
 export const TIMING_SOURCE_LABELS: Readonly<Record<number, string>> = { 0: 'none', 1: 'clock', 2: 'cuda-event', 3: 'modeled' };
 
-export const REASON_KINDS = ['pinned', 'default', 'soft', 'colocated', 'sticky', 'generator', 'metadata', 'identity', 'reference', 'unplaced'] as const;
+export const REASON_KINDS = ['pinned', 'default', 'soft', 'colocated', 'sticky', 'generator', 'metadata', 'identity', 'reference', 'cost', 'unplaced'] as const;
 export type ReasonKind = (typeof REASON_KINDS)[number];
 
 export const DEVICE_KINDS = ['real', 'logical', 'simulated'] as const;
@@ -58,6 +58,8 @@ export interface EventBatch {
   run: Int32Array; // the run's id, -1 for none
   peer: Int16Array; // a transfer's source device, -1 for none
 }
+
+export const COMPARE_SCHEMA = 'placeviz-compare/1';
 
 /** A device ops can be placed on. */
 export interface DeviceRecord {
@@ -126,5 +128,31 @@ export interface PlacementDocument {
   runs: RunRecord[];
   event_kinds?: CodeTable; // kind code -> name
   timing_sources?: CodeTable; // source code -> name
+  prediction?: string | null; // a what-if's question: its times are modeled, not measured
   events: EventLists; // one list per column, times in ns since origin_ns
+}
+
+/** An op the two placements put on different devices. */
+export interface MovedOp {
+  name: string;
+  from: string; // the first placement's device, full name
+  to: string; // the second placement's device, full name
+}
+
+/** One device under both placements. */
+export interface DeviceDelta {
+  device: string; // full name; absent from a side: zeros there
+  ops: number[]; // [first, second]
+  busy_ns: number[]; // [first, second], in the last run
+  peak_bytes: number[]; // [first, second]
+}
+
+/** Two placements of one graph side by side: what moved, and what it changed. */
+export interface ComparisonDocument {
+  schema: string;
+  labels: string[]; // [first, second]: 'simple', 'cost'
+  documents: PlacementDocument[]; // [first, second]
+  step_ns: number[]; // [first, second]: the last run's span
+  moved: MovedOp[];
+  devices: DeviceDelta[];
 }
