@@ -26,6 +26,7 @@ from placeviz.dtypes import (
     string,
     string_ref,
 )
+from placeviz.events.compare import Comparison, compare
 from placeviz.events.trace import Trace
 from placeviz.graph.core import (
     Graph,

@@ -74,6 +74,8 @@ class ReasonKind(str, Enum):
     REFERENCE = "reference", "takes a variable by reference: its own conflicting request is ignored"
     # ConfigProto(placer="cost"): not TensorFlow's rule but the whitepaper's cost-model placer.
     COST = "cost", "nothing was asked: the device where a simulation of the graph finishes it first"
+    # Trace.what_if: a prediction's op that the question moved.
+    MOVED = "moved", "a what-if moved it here: the trace is a prediction, not a run"
     # Not a decision: the reason's text is the error a run that needs the op raises.
     UNPLACED = "unplaced", "the op's group could not be placed; the text is the error"
 

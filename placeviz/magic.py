@@ -23,15 +23,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core import magic_arguments
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 
 from placeviz.cell_traceback import show_from_cell
 from placeviz.devices import context as device_context
 from placeviz.devices.profiles import DEFAULT_PROFILE
+from placeviz.events.compare import compare
 from placeviz.graph import core
 from placeviz.inspector.summary import summary_text
 from placeviz.runtime import session as session_module
-from placeviz.runtime.config import RunOptions
+from placeviz.runtime.config import PLACERS, RunOptions
 from placeviz.runtime.session import Session
 
 
@@ -50,6 +52,13 @@ class PlacementMagics(Magics):
         default=None,
         help="run on a local cluster of task processes, e.g. ps=1,worker=2 (started once per "
         "kernel), or on the running servers of a ClusterSpec variable",
+    )
+    @magic_arguments.argument(
+        "--compare",
+        metavar="PLACERS",
+        default=None,
+        help="run the cell once with each of two placers, e.g. simple,cost, and show both "
+        "placements side by side",
     )
     @magic_arguments.argument("--soft", action="store_true", help="allow soft placement")
     @magic_arguments.argument("--log", action="store_true", help="print the placement log")
@@ -71,6 +80,9 @@ class PlacementMagics(Magics):
         args = magic_arguments.parse_argstring(self.placement, line)
         shell = self.shell
         assert shell is not None
+        if args.compare is not None:
+            self._compare(args, line, cell)
+            return
         sessions: list[Session] = []
         with (
             _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
@@ -115,6 +127,51 @@ class PlacementMagics(Magics):
             trace.to_html(args.html)
         if not output:
             print(summary_text(trace))
+
+    def _compare(self, args: Any, line: str, cell: str) -> None:
+        """The cell once per placer, each run on a fresh graph, then both placements in one
+        view (``pv.compare``); ``-o VAR`` gets the Comparison."""
+        shell = self.shell
+        assert shell is not None
+        placers = [p.strip() for p in args.compare.split(",")]
+        if len(placers) != 2 or any(p not in PLACERS for p in placers):
+            raise UsageError(
+                f"--compare takes two placers of {', '.join(PLACERS)}, e.g. simple,cost "
+                f"(got {args.compare!r})"
+            )
+        traces = []
+        for placer in placers:
+            sessions: list[Session] = []
+            token = session_module.placer_override.set(placer)
+            try:
+                with (
+                    _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
+                    _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
+                    core.cell_default_graph(),
+                    _collect_sessions(sessions),
+                ):
+                    for said in (note, cluster_note):
+                        if said and placer == placers[0]:
+                            print(said)
+                    code = shell.transform_cell(cell)
+                    filename = _cell_filename(shell, line, code)
+                    try:
+                        _run_cell(shell, filename, code)
+                    except BaseException as error:
+                        show_from_cell(error, filename, shell)
+                        raise
+                    shown = _latest_run(sessions) or _run_sinks()
+                    traces.append(shown.trace(runs=None))
+            finally:
+                session_module.placer_override.reset(token)
+        comparison = compare(traces[0], traces[1], labels=placers)
+        shell.user_ns[args.output] = comparison
+        if args.no_widget or not _in_kernel(shell):
+            print(repr(comparison))
+        else:
+            from IPython.display import display
+
+            display(comparison)
 
 
 def _cell_filename(shell: Any, line: str, code: str) -> str:

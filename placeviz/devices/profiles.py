@@ -149,6 +149,24 @@ _TABLE = (
 )
 
 
+@dataclass(frozen=True)
+class HostProfile:
+    """What the cost-model placer assumes of the host CPU, with a GPU profile's field names so
+    one roofline times both: a few cores of a server running NumPy (BLAS for products, one core
+    for elementwise ops), and placeviz's own dispatch per op instead of a kernel launch. Typical
+    figures, not measured: the placer compares orders of magnitude, and a CPU op's time in a run
+    is always measured."""
+
+    name: str = "host CPU"
+    fp32_flops: float = 100 * _GIGA
+    fp16_flops: float = 10 * _GIGA  # NumPy has no float16 arithmetic: it converts to float32
+    memory_bandwidth: float = 20 * _GIGA
+    launch_latency_s: float = 1e-6
+
+
+HOST_PROFILE = HostProfile()
+
+
 def _index(profiles: Iterable[GPUProfile], key_of: str) -> Mapping[str, GPUProfile]:
     table: dict[str, GPUProfile] = {}
     for profile in profiles:

@@ -293,3 +293,14 @@ def _as_int(what: str, text: str) -> int:
 
 def _or_minus_one(value: int | None) -> int:
     return -1 if value is None else value
+
+
+def short_name(device_name: str) -> str:
+    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'; a cluster task's device keeps
+    its task: '/job:ps/replica:0/task:1/device:CPU:0' -> '/job:ps/task:1/CPU:0'."""
+    prefix, _, device = device_name.rpartition("device:")
+    if not prefix.startswith("/job:") or prefix.startswith("/job:localhost/"):
+        return device
+    job = prefix.split("/")[1]
+    task = next((part for part in prefix.split("/") if part.startswith("task:")), "task:0")
+    return f"/{job}/{task}/{device}"

@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,6 +20,10 @@ from placeviz.events.html import output_bundle, write_html
 # Views list at most this many run records, the newest: a loop's thousands of runs would make
 # every run list, and a live view's first update, slow to build and to read.
 RUNS_LISTED = 1000
+
+
+class Predictor(Protocol):
+    def predict(self, trace: Trace, moves: Mapping[str, str] | None, gpus: int | None) -> Trace: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,13 @@ class Trace:
         edges: Sequence[Mapping[str, Any]],
         runs: Sequence[Mapping[str, Any]],
         events: Mapping[str, np.ndarray],
+        prediction: str | None = None,
+        predictor: Predictor | None = None,
     ) -> None:
+        """``prediction``: the what-if question a predicted trace answers; ``predictor``: what
+        answers one about this trace (a session's runs have one)."""
+        self.prediction = prediction
+        self._predictor = predictor
         self.devices = [dict(d) for d in devices]
         self.nodes = [dict(n) for n in nodes]
         self.edges = [dict(e) for e in edges]
@@ -59,9 +69,33 @@ class Trace:
         return len(self.events["kind"])
 
     def __repr__(self) -> str:
+        what = f" prediction: {self.prediction}" if self.prediction else ""
         return (
-            f"<pv.Trace {len(self.runs)} run(s), {len(self)} events, {len(self.devices)} devices>"
+            f"<pv.Trace {len(self.runs)} run(s), {len(self)} events, "
+            f"{len(self.devices)} devices{what}>"
         )
+
+    def what_if(self, moves: Mapping[str, str] | None = None, *, gpus: int | None = None) -> Trace:
+        """The last run again with ops moved (``{"MatMul_3": "/gpu:1"}``) or another number of
+        GPUs: a new Trace whose times are modeled, marked as a prediction."""
+        if self._predictor is None:
+            raise ValueError(
+                "what_if needs a trace from a session (sess.trace(), RunMetadata.trace); this "
+                "one was read or built without the graph it ran"
+            )
+        return self._predictor.predict(self, moves, gpus)
+
+    @property
+    def step_s(self) -> float:
+        """The last run's span: from its first op or transfer to its last."""
+        if not self.runs:
+            return 0.0
+        ev = self.events
+        ops = self._of_kind(EventKind.OP) | self._of_kind(EventKind.TRANSFER)
+        mine = ops & (ev["run"] == self.runs[-1]["id"])
+        if not mine.any():
+            return 0.0
+        return float(ev["t1"][mine].max() - ev["t0"][mine].min()) / 1e9
 
     # -- questions -----------------------------------------------------------------------------
     def _of_kind(self, kind: EventKind) -> np.ndarray:
@@ -131,6 +165,7 @@ class Trace:
             "nodes": self.nodes,
             "edges": self.edges,
             "runs": self.runs,
+            **({"prediction": self.prediction} if self.prediction else {}),
             "event_kinds": code_table(EventKind),
             "timing_sources": code_table(TimingSource),
             "events": {name: self._document_column(name) for name in COLUMN_NAMES},

@@ -157,6 +157,24 @@ class SimplePlacer:
             group = group_of.get(op._id)
             return group.device if group is not None else None
 
+        for group, error in self._choose(ordered, group_of, device_of):
+            failure = PlacementFailure(error, group.new)
+            for op in group.new:
+                failures[op._id] = failure
+        done: set[int] = set()
+        for group in group_of.values():
+            if id(group) not in done and group.new[0]._id not in failures:
+                done.add(id(group))
+                decisions.extend(self._member_decisions(group, overrides))
+        decisions.sort(key=lambda d: d[0]._id)
+        return decisions, failures
+
+    def _choose(
+        self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
+    ) -> list[tuple[_Group, InvalidArgumentError]]:
+        """Give each group of ``group_of`` a device among its candidates: its first, unless one
+        of TensorFlow's heuristics says otherwise for the member that decides it. Returns the
+        groups that could not be given one."""
         consumers = _consumers(ordered)
         generators = [op for op in ordered if op._id in group_of and is_generator(op)]
         first_pass = [op for op in ordered if op._id in group_of and not is_generator(op)]
@@ -168,13 +186,7 @@ class SimplePlacer:
             group = group_of[op._id]
             if group.device is None:
                 _decide(group, op, _follow_consumers(op, group, consumers, device_of))
-        done: set[int] = set()
-        for group in group_of.values():
-            if id(group) not in done:
-                done.add(id(group))
-                decisions.extend(self._member_decisions(group, overrides))
-        decisions.sort(key=lambda d: d[0]._id)
-        return decisions, failures
+        return []
 
     # -- one group ---------------------------------------------------------------------------
     def _group(

@@ -6,7 +6,10 @@ import os
 from dataclasses import dataclass
 
 from placeviz.contract import ReasonKind
+from placeviz.devices.spec import short_name
 from placeviz.graph.source import is_cell
+
+__all__ = ["Reason", "short_name", "where"]
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,3 @@ def where(location: tuple[str, int]) -> str:
     if filename.startswith("<") or "ipykernel" in filename or is_cell(filename):
         return f"line {line}"
     return f"line {line} of {os.path.basename(filename)}"
-
-
-def short_name(device_name: str) -> str:
-    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'; a cluster task's device keeps
-    its task: '/job:ps/replica:0/task:1/device:CPU:0' -> '/job:ps/task:1/CPU:0'."""
-    prefix, _, device = device_name.rpartition("device:")
-    if not prefix.startswith("/job:") or prefix.startswith("/job:localhost/"):
-        return device
-    job = prefix.split("/")[1]
-    task = next((part for part in prefix.split("/") if part.startswith("task:")), "task:0")
-    return f"/{job}/{task}/{device}"

@@ -53,6 +53,31 @@ class Problem:
     group_memory: list[float]  # per group, the bytes its members hold together
     preds: list[list[tuple[int, float]]]  # (predecessor, edge time)
     succs: list[list[tuple[int, float]]]
+    # [node][device]: PEFT's optimistic cost table, the shortest time from the node's end on
+    # that device to the end of its longest path of successors, each on its best device, an
+    # edge's time paid where it crosses devices. Adding it to a finish time sees what the
+    # earliest finish alone does not: a value made quickly on a device its consumers are not.
+    ahead: list[list[float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.ahead:
+            return
+        p = len(self.devices)
+        self.ahead = [[0.0] * p for _ in self.nodes]
+        if all(min(row) == max(row) for row in self.times):
+            return  # identical devices: the table would be the same for each, so it adds nothing
+        order = _topological(self.preds, self.succs)
+        for node in reversed(order):
+            row = self.ahead[node]
+            for succ, edge in self.succs[node]:
+                after = [self.ahead[succ][k] + self.times[succ][k] for k in range(p)]
+                for d in range(p):
+                    best = min(
+                        (after[k] + (edge if k != d else 0.0) for k in range(p)),
+                        default=0.0,
+                    )
+                    if best > row[d]:
+                        row[d] = best
 
 
 @dataclass
@@ -156,6 +181,19 @@ def _reversed(problem: Problem) -> Problem:
     )
 
 
+def _topological(
+    preds: Sequence[Sequence[tuple[int, float]]], succs: Sequence[Sequence[tuple[int, float]]]
+) -> list[int]:
+    waiting = [len(p) for p in preds]
+    order = [i for i, w in enumerate(waiting) if w == 0]
+    for node in order:
+        for succ, _ in succs[node]:
+            waiting[succ] -= 1
+            if waiting[succ] == 0:
+                order.append(succ)
+    return order
+
+
 def _natural(node: Hashable) -> tuple[int, float, str]:
     """Ties in the topological order go by number, then by name (node 9 before node 10)."""
     if isinstance(node, int | float) and not isinstance(node, bool):
@@ -219,7 +257,7 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
             allowed, need = problem.group_devices[group], problem.group_memory[group]
         else:
             allowed, need = range(p), problem.memory[node]
-        best, best_finish, candidates, waited = -1, math.inf, [], -1
+        best, best_finish, best_key, candidates, waited = -1, math.inf, math.inf, [], -1
         for d in allowed:
             cost = problem.times[node][d]
             if math.isinf(cost) or used[d] + need > problem.devices[d].memory:
@@ -237,8 +275,8 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
             end = begin + cost
             if keep_why:
                 candidates.append((end, d))
-            if end < best_finish:
-                best, best_finish, waited = d, end, blocker
+            if end + problem.ahead[node][d] < best_key:
+                best, best_finish, best_key, waited = d, end, end + problem.ahead[node][d], blocker
         if best < 0:
             raise _infeasible(problem, node, group, used)
         device[node], start[node], finish[node] = (
@@ -380,9 +418,18 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
             return f"colocated with {mates[0]!r}: its group is on {names[chosen]}"
     at = found.finish[node]
     others = sorted((end, d) for end, d in candidates if d != chosen)
-    text = f"earliest finish: {names[chosen]} at {_ms(at)}"
-    if others:
-        text += " vs " + ", ".join(f"{names[d]} at {_ms(end)}" for end, d in others[:3])
+    sooner = [(end, d) for end, d in others if end < at]
+    if sooner:
+        end, d = sooner[0]
+        later = end + problem.ahead[node][d] - at - problem.ahead[node][chosen]
+        text = (
+            f"{names[chosen]} at {_ms(at)}: {names[d]} would finish it sooner ({_ms(end)}), but "
+            f"what follows it would end {_ms(later)} later (its output would cross devices)"
+        )
+    else:
+        text = f"earliest finish: {names[chosen]} at {_ms(at)}"
+        if others:
+            text += " vs " + ", ".join(f"{names[d]} at {_ms(end)}" for end, d in others[:3])
     if waited >= 0 and any(pred == waited for pred, _ in problem.preds[node]):
         text += f" (waits for {problem.nodes[waited]!r})"
     elif waited >= 0:

@@ -54,9 +54,13 @@ class GPUOptions:
             )
 
 
+PLACERS = ("simple", "cost")  # TensorFlow's; the whitepaper's cost model (placement/cost_placer)
+
+
 @dataclass
 class ConfigProto:
-    """``pv.ConfigProto(log_device_placement=True, allow_soft_placement=True, ...)``."""
+    """``pv.ConfigProto(log_device_placement=True, allow_soft_placement=True, ...)``;
+    ``placer="cost"`` turns on the cost-model placer."""
 
     log_device_placement: bool = False
     allow_soft_placement: bool = False
@@ -65,9 +69,16 @@ class ConfigProto:
     inter_op_parallelism_threads: int = 0
     intra_op_parallelism_threads: int = 0
     use_per_session_threads: bool = False
+    # Not TensorFlow's: "cost" places what asked for no device by simulating the graph.
+    placer: str = "simple"
 
     def __post_init__(self) -> None:
         _check_field_types(self)
+        if self.placer not in PLACERS:
+            raise ValueError(
+                f"ConfigProto.placer must be one of {', '.join(map(repr, PLACERS))}, "
+                f"got {self.placer!r}"
+            )
 
 
 @dataclass

@@ -3,14 +3,17 @@ then kept for the session's life (placements stick, as in TensorFlow)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
-from placeviz.graph.core import Graph, Operation, tensor_bytes
+from placeviz.graph.core import Graph, Operation, Tensor, tensor_bytes
 from placeviz.placement.colocation import ColocationIndex
+from placeviz.placement.cost_placer import CostPlacer
 from placeviz.placement.placer import Placement, PlacementFailure, SimplePlacer
 from placeviz.runtime import placement_log
+from placeviz.runtime.cost_model import RooflineCostModel
 from placeviz.runtime.memory import Resident
 from placeviz.runtime.run_log import RunLog
 
@@ -26,12 +29,18 @@ class PlacementState:
         soft: bool,
         log: bool,
         local: DeviceSpec | None = None,
+        placer: str = "simple",
     ) -> None:
         self.graph = graph
         self.placement = Placement()
         self.failures: dict[int, PlacementFailure] = {}
         self.variables: list[Operation] = []  # placed ops whose output is a variable's state
-        self._placer = SimplePlacer(devices, soft=soft, local=local)
+        self._cost_model: RooflineCostModel | None = None
+        if placer == "cost":
+            self._cost_model = RooflineCostModel(devices)
+            self._placer: SimplePlacer = CostPlacer(devices, soft, self._cost_model, local)
+        else:
+            self._placer = SimplePlacer(devices, soft=soft, local=local)
         self._device_ids = device_ids
         self._log = log
         self._version = -1  # the graph's version this placement covers
@@ -48,9 +57,12 @@ class PlacementState:
         """No op was added, and no edge changed, since the last ``update``."""
         return self._version == self.graph.version
 
-    def update(self, run_log: RunLog) -> bool:
+    def update(self, run_log: RunLog, fed: Mapping[Tensor, Any] | None = None) -> bool:
         """Place the ops made since the last update; True when an existing op's edges changed
-        (so plans compiled before are stale)."""
+        (so plans compiled before are stale). ``fed``: the run's feeds, whose sizes the cost
+        model gives the dimensions the graph leaves unknown."""
+        if self._cost_model is not None and fed:
+            self._cost_model.learn_sizes(fed)
         graph = self.graph
         edges_changed = graph._edges_changed
         count = len(graph._ops)  # ops another thread adds from here on are placed next time

@@ -37,6 +37,7 @@ from placeviz.runtime.plan import build_plan
 from placeviz.runtime.plan_cache import PlanCache
 from placeviz.runtime.run_log import Prepared, RunLog, clock
 from placeviz.runtime.state import SessionState, host_copy
+from placeviz.runtime.what_if import WhatIf
 from placeviz.runtime.workers import StreamWorkers
 
 _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this size
@@ -46,6 +47,11 @@ _GROWTH_CHUNK = 2 << 20  # allow_growth grows the reservation in chunks of this 
 # magic collects its cell's sessions, not those of a cell running beside it.
 observers: contextvars.ContextVar[tuple[Callable[[Session], None], ...]] = contextvars.ContextVar(
     "placeviz_session_observers", default=()
+)
+# The placer of every session made in the context, whatever its config says: the placer
+# %%placement --compare runs the cell with.
+placer_override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "placeviz_placer_override", default=None
 )
 # The target of sessions made without one: a %%placement --cluster cell's cluster.
 default_target: contextvars.ContextVar[str] = contextvars.ContextVar(
@@ -90,7 +96,15 @@ class Session:
         device_ids = self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
         log = self._logs_placement(ctx)
         soft = self.config.allow_soft_placement or ctx.soft_placement
-        self._placing = PlacementState(self.graph, self._devices, device_ids, soft, log, local)
+        self._placing = PlacementState(
+            self.graph,
+            self._devices,
+            device_ids,
+            soft,
+            log,
+            local,
+            placer_override.get() or self.config.placer,
+        )
         self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
         self._state = _state if _state is not None else SessionState()
         # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
@@ -205,7 +219,7 @@ class Session:
         if full:
             key = ("full trace", key)
         if not self._placing.current:
-            self._place()
+            self._place(fed)
         if self._cluster is not None:
             results = self._run_on_cluster(unique, feeds, values, full)
             if run_metadata is not None:
@@ -228,9 +242,9 @@ class Session:
         by_element = dict(zip(unique, results))
         return rebuild([by_element[e] for e in elements])
 
-    def _place(self) -> None:
+    def _place(self, fed: Mapping[Tensor, Any] | None = None) -> None:
         self._context.initialize()
-        if self._placing.update(self._log):
+        if self._placing.update(self._log, fed):
             self._plans.clear()  # a control input was added to an op that plans may hold
 
     def _execute(
@@ -312,7 +326,8 @@ class Session:
     def trace(self, runs: int | None = 1) -> Trace:
         """A Trace of the last ``runs`` runs (None: every event still recorded)."""
         kept, columns = self._log.events(runs)
-        return Trace(**self.tables(runs=kept), events=columns)
+        predictor = WhatIf(self.graph, self._devices)
+        return Trace(**self.tables(runs=kept), events=columns, predictor=predictor)
 
     def tables(self, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The document's tables (devices, nodes, edges, runs) as they stand now, without events:

@@ -19,8 +19,8 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
-from placeviz.devices.profiles import GPUProfile
-from placeviz.graph.core import Tensor, tensor_bytes
+from placeviz.devices.profiles import GPUProfile, HostProfile
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.registry import free_cost
 from placeviz.runtime.executor import Step
 
@@ -68,7 +68,7 @@ def _shape_of_size(tensor: Tensor, nbytes: int) -> Shape:
     )
 
 
-def _peak_flops(profile: GPUProfile, dtype: dtypes.DType | None) -> float:
+def _peak_flops(profile: GPUProfile | HostProfile, dtype: dtypes.DType | None) -> float:
     if dtype is dtypes.float16:
         return profile.fp16_flops
     if dtype is dtypes.float64:
@@ -80,23 +80,34 @@ def _simulated(device: Device | None) -> bool:
     return device is not None and device.simulated and device.physical.profile is not None
 
 
+def roofline_seconds(
+    op: Operation, profile: GPUProfile | HostProfile, ins: Sequence[Shape], outs: Sequence[Shape]
+) -> float:
+    """The slower of compute at peak and memory traffic at full bandwidth, plus the launch."""
+    if op.op_def.cost is free_cost:
+        return _HOST_DISPATCH_NS / 1e9
+    cost = op.op_def.cost(op, ins, outs)
+    seconds = max(
+        cost.flops / _peak_flops(profile, op.dtype), cost.bytes / profile.memory_bandwidth
+    )
+    return seconds + profile.launch_latency_s
+
+
 def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int:
-    """The roofline: the slower of compute at peak and memory traffic at full bandwidth."""
     profile = step.device.physical.profile
     assert profile is not None
-    if step.op.op_def.cost is free_cost:
-        return _HOST_DISPATCH_NS
-    cost = step.op.op_def.cost(step.op, ins, outs)
-    seconds = max(
-        cost.flops / _peak_flops(profile, step.op.dtype), cost.bytes / profile.memory_bandwidth
-    )
-    return _ns(seconds + profile.launch_latency_s)
+    return _ns(roofline_seconds(step.op, profile, ins, outs))
 
 
 def _memory_bound_duration(step: Step, size: int) -> int:
     profile = step.device.physical.profile
     assert profile is not None
     return _ns(size / profile.memory_bandwidth + profile.launch_latency_s)
+
+
+def copy_seconds(size: int, bandwidth: float) -> float:
+    """One copy of ``size`` bytes over a link: its latency, then the bytes."""
+    return _TRANSFER_LATENCY_NS / 1e9 + size / bandwidth
 
 
 def _transfer_duration(step: Step, size: int) -> int:

@@ -9,7 +9,7 @@ export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1
 export const TimingSource = { NONE: 0, CLOCK: 1, CUDA_EVENT: 2, MODELED: 3 } as const;
 export const TIMING_SOURCE_LABELS: Readonly<Record<number, string>> = { 0: 'none', 1: 'clock', 2: 'cuda-event', 3: 'modeled' };
 
-export const REASON_KINDS = ['pinned', 'default', 'soft', 'colocated', 'sticky', 'generator', 'metadata', 'identity', 'reference', 'cost', 'unplaced'] as const;
+export const REASON_KINDS = ['pinned', 'default', 'soft', 'colocated', 'sticky', 'generator', 'metadata', 'identity', 'reference', 'cost', 'moved', 'unplaced'] as const;
 export type ReasonKind = (typeof REASON_KINDS)[number];
 
 export const DEVICE_KINDS = ['real', 'logical', 'simulated'] as const;

@@ -1,0 +1,216 @@
+"""The cost-model placer TensorFlow's whitepaper describes (``ConfigProto(placer="cost")``).
+
+Pinned groups, groups an earlier run placed and colocation are TensorFlow's rules, as in the
+simple placer; every group that asked for nothing (or whose request soft placement relaxed) goes
+where the scheduling core (``scheduling.py``) finishes the whole graph earliest, given each op's
+time on each device it may take, each tensor's time to cross devices and the bytes each device
+can hold. The runtime supplies the costs (``CostModel``): this layer knows no hardware.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from placeviz.contract import ReasonKind
+from placeviz.devices.context import Device
+from placeviz.devices.spec import DeviceSpec
+from placeviz.errors import InvalidArgumentError
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.variables import GLOBAL_VARIABLES
+from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
+from placeviz.placement.reason import Reason, short_name
+from placeviz.placement.scheduling import InfeasibleScheduleError, schedule
+
+_FREE = (ReasonKind.DEFAULT, ReasonKind.SOFT)  # the groups the user left to the placer
+
+
+class CostModel(Protocol):
+    def op_seconds(self, op: Operation, device: Device) -> float: ...
+
+    def transfer_seconds(self, tensor: Tensor) -> float: ...
+
+    def held_bytes(self, op: Operation) -> int: ...
+
+
+class CostPlacer(SimplePlacer):
+    """The simple placer's rules for what the user asked; a schedule for the rest."""
+
+    def __init__(
+        self,
+        devices: Sequence[Device],
+        soft: bool,
+        model: CostModel,
+        local: DeviceSpec | None = None,
+    ) -> None:
+        super().__init__(devices, soft, local)
+        self.model = model
+
+    def _choose(
+        self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
+    ) -> list[tuple[_Group, InvalidArgumentError]]:
+        free = {id(g) for g in group_of.values() if g.kind in _FREE}
+        asked = {i: g for i, g in group_of.items() if id(g) not in free}
+        super()._choose(ordered, asked, device_of)
+        if not free:
+            return []
+        graph = self._problem(ordered, group_of, free, device_of)
+        devices = [
+            {"name": short_name(d.name), "type": short_name(d.name), "memory": _limit(d)}
+            for d in self.devices
+        ]
+        try:
+            found = schedule(graph, devices)
+        except InfeasibleScheduleError as error:
+            unplaced = {id(g): g for g in group_of.values() if id(g) in free}
+            op = next(op for op in ordered if id(group_of.get(op._id)) in free)
+            failure = InvalidArgumentError(
+                f"The cost-model placer cannot place the ops that asked for no device "
+                f"(first: '{op.name}', created at {op.source}): {error}. Devices: "
+                f"{', '.join(d.name for d in self.devices)}",
+                op=op,
+            )
+            return [(group, failure) for group in unplaced.values()]
+        by_short = {short_name(d.name): d for d in self.devices}
+        setup = setup_ops(ordered)
+        members: dict[int, list[Operation]] = {}
+        for op in ordered:
+            group = group_of.get(op._id)
+            if group is not None and id(group) in free:
+                members.setdefault(id(group), []).append(op)
+        for group_ops in members.values():
+            decider = min(group_ops, key=lambda op: (found.start[op.name], op._id))
+            group = group_of[decider._id]
+            device = by_short[found.device[decider.name]]
+            text = f"cost model: {found.explain(decider.name)}"
+            if all(op._id in setup for op in group_ops):
+                text = (
+                    f"cost model: it only initializes variables, which a step does not wait "
+                    f"for, so it costs the step nothing on any device; "
+                    f"{short_name(device.name)} is where the schedule put it"
+                )
+            if group.kind is ReasonKind.SOFT:
+                text = f"{group.text.split(', so ')[0]}; {text}"
+            group.device, group.decider = device, decider
+            group.reason = Reason(ReasonKind.COST, text, device.name, decider.device)
+        consumers = _consumers(ordered)
+        for group_ops in members.values():
+            if len(group_ops) == 1 and is_generator(group_ops[0]):
+                _follow_most_consumers(group_ops[0], group_of, consumers, device_of)
+        return []
+
+    def _problem(
+        self,
+        ordered: Sequence[Operation],
+        group_of: Mapping[int, _Group],
+        free: set[int],
+        device_of: DeviceOf,
+    ) -> Any:
+        """The ops to place as a task graph: times on the devices each may take (an op the
+        rules placed may take only its device), transfers on edges, colocation by group."""
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        model = self.model
+        setup = setup_ops(ordered)
+        for op in ordered:
+            group = group_of.get(op._id)
+            if group is None:
+                continue
+            is_free = id(group) in free
+            devices = group.candidates if is_free else [group.device]
+            cost = (lambda op, d: 0.0) if op._id in setup else model.op_seconds
+            graph.add_node(
+                op.name,
+                time={short_name(d.name): cost(op, d) for d in devices},
+                memory=model.held_bytes(op),
+                colocation=id(group) if is_free and len(group.new) > 1 else None,
+            )
+        for op in ordered:
+            if op.name not in graph:
+                continue
+            for tensor in op.inputs:
+                source = tensor.op
+                if source.name not in graph:
+                    placed = device_of(source)  # an earlier run's: its output is ready there
+                    if placed is None:
+                        continue
+                    graph.add_node(source.name, time={short_name(placed.name): 0.0})
+                seconds = 0.0 if op._id in setup else model.transfer_seconds(tensor)
+                if graph.has_edge(source.name, op.name):
+                    graph[source.name][op.name]["time"] += seconds
+                else:
+                    graph.add_edge(source.name, op.name, time=seconds)
+            for source in op.control_inputs:
+                if source.name in graph and not graph.has_edge(source.name, op.name):
+                    graph.add_edge(source.name, op.name, time=0.0)
+        return graph
+
+
+def setup_ops(ops: Sequence[Operation]) -> set[int]:
+    """The ids of the ops of ``ops`` that only initialize variables (their initial values, the
+    initializers and a ``global_variables_initializer`` NoOp): a separate run, which the step's
+    schedule leaves out. Empty when nothing else is there yet."""
+    if not ops:
+        return set()
+    graph = ops[0].graph
+    initializers = {v.initializer._id for v in graph.get_collection(GLOBAL_VARIABLES)}
+    consumed = {t.op._id for op in ops for t in op.inputs}
+    consumed |= {c._id for op in ops for c in op.control_inputs}
+
+    def initializes(op: Operation) -> bool:
+        if op._id in initializers:
+            return True
+        return (
+            op.type == "NoOp"
+            and bool(op.control_inputs)
+            and all(c._id in initializers for c in op.control_inputs)
+        )
+
+    stack = [op for op in ops if op._id not in consumed and not initializes(op)]
+    step: set[int] = set()
+    while stack:
+        op = stack.pop()
+        if op._id not in step:
+            step.add(op._id)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+    if not step:
+        return set()
+    return {op._id for op in ops if op._id not in step}
+
+
+def _follow_most_consumers(
+    op: Operation,
+    group_of: Mapping[int, _Group],
+    consumers: Mapping[int, list[Operation]],
+    device_of: DeviceOf,
+) -> None:
+    """A generator's value is made in no time anywhere: the schedule's tie between devices says
+    nothing, its consumers do. It goes where most of them went, so its value crosses devices
+    least (TensorFlow's generator heuristic, for consumers on several devices)."""
+    group = group_of[op._id]
+    counts: dict[Device, int] = {}
+    for consumer in consumers.get(op._id, []):
+        device = device_of(consumer)
+        if device is not None and device in group.candidates:
+            counts[device] = counts.get(device, 0) + 1
+    if not counts:
+        return
+    most = max(counts.values())
+    if counts.get(group.device, 0) == most:  # type: ignore[arg-type]
+        return
+    device = next(d for d in group.candidates if counts.get(d) == most)
+    outs = len(consumers[op._id])
+    text = (
+        f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}, where the "
+        "cost model put them: it only generates a value (no inputs, one output), so it goes "
+        "where its value crosses devices least"
+    )
+    group.device = device
+    group.reason = Reason(ReasonKind.GENERATOR, text, device.name, op.device)
+
+
+def _limit(device: Device) -> float:
+    return float(device.memory_limit) if device.memory_limit > 0 else math.inf

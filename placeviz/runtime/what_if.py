@@ -1,0 +1,287 @@
+"""``trace.what_if(moves=..., gpus=...)``: the trace's last run again, with some ops on other
+devices (or another number of GPUs), as a prediction.
+
+The run is laid out as ``simulation.TimelineModel`` lays out a run on simulated GPUs, in the order
+the run recorded its steps: each device runs one op at a time, copies into a device use its copy
+engine, a step starts when its inputs have arrived. An op that stays where it ran keeps the time
+it took; a moved op, and a tensor that crosses devices only now, is timed by the cost model. So
+with nothing moved the prediction repeats the run's modeled times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from placeviz.contract import COLUMN_NAMES, EVENT_COLUMNS, EventKind, ReasonKind, TimingSource
+from placeviz.devices.context import Device
+from placeviz.devices.spec import DeviceSpec
+from placeviz.events.trace import Trace
+from placeviz.graph.core import Graph, Operation
+from placeviz.placement.colocation import ColocationIndex
+from placeviz.placement.reason import short_name
+from placeviz.runtime.cost_model import RooflineCostModel
+from placeviz.runtime.simulation import copy_seconds
+
+
+class WhatIf:
+    """What a session's Trace needs to predict another placement of its run."""
+
+    def __init__(self, graph: Graph, devices: Sequence[Device]) -> None:
+        self.graph = graph
+        self.devices = list(devices)
+
+    def predict(
+        self, trace: Trace, moves: Mapping[str, str] | None = None, gpus: int | None = None
+    ) -> Trace:
+        devices = self._devices(gpus)
+        ops = {op._id: op for op in self.graph.get_operations()}
+        run = _last_run(trace)
+        ev = trace.events
+        rows = np.flatnonzero(
+            (ev["run"] == run["id"])
+            & np.isin(ev["kind"], [int(EventKind.OP), int(EventKind.TRANSFER)])
+        )
+        is_op = ev["kind"][rows] == int(EventKind.OP)
+        ran = {int(ev["node"][r]): int(r) for r in rows[is_op]}
+        old_device = {node: int(ev["device"][r]) for node, r in ran.items()}
+        new_device = {node: self._relocated(d, devices) for node, d in old_device.items()}
+        moved = self._apply(moves or {}, ops, ran, devices, new_device)
+        model = RooflineCostModel(devices)
+        needed = {  # (tensor's op, device) for every input now on another device
+            (source, new_device[node])
+            for node in ran
+            for source in _data_sources(ops[node], ran)
+            if new_device[source] != new_device[node]
+        }
+        steps: list[_Step] = []
+        copied: set[tuple[int, int]] = set()
+
+        def copy(node: int, device: int, row: int | None) -> None:
+            source_device = new_device[node]
+            recorded = row is not None and int(ev["peer"][row]) == source_device
+            size = int(ev["bytes"][row]) if row is not None else 0
+            size = size or sum(model.nbytes(t) for t in ops[node].outputs)
+            duration = (
+                int(ev["t1"][row] - ev["t0"][row])
+                if recorded and row is not None
+                else _copy_ns(size, model)
+            )
+            steps.append(
+                _Step(int(EventKind.TRANSFER), node, device, source_device, duration, size)
+            )
+            copied.add((node, device))
+
+        for row in rows.tolist():  # the run's own order
+            node = int(ev["node"][row])
+            if ev["kind"][row] == int(EventKind.TRANSFER):
+                device = self._relocated(int(ev["device"][row]), devices)
+                if (node, device) in needed and (node, device) not in copied:
+                    copy(node, device, row)
+                continue
+            device = new_device[node]
+            for source in _data_sources(ops[node], ran):
+                if (source, device) in needed and (source, device) not in copied:
+                    copy(source, device, None)
+            if device == old_device[node]:
+                duration = int(ev["t1"][row] - ev["t0"][row])
+            else:
+                duration = round(model.op_seconds(ops[node], devices[device]) * 1e9)
+            steps.append(
+                _Step(int(EventKind.OP), node, device, -1, duration, int(ev["bytes"][row]))
+            )
+        columns = _lay_out(steps, ops, new_device, int(run["t0"]), int(run["id"]))
+        records = _device_records(trace.devices, devices)
+        nodes = [_node_record(n, new_device, moved, devices) for n in trace.nodes]
+        edges = [
+            {**e, "crosses": _crosses(e, new_device)} if e["kind"] == "data" else dict(e)
+            for e in trace.edges
+        ]
+        end = int(columns["t1"].max()) if len(columns["t1"]) else int(run["t0"])
+        runs = [{**run, "t1": end, "status": "ok", "error": None}]
+        question = _question(moves or {}, gpus)
+        return Trace(records, nodes, edges, runs, columns, prediction=question)
+
+    def _devices(self, gpus: int | None) -> list[Device]:
+        """The session's devices, or with ``gpus`` GPUs: fewer drop the last, more copy the
+        last GPU (its card and profile) under the next indices."""
+        if gpus is None:
+            return self.devices
+        if gpus < 0:
+            raise ValueError(f"what_if(gpus=...) must be 0 or more, got {gpus}")
+        others = [d for d in self.devices if d.device_type != "GPU"]
+        current = [d for d in self.devices if d.device_type == "GPU"]
+        if gpus > 0 and not current:
+            raise ValueError("what_if(gpus=...) needs a session with a GPU to copy")
+        kept = current[:gpus]
+        while len(kept) < gpus:
+            last = current[-1]
+            kept.append(last.with_spec(last.spec.replace(device_index=len(kept))))
+        return [*others, *kept]
+
+    def _relocated(self, device_id: int, devices: Sequence[Device]) -> int:
+        """The device an op that ran on session device ``device_id`` has in ``devices``: the
+        same name, else (a GPU no longer there) GPU:0 or CPU:0, as soft placement would."""
+        name = self.devices[device_id].name
+        for i, d in enumerate(devices):
+            if d.name == name:
+                return i
+        gpus = [i for i, d in enumerate(devices) if d.device_type == "GPU"]
+        cpus = [i for i, d in enumerate(devices) if d.device_type == "CPU"]
+        return (gpus or cpus)[0]
+
+    def _apply(
+        self,
+        moves: Mapping[str, str],
+        ops: Mapping[int, Operation],
+        ran: Mapping[int, Any],
+        devices: Sequence[Device],
+        new_device: dict[int, int],
+    ) -> set[int]:
+        by_name = {op.name: op for op in ops.values()}
+        groups = ColocationIndex()
+        groups.add(sorted(ops.values(), key=lambda op: op._id))
+        moved = set()
+        for name, where in moves.items():
+            op = by_name.get(getattr(name, "name", name))
+            if op is None:
+                raise KeyError(f"what_if: no op named {name!r} in the graph")
+            if op._id not in ran:
+                raise ValueError(f"what_if: '{op.name}' did not run in the trace's last run")
+            spec = DeviceSpec.from_string(where)
+            matching = [i for i, d in enumerate(devices) if spec.matches(d.spec)]
+            if not matching:
+                names = ", ".join(short_name(d.name) for d in devices)
+                raise ValueError(
+                    f"what_if: no device matches {where!r} for '{op.name}' (created at "
+                    f"{op.source}); the devices: {names}"
+                )
+            target = matching[0]
+            device = devices[target]
+            if not op.op_def.supports(device.device_type, op.dtype):
+                raise ValueError(
+                    f"what_if: '{op.name}' ({op.type}, created at {op.source}) has no "
+                    f"{device.device_type} kernel, so it cannot move to {short_name(device.name)}"
+                )
+            for member in groups.group(op):  # colocation holds in a prediction too
+                if member._id in ran:
+                    new_device[member._id] = target
+                    moved.add(member._id)
+        return moved
+
+
+@dataclass(frozen=True)
+class _Step:
+    kind: int
+    node: int
+    device: int
+    peer: int  # a transfer's source device
+    duration: int  # ns
+    bytes: int
+
+
+def _data_sources(op: Operation, ran: Mapping[int, int]) -> list[int]:
+    return list(dict.fromkeys(t.op._id for t in op.inputs if t.op._id in ran))
+
+
+def _last_run(trace: Trace) -> dict[str, Any]:
+    if not trace.runs:
+        raise ValueError("what_if needs a trace with a run")
+    return trace.runs[-1]
+
+
+def _copy_ns(size: int, model: RooflineCostModel) -> int:
+    link = model.link_bandwidth
+    return round(copy_seconds(size, link) * 1e9) if link is not None else 0
+
+
+def _lay_out(
+    steps: Sequence[_Step],
+    ops: Mapping[int, Operation],
+    device_of: Mapping[int, int],
+    origin: int,
+    run_id: int,
+) -> dict[str, np.ndarray]:
+    """Each step starts when its lane is free and its inputs are on its device (a control
+    input: when it finished); times in ns from ``origin``, one run event first."""
+    n = len(steps) + 1
+    out = {c.name: np.zeros(n, dtype=c.dtype) for c in EVENT_COLUMNS}
+    ready: dict[tuple[int, int], int] = {}  # (node, device) -> when its output is there
+    lane_free: dict[tuple[int, bool], int] = {}
+    for i, step in enumerate(steps, start=1):
+        transfer = step.kind == int(EventKind.TRANSFER)
+        if transfer:
+            arrives = ready.get((step.node, step.peer), 0)
+        else:
+            op = ops[step.node]
+            inputs = [ready.get((t.op._id, step.device), 0) for t in op.inputs]
+            controls = [
+                ready.get((c._id, device_of[c._id]), 0)
+                for c in op.control_inputs
+                if c._id in device_of
+            ]
+            arrives = max(inputs + controls, default=0)
+        start = max(arrives, lane_free.get((step.device, transfer), 0))
+        end = start + step.duration
+        lane_free[(step.device, transfer)] = end
+        ready[(step.node, step.device)] = end
+        out["kind"][i], out["t0"][i], out["t1"][i] = step.kind, origin + start, origin + end
+        out["node"][i], out["device"][i], out["peer"][i] = step.node, step.device, step.peer
+        out["bytes"][i] = step.bytes
+    out["kind"][0], out["t0"][0] = int(EventKind.RUN), origin
+    out["t1"][0] = int(out["t1"][1:].max()) if n > 1 else origin
+    out["node"][0] = out["device"][0] = out["peer"][0] = -1
+    out["source"][:] = int(TimingSource.MODELED)
+    out["run"][:] = run_id
+    return {name: out[name] for name in COLUMN_NAMES}
+
+
+def _device_records(
+    recorded: Sequence[Mapping[str, Any]], devices: Sequence[Device]
+) -> list[dict[str, Any]]:
+    """The trace's device records for the devices kept, and copies of the last GPU's for the
+    GPUs added; ids are positions in ``devices``."""
+    by_name = {r["name"]: r for r in recorded}
+    template = next((r for r in reversed(recorded) if r["type"] == "GPU"), None)
+    result = []
+    for i, device in enumerate(devices):
+        record = by_name.get(device.name)
+        if record is None:
+            assert template is not None
+            record = {**template, "name": device.name, "index": device.index, "reserved": 0}
+        result.append({**record, "id": i})
+    return result
+
+
+def _node_record(
+    node: Mapping[str, Any],
+    new_device: Mapping[int, int],
+    moved: set[int],
+    devices: Sequence[Device],
+) -> dict[str, Any]:
+    record = dict(node)
+    device = new_device.get(node["id"])
+    if device is None:
+        return record
+    record["device"] = device
+    if node["id"] in moved:
+        text = f"moved to {short_name(devices[device].name)} by what_if (a prediction)"
+        record["reason"] = {"kind": str(ReasonKind.MOVED), "text": text, "anchor": None}
+    return record
+
+
+def _crosses(edge: Mapping[str, Any], new_device: Mapping[int, int]) -> bool:
+    src, dst = new_device.get(edge["src"]), new_device.get(edge["dst"])
+    if src is None or dst is None:
+        return bool(edge["crosses"])
+    return src != dst
+
+
+def _question(moves: Mapping[str, str], gpus: int | None) -> str:
+    parts = [f"{getattr(name, 'name', name)} on {where}" for name, where in moves.items()]
+    if gpus is not None:
+        parts.append(f"{gpus} GPU(s)")
+    return "what if " + (", ".join(parts) if parts else "nothing changed")
