@@ -1,0 +1,175 @@
+"""ConfigProto(placer="cost"): pins and colocation hold, everything else goes where a simulation
+of the graph finishes it first, and every such op says why against the devices it did not take."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+from placeviz.contract import ReasonKind
+from placeviz.events.document import validate
+
+
+@pytest.fixture
+def gpus():
+    pv.config.simulate_gpus(2)
+
+
+def towers(batch: int = 512, width: int = 1024, depth: int = 4, pinned: str | None = None):
+    """Two independent towers of ``depth`` layers, their variables made without a device scope
+    (or all under ``pinned``), summed at the end."""
+    graph = pv.Graph()
+    with graph.as_default():
+        x = pv.placeholder(pv.float32, [batch, width], name="x")
+        outs = []
+        for i in range(2):
+            with pv.device(pinned) if pinned else contextlib.nullcontext():
+                w = pv.Variable(pv.ones([width, width]), name=f"w{i}")
+                h = x
+                for layer in range(depth):
+                    h = pv.nn.relu(pv.matmul(h, w, name=f"layer{i}_{layer}"))
+                outs.append(pv.matmul(h, w, name=f"out{i}"))
+        y = pv.add_n(outs, name="sum")
+        init = pv.global_variables_initializer()
+    return graph, x, y, init
+
+
+def run(graph, x, y, init, placer: str):
+    session = pv.Session(graph=graph, config=pv.ConfigProto(placer=placer))
+    session.run(init)
+    metadata = pv.RunMetadata()
+    value = np.ones(x.shape.as_list(), np.float32)
+    session.run(y, {x: value}, run_metadata=metadata)
+    return session, metadata.trace
+
+
+def short(session, name: str) -> str:
+    return session.placement[name].rsplit("device:", 1)[-1]
+
+
+def test_placer_must_be_simple_or_cost():
+    with pytest.raises(ValueError, match="placer must be one of 'simple', 'cost'"):
+        pv.ConfigProto(placer="fastest")
+    with pytest.raises(TypeError, match="placer must be a str"):
+        pv.ConfigProto(placer=1)
+
+
+def test_cost_placer_splits_towers_and_beats_the_simple_placer(gpus):
+    graph, x, y, init = towers()
+    simple, simple_trace = run(graph, x, y, init, "simple")
+    cost, cost_trace = run(graph, x, y, init, "cost")
+    assert {short(simple, f"out{i}") for i in range(2)} == {"GPU:0"}
+    assert {short(cost, "out0"), short(cost, "out1")} == {"GPU:0", "GPU:1"}
+    # Both steps are modeled on simulated GPUs: the split is faster, by more than the
+    # transfers it adds (the input to one GPU, one tower's output back).
+    assert cost_trace.step_s < 0.95 * simple_trace.step_s
+    for name in ("layer0_0", "out1", "sum"):
+        reason = cost.placement.explain(name)
+        assert reason.kind is ReasonKind.COST
+        assert reason.text.startswith("cost model: ")
+    validate(cost_trace.to_document())
+
+
+def test_small_towers_stay_on_one_device_where_transfers_cost_more_than_they_save(gpus):
+    graph, x, y, init = towers(batch=8, width=64, depth=1)
+    cost, _ = run(graph, x, y, init, "cost")
+    # Microseconds of work per op: a GPU's launch and a copy cost more than the op itself.
+    devices = {short(cost, n) for n in ("layer0_0", "out0", "layer1_0", "out1", "sum")}
+    assert len(devices) == 1, devices
+
+
+def test_explanations_name_devices_of_the_session_and_their_finish_times(gpus):
+    graph, x, y, init = towers()
+    session, _ = run(graph, x, y, init, "cost")
+    names = {"CPU:0", "GPU:0", "GPU:1"}
+    for op in graph.get_operations():
+        reason = session.placement.explain(op.name)
+        if reason.kind is not ReasonKind.COST or "initializes variables" in reason.text:
+            continue
+        named = set(re.findall(r"\b(?:CPU|GPU):\d\b", reason.text))
+        assert short(session, op.name) in named, reason.text
+        assert named <= names, reason.text
+        assert len(named) >= 2, f"{op.name}: no alternative named in {reason.text!r}"
+        times = re.findall(r"\b[\d.]+ (?:µs|ms|s)\b", reason.text)
+        assert len(times) >= 2, reason.text
+
+
+def test_pinned_ops_stay_pinned_and_colocated_ops_stay_together(gpus):
+    graph, x, y, init = towers(pinned="/gpu:1")
+    session, _ = run(graph, x, y, init, "cost")
+    for i in range(2):
+        for name in (f"w{i}", f"w{i}/read", f"w{i}/Assign", f"layer{i}_0", f"out{i}"):
+            assert short(session, name) == "GPU:1"
+            assert session.placement.explain(name).kind is not ReasonKind.COST
+    graph, x, y, init = towers()
+    session, _ = run(graph, x, y, init, "cost")
+    for i in range(2):
+        devices = {short(session, n) for n in (f"w{i}", f"w{i}/read", f"w{i}/Assign")}
+        assert len(devices) == 1
+
+
+def test_a_full_gpu_is_left_for_one_with_room():
+    # Each GPU holds 24 MiB: a tower's 4 MiB weights and five 2 MiB activations (outputs held
+    # at once: the placer's bound) fit, two towers do not.
+    pv.config.simulate_gpus(2, memory_limit_mb=24)
+    graph, x, y, init = towers()
+    session, _ = run(graph, x, y, init, "cost")
+    held = {}
+    for op in graph.get_operations():
+        device = short(session, op.name)
+        size = sum(t.shape.num_elements() * t.dtype.size for t in op.outputs)
+        held[device] = held.get(device, 0) + size
+    for device in ("GPU:0", "GPU:1"):
+        assert held.get(device, 0) <= 24 << 20, held
+    texts = [session.placement.explain(op.name).text for op in graph.get_operations()]
+    assert any(" full" in text for text in texts), "no explanation says a device was full"
+
+
+def test_shapes_unknown_before_the_run_take_the_fed_size(gpus):
+    graph = pv.Graph()
+    with graph.as_default():
+        x = pv.placeholder(pv.float32, [None, 1024], name="x")
+        w = pv.constant(np.ones((1024, 1024), np.float32), name="w")
+        y = pv.matmul(x, w, name="product")
+    session = pv.Session(graph=graph, config=pv.ConfigProto(placer="cost"))
+    session.run(y, {x: np.ones((4096, 1024), np.float32)})
+    text = session.placement.explain("product").text
+    # 4096 x 1024 x 1024 x 2 FLOPs: tens of µs on an H100, a whole 86 ms on the host's
+    # assumed 100 GFLOP/s.
+    assert re.search(r"CPU:0 at (8\d\.?\d*) ms", text), text
+
+
+def test_magic_compare_runs_the_cell_with_each_placer(gpus):
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "placeviz")
+    shell.run_cell("import numpy as np, placeviz as pv")
+    cell = (
+        "x = pv.constant(np.ones((512, 1024), np.float32), name='x')\n"
+        "outs = []\n"
+        "for i in range(2):\n"
+        "    w = pv.Variable(pv.ones([1024, 1024]), name=f'w{i}')\n"
+        "    h = x\n"
+        "    for layer in range(4):\n"
+        "        h = pv.nn.relu(pv.matmul(h, w))\n"
+        "    outs.append(pv.matmul(h, w, name=f'out{i}'))\n"
+        "y = pv.add_n(outs)\n"
+        "with pv.Session() as s:\n"
+        "    s.run(pv.global_variables_initializer())\n"
+        "    s.run(y)\n"
+    )
+    shell.run_cell_magic("placement", "--gpus 2 --compare simple,cost --no-widget -o cmp", cell)
+    comparison = shell.user_ns["cmp"]
+    assert comparison.labels == ("simple", "cost")
+    moved = {m.name for m in comparison.moved}
+    assert "out1" in moved or "out0" in moved
+    assert comparison.step_s[1] < comparison.step_s[0]
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="two placers"):
+        shell.run_cell_magic("placement", "--compare simple,fastest --no-widget", cell)
