@@ -17,6 +17,7 @@ where it did (the finish time it would have had on every other device that could
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import random
 import time as clock
@@ -240,15 +241,16 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
     idle for a node that matters more, as optimal schedules may)."""
     n, p = len(problem.nodes), len(problem.devices)
     waiting = [len(preds) for preds in problem.preds]
-    ready = [i for i in range(n) if waiting[i] == 0]
+    ready = [(-priority[i], i) for i in range(n) if waiting[i] == 0]  # a heap: highest first
+    heapq.heapify(ready)
     busy: list[list[tuple[float, float, int]]] = [[] for _ in range(p)]  # (start, end, node)
+    ends: list[list[float]] = [[] for _ in range(p)]  # busy's ends, sorted as its starts are
     used = [0.0] * p
     group_device: dict[int, int] = {}
     device, start, finish = [-1] * n, [0.0] * n, [0.0] * n
     why: list[Any] = [None] * n
     for _ in range(n):
-        node = max(ready, key=lambda i: (priority[i], -i))
-        ready.remove(node)
+        node = heapq.heappop(ready)[1]
         group = problem.group[node]
         if group in group_device:  # the group's room was taken with its first node
             allowed: Sequence[int] = [group_device[group]]
@@ -267,7 +269,10 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
                 arrives = finish[pred] + (edge if device[pred] != d else 0.0)
                 if arrives > begin:
                     begin, blocker = arrives, pred
-            for taken_start, taken_end, taken in busy[d]:  # the first gap it fits
+            timeline = busy[d]
+            # The first gap it fits, from the first busy span that ends after it could start.
+            for k in range(bisect.bisect_right(ends[d], begin), len(timeline)):
+                taken_start, taken_end, taken = timeline[k]
                 if begin + cost <= taken_start:
                     break
                 if taken_end > begin:
@@ -284,7 +289,9 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
             best_finish - problem.times[node][best],
             best_finish,
         )
-        bisect.insort(busy[best], (start[node], best_finish, node))
+        at = bisect.bisect(busy[best], (start[node], best_finish, node))
+        busy[best].insert(at, (start[node], best_finish, node))
+        ends[best].insert(at, best_finish)
         used[best] += need
         if group >= 0:
             group_device[group] = best
@@ -293,7 +300,7 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
         for succ, _ in problem.succs[node]:
             waiting[succ] -= 1
             if waiting[succ] == 0:
-                ready.append(succ)
+                heapq.heappush(ready, (-priority[succ], succ))
     return _Pass(device, start, finish, max(finish, default=0.0), why)
 
 
