@@ -4,12 +4,22 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { setPlotlyLoader } from '../render/plotly';
 import { smallDocument } from '../render/__tests__/fixtures';
 import { markLiveView } from './live';
-import extension, { MIME_TYPE, PlacementRenderer, rendererFactory } from './mime';
+import { comparisonDocument } from '../render/__tests__/compare-fixture';
+import extension, {
+  COMPARE_MIME_TYPE,
+  MIME_TYPE,
+  PlacementRenderer,
+  rendererFactory,
+} from './mime';
 
-function mimeModel(data: unknown, metadata: object = {}): IRenderMime.IMimeModel {
+function mimeModel(
+  data: unknown,
+  metadata: object = {},
+  mimeType: string = MIME_TYPE,
+): IRenderMime.IMimeModel {
   return {
     trusted: false,
-    data: { [MIME_TYPE]: data } as IRenderMime.IMimeModel['data'],
+    data: { [mimeType]: data } as IRenderMime.IMimeModel['data'],
     metadata: metadata as IRenderMime.IMimeModel['metadata'],
     setData: () => undefined,
   };
@@ -27,7 +37,11 @@ describe('the MIME extension', () => {
     expect(extension.id).toBe('placeviz:mime');
     expect(extension.dataType).toBe('json');
     expect(rendererFactory.safe).toBe(true);
-    expect(rendererFactory.mimeTypes).toEqual(['application/vnd.placeviz+json']);
+    expect(rendererFactory.mimeTypes).toEqual([
+      'application/vnd.placeviz+json',
+      'application/vnd.placeviz.compare+json',
+    ]);
+    expect(COMPARE_MIME_TYPE).toBe('application/vnd.placeviz.compare+json');
     expect(rendererFactory.defaultRank).toBe(0);
   });
 });
@@ -99,5 +113,41 @@ describe('PlacementRenderer', () => {
     expect(renderer.node.querySelector('.placeviz-inspector')).not.toBeNull();
     renderer.dispose();
     document.body.replaceChildren();
+  });
+
+  it('renders a comparison document as two inspectors under a summary', async () => {
+    const renderer = rendererFactory.createRenderer({
+      mimeType: COMPARE_MIME_TYPE,
+    } as IRenderMime.IRendererOptions) as PlacementRenderer;
+    await renderer.renderModel(mimeModel(comparisonDocument(), {}, COMPARE_MIME_TYPE));
+    const root = renderer.node.querySelector<HTMLElement>('.placeviz-compare')!;
+    expect(root.dataset.schema).toBe('placeviz-compare/1');
+    expect(root.querySelector('.placeviz-compare-step')!.textContent).toMatch(/^step: simple/);
+    expect(root.querySelectorAll('.placeviz-compare-column .placeviz-inspector')).toHaveLength(2);
+    // Re-rendered from JSON text: one comparison, the first one's inspectors gone.
+    await renderer.renderModel(
+      mimeModel(JSON.stringify(comparisonDocument()), {}, COMPARE_MIME_TYPE),
+    );
+    expect(renderer.node.querySelectorAll('.placeviz-compare')).toHaveLength(1);
+    expect(renderer.node.querySelectorAll('.placeviz-inspector')).toHaveLength(2);
+    renderer.dispose();
+  });
+
+  it('shows one line of text for a comparison it cannot read', async () => {
+    const renderer = new PlacementRenderer(COMPARE_MIME_TYPE);
+    for (const data of [
+      '{"documents": <script>alert(1)</script>',
+      { ...comparisonDocument(), documents: [] },
+      smallDocument(), // a placement document is not a comparison
+    ]) {
+      await renderer.renderModel(mimeModel(data, {}, COMPARE_MIME_TYPE));
+      expect(renderer.node.querySelector('.placeviz-compare')).toBeNull();
+      const errors = renderer.node.querySelectorAll('.placeviz-error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0].textContent).toMatch(/^placeviz: cannot show this comparison: /);
+      expect(errors[0].textContent).not.toContain('\n');
+      expect(renderer.node.querySelector('script')).toBeNull();
+    }
+    renderer.dispose();
   });
 });

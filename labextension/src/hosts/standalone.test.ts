@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from '../render/plotly';
 import { smallDocument } from '../render/__tests__/fixtures';
+import { comparisonDocument } from '../render/__tests__/compare-fixture';
 import { COLUMN_NAMES } from '../render/types';
 
 beforeEach(() => {
@@ -11,9 +12,9 @@ beforeEach(() => {
 });
 afterEach(() => setPlotlyLoader(null));
 
-function documentScript(text: string): HTMLScriptElement {
+function documentScript(text: string, type = 'application/vnd.placeviz+json'): HTMLScriptElement {
   const script = document.createElement('script');
-  script.type = 'application/vnd.placeviz+json';
+  script.type = type;
   script.id = 'placeviz-document';
   script.textContent = text;
   document.body.appendChild(script);
@@ -93,5 +94,18 @@ describe('the standalone bundle', () => {
     expect(container.querySelector('.placeviz-inspector')).toBeNull();
     expect(container.textContent).toMatch(/^placeviz: cannot show this placement document/);
     expect(container.querySelector('b')).toBeNull();
+  });
+
+  it('renders a comparison script as a comparison, and exposes renderComparison', async () => {
+    const { renderAll } = await import('./standalone');
+    const type = 'application/vnd.placeviz.compare+json';
+    const script = documentScript(JSON.stringify(comparisonDocument()), type);
+    renderAll();
+    const container = script.nextElementSibling as HTMLElement;
+    expect(container.querySelector('.placeviz-compare')).not.toBeNull();
+    expect(container.querySelectorAll('.placeviz-inspector')).toHaveLength(2);
+    const target = document.body.appendChild(document.createElement('div'));
+    expect(window.placeviz!.renderComparison(target, '{"schema": "x"')).toBeNull();
+    expect(target.textContent).toMatch(/^placeviz: cannot show this comparison/);
   });
 });

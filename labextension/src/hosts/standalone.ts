@@ -3,8 +3,11 @@
  * Jupyter), or carried by a notebook output's `text/html` (VS Code, Colab, nbconvert exports). On
  * load it renders each `<script type="application/vnd.placeviz+json">` into a new div inserted
  * after it (replacing the `.placeviz-waiting` note an output puts there), and
- * `window.placeviz.render(element, document)` renders on demand.
+ * `window.placeviz.render(element, document)` renders on demand. A
+ * `<script type="application/vnd.placeviz.compare+json">` (two placements: compare.ts) is rendered
+ * the same way, as a comparison (`window.placeviz.renderComparison`).
  */
+import { COMPARE_MIME_TYPE, createComparison, type ComparisonView } from '../render/compare';
 import { documentError } from '../render/dom';
 import { createInspector, type Inspector } from '../render/inspector';
 import { applyMessage, type BufferLike, type LiveMessage } from '../render/live';
@@ -40,6 +43,21 @@ export function render(element: HTMLElement, doc: unknown): Inspector | null {
   }
 }
 
+/** Render a comparison document (object or JSON text) into `element`; errors are shown as text. */
+export function renderComparison(element: HTMLElement, doc: unknown): ComparisonView | null {
+  const startedAt = performance.now();
+  ensureStyle(element.ownerDocument);
+  element.classList.add('placeviz-standalone');
+  try {
+    return createComparison(element, typeof doc === 'string' ? JSON.parse(doc) : doc, {
+      startedAt,
+    });
+  } catch (error) {
+    element.appendChild(documentError(element.ownerDocument, error, 'comparison'));
+    return null;
+  }
+}
+
 /** A live view on the standalone page: the inspector and how to hand it a kernel message. */
 export interface LiveView {
   inspector: Inspector;
@@ -63,7 +81,9 @@ export function renderLive(element: HTMLElement, doc: unknown): LiveView {
 /** Render every document script of the page not rendered yet; returns the new containers. */
 export function renderAll(doc: Document = document): HTMLElement[] {
   const created: HTMLElement[] = [];
-  const scripts = doc.querySelectorAll<HTMLScriptElement>(`script[type="${MIME_TYPE}"]`);
+  const scripts = doc.querySelectorAll<HTMLScriptElement>(
+    `script[type="${MIME_TYPE}"], script[type="${COMPARE_MIME_TYPE}"]`,
+  );
   scripts.forEach((script) => {
     if (script.dataset.placevizRendered === 'true') {
       return;
@@ -78,7 +98,11 @@ export function renderAll(doc: Document = document): HTMLElement[] {
     container.className = 'placeviz-container';
     script.after(container);
     created.push(container);
-    render(container, script.textContent ?? '');
+    if (script.type === COMPARE_MIME_TYPE) {
+      renderComparison(container, script.textContent ?? '');
+    } else {
+      render(container, script.textContent ?? '');
+    }
   });
   return created;
 }
@@ -87,6 +111,7 @@ declare global {
   interface Window {
     placeviz?: {
       render: typeof render;
+      renderComparison: typeof renderComparison;
       renderAll: typeof renderAll;
       renderLive: typeof renderLive;
     };
@@ -94,7 +119,7 @@ declare global {
 }
 
 if (typeof window !== 'undefined') {
-  window.placeviz = { render, renderAll, renderLive };
+  window.placeviz = { render, renderComparison, renderAll, renderLive };
   if (document.readyState === 'loading') {
     document.addEventListener('DOMContentLoaded', () => renderAll(document));
   } else {

@@ -189,6 +189,16 @@ describe('applyDocument', () => {
     expect(store.events.count).toBe(2);
   });
 
+  it("takes a replaced document's prediction, or its lack of one, in place", () => {
+    const store = PlacementStore.fromDocument(smallDocument());
+    expect(store.prediction).toBeNull();
+    const predicted = { ...smallDocument(), prediction: 'what if b ran on the CPU?' };
+    expect(applyDocument(store, predicted)).toBe(store);
+    expect(store.prediction).toBe('what if b ran on the CPU?');
+    applyDocument(store, smallDocument());
+    expect(store.prediction).toBeNull();
+  });
+
   it('makes a new store for another schema, or from nothing', () => {
     const store = PlacementStore.fromDocument(smallDocument());
     const other = applyDocument(store, { ...smallDocument(), schema: 'placeviz/0' });

@@ -43,6 +43,7 @@ export function applyDocument(store: PlacementStore | null, doc: unknown): Place
   }
   const source = (doc ?? EMPTY_DOCUMENT) as Record<string, unknown>;
   store.applyTables(source as unknown as Tables);
+  store.setPrediction(fresh.prediction);
   store.reset();
   const events = source.events;
   if (events && typeof events === 'object') {

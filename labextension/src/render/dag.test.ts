@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DagView, type PaintInfo } from './dag';
 import { WAITING_ALPHA } from './dagcolour';
+import { transferColour } from './colours';
 import { layoutDag } from './layout';
 import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
@@ -433,6 +434,38 @@ describe('DagView', () => {
     });
     await frame();
     expect(fake.strokes).not.toContain('#d32f2f');
+  });
+
+  it('rings the ops named in `marked` (a folded group holding one too) and counts them', async () => {
+    const paintWith = async (marked?: ReadonlySet<string>) => {
+      const fake = fakeContext();
+      useContext(fake.ctx);
+      const parent = document.body.appendChild(document.createElement('div'));
+      const store = PlacementStore.fromDocument(smallDocument());
+      const view = new DagView(parent, store, new ViewState(), { marked });
+      await frame();
+      const ringColour = transferColour(store.devices); // no --placeviz-dag-marked in jsdom
+      return { view, rings: fake.strokes.filter((s) => s === ringColour).length };
+    };
+    const plain = await paintWith();
+    expect(plain.view.element.dataset.markedNodes).toBe('0');
+    expect(plain.view.element.dataset.markedBoxes).toBe('0');
+    expect(plain.view.element.querySelector('.placeviz-key-marked')).toBeNull();
+    const marked = await paintWith(new Set(['tower_0/c', 'tower_0/b', 'not in this graph']));
+    const data = marked.view.element.dataset;
+    expect(data.markedNodes).toBe('2');
+    expect(data.visibleNodes).toBe('3');
+    expect(data.markedBoxes).toBe('2');
+    expect(marked.rings).toBe(plain.rings + 1); // one path of rings, in its own colour
+    expect(marked.view.element.querySelector('.placeviz-key-marked')!.textContent).toBe(
+      'moved in the other placement',
+    );
+    // Folded, the group holding them is ringed.
+    marked.view.toggleGroup('tower_0');
+    await frame();
+    expect(data.visibleNodes).toBe('2');
+    expect(data.markedBoxes).toBe('1');
+    expect(data.markedNodes).toBe('2');
   });
 
   it('repaints the run in flight without laying out again, in any colour mode', async () => {

@@ -6,8 +6,9 @@
  * Painting happens at most once per animation frame, however many changes arrive in between.
  *
  * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
- * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name)
- * and data-label-overlaps current.
+ * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name),
+ * data-label-overlaps, data-marked-nodes (ops of the graph named in `marked`) and
+ * data-marked-boxes (drawn boxes holding one) current.
  */
 import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
@@ -26,6 +27,11 @@ import type { ColourMode } from './types';
 import type { View, ViewChange } from './view';
 import { Viewport } from './viewport';
 import type { ViewState } from './viewstate';
+
+export interface DagOptions {
+  /** Names of ops to mark with a ring of their own (a comparison's moved ops). */
+  marked?: ReadonlySet<string>;
+}
 
 export interface PaintInfo {
   /** Boxes in the drawn graph: ops plus folded scopes. */
@@ -52,7 +58,7 @@ const CLICK_SLOP = 4;
 const FOCUS_SCALE = 0.8;
 
 /** Theme colours from CSS variables; transfers take a hue no device has (colours.transferColour). */
-const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer'>, [string, string]> = {
+const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer' | 'marked'>, [string, string]> = {
   foreground: ['--placeviz-fg', '#212121'],
   muted: ['--placeviz-fg-muted', '#757575'],
   background: ['--placeviz-bg', '#ffffff'],
@@ -62,6 +68,8 @@ const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer'>, [string, strin
   mismatch: ['--placeviz-error', '#d32f2f'],
   running: ['--placeviz-dag-running', '#ffa000'],
 };
+/** The ring of marked ops: its CSS variable, else the transfers' hue (one no device has). */
+const MARKED_VARIABLE = '--placeviz-dag-marked';
 
 export class DagView implements View {
   readonly element: HTMLElement;
@@ -89,6 +97,11 @@ export class DagView implements View {
   /** Per box, the run in flight's mark; stale after a progress or graph change. */
   private live: Uint8Array | null = null;
   private liveStale = true;
+  /** Per node index, 1 when `marked` names it; null until read or after the nodes changed. */
+  private markedNodes: Uint8Array | null = null;
+  /** Per box, 1 when it holds a marked op; stale with the model. */
+  private markedBoxes: Uint8Array | null = null;
+  private readonly marked: ReadonlySet<string>;
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
@@ -106,7 +119,9 @@ export class DagView implements View {
     parent: HTMLElement,
     private readonly store: PlacementStore,
     private readonly state: ViewState,
+    options: DagOptions = {},
   ) {
+    this.marked = options.marked ?? new Set<string>();
     const doc = parent.ownerDocument;
     this.element = element(doc, 'div', 'placeviz-dag-view');
     const toolbar = element(doc, 'div', 'placeviz-dag-toolbar');
@@ -228,6 +243,7 @@ export class DagView implements View {
   update(change: ViewChange): void {
     if (change.tables) {
       this.hierarchy = null;
+      this.markedNodes = null;
       this.element.dataset.ops = String(this.store.nodes.length);
       this.needsFit ||= !this.userMoved;
       this.invalidateModel();
@@ -495,6 +511,13 @@ export class DagView implements View {
           : target <= -2
             ? containerLines(model, -2 - target)
             : [];
+      if (target >= 0 && this.markedBoxes?.[target] === 1) {
+        lines.push(
+          node >= 0
+            ? 'moved: the other placement puts it elsewhere'
+            : 'holds ops the other placement moved',
+        );
+      }
       this.tooltip.replaceChildren(
         ...lines.map((text, i) =>
           element(doc, 'div', i === 0 ? 'placeviz-tooltip-title' : 'placeviz-tooltip-line', text),
@@ -520,6 +543,7 @@ export class DagView implements View {
     this.model = null;
     this.colours = null;
     this.alerts = null;
+    this.markedBoxes = null;
     this.dimmedStale = true;
     this.liveStale = true;
     this.hoverBox = -1;
@@ -583,6 +607,34 @@ export class DagView implements View {
       this.alerts = alerts;
     }
     return this.alerts;
+  }
+
+  /** Per node index, 1 when `marked` names the op. */
+  private currentMarkedNodes(): Uint8Array {
+    if (this.markedNodes === null) {
+      const marks = new Uint8Array(this.store.nodes.length);
+      if (this.marked.size > 0) {
+        this.store.nodes.forEach((node, i) => {
+          marks[i] = this.marked.has(node.name) ? 1 : 0;
+        });
+      }
+      this.markedNodes = marks;
+    }
+    return this.markedNodes;
+  }
+
+  /** Per box, 1 when it holds a marked op (a folded group holding one is marked too). */
+  private currentMarkedBoxes(model: DagModel): Uint8Array {
+    if (this.markedBoxes === null) {
+      const boxes = new Uint8Array(model.folded.boxes.length);
+      this.currentMarkedNodes().forEach((mark, i) => {
+        if (mark === 1) {
+          boxes[model.folded.boxOf[i]] = 1;
+        }
+      });
+      this.markedBoxes = boxes;
+    }
+    return this.markedBoxes;
   }
 
   /**
@@ -683,7 +735,11 @@ export class DagView implements View {
 
   private theme(): DagTheme {
     const style = this.element.ownerDocument.defaultView?.getComputedStyle(this.element);
-    const theme = { transfer: transferColour(this.store.devices) } as DagTheme;
+    const transfer = transferColour(this.store.devices);
+    const theme = {
+      transfer,
+      marked: style?.getPropertyValue(MARKED_VARIABLE).trim() || transfer,
+    } as DagTheme;
     for (const key of Object.keys(THEME_DEFAULTS) as (keyof typeof THEME_DEFAULTS)[]) {
       const [variable, fallback] = THEME_DEFAULTS[key];
       theme[key] = style?.getPropertyValue(variable).trim() || fallback;
@@ -722,11 +778,14 @@ export class DagView implements View {
     const colours = this.currentColours(model);
     const dimmed = this.currentDimmed(model);
     const live = this.currentLive(model);
+    const markedNodes = this.currentMarkedNodes();
+    const markedOps = markedNodes.reduce((n, m) => n + m, 0);
+    const marked = markedOps > 0 ? this.currentMarkedBoxes(model) : null;
     const theme = this.theme();
     if (coloursStale) {
       const network =
         model.folded.edges.some((e) => e.network) || model.layout.links.some((l) => l.network);
-      renderKey(this.key, this.state.get('colour'), colours, theme, network);
+      renderKey(this.key, this.state.get('colour'), colours, theme, network, markedOps > 0);
       // The details pane marks transfers in the canvas's colour.
       const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
       root.style.setProperty('--placeviz-dag-transfer', theme.transfer);
@@ -753,6 +812,7 @@ export class DagView implements View {
         dimmed,
         live,
         alerts: this.currentAlerts(model),
+        marked,
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),
         theme,
@@ -765,6 +825,8 @@ export class DagView implements View {
     data.inView = String(inView);
     data.labelsDrawn = String(labelsDrawn);
     data.labelOverlaps = String(labelOverlaps);
+    data.markedNodes = String(markedOps);
+    data.markedBoxes = String(marked === null ? 0 : marked.reduce((n, m) => n + m, 0));
     data.matching = String(dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0));
     const info = { drawn: boxes, ops: this.store.nodes.length, ms: now() - start };
     for (const listener of [...this.paintListeners]) {

@@ -3,7 +3,8 @@
  * the device legend above; states by swatch; op time and output bytes as a scale from the
  * smallest to the largest value shown), and the marks every mode shares: transfer edges (dotted
  * between cluster tasks), red
- * failed or unplaced ops, ops not on the device they asked for.
+ * failed or unplaced ops, ops not on the device they asked for, and in a comparison the ops the
+ * other placement moved.
  */
 import { NO_VALUE_COLOUR, MIXED_COLOUR, STATE_COLOURS, sequentialColour } from './colours';
 import type { BoxColours } from './dagcolour';
@@ -15,6 +16,8 @@ import type { ColourMode } from './types';
 export interface KeyTheme {
   transfer: string;
   mismatch: string;
+  /** The ring of marked ops (a comparison's moved ops). */
+  marked?: string;
 }
 
 function swatch(doc: Document, colour: string, text: string, className = ''): HTMLElement {
@@ -34,13 +37,15 @@ function line(doc: Document, colour: string, text: string, border: string): HTML
 }
 
 /** Fill `root` with the key of `mode`; `colours` are the boxes' current colours; `network`:
- * the graph shows transfers between cluster tasks. */
+ * the graph shows transfers between cluster tasks; `marked`: it rings the ops a comparison's
+ * other placement put elsewhere. */
 export function renderKey(
   root: HTMLElement,
   mode: ColourMode,
   colours: BoxColours,
   theme: KeyTheme,
   network = false,
+  marked = false,
 ): void {
   const doc = root.ownerDocument;
   const items: HTMLElement[] = [];
@@ -87,6 +92,9 @@ export function renderKey(
   }
   items.push(swatch(doc, 'transparent', 'failed / not placed', 'placeviz-key-alert'));
   items.push(swatch(doc, 'transparent', 'not on the device it asked for', 'placeviz-key-mismatch'));
+  if (marked) {
+    items.push(swatch(doc, 'transparent', 'moved in the other placement', 'placeviz-key-marked'));
+  }
   root.replaceChildren(...items);
   const mark = (item: string) =>
     root.querySelector<HTMLElement>(`.placeviz-key-${item} .placeviz-key-swatch`)!.style;
@@ -94,4 +102,10 @@ export function renderKey(
   // The outline and corner dagpaint draws on an op the placer put elsewhere (soft placement).
   mark('mismatch').border = `2px solid ${theme.mismatch}`;
   mark('mismatch').background = `linear-gradient(225deg, ${theme.mismatch} 35%, transparent 35%)`;
+  if (marked) {
+    // The ring and top-left tab dagpaint draws around a marked op.
+    const colour = theme.marked ?? theme.transfer;
+    mark('marked').border = `2px solid ${colour}`;
+    mark('marked').background = `linear-gradient(135deg, ${colour} 35%, transparent 35%)`;
+  }
 }

@@ -35,6 +35,8 @@ export interface DagTheme {
   mismatch: string;
   /** Outline of the ops running now in the run in flight. */
   running: string;
+  /** Ring around the marked ops (a comparison's moved ops). */
+  marked: string;
 }
 
 export interface PaintRequest {
@@ -52,6 +54,8 @@ export interface PaintRequest {
   live: Uint8Array | null;
   /** Per box, 1 when it holds an op that failed or was not placed (drawn red). */
   alerts: Uint8Array | null;
+  /** Per box, 1 when it holds a marked op (ringed in theme.marked); null: none marked. */
+  marked?: Uint8Array | null;
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
@@ -111,6 +115,7 @@ export function paintDag(request: PaintRequest): PaintResult {
   drawContainers(request);
   const edgesInView = drawEdges(request);
   drawBoxes(request, visible);
+  drawMarks(request, visible);
   drawRings(request);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const labels: LabelRect[] = [];
@@ -482,6 +487,50 @@ function groupByColour(visible: Int32Array, colours: BoxColours): Map<number, In
     fill.set(colour, at + 1);
   }
   return groups;
+}
+
+/** Gap (CSS px) between a marked box and its ring: outside the selection and hover rings. */
+const MARK_GAP = 6;
+/** Side of the mark's corner tab (CSS px, at least; world px closer in). */
+const MARK_TAB = 9;
+
+/**
+ * Marked boxes (a comparison's moved ops): a ring outside the box, clear of its device fill and
+ * of the selection ring, and a filled tab at its top-left corner (the red corner is top-right),
+ * at every zoom.
+ */
+function drawMarks(
+  { ctx, model, viewport, marked, theme }: PaintRequest,
+  visible: Int32Array,
+): void {
+  if (!marked) {
+    return;
+  }
+  const px = 1 / viewport.scale;
+  const { x, y, w, h } = model.layout.boxes;
+  const gap = MARK_GAP * px;
+  const tab = Math.max(MARK_TAB * px, MARK_TAB);
+  ctx.setLineDash([]);
+  ctx.beginPath();
+  for (const b of visible) {
+    if (marked[b] === 1) {
+      ctx.rect(x[b] - gap, y[b] - gap, w[b] + 2 * gap, h[b] + 2 * gap);
+    }
+  }
+  ctx.strokeStyle = theme.marked;
+  ctx.lineWidth = 2.5 * px;
+  ctx.stroke();
+  ctx.beginPath();
+  for (const b of visible) {
+    if (marked[b] === 1) {
+      ctx.moveTo(x[b] - gap, y[b] - gap);
+      ctx.lineTo(x[b] - gap + tab, y[b] - gap);
+      ctx.lineTo(x[b] - gap, y[b] - gap + tab);
+      ctx.closePath();
+    }
+  }
+  ctx.fillStyle = theme.marked;
+  ctx.fill();
 }
 
 function drawRings({ ctx, model, viewport, hoveredBox, selectedBox, theme }: PaintRequest): void {

@@ -90,6 +90,27 @@ describe('renderDetails', () => {
     expect(text('.placeviz-details-source')).toBe('model.py:42');
   });
 
+  it("shows a cost-model placer's reason with its kind, from the document", () => {
+    const doc = smallDocument();
+    doc.nodes[2].reason = {
+      kind: 'cost',
+      text: 'the simulation finishes the graph first with it on GPU:1',
+      anchor: null,
+    };
+    const store = PlacementStore.fromDocument(doc);
+    const state = new ViewState();
+    const parent = document.body.appendChild(document.createElement('div'));
+    renderDetails(parent, store, state);
+    state.set({ selected: 2 });
+    const kind = parent.querySelector<HTMLElement>('.placeviz-reason-kind')!;
+    expect(kind.textContent).toBe('cost');
+    expect(kind.dataset.kind).toBe('cost');
+    expect(parent.querySelector('.placeviz-reason')!.textContent).toBe(
+      'the simulation finishes the graph first with it on GPU:1',
+    );
+    expect(parent.querySelector('.placeviz-reason-failed')).toBeNull();
+  });
+
   it('draws the timeline bar of the latest run, marked failed', () => {
     const { state, parent } = setup();
     state.set({ selected: 1 });

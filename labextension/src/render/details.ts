@@ -155,10 +155,13 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
       );
       if (node.reason && node.reason.kind !== 'unplaced') {
         const placed = make('span', 'placeviz-reason-kind', node.reason.kind);
+        placed.dataset.kind = node.reason.kind;
         row(list, 'placed', placed, make('span', 'placeviz-reason', node.reason.text));
       }
     } else if (node.reason) {
+      // The placer's rule (contract.gen.ts REASON_KINDS: 'cost' is the cost-model placer's).
       const kind = make('span', 'placeviz-reason-kind', node.reason.kind);
+      kind.dataset.kind = node.reason.kind;
       row(list, 'why here', kind, make('span', 'placeviz-reason', node.reason.text));
     } else {
       row(list, 'why here', make('span', 'placeviz-reason', 'no placement reason recorded'));

@@ -23,14 +23,21 @@ export function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-/** The line a host shows instead of an inspector when it cannot read a document. */
-export function documentError(doc: Document, error: unknown): HTMLDivElement {
+/**
+ * The line a host shows instead of an inspector when it cannot read a document; `what` names
+ * the kind of document ('comparison' for compare.ts's).
+ */
+export function documentError(
+  doc: Document,
+  error: unknown,
+  what = 'placement document',
+): HTMLDivElement {
   const reason = error instanceof Error ? error.message : String(error);
   return element(
     doc,
     'div',
     'placeviz-error placeviz-host-error',
-    `placeviz: cannot show this placement document: ${reason}`,
+    `placeviz: cannot show this ${what}: ${reason}`,
     { message: true },
   );
 }

@@ -118,6 +118,34 @@ describe('createInspector', () => {
     }
   });
 
+  it("says in its header that a prediction's times are modeled, as text", async () => {
+    const host = document.createElement('div');
+    const doc = smallDocument();
+    doc.prediction = 'what if <img src=x onerror=alert(1)> ran on GPU:1?\u202e';
+    const store = PlacementStore.fromDocument(doc);
+    const inspector = createInspector(host, store);
+    const root = inspector.element;
+    const banner = root.querySelector<HTMLElement>('.placeviz-header .placeviz-prediction')!;
+    expect(banner.hidden).toBe(false);
+    expect(banner.textContent).toBe(
+      'Prediction — what if <img src=x onerror=alert(1)> ran on GPU:1?\\u202e · modeled times, not measured',
+    );
+    expect(root.querySelector('img')).toBeNull();
+    expect(root.dataset.prediction).toBe(doc.prediction);
+    expect(root.classList.contains('placeviz-predicted')).toBe(true);
+    // A measured trace: no banner.
+    store.setPrediction(null);
+    await frames();
+    expect(banner.hidden).toBe(true);
+    expect(banner.textContent).toBe('');
+    expect(root.dataset.prediction).toBe('');
+    inspector.dispose();
+    const measured = createInspector(host, PlacementStore.fromDocument(smallDocument()));
+    expect(measured.element.querySelector<HTMLElement>('.placeviz-prediction')!.hidden).toBe(true);
+    expect(measured.element.dataset.prediction).toBe('');
+    measured.dispose();
+  });
+
   it('shares one ViewState between the views', () => {
     const host = document.createElement('div');
     const inspector = createInspector(host, PlacementStore.fromDocument(smallDocument()));

@@ -23,12 +23,36 @@ import type { NodeRecord } from './types';
 export interface InspectorOptions {
   /** performance.now() when the host started; data-first-paint-ms is measured from it. */
   startedAt?: number;
+  /**
+   * Names of ops the DAG marks (an outline of their own, keyed): in a comparison, the ops the
+   * other placement put on another device. Names the graph lacks are ignored.
+   */
+  marked?: ReadonlySet<string>;
+}
+
+/**
+ * The timeline's zoom window (display ns along its axis, timeaxis.ts): what a host that lines
+ * up several inspectors (compare.ts) reads, sets and follows. The memory plot follows it.
+ */
+export interface TimelineWindow {
+  /** The window drawn; null before there is anything to show. */
+  readonly window: [number, number] | null;
+  /** Zoom or pan to `window` (null: the default view); onWindow listeners hear it. */
+  setWindow(window: [number, number] | null): void;
+  /** Call `cb` with each window set (by the user or setWindow); returns the function that stops it. */
+  onWindow(cb: (window: [number, number] | null) => void): () => void;
 }
 
 export interface Inspector {
   readonly element: HTMLElement;
   readonly state: ViewState;
+  readonly timeline: TimelineWindow;
   dispose(): void;
+}
+
+/** The banner of a prediction: "Prediction — <question> · modeled times, not measured". */
+export function predictionBanner(prediction: string): string {
+  return `Prediction — ${prediction} · modeled times, not measured`;
 }
 
 /**
@@ -98,6 +122,9 @@ export function createInspector(
   const title = el('span', 'placeviz-title', header);
   title.textContent = 'placeviz';
   const summary = el('span', 'placeviz-runs', header);
+  // A what-if's trace: its times come from the cost model, which the banner says plainly.
+  const banner = el('div', 'placeviz-prediction', header);
+  banner.setAttribute('role', 'note');
   const errors = el('div', 'placeviz-errors', root);
   const legendArea = el('div', 'placeviz-area-legend', root);
   const dagArea = el('div', 'placeviz-area-dag', root);
@@ -109,7 +136,7 @@ export function createInspector(
   const disposers: (() => void)[] = [];
   const legend = renderLegend(legendArea, store, state);
   disposers.push(() => legend.dispose());
-  const dag = new DagView(dagArea, store, state);
+  const dag = new DagView(dagArea, store, state, { marked: options.marked });
   disposers.push(() => dag.dispose());
   const details = renderDetails(detailsArea, store, state);
   disposers.push(() => details.dispose());
@@ -149,6 +176,7 @@ export function createInspector(
     }),
   );
 
+  let bannerFor: string | null | undefined;
   const renderHeader = () => {
     root.dataset.ops = String(store.nodes.length);
     root.dataset.devices = String(store.devices.length);
@@ -157,6 +185,14 @@ export function createInspector(
     root.dataset.skippedEvents = String(store.skippedEvents);
     root.dataset.droppedEvents = String(store.droppedEvents);
     root.dataset.schema = store.schema;
+    const prediction = store.prediction;
+    root.dataset.prediction = prediction ?? '';
+    root.classList.toggle('placeviz-predicted', prediction !== null);
+    banner.hidden = prediction === null;
+    if (prediction !== bannerFor) {
+      bannerFor = prediction;
+      banner.textContent = prediction === null ? '' : visibleText(predictionBanner(prediction));
+    }
     const live = store.progress;
     root.dataset.running = String(live?.running.length ?? 0);
     root.dataset.liveRun = live === null ? '' : String(live.run);
@@ -215,6 +251,7 @@ export function createInspector(
   return {
     element: root,
     state,
+    timeline: timing,
     dispose() {
       if (disposed) {
         return;

@@ -33,4 +33,25 @@ describe('normalizeDocument', () => {
     };
     expect(normalizeDocument(doc).events.kind).toBe(kind);
   });
+
+  it("carries a what-if's question, and reads an empty or missing one as a measured trace", () => {
+    expect(
+      normalizeDocument({ ...tables, prediction: 'what if GPU:1 were an A100?' }).prediction,
+    ).toBe('what if GPU:1 were an A100?');
+    for (const prediction of [null, undefined, '', '  ', 7]) {
+      expect(normalizeDocument({ ...tables, prediction }).prediction).toBeNull();
+    }
+  });
+
+  it("keeps a cost-model placer's reason kind", () => {
+    const doc = {
+      ...tables,
+      nodes: [{ id: 0, name: 'a', reason: { kind: 'cost', text: 'fastest on GPU:0' } }],
+    };
+    expect(normalizeDocument(doc).tables.nodes[0].reason).toEqual({
+      kind: 'cost',
+      text: 'fastest on GPU:0',
+      anchor: null,
+    });
+  });
 });

@@ -22,6 +22,8 @@ export interface NormalizedDocument {
   schema: string;
   tables: Tables;
   events: Partial<EventLists>;
+  /** A what-if's question when the document is a prediction (its times are modeled); else null. */
+  prediction: string | null;
 }
 
 export function normalizeDocument(doc: unknown): NormalizedDocument {
@@ -35,7 +37,13 @@ export function normalizeDocument(doc: unknown): NormalizedDocument {
     schema: typeof doc.schema === 'string' ? doc.schema : 'placeviz/0',
     tables: normalizeTables(doc),
     events,
+    prediction: normalizePrediction(doc.prediction),
   };
+}
+
+/** The document's what-if question: a non-empty string, else null (a measured trace). */
+export function normalizePrediction(raw: unknown): string | null {
+  return typeof raw === 'string' && raw.trim() !== '' ? raw : null;
 }
 
 /**

@@ -57,6 +57,7 @@ export class PlacementStore {
   private timeline: OpTimeline | null = null;
   private liveRun: RunProgress | null = null;
   private skipped = 0;
+  private whatIf: string | null = null;
 
   private constructor(schema: string, tables: Tables, maxEvents: number) {
     this.events = new EventColumns(maxEvents);
@@ -73,7 +74,24 @@ export class PlacementStore {
     const normalized = normalizeDocument(doc);
     const store = new PlacementStore(normalized.schema, normalized.tables, maxEvents);
     store.events.appendLists(normalized.events);
+    store.whatIf = normalized.prediction;
     return store;
+  }
+
+  /**
+   * The what-if question when the document is a prediction (its times are modeled by the cost
+   * model, not measured); null for a measured trace.
+   */
+  get prediction(): string | null {
+    return this.whatIf;
+  }
+
+  /** Say whether the document is a prediction (a widget's document replaced in place). */
+  setPrediction(prediction: string | null): void {
+    if (prediction !== this.whatIf) {
+      this.whatIf = prediction;
+      this.changed('tables');
+    }
   }
 
   get originNs(): number {

@@ -1,0 +1,152 @@
+/**
+ * The comparison view: two placements of one graph side by side (a ComparisonDocument, schema
+ * placeviz-compare/1, made by `pv.compare(a, b)` or `%%placement --compare simple,cost`): the
+ * summary (comparesummary.ts) on top, then an inspector per placement in two columns, each headed
+ * by its label. The moved ops are ringed in both DAGs, and the two timelines show the same
+ * window, 0 to the longer step from where each one's last step starts; a zoom or pan in one
+ * applies to the other.
+ */
+import { readComparison, type Comparison } from './comparedoc';
+export { readComparison, type Comparison } from './comparedoc';
+import { comparisonSummary } from './comparesummary';
+import { element } from './dom';
+import { createInspector, type Inspector, type TimelineWindow } from './inspector';
+import type { PlacementStore } from './store';
+
+export const COMPARE_MIME_TYPE = 'application/vnd.placeviz.compare+json';
+
+/**
+ * Where a store's step starts on its timeline (display ns): its last run's first op or transfer
+ * (where the kernel's step_ns starts), else that run's start, else the first activity; the
+ * comparison lines the two timelines up there.
+ */
+export function stepStart(store: PlacementStore): number {
+  const activity = store.activity();
+  const axis = activity.timeAxis;
+  const last = store.runs[store.runs.length - 1];
+  if (last !== undefined) {
+    const active = activity.spans.get(last.id);
+    return axis.toShown(active !== undefined ? active[0] : last.t0 - store.originNs);
+  }
+  return axis.extent?.[0] ?? activity.extent?.[0] ?? 0;
+}
+
+export interface ComparisonView {
+  readonly element: HTMLElement;
+  readonly comparison: Comparison;
+  /** The first placement's inspector and the second's. */
+  readonly inspectors: readonly [Inspector, Inspector];
+  dispose(): void;
+}
+
+export interface ComparisonOptions {
+  /** performance.now() when the host started (each inspector's data-first-paint-ms). */
+  startedAt?: number;
+}
+
+/**
+ * Keep the two timelines on one window: each starts at 0 .. the longer step from its own step
+ * start, and a zoom or pan in one moves the other by the same offsets from its step start.
+ * "Show all" (0, a double click) in either shows that common window in both again.
+ */
+function alignTimelines(
+  inspectors: readonly [Inspector, Inspector],
+  stores: readonly [PlacementStore, PlacementStore],
+  stepNs: readonly [number, number],
+): () => void {
+  const timelines: TimelineWindow[] = inspectors.map((inspector) => inspector.timeline);
+  const starts = stores.map(stepStart);
+  const steps = stepNs.filter((s) => Number.isFinite(s) && s > 0);
+  const span = steps.length > 0 ? Math.max(...steps) : null;
+  const common = (side: number): [number, number] | null => {
+    if (span === null) {
+      return null;
+    }
+    const pad = Math.max(span * 0.01, 1);
+    return [starts[side] - pad, starts[side] + span + pad];
+  };
+  let syncing = false;
+  const both = (set: () => void) => {
+    syncing = true;
+    try {
+      set();
+    } finally {
+      syncing = false;
+    }
+  };
+  both(() => timelines.forEach((timeline, side) => timeline.setWindow(common(side))));
+  const stops = timelines.map((timeline, from) =>
+    timeline.onWindow((window) => {
+      if (syncing) {
+        return;
+      }
+      const to = 1 - from;
+      both(() => {
+        if (window === null && inspectors[from].state.get('run') === null) {
+          timelines.forEach((t, side) => t.setWindow(common(side)));
+          return;
+        }
+        const shown = timeline.window; // a picked run's span when `window` is null
+        const offset = starts[to] - starts[from];
+        timelines[to].setWindow(shown === null ? null : [shown[0] + offset, shown[1] + offset]);
+      });
+    }),
+  );
+  return () => stops.forEach((stop) => stop());
+}
+
+/**
+ * Draw `data` (a comparison document, or its JSON text) into `host`. Throws, leaving `host` as
+ * it was, when the document cannot be read (hosts show documentError instead).
+ */
+export function createComparison(
+  host: HTMLElement,
+  data: unknown,
+  options: ComparisonOptions = {},
+): ComparisonView {
+  const comparison = readComparison(typeof data === 'string' ? JSON.parse(data) : data);
+  const doc = host.ownerDocument;
+  const root = element(doc, 'div', 'placeviz-compare');
+  root.dataset.schema = comparison.schema;
+  root.dataset.moved = String(comparison.moved.length);
+  root.dataset.devices = String(comparison.devices.length);
+  root.dataset.stepNs = comparison.stepNs
+    .map((s) => (Number.isFinite(s) ? String(s) : ''))
+    .join(',');
+  root.append(comparisonSummary(doc, comparison));
+  const columns = root.appendChild(element(doc, 'div', 'placeviz-compare-columns'));
+  const marked = new Set(comparison.moved.map((op) => op.name));
+  const inspectors: Inspector[] = [];
+  let stopAlign: () => void = () => undefined;
+  try {
+    comparison.stores.forEach((store, side) => {
+      const column = columns.appendChild(element(doc, 'div', 'placeviz-compare-column'));
+      column.dataset.side = String(side);
+      column.append(element(doc, 'div', 'placeviz-compare-label', comparison.labels[side]));
+      inspectors.push(createInspector(column, store, { startedAt: options.startedAt, marked }));
+    });
+    host.appendChild(root);
+    const pair = inspectors as unknown as readonly [Inspector, Inspector];
+    stopAlign = alignTimelines(pair, comparison.stores, comparison.stepNs);
+  } catch (error) {
+    stopAlign();
+    inspectors.forEach((inspector) => inspector.dispose());
+    root.remove();
+    throw error;
+  }
+  let disposed = false;
+  return {
+    element: root,
+    comparison,
+    inspectors: inspectors as unknown as readonly [Inspector, Inspector],
+    dispose() {
+      if (disposed) {
+        return;
+      }
+      disposed = true;
+      stopAlign();
+      inspectors.forEach((inspector) => inspector.dispose());
+      root.remove();
+    },
+  };
+}
