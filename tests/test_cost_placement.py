@@ -141,35 +141,3 @@ def test_shapes_unknown_before_the_run_take_the_fed_size(gpus):
     # 4096 x 1024 x 1024 x 2 FLOPs: tens of µs on an H100, a whole 86 ms on the host's
     # assumed 100 GFLOP/s.
     assert re.search(r"CPU:0 at (8\d\.?\d*) ms", text), text
-
-
-def test_magic_compare_runs_the_cell_with_each_placer(gpus):
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "placeviz")
-    shell.run_cell("import numpy as np, placeviz as pv")
-    cell = (
-        "x = pv.constant(np.ones((512, 1024), np.float32), name='x')\n"
-        "outs = []\n"
-        "for i in range(2):\n"
-        "    w = pv.Variable(pv.ones([1024, 1024]), name=f'w{i}')\n"
-        "    h = x\n"
-        "    for layer in range(4):\n"
-        "        h = pv.nn.relu(pv.matmul(h, w))\n"
-        "    outs.append(pv.matmul(h, w, name=f'out{i}'))\n"
-        "y = pv.add_n(outs)\n"
-        "with pv.Session() as s:\n"
-        "    s.run(pv.global_variables_initializer())\n"
-        "    s.run(y)\n"
-    )
-    shell.run_cell_magic("placement", "--gpus 2 --compare simple,cost --no-widget -o cmp", cell)
-    comparison = shell.user_ns["cmp"]
-    assert comparison.labels == ("simple", "cost")
-    moved = {m.name for m in comparison.moved}
-    assert "out1" in moved or "out0" in moved
-    assert comparison.step_s[1] < comparison.step_s[0]
-    from IPython.core.error import UsageError
-
-    with pytest.raises(UsageError, match="two placers"):
-        shell.run_cell_magic("placement", "--compare simple,fastest --no-widget", cell)

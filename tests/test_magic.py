@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 IPython = pytest.importorskip("IPython")
+from IPython.core.error import UsageError  # noqa: E402
 from IPython.testing.globalipapp import start_ipython  # noqa: E402
 
 import placeviz as pv  # noqa: E402
@@ -284,3 +285,29 @@ def test_a_cell_runs_on_a_local_cluster_started_once_per_kernel(
         assert shell.user_ns["_placement"].devices[0]["pid"] == where["w"]["pid"]
     finally:
         stop_local_clusters()
+
+
+def test_compare_runs_the_cell_with_each_placer(shell) -> None:
+    shell.run_cell("import numpy as np, placeviz as pv")
+    cell = (
+        "x = pv.constant(np.ones((512, 1024), np.float32), name='x')\n"
+        "outs = []\n"
+        "for i in range(2):\n"
+        "    w = pv.Variable(pv.ones([1024, 1024]), name=f'w{i}')\n"
+        "    h = x\n"
+        "    for layer in range(4):\n"
+        "        h = pv.nn.relu(pv.matmul(h, w))\n"
+        "    outs.append(pv.matmul(h, w, name=f'out{i}'))\n"
+        "y = pv.add_n(outs)\n"
+        "with pv.Session() as s:\n"
+        "    s.run(pv.global_variables_initializer())\n"
+        "    s.run(y)\n"
+    )
+    shell.run_cell_magic("placement", "--gpus 2 --compare simple,cost --no-widget -o cmp", cell)
+    comparison = shell.user_ns["cmp"]
+    assert comparison.labels == ("simple", "cost")
+    moved = {m.name for m in comparison.moved}
+    assert "out1" in moved or "out0" in moved
+    assert comparison.step_s[1] < comparison.step_s[0]
+    with pytest.raises(UsageError, match="two placers"):
+        shell.run_cell_magic("placement", "--compare simple,fastest --no-widget", cell)

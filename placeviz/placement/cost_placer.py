@@ -46,6 +46,7 @@ class CostPlacer(SimplePlacer):
     ) -> None:
         super().__init__(devices, soft, local)
         self.model = model
+        self.order: dict[int, float] = {}  # op id -> its start in the last schedule
 
     def _choose(
         self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
@@ -72,6 +73,7 @@ class CostPlacer(SimplePlacer):
                 op=op,
             )
             return [(group, failure) for group in unplaced.values()]
+        self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
         by_short = {short_name(d.name): d for d in self.devices}
         setup = setup_ops(ordered)
         members: dict[int, list[Operation]] = {}

@@ -39,6 +39,9 @@ class Placement(Mapping[str, str]):
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[Device, Reason]] = {}
+        # Op id -> when the cost placer's schedule starts it: plans run ops in that order, the
+        # order the placement was chosen for (empty under the simple placer: creation order).
+        self.schedule_order: dict[int, float] = {}
 
     def __getitem__(self, name: str) -> str:
         return self._entry(name)[0].name

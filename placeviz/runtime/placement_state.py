@@ -71,6 +71,8 @@ class PlacementState:
         self._seen = count
         pending = self._undecided + new
         decisions, self.failures = self._placer.place(pending, self.placement, self._groups)
+        if isinstance(self._placer, CostPlacer):
+            self.placement.schedule_order.update(self._placer.order)
         self._undecided = [op for op in pending if op._id in self.failures]
         entries = self.placement._entries
         for op, device, reason in decisions:

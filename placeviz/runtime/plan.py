@@ -71,7 +71,7 @@ def build_plan(
                 stack.append(tensor.op)
         stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
     in_creation_order = validate(list(needed.values()))
-    ops = execution_order(needed, in_creation_order)
+    ops = execution_order(needed, in_creation_order, placement.schedule_order)
     for op in ops:
         failure = failures.get(op._id)
         if failure is not None:
@@ -102,12 +102,21 @@ def build_plan(
     return plan
 
 
-def execution_order(ops: Mapping[int, Operation], in_creation_order: bool) -> list[Operation]:
+def execution_order(
+    ops: Mapping[int, Operation],
+    in_creation_order: bool,
+    schedule: Mapping[int, float] | None = None,
+) -> list[Operation]:
     """``ops`` (by id) in creation order, moved only as far as edges to later ops require
-    (``in_creation_order``: the validator found none)."""
+    (``in_creation_order``: the validator found none); with a ``schedule`` (op id -> start, the
+    cost placer's), in the order of the starts it gives, as far as edges allow."""
     ordered = [ops[i] for i in sorted(ops)]
-    if in_creation_order:
+    if in_creation_order and not schedule:
         return ordered
+
+    def key(index: int) -> tuple[float, int]:
+        return ((schedule or {}).get(index, 0.0), index)
+
     waiting_on = {op._id: 0 for op in ordered}
     users: dict[int, list[int]] = {}
     for op in ordered:
@@ -115,14 +124,14 @@ def execution_order(ops: Mapping[int, Operation], in_creation_order: bool) -> li
             if dep in ops:
                 waiting_on[op._id] += 1
                 users.setdefault(dep, []).append(op._id)
-    ready = [i for i, count in waiting_on.items() if count == 0]
+    ready = [key(i) for i, count in waiting_on.items() if count == 0]
     heapq.heapify(ready)
     result = []
     while ready:
-        index = heapq.heappop(ready)
+        _, index = heapq.heappop(ready)
         result.append(ops[index])
         for user in users.get(index, ()):
             waiting_on[user] -= 1
             if waiting_on[user] == 0:
-                heapq.heappush(ready, user)
+                heapq.heappush(ready, key(user))
     return result  # complete: validate() has ruled out cycles

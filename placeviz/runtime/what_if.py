@@ -145,6 +145,7 @@ class WhatIf:
         groups = ColocationIndex()
         groups.add(sorted(ops.values(), key=lambda op: op._id))
         moved = set()
+        moved_by: dict[int, Operation] = {}  # member id -> the moved op that took its group
         for name, where in moves.items():
             op = by_name.get(getattr(name, "name", name))
             if op is None:
@@ -167,9 +168,17 @@ class WhatIf:
                     f"{device.device_type} kernel, so it cannot move to {short_name(device.name)}"
                 )
             for member in groups.group(op):  # colocation holds in a prediction too
+                if member._id in moved_by and new_device[member._id] != target:
+                    raise ValueError(
+                        f"what_if: '{op.name}' (created at {op.source}) is colocated with "
+                        f"'{member.name}', which '{moved_by[member._id].name}' takes to "
+                        f"{short_name(devices[new_device[member._id]].name)}: a colocation "
+                        f"group runs on one device, not also on {short_name(device.name)}"
+                    )
                 if member._id in ran:
                     new_device[member._id] = target
                     moved.add(member._id)
+                moved_by[member._id] = op
         return moved
 
 
