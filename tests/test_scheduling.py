@@ -162,3 +162,57 @@ def test_a_chain_of_equal_stages_splits_evenly_over_the_devices() -> None:
     assert found.max_load == pytest.approx(2.2)  # two nodes and the two edges at its ends
     assert [found.device[i] for i in range(8)] == [f"GPU:{i // 2}" for i in range(8)]
     assert found.explain(3).startswith("pipeline stage on GPU:1, which carries 2.2 s")
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_copy_engines_and_a_placement_to_beat_keep_schedules_valid(graph: nx.DiGraph) -> None:
+    simple = {node: "GPU:0" if "GPU" in graph.nodes[node]["time"] else "CPU:0" for node in graph}
+    found = pv.placement.schedule(
+        graph, DEVICES, time_limit=math.inf, max_passes=8, copy_engines=True, start_from=simple
+    )
+    check(graph, found, DEVICES)
+    again = pv.placement.schedule(
+        graph, DEVICES, time_limit=math.inf, max_passes=8, copy_engines=True, start_from=simple
+    )
+    assert again.device == found.device  # no clock in the search: the same answer every time
+
+
+def fan(sources: int, readers: int) -> nx.DiGraph:
+    """CPU-only sources feeding GPU-only readers, every value 5 s to move."""
+    graph = nx.DiGraph()
+    for s in range(sources):
+        graph.add_node(f"s{s}", time={"CPU": 1.0})
+        for r in range(readers):
+            graph.add_node(f"r{s}_{r}", time={"GPU": 1.0})
+            graph.add_edge(f"s{s}", f"r{s}_{r}", time=5.0)
+    return graph
+
+
+def test_with_copy_engines_a_value_crosses_once_and_copies_into_a_device_queue() -> None:
+    one_gpu = [{"name": "CPU:0", "type": "CPU"}, {"name": "GPU:0", "type": "GPU"}]
+    shared = pv.placement.schedule(fan(1, 2), one_gpu, copy_engines=True)
+    # One copy for both readers: they run back to back right after it.
+    assert shared.makespan == pytest.approx(1 + 5 + 1 + 1)
+    queued = pv.placement.schedule(fan(2, 1), one_gpu, copy_engines=True)
+    # Two values into one GPU: the second copy (from 2 s) waits for the first (1 s to 6 s).
+    assert queued.makespan == pytest.approx(1 + 5 + 5 + 1)
+    free = pv.placement.schedule(fan(2, 1), one_gpu)
+    assert free.makespan == pytest.approx(2 + 5 + 1)  # every edge its own delay
+
+
+def test_a_placement_to_beat_is_kept_when_spreading_out_costs_more() -> None:
+    # A chain whose values cost 10x its work to move: on one device it takes 4 s; the greedy
+    # passes may not find that, the placement to beat is it.
+    graph = nx.DiGraph()
+    for i in range(4):
+        graph.add_node(i, time=1.0)
+        if i:
+            graph.add_edge(i - 1, i, time=10.0)
+    graph.add_node("side", time=3.0)
+    graph.add_edge(0, "side", time=10.0)
+    graph.add_edge("side", 3, time=10.0)
+    together = dict.fromkeys(graph, "GPU:0")
+    found = pv.placement.schedule(graph, 2, time_limit=math.inf, max_passes=4, start_from=together)
+    assert found.makespan <= 7.0 + 1e-9
+    assert len(set(found.device.values())) == 1

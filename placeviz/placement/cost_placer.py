@@ -24,6 +24,10 @@ from placeviz.placement.reason import Reason, short_name
 from placeviz.placement.scheduling import InfeasibleScheduleError, schedule
 
 _FREE = (ReasonKind.DEFAULT, ReasonKind.SOFT)  # the groups the user left to the placer
+# The schedule's search stops after a number of passes, never after a time, so a session places
+# the same graph the same way on any machine: 24, fewer for big graphs (a pass costs ~7 µs an op).
+SEARCH_PASSES = 24
+SEARCH_OPS = 25_000  # passes x ops
 
 
 class CostModel(Protocol):
@@ -62,7 +66,19 @@ class CostPlacer(SimplePlacer):
             for d in self.devices
         ]
         try:
-            found = schedule(graph, devices)
+            simple = {  # TensorFlow's choice, which the schedule must beat to be taken
+                op.name: short_name(group_of[op._id].candidates[0].name)
+                for op in ordered
+                if id(group_of.get(op._id)) in free
+            }
+            found = schedule(
+                graph,
+                devices,
+                time_limit=math.inf,
+                max_passes=max(4, min(SEARCH_PASSES, SEARCH_OPS // max(len(graph), 1))),
+                copy_engines=True,
+                start_from=simple,
+            )
         except InfeasibleScheduleError as error:
             unplaced = {id(g): g for g in group_of.values() if id(g) in free}
             op = next(op for op in ordered if id(group_of.get(op._id)) in free)

@@ -17,6 +17,7 @@ where it did (the finish time it would have had on every other device that could
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import math
 import random
@@ -54,11 +55,19 @@ class Problem:
     group_memory: list[float]  # per group, the bytes its members hold together
     preds: list[list[tuple[int, float]]]  # (predecessor, edge time)
     succs: list[list[tuple[int, float]]]
+    # A device takes in one copy at a time, and a value crosses to a device once for all its
+    # readers there (how placeviz's runtime moves tensors); else every edge is its own delay.
+    copy_engines: bool = False
     # [node][device]: PEFT's optimistic cost table, the shortest time from the node's end on
     # that device to the end of its longest path of successors, each on its best device, an
     # edge's time paid where it crosses devices. Adding it to a finish time sees what the
     # earliest finish alone does not: a value made quickly on a device its consumers are not.
     ahead: list[list[float]] = field(default_factory=list)
+
+    @functools.cached_property
+    def copy_time(self) -> list[float]:
+        """With copy engines, moving a node's value takes its longest out-edge's time."""
+        return [max((edge for _, edge in succs), default=0.0) for succs in self.succs]
 
     def __post_init__(self) -> None:
         if self.ahead:
@@ -114,7 +123,7 @@ def _devices(devices: int | Sequence[Mapping[str, Any]]) -> list[Device]:
     return found
 
 
-def _problem(graph: Any, devices: list[Device]) -> Problem:
+def _problem(graph: Any, devices: list[Device], copy_engines: bool = False) -> Problem:
     import networkx as nx
 
     try:
@@ -162,7 +171,16 @@ def _problem(graph: Any, devices: list[Device]) -> Problem:
         preds[index[dst]].append((index[src], cost))
         succs[index[src]].append((index[dst], cost))
     return Problem(
-        nodes, devices, times, memory, group_of, group_devices, group_memory, preds, succs
+        nodes,
+        devices,
+        times,
+        memory,
+        group_of,
+        group_devices,
+        group_memory,
+        preds,
+        succs,
+        copy_engines,
     )
 
 
@@ -179,6 +197,7 @@ def _reversed(problem: Problem) -> Problem:
         problem.group_memory,
         problem.succs,
         problem.preds,
+        problem.copy_engines,
     )
 
 
@@ -232,19 +251,28 @@ class _Pass:
     start: list[float]
     finish: list[float]
     makespan: float
-    why: list[tuple[int, list[tuple[float, int]], int]]  # per node: (device, candidates, waited on)
+    # per node: (device, candidates, waited on, whether ``fixed`` chose the device)
+    why: list[tuple[int, list[tuple[float, int]], int, bool]]
 
 
-def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _Pass:
+def _list_schedule(
+    problem: Problem,
+    priority: list[float],
+    keep_why: bool,
+    fixed: Sequence[int] | None = None,
+) -> _Pass:
     """One pass: the ready node of highest priority goes where it finishes first, into the
     earliest idle gap of a device's timeline that it fits (so a later pass can leave a device
-    idle for a node that matters more, as optimal schedules may)."""
+    idle for a node that matters more, as optimal schedules may). ``fixed``: a device per node
+    (-1: free) it takes where its group, its kernels and memory allow."""
     n, p = len(problem.nodes), len(problem.devices)
     waiting = [len(preds) for preds in problem.preds]
     ready = [(-priority[i], i) for i in range(n) if waiting[i] == 0]  # a heap: highest first
     heapq.heapify(ready)
     busy: list[list[tuple[float, float, int]]] = [[] for _ in range(p)]  # (start, end, node)
     ends: list[list[float]] = [[] for _ in range(p)]  # busy's ends, sorted as its starts are
+    copy_free = [0.0] * p  # with copy engines: when each device's last copy in ends
+    arrived: dict[tuple[int, int], float] = {}  # (node, device): when its value got there
     used = [0.0] * p
     group_device: dict[int, int] = {}
     device, start, finish = [-1] * n, [0.0] * n, [0.0] * n
@@ -260,13 +288,23 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
         else:
             allowed, need = range(p), problem.memory[node]
         best, best_finish, best_key, candidates, waited = -1, math.inf, math.inf, [], -1
+        wanted = fixed[node] if fixed is not None else -1
+        forced: tuple[int, float, int] | None = None
         for d in allowed:
             cost = problem.times[node][d]
             if math.isinf(cost) or used[d] + need > problem.devices[d].memory:
                 continue
             begin, blocker = 0.0, -1
+            copy_at = copy_free[d]
             for pred, edge in problem.preds[node]:
-                arrives = finish[pred] + (edge if device[pred] != d else 0.0)
+                if device[pred] == d:
+                    arrives = finish[pred]
+                elif not problem.copy_engines:
+                    arrives = finish[pred] + edge
+                elif (pred, d) in arrived:
+                    arrives = arrived[(pred, d)]
+                else:  # a copy after the device's earlier ones, of the value all readers get
+                    arrives = copy_at = max(finish[pred], copy_at) + problem.copy_time[pred]
                 if arrives > begin:
                     begin, blocker = arrives, pred
             timeline = busy[d]
@@ -282,6 +320,10 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
                 candidates.append((end, d))
             if end + problem.ahead[node][d] < best_key:
                 best, best_finish, best_key, waited = d, end, end + problem.ahead[node][d], blocker
+            if d == wanted:
+                forced = (d, end, blocker)
+        if forced is not None:
+            best, best_finish, waited = forced
         if best < 0:
             raise _infeasible(problem, node, group, used)
         device[node], start[node], finish[node] = (
@@ -289,6 +331,11 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
             best_finish - problem.times[node][best],
             best_finish,
         )
+        if problem.copy_engines:
+            for pred, _ in problem.preds[node]:
+                if device[pred] != best and (pred, best) not in arrived:
+                    copy_free[best] = max(finish[pred], copy_free[best]) + problem.copy_time[pred]
+                    arrived[(pred, best)] = copy_free[best]
         at = bisect.bisect(busy[best], (start[node], best_finish, node))
         busy[best].insert(at, (start[node], best_finish, node))
         ends[best].insert(at, best_finish)
@@ -296,7 +343,7 @@ def _list_schedule(problem: Problem, priority: list[float], keep_why: bool) -> _
         if group >= 0:
             group_device[group] = best
         if keep_why:
-            why[node] = (best, candidates, waited)
+            why[node] = (best, candidates, waited, forced is not None)
         for succ, _ in problem.succs[node]:
             waiting[succ] -= 1
             if waiting[succ] == 0:
@@ -327,15 +374,21 @@ def schedule(
     objective: str = "makespan",
     time_limit: float | None = None,
     seed: int = 0,
+    max_passes: int | None = None,
+    copy_engines: bool = False,
+    start_from: Mapping[Hashable, str] | None = None,
 ) -> Schedule:
     """Place ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with ``name``,
     ``type`` and ``memory``) for one step's makespan (and order them), or for a pipeline's
     throughput (``objective="throughput"``: the largest device load); ``time_limit`` (seconds,
     default 0.045) bounds the search beyond the first placement, which stops early at the lower
-    bound."""
+    bound; ``max_passes`` bounds it too, and alone (``time_limit=math.inf``) makes the result
+    the same on any machine. ``copy_engines``: a device takes in one copy at a time and a value
+    crosses to a device once (placeviz's runtime), rather than every edge a delay of its own.
+    ``start_from``: a placement (node -> device name) the result is never worse than."""
     if objective not in ("makespan", "throughput"):
         raise ValueError(f"objective must be 'makespan' or 'throughput' (got {objective!r})")
-    problem = _problem(graph, _devices(devices))
+    problem = _problem(graph, _devices(devices), copy_engines)
     deadline = clock.perf_counter() + (DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit)
     if objective == "throughput":
         return _pipeline(problem, deadline)
@@ -344,11 +397,33 @@ def schedule(
     backward = _reversed(problem)
     best_priority = ranks
     first = _list_schedule(problem, ranks, keep_why=False)
-    best = first.makespan
+    best, best_fixed = first.makespan, None
     rng = random.Random(seed)
     passes = 1
     found = first
-    while best > bound * (1 + 1e-12) and clock.perf_counter() < deadline:
+    # Placements the greedy passes may never reach, however long they search: all on one device
+    # (communication can make spreading out a loss), and the caller's own (``start_from``).
+    index = {node: i for i, node in enumerate(problem.nodes)}
+    names = [d.name for d in problem.devices]
+    seeds = [[d] * len(problem.nodes) for d in range(len(problem.devices))]
+    if start_from:
+        seeds.append([-1] * len(problem.nodes))
+        for node, name in start_from.items():
+            if node in index and name in names:
+                seeds[-1][index[node]] = names.index(name)
+    for fixed in seeds:
+        try:
+            tried = _list_schedule(problem, ranks, keep_why=False, fixed=fixed)
+        except InfeasibleScheduleError:
+            continue
+        passes += 1
+        if tried.makespan < best:
+            best, best_fixed = tried.makespan, fixed
+    while (
+        best > bound * (1 + 1e-12)
+        and clock.perf_counter() < deadline
+        and (max_passes is None or passes < max_passes)
+    ):
         # Forward-backward improvement: schedule the reversed graph with the nodes that finished
         # last going first, then the graph again in the order the reversed pass ended them; a
         # pass that gains nothing is followed by a perturbed one.
@@ -364,9 +439,9 @@ def schedule(
             passes += 1
         found = tried
         if tried.makespan < best:
-            best, best_priority = tried.makespan, priority
-    found = _list_schedule(problem, best_priority, keep_why=True)  # the best pass, with reasons
-    names = [d.name for d in problem.devices]
+            best, best_priority, best_fixed = tried.makespan, priority, None
+    # The best pass again, with reasons.
+    found = _list_schedule(problem, best_priority, keep_why=True, fixed=best_fixed)
     nodes = problem.nodes
     return Schedule(
         device={nodes[i]: names[found.device[i]] for i in range(len(nodes))},
@@ -413,7 +488,7 @@ def _pipeline(problem: Problem, deadline: float) -> Schedule:
 
 
 def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
-    chosen, candidates, waited = found.why[node]
+    chosen, candidates, waited, forced = found.why[node]
     group = problem.group[node]
     if group >= 0 and len(candidates) == 1:
         mates = [
@@ -426,7 +501,14 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     at = found.finish[node]
     others = sorted((end, d) for end, d in candidates if d != chosen)
     sooner = [(end, d) for end, d in others if end < at]
-    if sooner:
+    if sooner and forced:
+        end, d = sooner[0]
+        text = (
+            f"{names[chosen]} at {_ms(at)}, with the ops around it: {names[d]} would finish it "
+            f"sooner ({_ms(end)}), but the step ends later when the graph is spread out that way "
+            f"(the values it would move cost more than the work it would share)"
+        )
+    elif sooner:
         end, d = sooner[0]
         later = end + problem.ahead[node][d] - at - problem.ahead[node][chosen]
         text = (
