@@ -880,3 +880,58 @@ def test_the_timeline_shows_a_picked_run_with_op_names(offline_page: Any, tmp_pa
         assert {"MatMul", "Relu"} <= {label.split("/")[-1] for label in labels}, labels
     assert page.problems == []
     assert page.requests == []
+
+
+COMPARE = """\
+%%placement --gpus 2 --compare simple,cost
+import numpy as np
+import placeviz as tf
+from placeviz.examples.transformer import build_transformer_block
+
+x, out = build_transformer_block(tokens=1024, width=512, heads=8)
+sess = tf.Session()
+sess.run(out, {x: np.ones((1024, 512), np.float32)})
+"""
+
+
+def test_compare_shows_two_placements_side_by_side(
+    lab: Any, browser: Any, keep_screenshot: Any
+) -> None:
+    """``--compare simple,cost``: one view, the two inspectors side by side with the ops that
+    moved marked in both graphs, a step-time summary, and the two timelines on one window."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1600, "height": 1400})
+    check = expect()
+    try:
+        start_cell(page, lab, "compare.ipynb", COMPARE)
+        assert finish_run_all(page), "Run All reported a failed cell"
+        view = page.locator(".jp-NotebookPanel .placeviz-compare")
+        check(view).to_have_count(1, timeout=60_000)
+        moved = int(view.get_attribute("data-moved"))
+        assert moved > 0
+        simple_ns, cost_ns = map(int, view.get_attribute("data-step-ns").split(","))
+        assert cost_ns < simple_ns  # the cost placer's step is the shorter
+        check(view.locator(".placeviz-compare-step")).to_contain_text("simple")
+        check(view.locator(".placeviz-compare-moved-op").first).to_contain_text("→")
+        inspectors = view.locator(".placeviz-inspector")
+        check(inspectors).to_have_count(2)
+        for side in range(2):
+            dag = view.locator(f".placeviz-compare-column[data-side='{side}'] .placeviz-dag-view")
+            check(dag).to_have_attribute("data-marked-nodes", at_least(1), timeout=30_000)
+        windows = view.locator(".placeviz-timing")
+        check(windows).to_have_count(2)
+        check(windows.nth(0)).to_have_attribute("data-window", re.compile(r"^-?\d+,\d+$"))
+        # Each window is in its own trace's clock, from its last run's first op: one length,
+        # the longer step's, so the two time axes line up.
+        spans = [
+            [int(v) for v in windows.nth(i).get_attribute("data-window").split(",")]
+            for i in range(2)
+        ]
+        lengths = [end - start for start, end in spans]
+        assert lengths[0] == lengths[1] >= max(simple_ns, cost_ns), spans
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 1600, "the comparison overflows the page sideways"
+        keep_screenshot(view, "compare-simple-cost")
+    finally:
+        page.close()
+    lab.shut_down_kernels()
