@@ -6,7 +6,9 @@ They are executed with nbclient, as a student's "Run All" would, on simulated GP
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 import placeviz as pv  # noqa: E402
-from placeviz.contract import EventKind  # noqa: E402
+from placeviz.contract import EventKind, TimingSource  # noqa: E402
 from placeviz.events.document import validate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -526,3 +528,74 @@ def test_where_things_live_unpinned_model_and_optimizer_slots(where_things_live)
     assert rows["hidden/kernel/Adam"] == rows["hidden/kernel/Adam_1"] == "CPU:0"
     assert rows["out/kernel/Adam"] == "GPU:0" and rows["beta1_power"] == "CPU:0"
     assert "out/kernel/Adam: colocated with 'out/kernel'" in slots
+
+
+COMPARE_MIME = "application/vnd.placeviz.compare+json"
+
+
+def comparisons(cell: Any) -> list[dict[str, Any]]:
+    """The comparison documents a cell's outputs carry (``--compare``, ``pv.compare``)."""
+    found = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {}).get(COMPARE_MIME)
+        if data is not None:
+            found.append(json.loads(data) if isinstance(data, str) else data)
+    return found
+
+
+@pytest.fixture(scope="module")
+def automatic_placement(executed: Any) -> dict[str, Any]:
+    return executed("06_automatic_placement.ipynb")
+
+
+def test_automatic_placement_compare_cells_carry_both_placements(automatic_placement) -> None:
+    for cid in ("towers", "small", "transformer"):
+        (comparison,) = comparisons(automatic_placement[cid])
+        assert comparison["labels"] == ["simple", "cost"]
+        for document in comparison["documents"]:
+            validate(document)
+        kinds = {n["reason"]["kind"] for n in comparison["documents"][1]["nodes"]}
+        assert "cost" in kinds, cid
+
+
+def test_automatic_placement_towers_split_and_the_step_shortens(automatic_placement) -> None:
+    (comparison,) = comparisons(automatic_placement["towers"])
+    simple_ns, cost_ns = comparison["step_ns"]
+    assert cost_ns < 0.8 * simple_ns
+    moved = {m["name"]: m["to"] for m in comparison["moved"]}
+    assert moved["tower1/relu0"].endswith("GPU:1")
+    text = output_text(automatic_placement["towers-why"])
+    assert re.search(r"tower1/relu0: \[cost\] cost model: earliest finish: GPU:1 at", text), text
+
+
+def test_automatic_placement_small_towers_stay_on_one_device(automatic_placement) -> None:
+    text = output_text(automatic_placement["small-where"])
+    where = re.search(r"cost placer: (\{.*\})", text)
+    assert where is not None, text
+    assert len(set(ast.literal_eval(where.group(1)).values())) == 1, text
+    (comparison,) = comparisons(automatic_placement["small"])
+    cost = comparison["documents"][1]
+    devices = {d["id"]: d["name"] for d in cost["devices"]}
+    used = {devices[n["device"]] for n in cost["nodes"] if n["device"] is not None}
+    assert not any(name.endswith("GPU:1") for name in used)  # never split over the GPUs
+
+
+def test_automatic_placement_transformer_and_a_worse_what_if(automatic_placement) -> None:
+    text = output_text(automatic_placement["transformer-steps"])
+    faster = re.search(r"\(([\d.]+)x faster\)", text)
+    assert faster is not None and float(faster.group(1)) > 1.2, text
+    (what_if,) = comparisons(automatic_placement["what-if"])
+    cost_ns, predicted_ns = what_if["step_ns"]
+    assert predicted_ns > cost_ns
+    assert what_if["documents"][1]["prediction"] == "what if head0/Softmax on /cpu:0"
+    assert [m["name"] for m in what_if["moved"]] == ["head0/Softmax"]
+    sources = set(what_if["documents"][1]["events"]["source"])
+    assert sources == {int(TimingSource.MODELED)}
+
+
+def test_automatic_placement_the_scheduling_core_explains_itself(automatic_placement) -> None:
+    text = output_text(automatic_placement["core"])
+    spans = re.search(r"makespan ([\d.]+) ms \(no schedule can beat ([\d.]+) ms\)", text)
+    assert spans is not None and float(spans.group(1)) >= float(spans.group(2)), text
+    assert re.search(r"conv_a +GPU:\d: earliest finish: GPU:\d at [\d.]+ ms vs", text), text
+    assert re.search(r"conv_b +GPU:\d", text) and "load    CPU:0" in text

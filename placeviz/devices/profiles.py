@@ -161,7 +161,9 @@ class HostProfile:
     fp32_flops: float = 100 * _GIGA
     fp16_flops: float = 10 * _GIGA  # NumPy has no float16 arithmetic: it converts to float32
     memory_bandwidth: float = 20 * _GIGA
-    launch_latency_s: float = 1e-6
+    # A small op's whole cost in a traced run: placeviz's step, NumPy's call and the clock reads
+    # (2-5 µs measured; a GPU's kernel launch is 5 µs).
+    launch_latency_s: float = 4e-6
 
 
 HOST_PROFILE = HostProfile()

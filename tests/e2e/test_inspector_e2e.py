@@ -298,8 +298,23 @@ TEACHING = {
     "03_parallel_execution.ipynb": "parallel-execution",
     "04_data_parallelism.ipynb": "data-parallelism",
     "05_training_where_things_live.ipynb": "where-things-live",
+    "06_automatic_placement.ipynb": "automatic-placement",
     "07_parameter_servers.ipynb": "parameter-servers",
 }
+
+
+def inspectors_shown(code_cells: list[dict[str, Any]]) -> int:
+    """The inspectors a notebook's cells draw: one per ``%%placement`` cell with a widget, two
+    per comparison (``--compare``, or a cell ending in ``compare(...)``)."""
+    count = 0
+    for cell in code_cells:
+        source = "".join(cell["source"])
+        first = source.split("\n", 1)[0]
+        if first.startswith("%%placement") and "--no-widget" not in first:
+            count += 2 if "--compare" in first else 1
+        elif re.search(r"^\w+\.compare\(", source.rsplit("\n", 1)[-1]):
+            count += 2
+    return count
 
 
 @pytest.mark.parametrize("name", sorted(TEACHING))
@@ -314,10 +329,7 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
     source = ROOT / "notebooks" / name
     teaching = json.loads(source.read_text("utf-8"))
     code = [c for c in teaching["cells"] if c["cell_type"] == "code"]
-    first_lines = ["".join(c["source"]).split("\n", 1)[0] for c in code]
-    inspectors = sum(
-        line.startswith("%%placement") and "--no-widget" not in line for line in first_lines
-    )
+    inspectors = inspectors_shown(code)
     shutil.copy(source, lab.root / source.name)
     page = browser.new_page()
     try:
@@ -361,7 +373,7 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
                 .map((v) => [v.dataset.labelsDrawn, v.dataset.visibleNodes])"""
         )
         assert named and all(drawn == shown for drawn, shown in named), named
-        for i in range(inspectors):
+        for i in range(cells.count()):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
             keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")
     finally:
