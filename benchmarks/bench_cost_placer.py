@@ -18,6 +18,7 @@ import networkx  # noqa: F401  (imported here, so no placing time below includes
 import numpy as np
 
 import placeviz as pv
+from placeviz.examples.documents import scoped_chain
 from placeviz.examples.transformer import build_transformer_block
 
 Build = Callable[[], tuple[pv.Operation | pv.Tensor, dict[pv.Tensor, np.ndarray]]]
@@ -46,15 +47,7 @@ def mlp_training(batch: int = 512, width: int = 1024, layers: int = 6) -> Build:
 
 def chain(blocks: int = 100) -> Build:
     def build() -> tuple[pv.Tensor, dict[pv.Tensor, np.ndarray]]:
-        h = pv.constant(np.ones((4, 4), np.float32), name="input")
-        for i in range(blocks):
-            with pv.name_scope(f"block{i}"):
-                w = pv.constant(np.eye(4, dtype=np.float32), name="w")
-                b = pv.constant(0.1, name="b")
-                for _ in range(9):
-                    h = pv.nn.relu(pv.matmul(h, w) + b)
-                h = pv.identity(h)
-        return h, {}
+        return scoped_chain(blocks), {}
 
     return build
 

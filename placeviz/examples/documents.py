@@ -100,9 +100,9 @@ def failed_placement() -> pv.Trace:
     return sess.trace(runs=None)
 
 
-def scoped_graph(blocks: int = 100) -> pv.Trace:
-    """An input and ``blocks`` name scopes of 30 ops each, chained: 3,001 ops for 100 blocks."""
-    _fresh(2)
+def scoped_chain(blocks: int = 100) -> pv.Tensor:
+    """An input and ``blocks`` name scopes of 30 small ops each, chained (3,001 ops for 100
+    blocks), in the default graph; the chain's end."""
     h = pv.constant(np.ones((4, 4), np.float32), name="input")
     for i in range(blocks):
         with pv.name_scope(f"block{i}"):
@@ -111,6 +111,13 @@ def scoped_graph(blocks: int = 100) -> pv.Trace:
             for _ in range(9):
                 h = pv.nn.relu(pv.matmul(h, w) + b)
             h = pv.identity(h)
+    return h
+
+
+def scoped_graph(blocks: int = 100) -> pv.Trace:
+    """``scoped_chain`` run once on two GPUs."""
+    _fresh(2)
+    h = scoped_chain(blocks)
     sess = pv.Session()
     options, metadata = _traced()
     sess.run(h, options=options, run_metadata=metadata)
