@@ -147,12 +147,12 @@ def test_moving_a_variable_moves_its_colocation_group_and_the_step_changes():
 
 def test_fewer_gpus_fold_onto_gpu0_and_more_gpus_take_moves():
     graph, _, trace = training_step()
-    one = trace.what_if(gpus=1)
+    one = trace.what_if(devices=1)
     check_prediction(one, graph)
     assert [d["name"].rsplit(":", 2)[-2:] for d in one.devices] == [["CPU", "0"], ["GPU", "0"]]
     tower1 = next(n for n in one.nodes if n["name"] == "tower1/MatMul")
     assert one.devices[tower1["device"]]["name"].endswith("GPU:0")
-    four = trace.what_if({"tower1/MatMul_1": "/gpu:3"}, gpus=4)
+    four = trace.what_if({"tower1/MatMul_1": "/gpu:3"}, devices={"GPU": 4})
     check_prediction(four, graph)
     assert len(four.devices) == 5
     validate(four.to_document())
@@ -162,6 +162,8 @@ def test_what_if_errors_name_the_op_and_the_devices():
     _, _, trace = training_step()
     with pytest.raises(ValueError, match=r"'w1/read'.* colocated with 'w1', which 'w1' takes"):
         trace.what_if({"w1": "/gpu:0", "w1/read": "/gpu:1"})
+    with pytest.raises(ValueError, match="takes a number of GPUs"):
+        trace.what_if(devices={"TPU": 2})
     with pytest.raises(KeyError, match="no op named 'nope'"):
         trace.what_if({"nope": "/gpu:0"})
     with pytest.raises(ValueError, match=r"no device matches '/gpu:7' for 'tower0/MatMul'.*GPU:1"):

@@ -23,7 +23,9 @@ RUNS_LISTED = 1000
 
 
 class Predictor(Protocol):
-    def predict(self, trace: Trace, moves: Mapping[str, str] | None, gpus: int | None) -> Trace: ...
+    def predict(
+        self, trace: Trace, moves: Mapping[str, str] | None, devices: int | Mapping[str, int] | None
+    ) -> Trace: ...
 
 
 @dataclass(frozen=True)
@@ -75,15 +77,20 @@ class Trace:
             f"{len(self.devices)} devices{what}>"
         )
 
-    def what_if(self, moves: Mapping[str, str] | None = None, *, gpus: int | None = None) -> Trace:
-        """The last run again with ops moved (``{"MatMul_3": "/gpu:1"}``) or another number of
-        GPUs: a new Trace whose times are modeled, marked as a prediction."""
+    def what_if(
+        self,
+        moves: Mapping[str, str] | None = None,
+        devices: int | Mapping[str, int] | None = None,
+    ) -> Trace:
+        """The last run again with ops moved (``{"MatMul_3": "/gpu:1"}``) or on another set of
+        devices (``devices=4`` or ``{"GPU": 4}``: that many GPUs like the session's): a new
+        Trace whose times are modeled, marked as a prediction."""
         if self._predictor is None:
             raise ValueError(
                 "what_if needs a trace from a session (sess.trace(), RunMetadata.trace); this "
                 "one was read or built without the graph it ran"
             )
-        return self._predictor.predict(self, moves, gpus)
+        return self._predictor.predict(self, moves, devices)
 
     @property
     def step_s(self) -> float:

@@ -1,4 +1,4 @@
-"""``trace.what_if(moves=..., gpus=...)``: the trace's last run again, with some ops on other
+"""``trace.what_if(moves=..., devices=...)``: the trace's last run again, with some ops on other
 devices (or another number of GPUs), as a prediction.
 
 The run is laid out as ``simulation.TimelineModel`` lays out a run on simulated GPUs, in the order
@@ -35,9 +35,13 @@ class WhatIf:
         self.devices = list(devices)
 
     def predict(
-        self, trace: Trace, moves: Mapping[str, str] | None = None, gpus: int | None = None
+        self,
+        trace: Trace,
+        moves: Mapping[str, str] | None = None,
+        devices: int | Mapping[str, int] | None = None,
     ) -> Trace:
-        devices = self._devices(gpus)
+        gpus = _gpu_count(devices)
+        machine = self._devices(gpus)
         ops = {op._id: op for op in self.graph.get_operations()}
         run = _last_run(trace)
         ev = trace.events
@@ -48,9 +52,9 @@ class WhatIf:
         is_op = ev["kind"][rows] == int(EventKind.OP)
         ran = {int(ev["node"][r]): int(r) for r in rows[is_op]}
         old_device = {node: int(ev["device"][r]) for node, r in ran.items()}
-        new_device = {node: self._relocated(d, devices) for node, d in old_device.items()}
-        moved = self._apply(moves or {}, ops, ran, devices, new_device)
-        model = RooflineCostModel(devices)
+        new_device = {node: self._relocated(d, machine) for node, d in old_device.items()}
+        moved = self._apply(moves or {}, ops, ran, machine, new_device)
+        model = RooflineCostModel(machine)
         needed = {  # (tensor's op, device) for every input now on another device
             (source, new_device[node])
             for node in ran
@@ -78,7 +82,7 @@ class WhatIf:
         for row in rows.tolist():  # the run's own order
             node = int(ev["node"][row])
             if ev["kind"][row] == int(EventKind.TRANSFER):
-                device = self._relocated(int(ev["device"][row]), devices)
+                device = self._relocated(int(ev["device"][row]), machine)
                 if (node, device) in needed and (node, device) not in copied:
                     copy(node, device, row)
                 continue
@@ -89,13 +93,13 @@ class WhatIf:
             if device == old_device[node]:
                 duration = int(ev["t1"][row] - ev["t0"][row])
             else:
-                duration = round(model.op_seconds(ops[node], devices[device]) * 1e9)
+                duration = round(model.op_seconds(ops[node], machine[device]) * 1e9)
             steps.append(
                 _Step(int(EventKind.OP), node, device, -1, duration, int(ev["bytes"][row]))
             )
         columns = _lay_out(steps, ops, new_device, int(run["t0"]), int(run["id"]))
-        records = _device_records(trace.devices, devices)
-        nodes = [_node_record(n, new_device, moved, devices) for n in trace.nodes]
+        records = _device_records(trace.devices, machine)
+        nodes = [_node_record(n, new_device, moved, machine) for n in trace.nodes]
         edges = [
             {**e, "crosses": _crosses(e, new_device)} if e["kind"] == "data" else dict(e)
             for e in trace.edges
@@ -111,11 +115,11 @@ class WhatIf:
         if gpus is None:
             return self.devices
         if gpus < 0:
-            raise ValueError(f"what_if(gpus=...) must be 0 or more, got {gpus}")
+            raise ValueError(f"what_if(devices=...): 0 GPUs or more, not {gpus}")
         others = [d for d in self.devices if d.device_type != "GPU"]
         current = [d for d in self.devices if d.device_type == "GPU"]
         if gpus > 0 and not current:
-            raise ValueError("what_if(gpus=...) needs a session with a GPU to copy")
+            raise ValueError("what_if(devices=...) needs a session with a GPU to copy")
         kept = current[:gpus]
         while len(kept) < gpus:
             last = current[-1]
@@ -287,6 +291,19 @@ def _crosses(edge: Mapping[str, Any], new_device: Mapping[int, int]) -> bool:
     if src is None or dst is None:
         return bool(edge["crosses"])
     return src != dst
+
+
+def _gpu_count(devices: int | Mapping[str, int] | None) -> int | None:
+    """``devices`` as a number of GPUs: an int, or ``device_count``'s form, ``{"GPU": 4}``."""
+    if devices is None or isinstance(devices, int):
+        return devices
+    unknown = set(devices) - {"GPU", "CPU"}
+    if unknown or devices.get("CPU", 1) != 1:
+        raise ValueError(
+            f"what_if(devices=...) takes a number of GPUs, or {{'GPU': n}} (one CPU), not "
+            f"{dict(devices)!r}"
+        )
+    return devices.get("GPU")
 
 
 def _question(moves: Mapping[str, str], gpus: int | None) -> str:
