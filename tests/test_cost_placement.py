@@ -126,7 +126,14 @@ def test_a_full_gpu_is_left_for_one_with_room():
     for device in ("GPU:0", "GPU:1"):
         assert held.get(device, 0) <= 24 << 20, held
     texts = [session.placement.explain(op.name).text for op in graph.get_operations()]
-    assert any(" full" in text for text in texts), "no explanation says a device was full"
+    full = [
+        m
+        for text in texts
+        for m in re.finditer(r"(GPU:\d) full: ([\d.]+) MiB of 24 MiB held, ([\d.]+) MiB more", text)
+    ]
+    assert full, "no explanation says a device was full, with its bytes"
+    for match in full:
+        assert float(match.group(2)) + float(match.group(3)) > 24, match.group(0)
 
 
 def test_shapes_unknown_before_the_run_take_the_fed_size(gpus):

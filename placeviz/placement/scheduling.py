@@ -251,8 +251,9 @@ class _Pass:
     start: list[float]
     finish: list[float]
     makespan: float
-    # per node: (device, candidates, waited on, whether ``fixed`` chose the device)
-    why: list[tuple[int, list[tuple[float, int]], int, bool]]
+    # per node: (device, candidates, waited on, whether ``fixed`` chose the device, and the
+    # devices its memory did not fit: (device, bytes held, bytes needed))
+    why: list[tuple[int, list[tuple[float, int]], int, bool, list[tuple[int, float, float]]]]
 
 
 def _list_schedule(
@@ -289,10 +290,15 @@ def _list_schedule(
             allowed, need = range(p), problem.memory[node]
         best, best_finish, best_key, candidates, waited = -1, math.inf, math.inf, [], -1
         wanted = fixed[node] if fixed is not None else -1
+        refused: list[tuple[int, float, float]] = []  # (device, bytes held, bytes needed)
         forced: tuple[int, float, int] | None = None
         for d in allowed:
             cost = problem.times[node][d]
-            if math.isinf(cost) or used[d] + need > problem.devices[d].memory:
+            if math.isinf(cost):
+                continue
+            if used[d] + need > problem.devices[d].memory:
+                if keep_why:
+                    refused.append((d, used[d], need))
                 continue
             begin, blocker = 0.0, -1
             copy_at = copy_free[d]
@@ -343,7 +349,7 @@ def _list_schedule(
         if group >= 0:
             group_device[group] = best
         if keep_why:
-            why[node] = (best, candidates, waited, forced is not None)
+            why[node] = (best, candidates, waited, forced is not None, refused)
         for succ, _ in problem.succs[node]:
             waiting[succ] -= 1
             if waiting[succ] == 0:
@@ -488,7 +494,7 @@ def _pipeline(problem: Problem, deadline: float) -> Schedule:
 
 
 def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
-    chosen, candidates, waited, forced = found.why[node]
+    chosen, candidates, waited, forced, refused = found.why[node]
     group = problem.group[node]
     if group >= 0 and len(candidates) == 1:
         mates = [
@@ -523,16 +529,17 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
         text += f" (waits for {problem.nodes[waited]!r})"
     elif waited >= 0:
         text += f" (after {problem.nodes[waited]!r} on {names[chosen]})"
-    full = [
-        names[d]
-        for d in range(len(names))
-        if d != chosen
-        and all(d != k for _, k in candidates)
-        and not math.isinf(problem.times[node][d])
-    ]
-    if full:
-        text += "; " + ", ".join(f"{name} full" for name in full)
+    for d, held, need in refused:
+        limit = problem.devices[d].memory
+        text += f"; {names[d]} full: {_bytes(held)} of {_bytes(limit)} held, {_bytes(need)} more"
     return text
+
+
+def _bytes(size: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size:.0f} B"
 
 
 def _ms(seconds: float) -> str:
