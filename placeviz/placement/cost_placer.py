@@ -55,6 +55,7 @@ class CostPlacer(SimplePlacer):
     def _choose(
         self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
     ) -> list[tuple[_Group, InvalidArgumentError]]:
+        self.order = {}
         free = {id(g) for g in group_of.values() if g.kind in _FREE}
         asked = {i: g for i, g in group_of.items() if id(g) not in free}
         super()._choose(ordered, asked, device_of)
@@ -80,15 +81,10 @@ class CostPlacer(SimplePlacer):
                 start_from=simple,
             )
         except InfeasibleScheduleError as error:
-            unplaced = {id(g): g for g in group_of.values() if id(g) in free}
-            op = next(op for op in ordered if id(group_of.get(op._id)) in free)
-            failure = InvalidArgumentError(
-                f"The cost-model placer cannot place the ops that asked for no device "
-                f"(first: '{op.name}', created at {op.source}): {error}. Devices: "
-                f"{', '.join(d.name for d in self.devices)}",
-                op=op,
-            )
-            return [(group, failure) for group in unplaced.values()]
+            # TensorFlow's rule for them instead, saying why: the run checks memory itself.
+            for group in {id(g): g for g in group_of.values() if id(g) in free}.values():
+                group.text = f"the cost model found no placement ({error}); so {group.text}"
+            return super()._choose(ordered, group_of, device_of)
         self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
         by_short = {short_name(d.name): d for d in self.devices}
         setup = setup_ops(ordered)
@@ -102,20 +98,19 @@ class CostPlacer(SimplePlacer):
             group = group_of[decider._id]
             device = by_short[found.device[decider.name]]
             text = f"cost model: {found.explain(decider.name)}"
-            if all(op._id in setup for op in group_ops):
-                text = (
-                    f"cost model: it only initializes variables, which a step does not wait "
-                    f"for, so it costs the step nothing on any device; "
-                    f"{short_name(device.name)} is where the schedule put it"
-                )
             if group.kind is ReasonKind.SOFT:
                 text = f"{group.text.split(', so ')[0]}; {text}"
             group.device, group.decider = device, decider
             group.reason = Reason(ReasonKind.COST, text, device.name, decider.device)
+        # Ops the step does not time go where their values are used: setup ops from the last
+        # (the initializer) back, so each follows the one it feeds; then generators.
         consumers = _consumers(ordered)
-        for group_ops in members.values():
-            if len(group_ops) == 1 and is_generator(group_ops[0]):
-                _follow_most_consumers(group_ops[0], group_of, consumers, device_of)
+        lone = [ops[0] for ops in members.values() if len(ops) == 1]
+        for op in sorted((op for op in lone if op._id in setup), key=lambda o: -o._id):
+            _follow_most_consumers(op, group_of, consumers, device_of, SETUP_WHY)
+        for op in lone:
+            if op._id not in setup and is_generator(op):
+                _follow_most_consumers(op, group_of, consumers, device_of, GENERATOR_WHY)
         return []
 
     def _problem(
@@ -155,7 +150,7 @@ class CostPlacer(SimplePlacer):
                     if placed is None:
                         continue
                     graph.add_node(source.name, time={short_name(placed.name): 0.0})
-                seconds = 0.0 if op._id in setup else model.transfer_seconds(tensor)
+                seconds = model.transfer_seconds(tensor)  # a setup op goes near its variable
                 if graph.has_edge(source.name, op.name):
                     graph[source.name][op.name]["time"] += seconds
                 else:
@@ -199,15 +194,28 @@ def setup_ops(ops: Sequence[Operation]) -> set[int]:
     return {op._id for op in ops if op._id not in step}
 
 
+GENERATOR_WHY = (
+    ReasonKind.GENERATOR,
+    "it only generates a value (no inputs, one output), so it goes where its value crosses "
+    "devices least",
+)
+SETUP_WHY = (
+    ReasonKind.COST,
+    "cost model: it only initializes variables, which a step does not wait for, so it goes "
+    "where its value is used",
+)
+
+
 def _follow_most_consumers(
     op: Operation,
     group_of: Mapping[int, _Group],
     consumers: Mapping[int, list[Operation]],
     device_of: DeviceOf,
+    why: tuple[ReasonKind, str],
 ) -> None:
-    """A generator's value is made in no time anywhere: the schedule's tie between devices says
-    nothing, its consumers do. It goes where most of them went, so its value crosses devices
-    least (TensorFlow's generator heuristic, for consumers on several devices)."""
+    """An op whose time the schedule does not weigh (its value is made at once, or outside the
+    step) goes where most of its consumers are, among its group's devices: the schedule's
+    tie between devices says nothing, its consumers do."""
     group = group_of[op._id]
     counts: dict[Device, int] = {}
     for consumer in consumers.get(op._id, []):
@@ -217,17 +225,15 @@ def _follow_most_consumers(
     if not counts:
         return
     most = max(counts.values())
-    if counts.get(group.device, 0) == most:  # type: ignore[arg-type]
-        return
-    device = next(d for d in group.candidates if counts.get(d) == most)
+    kind, because = why
+    if counts.get(group.device, 0) == most and kind is ReasonKind.GENERATOR:  # type: ignore[arg-type]
+        return  # the schedule's own choice, and its reason, stand
+    device = group.device if counts.get(group.device, 0) == most else None  # type: ignore[arg-type]
+    device = device or next(d for d in group.candidates if counts.get(d) == most)
     outs = len(consumers[op._id])
-    text = (
-        f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}, where the "
-        "cost model put them: it only generates a value (no inputs, one output), so it goes "
-        "where its value crosses devices least"
-    )
+    text = f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}: {because}"
     group.device = device
-    group.reason = Reason(ReasonKind.GENERATOR, text, device.name, op.device)
+    group.reason = Reason(kind, text, device.name, op.device)
 
 
 def _limit(device: Device) -> float:

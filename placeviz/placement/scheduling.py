@@ -28,6 +28,7 @@ from typing import Any
 
 DEFAULT_TYPE = "GPU"
 DEFAULT_TIME_LIMIT_S = 0.045  # search beyond the first pass: the whole call stays under 50 ms
+GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
 
 
 class InfeasibleScheduleError(ValueError):
@@ -63,6 +64,15 @@ class Problem:
     # edge's time paid where it crosses devices. Adding it to a finish time sees what the
     # earliest finish alone does not: a value made quickly on a device its consumers are not.
     ahead: list[list[float]] = field(default_factory=list)
+
+    @functools.cached_property
+    def members(self) -> list[list[int]]:
+        """The nodes of each colocation group."""
+        found: list[list[int]] = [[] for _ in self.group_devices]
+        for node, group in enumerate(self.group):
+            if group >= 0:
+                found[group].append(node)
+        return found
 
     @functools.cached_property
     def copy_time(self) -> list[float]:
@@ -314,13 +324,21 @@ def _list_schedule(
                 if arrives > begin:
                     begin, blocker = arrives, pred
             timeline = busy[d]
-            # The first gap it fits, from the first busy span that ends after it could start.
-            for k in range(bisect.bisect_right(ends[d], begin), len(timeline)):
-                taken_start, taken_end, taken = timeline[k]
-                if begin + cost <= taken_start:
-                    break
-                if taken_end > begin:
-                    begin, blocker = taken_end, taken
+            # The first gap it fits, from the first busy span that ends after it could start,
+            # looking at GAP_SEARCH spans at most (then after the last: many nodes ready at
+            # once, constants and variables, would otherwise each walk the whole timeline).
+            first = bisect.bisect_right(ends[d], begin)
+            if len(timeline) - first > GAP_SEARCH:
+                last = timeline[-1]
+                if last[1] > begin:
+                    begin, blocker = last[1], last[2]
+            else:
+                for k in range(first, len(timeline)):
+                    taken_start, taken_end, taken = timeline[k]
+                    if begin + cost <= taken_start:
+                        break
+                    if taken_end > begin:
+                        begin, blocker = taken_end, taken
             end = begin + cost
             if keep_why:
                 candidates.append((end, d))
@@ -418,6 +436,8 @@ def schedule(
             if node in index and name in names:
                 seeds[-1][index[node]] = names.index(name)
     for fixed in seeds:
+        if clock.perf_counter() >= deadline or (max_passes is not None and passes >= max_passes):
+            break
         try:
             tried = _list_schedule(problem, ranks, keep_why=False, fixed=fixed)
         except InfeasibleScheduleError:
@@ -473,11 +493,7 @@ def _pipeline(problem: Problem, deadline: float) -> Schedule:
         text = f"pipeline stage on {names[d]}, which carries {_ms(load[d])}"
         text += f" (slowest stage {_ms(max_load)})"
         if problem.group[i] >= 0:
-            mates = [
-                nodes[j]
-                for j in range(len(nodes))
-                if problem.group[j] == problem.group[i] and j != i
-            ]
+            mates = [nodes[j] for j in problem.members[problem.group[i]] if j != i]
             if mates:
                 text += f"; colocated with {mates[0]!r}"
         why[nodes[i]] = text
@@ -497,11 +513,7 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     chosen, candidates, waited, forced, refused = found.why[node]
     group = problem.group[node]
     if group >= 0 and len(candidates) == 1:
-        mates = [
-            problem.nodes[i]
-            for i in range(len(problem.nodes))
-            if problem.group[i] == group and i != node
-        ]
+        mates = [problem.nodes[i] for i in problem.members[group] if i != node]
         if mates:
             return f"colocated with {mates[0]!r}: its group is on {names[chosen]}"
     at = found.finish[node]
@@ -510,9 +522,9 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     if sooner and forced:
         end, d = sooner[0]
         text = (
-            f"{names[chosen]} at {_ms(at)}, with the ops around it: {names[d]} would finish it "
-            f"sooner ({_ms(end)}), but the step ends later when the graph is spread out that way "
-            f"(the values it would move cost more than the work it would share)"
+            f"{names[chosen]} at {_ms(at)}, where the best whole placement found puts it: "
+            f"{names[d]} would finish this op sooner ({_ms(end)}), but the placements that "
+            f"spread the graph out so found a longer step"
         )
     elif sooner:
         end, d = sooner[0]

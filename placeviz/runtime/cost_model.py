@@ -65,8 +65,11 @@ class RooflineCostModel:
         return copy_seconds(self.nbytes(tensor), self.link_bandwidth)
 
     def held_bytes(self, op: Operation) -> int:
-        """An upper bound on what the op keeps on its device: all its outputs at once."""
-        return sum(self.nbytes(t) for t in op.outputs)
+        """What the op needs room for on its device: a variable, its value for the session's
+        life and, while it is initialized, its initial value beside it (twice its size). A
+        step's tensors come and go (the run checks them against the device's limit)."""
+        is_variable = op.op_def.ref_output and not op.inputs
+        return 2 * self.nbytes(op.outputs[0]) if is_variable else 0
 
 
 def _gpu_profile(device: Device) -> GPUProfile:
