@@ -80,15 +80,19 @@ def check_prediction(trace: pv.Trace, graph: pv.Graph) -> None:
             arrived[(node, device)] = min(arrived.get((node, device), t1), t1)
         else:
             arrived[(node, device)] = min(arrived.get((node, device), t1), t1)
+    placed = {n["id"]: n["device"] for n in trace.nodes}
     for r in rows:
         if int(ev["kind"][r]) == TRANSFER:
             node, peer = int(ev["node"][r]), int(ev["peer"][r])
+            if node not in ran:  # a fed value: there from the start, on its op's device
+                assert placed[node] == peer
+                continue
             assert ran[node][0] == peer
             assert int(ev["t0"][r]) >= ran[node][2], f"copy of {ops[node].name} before it ended"
     for node, (device, t0, _) in ran.items():
         op = ops[node]
         for tensor in op.inputs:
-            if tensor.op._id in ran:
+            if tensor.op._id in ran or placed.get(tensor.op._id) not in (None, device):
                 there = arrived.get((tensor.op._id, device))
                 assert there is not None, f"{op.name}'s input {tensor.op.name} never reached it"
                 assert there <= t0, f"{op.name} started before {tensor.op.name} arrived"
@@ -197,3 +201,47 @@ def test_compare_lists_exactly_the_moved_ops_and_the_changes():
         session.run("lonely:0")
     with pytest.raises(ValueError, match="same graph"):
         pv.compare(trace, session.trace())
+
+
+def test_a_fed_value_is_copied_where_it_is_read():
+    pv.config.simulate_gpus(2)
+    graph = pv.Graph()
+    with graph.as_default():
+        with pv.device("/gpu:0"):
+            x = pv.placeholder(pv.float32, [1024, 1024], name="x")
+        with pv.device("/gpu:1"):
+            y = pv.nn.relu(x, name="y")
+    session = pv.Session(graph=graph)
+    metadata = pv.RunMetadata()
+    session.run(y, {x: np.ones((1024, 1024), np.float32)}, run_metadata=metadata)
+    trace = metadata.trace
+    same = trace.what_if()
+    assert steps(same) == steps(trace)  # the copy of x to GPU:1 included
+    check_prediction(same, graph)
+    closer = trace.what_if({"y": "/gpu:0"})
+    assert closer.step_s < trace.step_s / 2  # no copy any more
+
+
+def test_fewer_gpus_relocate_every_op_including_those_that_did_not_run():
+    _, session, _ = training_step()
+    full = session.trace(runs=None)  # the initializer run's ops are in its nodes too
+    one = full.what_if(devices=1)
+    validate(one.to_document())
+    pv.compare(full, one)  # every node names a device the prediction has
+
+
+def test_what_if_refuses_a_failed_run_and_a_move_without_kernels():
+    pv.config.simulate_gpus(1)
+    graph = pv.Graph()
+    with graph.as_default():
+        counter = pv.Variable(3, name="counter")  # int32: no GPU kernel for its variable
+        doubled = pv.add(counter, counter, name="doubled")
+    session = pv.Session(graph=graph)
+    with pytest.raises(pv.errors.FailedPreconditionError):
+        session.run(doubled)
+    with pytest.raises(ValueError, match="the trace's last run failed"):
+        session.trace().what_if()
+    session.run(counter.initializer)
+    session.run(doubled)
+    with pytest.raises(ValueError, match=r"'counter' \(VariableV2.*has no GPU kernel"):
+        session.trace().what_if({"counter/read": "/gpu:0"})

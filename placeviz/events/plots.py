@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from placeviz.contract import EventKind
-from placeviz.placement.reason import short_name
+from placeviz.devices.spec import short_name
 
 if TYPE_CHECKING:
     from placeviz.events.trace import Trace

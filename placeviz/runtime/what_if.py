@@ -52,30 +52,46 @@ class WhatIf:
         is_op = ev["kind"][rows] == int(EventKind.OP)
         ran = {int(ev["node"][r]): int(r) for r in rows[is_op]}
         old_device = {node: int(ev["device"][r]) for node, r in ran.items()}
-        new_device = {node: self._relocated(d, machine) for node, d in old_device.items()}
-        moved = self._apply(moves or {}, ops, ran, machine, new_device)
+        # Every placed op's device in the prediction (a fed value is there when the run starts).
+        new_device = {
+            n["id"]: self._relocated(int(n["device"]), machine)
+            for n in trace.nodes
+            if n["device"] is not None and n["id"] in ops
+        }
+        new_device.update({node: self._relocated(d, machine) for node, d in old_device.items()})
+        moved = self._apply(moves or {}, ops, machine, new_device)
         model = RooflineCostModel(machine)
+
+        def sources(node: int) -> list[int]:
+            return list(dict.fromkeys(t.op._id for t in ops[node].inputs if t.op._id in new_device))
+
         needed = {  # (tensor's op, device) for every input now on another device
             (source, new_device[node])
             for node in ran
-            for source in _data_sources(ops[node], ran)
+            for source in sources(node)
             if new_device[source] != new_device[node]
+        }
+        recorded = {  # (op, from, to) in the prediction's devices -> the run's copy
+            (
+                int(ev["node"][r]),
+                self._relocated(int(ev["peer"][r]), machine),
+                self._relocated(int(ev["device"][r]), machine),
+            ): int(r)
+            for r in rows[~is_op]
         }
         steps: list[_Step] = []
         copied: set[tuple[int, int]] = set()
 
-        def copy(node: int, device: int, row: int | None) -> None:
-            source_device = new_device[node]
-            recorded = row is not None and int(ev["peer"][row]) == source_device
+        def copy(node: int, device: int) -> None:
+            row = recorded.get((node, new_device[node], device))
             size = int(ev["bytes"][row]) if row is not None else 0
             size = size or sum(model.nbytes(t) for t in ops[node].outputs)
-            duration = (
-                int(ev["t1"][row] - ev["t0"][row])
-                if recorded and row is not None
-                else _copy_ns(size, model)
-            )
+            if row is not None:
+                duration = int(ev["t1"][row] - ev["t0"][row])
+            else:
+                duration = _copy_ns(size, model)
             steps.append(
-                _Step(int(EventKind.TRANSFER), node, device, source_device, duration, size)
+                _Step(int(EventKind.TRANSFER), node, device, new_device[node], duration, size)
             )
             copied.add((node, device))
 
@@ -84,13 +100,13 @@ class WhatIf:
             if ev["kind"][row] == int(EventKind.TRANSFER):
                 device = self._relocated(int(ev["device"][row]), machine)
                 if (node, device) in needed and (node, device) not in copied:
-                    copy(node, device, row)
+                    copy(node, device)
                 continue
             device = new_device[node]
-            for source in _data_sources(ops[node], ran):
+            for source in sources(node):
                 if (source, device) in needed and (source, device) not in copied:
-                    copy(source, device, None)
-            if device == old_device[node]:
+                    copy(source, device)
+            if device == self._relocated(old_device[node], machine):
                 duration = int(ev["t1"][row] - ev["t0"][row])
             else:
                 duration = round(model.op_seconds(ops[node], machine[device]) * 1e9)
@@ -141,7 +157,6 @@ class WhatIf:
         self,
         moves: Mapping[str, str],
         ops: Mapping[int, Operation],
-        ran: Mapping[int, Any],
         devices: Sequence[Device],
         new_device: dict[int, int],
     ) -> set[int]:
@@ -154,8 +169,6 @@ class WhatIf:
             op = by_name.get(getattr(name, "name", name))
             if op is None:
                 raise KeyError(f"what_if: no op named {name!r} in the graph")
-            if op._id not in ran:
-                raise ValueError(f"what_if: '{op.name}' did not run in the trace's last run")
             spec = DeviceSpec.from_string(where)
             matching = [i for i, d in enumerate(devices) if spec.matches(d.spec)]
             if not matching:
@@ -166,12 +179,14 @@ class WhatIf:
                 )
             target = matching[0]
             device = devices[target]
-            if not op.op_def.supports(device.device_type, op.dtype):
-                raise ValueError(
-                    f"what_if: '{op.name}' ({op.type}, created at {op.source}) has no "
-                    f"{device.device_type} kernel, so it cannot move to {short_name(device.name)}"
-                )
             for member in groups.group(op):  # colocation holds in a prediction too
+                if not member.op_def.supports(device.device_type, member.dtype):
+                    with_it = "" if member is op else f", colocated with '{op.name}',"
+                    raise ValueError(
+                        f"what_if: '{member.name}' ({member.type}, created at "
+                        f"{member.source}){with_it} has no {device.device_type} kernel, so it "
+                        f"cannot move to {short_name(device.name)}"
+                    )
                 if member._id in moved_by and new_device[member._id] != target:
                     raise ValueError(
                         f"what_if: '{op.name}' (created at {op.source}) is colocated with "
@@ -179,7 +194,7 @@ class WhatIf:
                         f"{short_name(devices[new_device[member._id]].name)}: a colocation "
                         f"group runs on one device, not also on {short_name(device.name)}"
                     )
-                if member._id in ran:
+                if member._id in new_device:
                     new_device[member._id] = target
                     moved.add(member._id)
                 moved_by[member._id] = op
@@ -196,14 +211,16 @@ class _Step:
     bytes: int
 
 
-def _data_sources(op: Operation, ran: Mapping[int, int]) -> list[int]:
-    return list(dict.fromkeys(t.op._id for t in op.inputs if t.op._id in ran))
-
-
 def _last_run(trace: Trace) -> dict[str, Any]:
     if not trace.runs:
         raise ValueError("what_if needs a trace with a run")
-    return trace.runs[-1]
+    run = trace.runs[-1]
+    if run.get("status") != "ok":
+        raise ValueError(
+            f"what_if predicts a run that finished, and the trace's last run failed: "
+            f"{run.get('error')}"
+        )
+    return run
 
 
 def _copy_ns(size: int, model: RooflineCostModel) -> int:
