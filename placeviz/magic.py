@@ -133,6 +133,12 @@ class PlacementMagics(Magics):
         view (``pv.compare``); ``-o VAR`` gets the Comparison."""
         shell = self.shell
         assert shell is not None
+        if args.trace or args.html:
+            raise UsageError(
+                "--compare shows two traces, and --trace and --html write one: write either "
+                "from the comparison (-o VAR) with VAR.traces[i].to_chrome_trace(path) or "
+                "VAR.traces[i].to_html(path)"
+            )
         placers = [p.strip() for p in args.compare.split(",")]
         if len(placers) != 2 or any(p not in PLACERS for p in placers):
             raise UsageError(

@@ -309,5 +309,7 @@ def test_compare_runs_the_cell_with_each_placer(shell) -> None:
     moved = {m.name for m in comparison.moved}
     assert "out1" in moved or "out0" in moved
     assert comparison.step_s[1] < comparison.step_s[0]
+    with pytest.raises(UsageError, match="--compare shows two traces"):
+        shell.run_cell_magic("placement", "--compare simple,cost --trace t.json", cell)
     with pytest.raises(UsageError, match="two placers"):
         shell.run_cell_magic("placement", "--compare simple,fastest --no-widget", cell)
