@@ -159,3 +159,18 @@ def test_shapes_unknown_before_the_run_take_the_fed_size(gpus):
     # 4096 x 1024 x 1024 x 2 FLOPs: tens of µs on an H100, a whole 86 ms on the host's
     # assumed 100 GFLOP/s.
     assert re.search(r"CPU:0 at (8\d\.?\d*) ms", text), text
+
+
+def test_a_step_whose_tensors_fit_nowhere_falls_back_and_says_so():
+    # 32 MiB GPUs: the towers' 8 MiB activations outgrow GPU:0 by the placer's static liveness,
+    # and no schedule it tries fits them; it says so and leaves them to TensorFlow's rule,
+    # whose run then names the op that does not fit.
+    pv.config.simulate_gpus(2, memory_limit_mb=32)
+    graph, x, y, init = towers(batch=2048, width=1024, depth=1)
+    session = pv.Session(graph=graph, config=pv.ConfigProto(placer="cost"))
+    session.run(init)
+    text = session.placement.explain("out1").text
+    assert text.startswith("the cost model found no placement (the step's live tensors would ")
+    with pytest.raises(pv.errors.ResourceExhaustedError, match="OOM when allocating"):
+        session.run(y, {x: np.ones((2048, 1024), np.float32)})
+    session.run(init)  # the session is still usable

@@ -21,9 +21,10 @@ from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.variables import GLOBAL_VARIABLES
 from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
 from placeviz.placement.reason import Reason, short_name
-from placeviz.placement.scheduling import InfeasibleScheduleError, schedule
+from placeviz.placement.scheduling import InfeasibleScheduleError, Schedule, schedule
 
 _FREE = (ReasonKind.DEFAULT, ReasonKind.SOFT)  # the groups the user left to the placer
+LIVENESS_ROUNDS = 3  # schedules tried before the step's tensors are found not to fit
 # The schedule's search stops after a number of passes, never after a time, so a session places
 # the same graph the same way on any machine: 24, fewer for big graphs (a pass costs ~7 µs an op).
 SEARCH_PASSES = 24
@@ -36,6 +37,8 @@ class CostModel(Protocol):
     def transfer_seconds(self, tensor: Tensor) -> float: ...
 
     def held_bytes(self, op: Operation) -> int: ...
+
+    def nbytes(self, tensor: Tensor) -> int: ...
 
 
 class CostPlacer(SimplePlacer):
@@ -62,24 +65,41 @@ class CostPlacer(SimplePlacer):
         if not free:
             return []
         graph = self._problem(ordered, group_of, free, device_of)
-        devices = [
-            {"name": short_name(d.name), "type": short_name(d.name), "memory": _limit(d)}
-            for d in self.devices
-        ]
+        setup = setup_ops(ordered)
+        limits = {short_name(d.name): _limit(d) for d in self.devices}
+        room = dict(limits)  # what the schedule may fill with variables
+        simple = {  # TensorFlow's choice, which the schedule must beat to be taken
+            op.name: short_name(group_of[op._id].candidates[0].name)
+            for op in ordered
+            if id(group_of.get(op._id)) in free
+        }
         try:
-            simple = {  # TensorFlow's choice, which the schedule must beat to be taken
-                op.name: short_name(group_of[op._id].candidates[0].name)
-                for op in ordered
-                if id(group_of.get(op._id)) in free
-            }
-            found = schedule(
-                graph,
-                devices,
-                time_limit=math.inf,
-                max_passes=max(4, min(SEARCH_PASSES, SEARCH_OPS // max(len(graph), 1))),
-                copy_engines=True,
-                start_from=simple,
-            )
+            # The schedule counts variables; the step's tensors come and go. Their static
+            # liveness under the schedule is checked after it: a device they overflow has room
+            # for that much less of the variables it was given in the next round.
+            for _ in range(LIVENESS_ROUNDS):
+                found = schedule(
+                    graph,
+                    [{"name": name, "type": name, "memory": room[name]} for name in room],
+                    time_limit=math.inf,
+                    max_passes=max(4, min(SEARCH_PASSES, SEARCH_OPS // max(len(graph), 1))),
+                    copy_engines=True,
+                    start_from=simple,
+                )
+                peaks = self._peaks(found, ordered, setup)
+                over = {
+                    name: peaks[name] - limits[name] for name in peaks if peaks[name] > limits[name]
+                }
+                if not over:
+                    break
+                charged = dict.fromkeys(room, 0.0)  # the variables' bytes the schedule put there
+                for node, name in found.device.items():
+                    charged[name] += graph.nodes[node].get("memory", 0.0)
+                for name, excess in over.items():  # fewer variables there, and their readers
+                    room[name] = max(0.0, min(room[name], charged[name] - excess))
+            else:
+                worst = ", ".join(f"{name} {peaks[name] / 2**20:.0f} MiB" for name in over)
+                raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
         except InfeasibleScheduleError as error:
             # TensorFlow's rule for them instead, saying why: the run checks memory itself.
             for group in {id(g): g for g in group_of.values() if id(g) in free}.values():
@@ -87,7 +107,6 @@ class CostPlacer(SimplePlacer):
             return super()._choose(ordered, group_of, device_of)
         self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
         by_short = {short_name(d.name): d for d in self.devices}
-        setup = setup_ops(ordered)
         members: dict[int, list[Operation]] = {}
         for op in ordered:
             group = group_of.get(op._id)
@@ -112,6 +131,49 @@ class CostPlacer(SimplePlacer):
             if op._id not in setup and is_generator(op):
                 _follow_most_consumers(op, group_of, consumers, device_of, GENERATOR_WHY)
         return []
+
+    def _peaks(
+        self, found: Schedule, ordered: Sequence[Operation], setup: set[int]
+    ) -> dict[str, float]:
+        """Each device's most bytes at once under the schedule (static liveness, counted as the
+        run counts it): its variables throughout, each other output (a fed one too) from its
+        op's start until its last reader there ends or it was copied, and a copy from when a
+        reader elsewhere starts until its last reader there ends."""
+        by_name = {op.name: op for op in ordered if op.name in found.device}
+        readers: dict[int, list[Operation]] = {}
+        for op in by_name.values():
+            for tensor in op.inputs:
+                readers.setdefault(tensor.op._id, []).append(op)
+        changes: dict[str, list[tuple[float, float]]] = {}
+        for name, op in by_name.items():
+            if op._id in setup:
+                continue
+            device = found.device[name]
+            if op.op_def.ref_output:
+                if not op.inputs:  # a variable, held for the session's life
+                    value = float(self.model.nbytes(op.outputs[0]))
+                    changes.setdefault(device, []).append((-math.inf, value))
+                continue
+            size = float(sum(self.model.nbytes(t) for t in op.outputs))
+            ends: dict[str, float] = {device: found.finish[name]}
+            begins: dict[str, float] = {device: found.start[name]}
+            for reader in readers.get(op._id, []):
+                there = found.device[reader.name]
+                ends[there] = max(ends.get(there, -math.inf), found.finish[reader.name])
+                begins[there] = min(begins.get(there, math.inf), found.start[reader.name])
+            # The value stays where it was made until it has been copied to its readers.
+            copied = [begin for there, begin in begins.items() if there != device]
+            ends[device] = max([ends[device], *copied])
+            for there, begin in begins.items():
+                changes.setdefault(there, []).extend(((begin, size), (ends[there], -size)))
+        peaks = {}
+        for device, steps in changes.items():
+            live = peak = 0.0
+            for _, delta in sorted(steps, key=lambda c: (c[0], c[1])):
+                live += delta
+                peak = max(peak, live)
+            peaks[device] = peak
+        return peaks
 
     def _problem(
         self,
