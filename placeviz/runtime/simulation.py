@@ -111,7 +111,9 @@ def copy_seconds(size: int, bandwidth: float) -> float:
 
 
 def _transfer_duration(step: Step, size: int) -> int:
-    return _TRANSFER_LATENCY_NS + _ns(size / _link_bandwidth(step.device, step.peer))
+    bandwidth = link_bandwidth(step.device, step.peer)
+    assert bandwidth is not None  # a modeled copy touches a simulated GPU
+    return _TRANSFER_LATENCY_NS + _ns(size / bandwidth)
 
 
 def _tensors_of(step: Step) -> list[Tensor]:
@@ -126,10 +128,13 @@ def _modeled(step: Step) -> bool:
     return _simulated(step.device) or _simulated(step.peer)
 
 
-def _link_bandwidth(dst: Device, src: Device | None) -> float:
-    profiles = [d.physical.profile for d in (dst, src) if d is not None and _simulated(d)]
+def link_bandwidth(dst: Device, src: Device | None) -> float | None:
+    """Bytes/s of a copy between two devices, from their GPUs' profiles (None: no GPU)."""
+    profiles = [d.physical.profile for d in (dst, src) if d is not None and d.physical.profile]
+    if not profiles:
+        return None
     same_card = src is not None and src.physical == dst.physical
-    if same_card and profiles:
+    if same_card:
         return profiles[0].memory_bandwidth / 2  # read and write the card's own memory
     return min(p.host_link_bandwidth for p in profiles)
 

@@ -24,7 +24,7 @@ from placeviz.graph.core import Graph, Operation
 from placeviz.placement.colocation import ColocationIndex
 from placeviz.placement.reason import short_name
 from placeviz.runtime.cost_model import RooflineCostModel
-from placeviz.runtime.simulation import copy_seconds
+from placeviz.runtime.simulation import copy_seconds, link_bandwidth
 
 
 class WhatIf:
@@ -89,7 +89,7 @@ class WhatIf:
             if row is not None:
                 duration = int(ev["t1"][row] - ev["t0"][row])
             else:
-                duration = _copy_ns(size, model)
+                duration = _copy_ns(size, machine[device], machine[new_device[node]])
             steps.append(
                 _Step(int(EventKind.TRANSFER), node, device, new_device[node], duration, size)
             )
@@ -223,9 +223,10 @@ def _last_run(trace: Trace) -> dict[str, Any]:
     return run
 
 
-def _copy_ns(size: int, model: RooflineCostModel) -> int:
-    link = model.link_bandwidth
-    return round(copy_seconds(size, link) * 1e9) if link is not None else 0
+def _copy_ns(size: int, dst: Device, src: Device) -> int:
+    """As the simulation times a copy between these two devices."""
+    bandwidth = link_bandwidth(dst, src)
+    return round(copy_seconds(size, bandwidth) * 1e9) if bandwidth is not None else 0
 
 
 def _lay_out(
