@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from placeviz.contract import COMPARE_SCHEMA, EventKind
+from placeviz.contract import COMPARE_SCHEMA
 from placeviz.devices.spec import short_name
-from placeviz.events.trace import Trace
+from placeviz.events.trace import DeviceSummary, Trace
+from placeviz.units import data_size, duration, signed_duration
 
 COMPARE_MIME_TYPE = "application/vnd.placeviz.compare+json"
 MOVED_LISTED = 20  # the text lists this many moved ops; the document carries them all
@@ -51,36 +50,32 @@ class Comparison:
                 "two placements of one graph: two sessions, or trace.what_if(...)"
             )
         self.moved = _moved(first, second)
-        summaries = [_last_run_summary(t) for t in self.traces]
-        names = list(dict.fromkeys([*summaries[0], *summaries[1]]))
-        empty = (0, 0.0, 0)
+        first_run, second_run = (t.summary(t.runs[-1]["id"] if t.runs else -1) for t in self.traces)
         self.devices = [
-            DeviceChange(
-                name,
-                *zip(summaries[0].get(name, empty), summaries[1].get(name, empty), strict=True),  # type: ignore[arg-type]
-            )
-            for name in names
+            DeviceChange(name, *_pairs(first_run.get(name), second_run.get(name)))
+            for name in dict.fromkeys([*first_run, *second_run])
         ]
 
     def __repr__(self) -> str:
         a, b = self.labels
         lines = [
-            f"step: {a} {_ms(self.step_s[0])}, {b} {_ms(self.step_s[1])} "
-            f"({_signed_ms(self.step_s[1] - self.step_s[0])})",
+            f"step: {a} {duration(self.step_s[0])}, {b} {duration(self.step_s[1])} "
+            f"({signed_duration(self.step_s[1] - self.step_s[0])})",
             f"{'device':<24} {'ops':>9} {'busy':>21} {'peak memory':>23}",
         ]
         for d in self.devices:
             lines.append(
                 f"{short_name(d.device):<24} {d.ops[0]:>4}→{d.ops[1]:<4} "
-                f"{_ms(d.busy_s[0]):>10}→{_ms(d.busy_s[1]):<10} "
-                f"{_mib(d.peak_memory[0]):>11}→{_mib(d.peak_memory[1]):<11}"
+                f"{duration(d.busy_s[0]):>10}→{duration(d.busy_s[1]):<10} "
+                f"{data_size(d.peak_memory[0]):>11}→{data_size(d.peak_memory[1]):<11}"
             )
         lines.append(f"{len(self.moved)} op(s) moved")
         lines += [
-            f"  {m.name}: {short_name(m.before)} → {short_name(m.after)}" for m in self.moved[:20]
+            f"  {m.name}: {short_name(m.before)} → {short_name(m.after)}"
+            for m in self.moved[:MOVED_LISTED]
         ]
-        if len(self.moved) > 20:
-            lines.append(f"  and {len(self.moved) - 20} more")
+        if len(self.moved) > MOVED_LISTED:
+            lines.append(f"  and {len(self.moved) - MOVED_LISTED} more")
         return "\n".join(lines)
 
     def to_document(self) -> dict[str, Any]:
@@ -129,27 +124,10 @@ def _same_graph(first: Trace, second: Trace) -> bool:
     return {n["name"] for n in first.nodes} == {n["name"] for n in second.nodes}
 
 
-def _last_run_summary(trace: Trace) -> dict[str, tuple[int, float, int]]:
-    """Per device name: ops and busy seconds in the last run, and peak memory."""
-    ev = trace.events
-    last = trace.runs[-1]["id"] if trace.runs else None
-    ops = (ev["kind"] == int(EventKind.OP)) & (ev["run"] == last)
-    peaks = {name: s.peak_memory for name, s in trace.summary().items()}
-    result = {}
-    for device in trace.devices:
-        mine = ops & (ev["device"] == device["id"])
-        busy = float(np.sum(ev["t1"][mine] - ev["t0"][mine])) / 1e9
-        result[device["name"]] = (int(mine.sum()), busy, peaks.get(device["name"], 0))
-    return result
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f} ms"
-
-
-def _signed_ms(seconds: float) -> str:
-    return f"{seconds * 1e3:+.3f} ms"
-
-
-def _mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
+def _pairs(
+    first: DeviceSummary | None, second: DeviceSummary | None
+) -> tuple[tuple[int, int], tuple[float, float], tuple[int, int]]:
+    """(ops, busy seconds, peak memory) as [first, second]; a device a side lacks has zeros."""
+    a = (first.ops, first.busy_s, first.peak_memory) if first else (0, 0.0, 0)
+    b = (second.ops, second.busy_s, second.peak_memory) if second else (0, 0.0, 0)
+    return (a[0], b[0]), (a[1], b[1]), (a[2], b[2])

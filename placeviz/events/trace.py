@@ -97,12 +97,7 @@ class Trace:
         """The last run's span: from its first op or transfer to its last."""
         if not self.runs:
             return 0.0
-        ev = self.events
-        ops = self._of_kind(EventKind.OP) | self._of_kind(EventKind.TRANSFER)
-        mine = ops & (ev["run"] == self.runs[-1]["id"])
-        if not mine.any():
-            return 0.0
-        return float(ev["t1"][mine].max() - ev["t0"][mine].min()) / 1e9
+        return self._span_of(self._steps() & (self.events["run"] == self.runs[-1]["id"]))
 
     # -- questions -----------------------------------------------------------------------------
     def _of_kind(self, kind: EventKind) -> np.ndarray:
@@ -113,17 +108,28 @@ class Trace:
         runs = self._of_kind(EventKind.RUN)
         if not runs.any():
             return 0.0
-        ops = self._of_kind(EventKind.OP) | self._of_kind(EventKind.TRANSFER)
-        t0 = self.events["t0"][runs | ops].min()
-        t1 = self.events["t1"][runs | ops].max()
-        return float(t1 - t0) / 1e9
+        return self._span_of(runs | self._steps())
 
-    def summary(self) -> dict[str, DeviceSummary]:
-        """Per device: ops run, busy time, utilisation, peak memory, bytes moved in and out."""
+    def _steps(self) -> np.ndarray:
+        return self._of_kind(EventKind.OP) | self._of_kind(EventKind.TRANSFER)
+
+    def _span_of(self, events: np.ndarray) -> float:
+        """Seconds from the first of ``events`` (a mask) to the end of the last."""
+        if not events.any():
+            return 0.0
+        return float(self.events["t1"][events].max() - self.events["t0"][events].min()) / 1e9
+
+    def summary(self, run: int | None = None) -> dict[str, DeviceSummary]:
+        """Per device: ops run, busy time, utilisation, peak memory, bytes moved in and out; of
+        one run (its id) when given, but the peak memory of the whole trace."""
         ev = self.events
-        span = self.span_s or 1e-12
         ops = self._of_kind(EventKind.OP)
         transfers = self._of_kind(EventKind.TRANSFER)
+        if run is not None:
+            ops, transfers = ops & (ev["run"] == run), transfers & (ev["run"] == run)
+            span = self._span_of(ops | transfers) or 1e-12
+        else:
+            span = self.span_s or 1e-12
         result = {}
         for device in self.devices:
             mine = ev["device"] == device["id"]

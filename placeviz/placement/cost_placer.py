@@ -22,6 +22,7 @@ from placeviz.graph.variables import GLOBAL_VARIABLES
 from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
 from placeviz.placement.reason import Reason, short_name
 from placeviz.placement.scheduling import InfeasibleScheduleError, Schedule, schedule
+from placeviz.units import data_size
 
 _FREE = (ReasonKind.DEFAULT, ReasonKind.SOFT)  # the groups the user left to the placer
 LIVENESS_ROUNDS = 3  # schedules tried before the step's tensors are found not to fit
@@ -98,7 +99,7 @@ class CostPlacer(SimplePlacer):
                 for name, excess in over.items():  # fewer variables there, and their readers
                     room[name] = max(0.0, min(room[name], charged[name] - excess))
             else:
-                worst = ", ".join(f"{name} {peaks[name] / 2**20:.0f} MiB" for name in over)
+                worst = ", ".join(f"{name} {data_size(peaks[name])}" for name in over)
                 raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
         except InfeasibleScheduleError as error:
             # TensorFlow's rule for them instead, saying why: the run checks memory itself.

@@ -26,6 +26,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from placeviz.units import data_size, duration
+
 DEFAULT_TYPE = "GPU"
 DEFAULT_TIME_LIMIT_S = 0.045  # search beyond the first pass: the whole call stays under 50 ms
 GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
@@ -490,8 +492,8 @@ def _pipeline(problem: Problem, deadline: float) -> Schedule:
     nodes = problem.nodes
     why = {}
     for i, d in enumerate(device):
-        text = f"pipeline stage on {names[d]}, which carries {_ms(load[d])}"
-        text += f" (slowest stage {_ms(max_load)})"
+        text = f"pipeline stage on {names[d]}, which carries {duration(load[d])}"
+        text += f" (slowest stage {duration(max_load)})"
         if problem.group[i] >= 0:
             mates = [nodes[j] for j in problem.members[problem.group[i]] if j != i]
             if mates:
@@ -522,41 +524,28 @@ def _why(problem: Problem, names: list[str], found: _Pass, node: int) -> str:
     if sooner and forced:
         end, d = sooner[0]
         text = (
-            f"{names[chosen]} at {_ms(at)}, where the best whole placement found puts it: "
-            f"{names[d]} would finish this op sooner ({_ms(end)}), but the placements that "
+            f"{names[chosen]} at {duration(at)}, where the best whole placement found puts it: "
+            f"{names[d]} would finish this op sooner ({duration(end)}), but the placements that "
             f"spread the graph out so found a longer step"
         )
     elif sooner:
         end, d = sooner[0]
         later = end + problem.ahead[node][d] - at - problem.ahead[node][chosen]
         text = (
-            f"{names[chosen]} at {_ms(at)}: {names[d]} would finish it sooner ({_ms(end)}), but "
-            f"what follows it would end {_ms(later)} later (its output would cross devices)"
+            f"{names[chosen]} at {duration(at)}: {names[d]} would finish it sooner "
+            f"({duration(end)}), but what follows it would end {duration(later)} later (its "
+            "output would cross devices)"
         )
     else:
-        text = f"earliest finish: {names[chosen]} at {_ms(at)}"
+        text = f"earliest finish: {names[chosen]} at {duration(at)}"
         if others:
-            text += " vs " + ", ".join(f"{names[d]} at {_ms(end)}" for end, d in others[:3])
+            text += " vs " + ", ".join(f"{names[d]} at {duration(end)}" for end, d in others[:3])
     if waited >= 0 and any(pred == waited for pred, _ in problem.preds[node]):
         text += f" (waits for {problem.nodes[waited]!r})"
     elif waited >= 0:
         text += f" (after {problem.nodes[waited]!r} on {names[chosen]})"
     for d, held, need in refused:
         limit = problem.devices[d].memory
-        text += f"; {names[d]} full: {_bytes(held)} of {_bytes(limit)} held, {_bytes(need)} more"
+        held_of = f"{data_size(held)} of {data_size(limit)}"
+        text += f"; {names[d]} full: {held_of} held, {data_size(need)} more"
     return text
-
-
-def _bytes(size: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size:.0f} B"
-
-
-def _ms(seconds: float) -> str:
-    """A duration in the unit that reads best: 1.5 s, 3.2 ms, 40 µs."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds * 1e6:.3g} µs"
