@@ -65,54 +65,28 @@ class CostPlacer(SimplePlacer):
         super()._choose(ordered, asked, device_of)
         if not free:
             return []
-        graph = self._problem(ordered, group_of, free, device_of)
-        setup = setup_ops(ordered)
-        limits = {short_name(d.name): _limit(d) for d in self.devices}
-        room = dict(limits)  # what the schedule may fill with variables
-        simple = {  # TensorFlow's choice, which the schedule must beat to be taken
-            op.name: short_name(group_of[op._id].candidates[0].name)
-            for op in ordered
-            if id(group_of.get(op._id)) in free
-        }
-        try:
-            # The schedule counts variables; the step's tensors come and go. Their static
-            # liveness under the schedule is checked after it: a device they overflow has room
-            # for that much less of the variables it was given in the next round.
-            for _ in range(LIVENESS_ROUNDS):
-                found = schedule(
-                    graph,
-                    [{"name": name, "type": name, "memory": room[name]} for name in room],
-                    time_limit=math.inf,
-                    max_passes=max(4, min(SEARCH_PASSES, SEARCH_OPS // max(len(graph), 1))),
-                    copy_engines=True,
-                    start_from=simple,
-                )
-                peaks = self._peaks(found, ordered, setup)
-                over = {
-                    name: peaks[name] - limits[name] for name in peaks if peaks[name] > limits[name]
-                }
-                if not over:
-                    break
-                charged = dict.fromkeys(room, 0.0)  # the variables' bytes the schedule put there
-                for node, name in found.device.items():
-                    charged[name] += graph.nodes[node].get("memory", 0.0)
-                for name, excess in over.items():  # fewer variables there, and their readers
-                    room[name] = max(0.0, min(room[name], charged[name] - excess))
-            else:
-                worst = ", ".join(f"{name} {data_size(peaks[name])}" for name in over)
-                raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
-        except InfeasibleScheduleError as error:
-            # TensorFlow's rule for them instead, saying why: the run checks memory itself.
-            for group in {id(g): g for g in group_of.values() if id(g) in free}.values():
-                group.text = f"the cost model found no placement ({error}); so {group.text}"
-            return super()._choose(ordered, group_of, device_of)
-        self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
-        by_short = {short_name(d.name): d for d in self.devices}
-        members: dict[int, list[Operation]] = {}
+        members: dict[int, list[Operation]] = {}  # each free group's ops, in creation order
         for op in ordered:
             group = group_of.get(op._id)
             if group is not None and id(group) in free:
                 members.setdefault(id(group), []).append(op)
+        setup = setup_ops(ordered)
+        graph = self._problem(ordered, group_of, free, device_of, setup)
+        simple = {  # TensorFlow's choice, which the schedule must beat to be taken
+            op.name: short_name(group_of[op._id].candidates[0].name)
+            for group_ops in members.values()
+            for op in group_ops
+        }
+        try:
+            found = self._schedule(graph, ordered, setup, simple)
+        except InfeasibleScheduleError as error:
+            # TensorFlow's rule for them instead, saying why: the run checks memory itself.
+            for group_ops in members.values():
+                group = group_of[group_ops[0]._id]
+                group.text = f"the cost model found no placement ({error}); so {group.text}"
+            return super()._choose(ordered, group_of, device_of)
+        self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
+        by_short = {short_name(d.name): d for d in self.devices}
         for group_ops in members.values():
             decider = min(group_ops, key=lambda op: (found.start[op.name], op._id))
             group = group_of[decider._id]
@@ -132,6 +106,42 @@ class CostPlacer(SimplePlacer):
             if op._id not in setup and is_generator(op):
                 _follow_most_consumers(op, group_of, consumers, device_of, GENERATOR_WHY)
         return []
+
+    def _schedule(
+        self,
+        graph: Any,
+        ordered: Sequence[Operation],
+        setup: set[int],
+        simple: Mapping[str, str],
+    ) -> Schedule:
+        """A schedule whose variables fit each device's memory and whose step's tensors, by
+        their static liveness under it, do too: a device they overflow has room for that much
+        less of the variables it was given in the next round."""
+        limits = {short_name(d.name): _limit(d) for d in self.devices}
+        room = dict(limits)  # what the schedule may fill with variables
+        passes = max(4, min(SEARCH_PASSES, SEARCH_OPS // max(len(graph), 1)))
+        for _ in range(LIVENESS_ROUNDS):
+            found = schedule(
+                graph,
+                [{"name": name, "type": name, "memory": room[name]} for name in room],
+                time_limit=math.inf,
+                max_passes=passes,
+                copy_engines=True,
+                start_from=simple,
+            )
+            peaks = self._peaks(found, ordered, setup)
+            over = {
+                name: peak - limits[name] for name, peak in peaks.items() if peak > limits[name]
+            }
+            if not over:
+                return found
+            charged = dict.fromkeys(room, 0.0)  # the variables' bytes the schedule put there
+            for node, name in found.device.items():
+                charged[name] += graph.nodes[node].get("memory", 0.0)
+            for name, excess in over.items():  # fewer variables there, and their readers
+                room[name] = max(0.0, min(room[name], charged[name] - excess))
+        worst = ", ".join(f"{name} {data_size(peaks[name])}" for name in over)
+        raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
 
     def _peaks(
         self, found: Schedule, ordered: Sequence[Operation], setup: set[int]
@@ -182,6 +192,7 @@ class CostPlacer(SimplePlacer):
         group_of: Mapping[int, _Group],
         free: set[int],
         device_of: DeviceOf,
+        setup: set[int],
     ) -> Any:
         """The ops to place as a task graph: times on the devices each may take (an op the
         rules placed may take only its device), transfers on edges, colocation by group."""
@@ -189,7 +200,6 @@ class CostPlacer(SimplePlacer):
 
         graph = nx.DiGraph()
         model = self.model
-        setup = setup_ops(ordered)
         for op in ordered:
             group = group_of.get(op._id)
             if group is None:
@@ -289,10 +299,11 @@ def _follow_most_consumers(
         return
     most = max(counts.values())
     kind, because = why
-    if counts.get(group.device, 0) == most and kind is ReasonKind.GENERATOR:  # type: ignore[arg-type]
+    device = group.device
+    if device is None or counts.get(device, 0) < most:
+        device = next(d for d in group.candidates if counts.get(d) == most)
+    elif kind is ReasonKind.GENERATOR:
         return  # the schedule's own choice, and its reason, stand
-    device = group.device if counts.get(group.device, 0) == most else None  # type: ignore[arg-type]
-    device = device or next(d for d in group.candidates if counts.get(d) == most)
     outs = len(consumers[op._id])
     text = f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}: {because}"
     group.device = device
