@@ -12,7 +12,7 @@ from typing import Any
 from placeviz.devices.context import Device
 from placeviz.devices.profiles import DEFAULT_PROFILE, HOST_PROFILE, GPUProfile, get_profile
 from placeviz.graph.core import Operation, Tensor
-from placeviz.runtime.simulation import copy_seconds, roofline_seconds
+from placeviz.runtime.simulation import copy_seconds, memory_bound_seconds, roofline_seconds
 
 Shape = tuple[int, ...]
 UNKNOWN_DIM = 32
@@ -56,8 +56,9 @@ class RooflineCostModel:
             return roofline_seconds(op, profile, ins, outs)
         except (ValueError, IndexError, TypeError):
             # A cost rule that cannot read the assumed shapes: time the data the op moves.
-            moved = sum(self.nbytes(t) for t in (*op.inputs, *op.outputs))
-            return moved / profile.memory_bandwidth + profile.launch_latency_s
+            return memory_bound_seconds(
+                sum(self.nbytes(t) for t in (*op.inputs, *op.outputs)), profile
+            )
 
     def transfer_seconds(self, tensor: Tensor) -> float:
         if self.link_bandwidth is None:

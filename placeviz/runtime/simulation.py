@@ -99,10 +99,15 @@ def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int
     return _ns(roofline_seconds(step.op, profile, ins, outs))
 
 
+def memory_bound_seconds(size: int, profile: GPUProfile | HostProfile) -> float:
+    """An op timed by the data it moves: what is left when its cost rule cannot read shapes."""
+    return size / profile.memory_bandwidth + profile.launch_latency_s
+
+
 def _memory_bound_duration(step: Step, size: int) -> int:
     profile = step.device.physical.profile
     assert profile is not None
-    return _ns(size / profile.memory_bandwidth + profile.launch_latency_s)
+    return _ns(memory_bound_seconds(size, profile))
 
 
 def copy_seconds(size: int, bandwidth: float) -> float:

@@ -42,6 +42,7 @@ class WhatIf:
     ) -> Trace:
         gpus = _gpu_count(devices)
         machine = self._devices(gpus)
+        where = [self._relocated(i, machine) for i in range(len(self.devices))]  # session -> here
         ops = {op._id: op for op in self.graph.get_operations()}
         run = _last_run(trace)
         ev = trace.events
@@ -54,11 +55,11 @@ class WhatIf:
         old_device = {node: int(ev["device"][r]) for node, r in ran.items()}
         # Every placed op's device in the prediction (a fed value is there when the run starts).
         new_device = {
-            n["id"]: self._relocated(int(n["device"]), machine)
+            n["id"]: where[n["device"]]
             for n in trace.nodes
             if n["device"] is not None and n["id"] in ops
         }
-        new_device.update({node: self._relocated(d, machine) for node, d in old_device.items()})
+        new_device.update({node: where[d] for node, d in old_device.items()})
         moved = self._apply(moves or {}, ops, machine, new_device)
         model = RooflineCostModel(machine)
 
@@ -72,11 +73,7 @@ class WhatIf:
             if new_device[source] != new_device[node]
         }
         recorded = {  # (op, from, to) in the prediction's devices -> the run's copy
-            (
-                int(ev["node"][r]),
-                self._relocated(int(ev["peer"][r]), machine),
-                self._relocated(int(ev["device"][r]), machine),
-            ): int(r)
+            (int(ev["node"][r]), where[ev["peer"][r]], where[ev["device"][r]]): int(r)
             for r in rows[~is_op]
         }
         steps: list[_Step] = []
@@ -98,7 +95,7 @@ class WhatIf:
         for row in rows.tolist():  # the run's own order
             node = int(ev["node"][row])
             if ev["kind"][row] == int(EventKind.TRANSFER):
-                device = self._relocated(int(ev["device"][row]), machine)
+                device = where[ev["device"][row]]
                 if (node, device) in needed and (node, device) not in copied:
                     copy(node, device)
                 continue
@@ -106,7 +103,7 @@ class WhatIf:
             for source in sources(node):
                 if (source, device) in needed and (source, device) not in copied:
                     copy(source, device)
-            if device == self._relocated(old_device[node], machine):
+            if device == where[old_device[node]]:
                 duration = int(ev["t1"][row] - ev["t0"][row])
             else:
                 duration = round(model.op_seconds(ops[node], machine[device]) * 1e9)
