@@ -84,14 +84,7 @@ class PlacementMagics(Magics):
             self._compare(args, line, cell)
             return
         sessions: list[Session] = []
-        with (
-            _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
-            _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
-            core.cell_default_graph(),
-        ):
-            for said in (note, cluster_note):
-                if said:
-                    print(said)
+        with _cell_setup(args, shell):
             output = _cell_output(sessions) if not args.no_widget and _in_kernel(shell) else None
             shown: Session | None = None
             trace = None
@@ -100,15 +93,16 @@ class PlacementMagics(Magics):
                     _collect_sessions(sessions, output.watch if output else None),
                     output.running() if output else contextlib.nullcontext(),
                 ):
-                    code = shell.transform_cell(cell)
-                    filename = _cell_filename(shell, line, code)
                     try:
-                        _run_cell(shell, filename, code)
                         # A cell that caught a failed placement shows its graph rather than
                         # running its sinks.
-                        shown = _latest_run(sessions) or _latest_made(sessions) or _run_sinks()
-                    except BaseException as error:
-                        show_from_cell(error, filename, shell)
+                        shown = _execute_cell(
+                            shell,
+                            line,
+                            cell,
+                            lambda: _latest_run(sessions) or _latest_made(sessions) or _run_sinks(),
+                        )
+                    except BaseException:
                         # The runs up to the error, failed one included, stay inspectable; a
                         # failed placement ran nothing, yet its session shows what was placed.
                         shown = _latest_run(sessions) or _latest_made(sessions)
@@ -151,22 +145,12 @@ class PlacementMagics(Magics):
             token = session_module.placer_override.set(placer)
             try:
                 with (
-                    _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
-                    _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
-                    core.cell_default_graph(),
+                    _cell_setup(args, shell, say=placer == placers[0]),
                     _collect_sessions(sessions),
                 ):
-                    for said in (note, cluster_note):
-                        if said and placer == placers[0]:
-                            print(said)
-                    code = shell.transform_cell(cell)
-                    filename = _cell_filename(shell, line, code)
-                    try:
-                        _run_cell(shell, filename, code)
-                    except BaseException as error:
-                        show_from_cell(error, filename, shell)
-                        raise
-                    shown = _latest_run(sessions) or _run_sinks()
+                    shown = _execute_cell(
+                        shell, line, cell, lambda made=sessions: _latest_run(made) or _run_sinks()
+                    )
                     traces.append(shown.trace(runs=None))
             finally:
                 session_module.placer_override.reset(token)
@@ -178,6 +162,33 @@ class PlacementMagics(Magics):
             from IPython.display import display
 
             display(comparison)
+
+
+@contextlib.contextmanager
+def _cell_setup(args: Any, shell: Any, say: bool = True) -> Iterator[None]:
+    """The cell's own devices, cluster and fresh default graph, printing what they are."""
+    with (
+        _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
+        _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
+        core.cell_default_graph(),
+    ):
+        for said in (note, cluster_note):
+            if said and say:
+                print(said)
+        yield
+
+
+def _execute_cell(shell: Any, line: str, cell: str, then: Callable[[], Session]) -> Session:
+    """The cell's code, as IPython runs a cell, then ``then`` (the session to show, which may run
+    the cell's sinks); an error of either is shown from the cell's own lines and raised on."""
+    code = shell.transform_cell(cell)
+    filename = _cell_filename(shell, line, code)
+    try:
+        _run_cell(shell, filename, code)
+        return then()
+    except BaseException as error:
+        show_from_cell(error, filename, shell)
+        raise
 
 
 def _cell_filename(shell: Any, line: str, code: str) -> str:
