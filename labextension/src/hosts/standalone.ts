@@ -49,9 +49,7 @@ export function renderComparison(element: HTMLElement, doc: unknown): Comparison
   ensureStyle(element.ownerDocument);
   element.classList.add('placeviz-standalone');
   try {
-    return createComparison(element, typeof doc === 'string' ? JSON.parse(doc) : doc, {
-      startedAt,
-    });
+    return createComparison(element, doc, { startedAt });
   } catch (error) {
     element.appendChild(documentError(element.ownerDocument, error, 'comparison'));
     return null;

@@ -6,7 +6,7 @@
  * window, 0 to the longer step from where each one's last step starts; a zoom or pan in one
  * applies to the other.
  */
-import { readComparison, type Comparison } from './comparedoc';
+import { lastStep, readComparison, type Comparison } from './comparedoc';
 export { readComparison, type Comparison } from './comparedoc';
 import { comparisonSummary } from './comparesummary';
 import { element } from './dom';
@@ -16,19 +16,16 @@ import type { PlacementStore } from './store';
 export const COMPARE_MIME_TYPE = 'application/vnd.placeviz.compare+json';
 
 /**
- * Where a store's step starts on its timeline (display ns): its last run's first op or transfer
- * (where the kernel's step_ns starts), else that run's start, else the first activity; the
- * comparison lines the two timelines up there.
+ * Where a store's step starts on its timeline (display ns): its last step's start (comparedoc's
+ * lastStep), else the first activity; the comparison lines the two timelines up there.
  */
 export function stepStart(store: PlacementStore): number {
   const activity = store.activity();
-  const axis = activity.timeAxis;
-  const last = store.runs[store.runs.length - 1];
-  if (last !== undefined) {
-    const active = activity.spans.get(last.id);
-    return axis.toShown(active !== undefined ? active[0] : last.t0 - store.originNs);
+  const step = lastStep(store);
+  if (step !== null) {
+    return activity.timeAxis.toShown(step[0]);
   }
-  return axis.extent?.[0] ?? activity.extent?.[0] ?? 0;
+  return activity.timeAxis.extent?.[0] ?? activity.extent?.[0] ?? 0;
 }
 
 export interface ComparisonView {
@@ -117,6 +114,7 @@ export function createComparison(
   const columns = root.appendChild(element(doc, 'div', 'placeviz-compare-columns'));
   const marked = new Set(comparison.moved.map((op) => op.name));
   const inspectors: Inspector[] = [];
+  const pair = () => inspectors as unknown as readonly [Inspector, Inspector]; // once both exist
   let stopAlign: () => void = () => undefined;
   try {
     comparison.stores.forEach((store, side) => {
@@ -126,8 +124,7 @@ export function createComparison(
       inspectors.push(createInspector(column, store, { startedAt: options.startedAt, marked }));
     });
     host.appendChild(root);
-    const pair = inspectors as unknown as readonly [Inspector, Inspector];
-    stopAlign = alignTimelines(pair, comparison.stores, comparison.stepNs);
+    stopAlign = alignTimelines(pair(), comparison.stores, comparison.stepNs);
   } catch (error) {
     stopAlign();
     inspectors.forEach((inspector) => inspector.dispose());
@@ -138,7 +135,7 @@ export function createComparison(
   return {
     element: root,
     comparison,
-    inspectors: inspectors as unknown as readonly [Inspector, Inspector],
+    inspectors: pair(),
     dispose() {
       if (disposed) {
         return;

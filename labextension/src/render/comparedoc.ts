@@ -4,6 +4,7 @@
  * placement. Optional parts get defaults; what cannot be shown throws an Error that says why.
  */
 import { COMPARE_SCHEMA, type DeviceDelta, type MovedOp } from './contract.gen';
+import { isObject, numberOr, stringOr } from './normalize';
 import { PlacementStore } from './store';
 
 /** A comparison document read: a store per placement and the kernel's summary of the two. */
@@ -17,33 +18,23 @@ export interface Comparison {
   devices: DeviceDelta[];
 }
 
-type Loose = Record<string, unknown>;
-
-function isObject(value: unknown): value is Loose {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
 /** [first, second] numbers of a DeviceDelta field; a side the device is absent from is 0. */
 function pair(value: unknown): number[] {
   const list = Array.isArray(value) ? value : [];
-  return [finite(list[0]) ?? 0, finite(list[1]) ?? 0];
+  return [numberOr(list[0], 0), numberOr(list[1], 0)];
 }
 
 /**
- * A store's step, ns: its last run's span from its first op or transfer to its last (as the
- * kernel's step_ns), else that run's record; NaN without runs.
+ * A store's last step, [start, end] in its document's ns: from its last run's first op or
+ * transfer to its last (the kernel's step_ns), else that run's record; null without runs.
  */
-function lastRunSpan(store: PlacementStore): number {
+export function lastStep(store: PlacementStore): [number, number] | null {
   const last = store.runs[store.runs.length - 1];
   if (last === undefined) {
-    return NaN;
+    return null;
   }
   const active = store.activity().spans.get(last.id);
-  return active !== undefined ? active[1] - active[0] : Math.max(0, last.t1 - last.t0);
+  return active ?? [last.t0 - store.originNs, Math.max(last.t0, last.t1) - store.originNs];
 }
 
 /**
@@ -55,7 +46,7 @@ export function readComparison(data: unknown): Comparison {
   if (!isObject(data)) {
     throw new Error('comparison: expected a JSON object');
   }
-  const schema = typeof data.schema === 'string' ? data.schema : COMPARE_SCHEMA;
+  const schema = stringOr(data.schema, COMPARE_SCHEMA);
   if (!schema.startsWith('placeviz-compare/')) {
     throw new Error(`comparison: schema "${schema}" is not ${COMPARE_SCHEMA}`);
   }
@@ -77,17 +68,18 @@ export function readComparison(data: unknown): Comparison {
     }
   }) as [PlacementStore, PlacementStore];
   const steps = Array.isArray(data.step_ns) ? data.step_ns : [];
-  const stepNs = stores.map((store, i) => finite(steps[i]) ?? lastRunSpan(store)) as [
-    number,
-    number,
-  ];
+  const span = (store: PlacementStore) => {
+    const step = lastStep(store);
+    return step === null ? NaN : step[1] - step[0];
+  };
+  const stepNs = stores.map((store, i) => numberOr(steps[i], span(store))) as [number, number];
   const moved = (Array.isArray(data.moved) ? data.moved : [])
     .filter(isObject)
     .filter((m) => typeof m.name === 'string')
     .map((m) => ({
       name: m.name as string,
-      from: typeof m.from === 'string' ? m.from : '',
-      to: typeof m.to === 'string' ? m.to : '',
+      from: stringOr(m.from, ''),
+      to: stringOr(m.to, ''),
     }));
   const devices = (Array.isArray(data.devices) ? data.devices : [])
     .filter(isObject)

@@ -16,7 +16,7 @@ import type {
   Tables,
 } from './types';
 
-type Loose = Record<string, unknown>;
+export type Loose = Record<string, unknown>;
 
 export interface NormalizedDocument {
   schema: string;
@@ -210,14 +210,14 @@ function remapCodes(
   }
 }
 
-function isObject(value: unknown): value is Loose {
+export function isObject(value: unknown): value is Loose {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function numberOr(value: unknown, fallback: number): number {
+export function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 
-function stringOr(value: unknown, fallback: string): string {
+export function stringOr(value: unknown, fallback: string): string {
   return typeof value === 'string' ? value : fallback;
 }
