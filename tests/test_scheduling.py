@@ -203,7 +203,7 @@ def test_with_copy_engines_a_value_crosses_once_and_copies_into_a_device_queue()
 
 def test_a_placement_to_beat_is_kept_when_spreading_out_costs_more() -> None:
     # A chain whose values cost 10x its work to move: on one device it takes 4 s; the greedy
-    # passes may not find that, the placement to beat is it.
+    # passes may not find that, the all-on-one-device seeds (and the placement to beat) do.
     graph = nx.DiGraph()
     for i in range(4):
         graph.add_node(i, time=1.0)
@@ -216,3 +216,19 @@ def test_a_placement_to_beat_is_kept_when_spreading_out_costs_more() -> None:
     found = pv.placement.schedule(graph, 2, time_limit=math.inf, max_passes=4, start_from=together)
     assert found.makespan <= 7.0 + 1e-9
     assert len(set(found.device.values())) == 1
+
+
+def test_a_placement_to_beat_wins_where_the_greedy_pass_and_one_device_lose() -> None:
+    # Found by search: the first pass and all-on-one-device placements take 9 s, this split 8 s.
+    graph = nx.DiGraph()
+    for node, time in enumerate((1.0, 3.0, 1.0, 4.0, 4.0)):
+        graph.add_node(node, time=time)
+    for src, dst, time in ((0, 1, 1.0), (0, 3, 3.0), (0, 4, 5.0)):
+        graph.add_edge(src, dst, time=time)
+    split = {0: "GPU:0", 1: "GPU:0", 2: "GPU:1", 3: "GPU:1", 4: "GPU:0"}
+    # Three passes: the first and the two one-device seeds; a fourth is the placement to beat.
+    without = pv.placement.schedule(graph, 2, time_limit=math.inf, max_passes=3)
+    assert without.makespan == pytest.approx(9.0)
+    found = pv.placement.schedule(graph, 2, time_limit=math.inf, max_passes=4, start_from=split)
+    assert found.makespan == pytest.approx(8.0)
+    check(graph, found, [{"name": "GPU:0"}, {"name": "GPU:1"}])
