@@ -24,7 +24,7 @@ class RooflineCostModel:
     def __init__(self, devices: Sequence[Device]) -> None:
         gpus = [_gpu_profile(d) for d in devices if d.device_type == "GPU"]
         # A tensor that crosses devices takes the slowest link of the session's GPUs.
-        self.link_bandwidth = min((p.host_link_bandwidth for p in gpus), default=None)
+        self._slowest_link = min((p.host_link_bandwidth for p in gpus), default=None)
         self.unknown_dim = UNKNOWN_DIM
 
     def learn_sizes(self, fed: Mapping[Tensor, Any]) -> None:
@@ -61,9 +61,9 @@ class RooflineCostModel:
             )
 
     def transfer_seconds(self, tensor: Tensor) -> float:
-        if self.link_bandwidth is None:
+        if self._slowest_link is None:
             return 0.0
-        return copy_seconds(self.nbytes(tensor), self.link_bandwidth)
+        return copy_seconds(self.nbytes(tensor), self._slowest_link)
 
     def held_bytes(self, op: Operation) -> int:
         """What the op needs room for on its device: a variable, its value for the session's

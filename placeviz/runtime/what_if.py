@@ -32,7 +32,7 @@ class WhatIf:
 
     def __init__(self, graph: Graph, devices: Sequence[Device]) -> None:
         self.graph = graph
-        self.devices = list(devices)
+        self.devices = devices
 
     def predict(
         self,
@@ -122,7 +122,7 @@ class WhatIf:
         question = _question(moves or {}, gpus)
         return Trace(records, nodes, edges, runs, columns, prediction=question)
 
-    def _devices(self, gpus: int | None) -> list[Device]:
+    def _devices(self, gpus: int | None) -> Sequence[Device]:
         """The session's devices, or with ``gpus`` GPUs: fewer drop the last, more copy the
         last GPU (its card and profile) under the next indices."""
         if gpus is None:
