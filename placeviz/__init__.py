@@ -38,6 +38,7 @@ from placeviz.graph.core import (
     reset_default_graph,
 )
 from placeviz.graph.gradients import gradients
+from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.initializers import (
     constant_initializer,
     glorot_uniform_initializer,

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
+from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 
-GLOBAL_VARIABLES = "variables"
-TRAINABLE_VARIABLES = "trainable_variables"
+GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
+TRAINABLE_VARIABLES = GraphKeys.TRAINABLE_VARIABLES
 
 
 class _VariableMeta(type):

@@ -15,12 +15,13 @@ from placeviz.distribute.context import get_replica_context
 from placeviz.distribute.values import MirroredVariable, PerReplica, local_variable
 from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.graph.gradients import gradients
+from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.ops import array_ops, math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.variables import Variable, trainable_variables, without_variable_creators
 
 GradsAndVars = list[tuple[Tensor | None, Variable]]
-TRAIN_OP = "train_op"
+TRAIN_OP = GraphKeys.TRAIN_OP
 
 
 class Optimizer:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from placeviz import dtypes
 from placeviz.graph.core import Graph, get_default_graph
+from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.ops import array_ops
 from placeviz.graph.variables import GLOBAL_VARIABLES, Variable
 
-GLOBAL_STEP = "global_step"
+GLOBAL_STEP = GraphKeys.GLOBAL_STEP
 
 
 def get_global_step(graph: Graph | None = None) -> Variable | None:
