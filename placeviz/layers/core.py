@@ -7,7 +7,7 @@ from typing import Any
 
 from placeviz.graph import initializers
 from placeviz.graph.core import Tensor
-from placeviz.graph.ops import math_ops, nn_ops
+from placeviz.graph.ops import linalg_ops, loss_ops, math_ops, nn_ops
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import get_variable
 from placeviz.layers.base import Layer
@@ -99,9 +99,16 @@ class Dense(Layer):
             )
 
     def call(self, inputs: Tensor) -> Tensor:
-        outputs = math_ops.matmul(inputs, self.kernel)
+        """As TF's: a rank-2 input (or one of unknown rank) is a ``MatMul``; a higher rank is a
+        ``tensordot`` of its last axis with the kernel, its static shape set from the input's."""
+        rank = inputs.shape.ndims
+        if rank is None or rank == 2:
+            outputs = math_ops.matmul(inputs, self.kernel)
+        else:
+            outputs = linalg_ops.tensordot(inputs, self.kernel, [[rank - 1], [0]])
+            outputs.set_shape([*inputs.shape.as_list()[:-1], self.units])
         if self.use_bias:
-            outputs = math_ops.add(outputs, self.bias, name="BiasAdd")
+            outputs = loss_ops.bias_add(outputs, self.bias)
         if self.activation is not None:
             outputs = self.activation(outputs)
         return outputs

@@ -54,9 +54,18 @@ def _cast_grad(op: Operation, grad: Tensor) -> Grads:
 
 # -- reshapes ----------------------------------------------------------------------------------
 @register_gradient("Reshape")
+def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's: an input shape with one unknown dimension (and no zero) is a Const with -1 there,
+    which needs no run-time ``Shape``; any other is the input's shape."""
+    dims = op.inputs[0].shape.dims
+    if dims is not None and dims.count(None) == 1 and 0 not in dims:
+        return first_input_only(op, array_ops.reshape(grad, [-1 if d is None else d for d in dims]))
+    return _reshape_to_input(op, grad)
+
+
 @register_gradient("Squeeze")
 @register_gradient("ExpandDims")
-def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
+def _reshape_to_input(op: Operation, grad: Tensor) -> Grads:
     """TF's: the gradient reshaped to the input's ``Shape`` (a Const when it is known)."""
     return first_input_only(op, array_ops.reshape(grad, shape_of(op.inputs[0])))
 

@@ -50,6 +50,10 @@ _FOLDED = frozenset(
         "Sub",
         "InvertPermutation",
         "Slice",
+        "StridedSlice",
+        "Fill",
+        "AddV2",
+        "BroadcastGradientArgs",
     }
 )
 _FOLDED_ELEMENTS = 1024
@@ -62,12 +66,14 @@ def constant_value(tensor: Tensor) -> np.ndarray | None:
         return op.attrs["value"]
     if op.type in _FOLDED:
         count = tensor.shape.num_elements()
-        if count is None or count > _FOLDED_ELEMENTS:
+        if count is not None and count > _FOLDED_ELEMENTS:
             return None
         inputs = [constant_value(t) for t in op.inputs]
         if any(v is None for v in inputs):
             return None
-        return np.asarray(op.op_def.kernel_for("numpy")(np, op, None)(*inputs))
+        value = op.op_def.kernel_for("numpy")(np, op, None)(*inputs)
+        value = np.asarray(value[tensor.value_index] if op.op_def.multi_output else value)
+        return value if value.size <= _FOLDED_ELEMENTS else None
     if op.type == "Shape" and op.inputs[0].shape.is_fully_defined:
         return np.array(op.inputs[0].shape.as_list(), dtype=tensor.dtype.np)
     if op.type == "Size" and op.inputs[0].shape.is_fully_defined:
