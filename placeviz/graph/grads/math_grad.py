@@ -6,12 +6,13 @@ input; the caller has already opened the ``<op name>_grad`` name scope.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 
 from placeviz import dtypes
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.graph.grads.registry import (
     first_input_only,
     not_differentiable,
@@ -34,6 +35,7 @@ not_differentiable(
     "GreaterEqual",
     "Less",
     "LessEqual",
+    "NotEqual",
     "Sign",
     "BroadcastGradientArgs",
     "FloorDiv",
@@ -112,8 +114,8 @@ def _select_grad(op: Operation, grad: Tensor, selector: Callable[..., Tensor]) -
     x, y = op.inputs
     zeros = array_ops.zeros_like(grad)
     x_mask = selector(x, y)
-    gx = math_ops.where(x_mask, grad, zeros)
-    gy = math_ops.where(x_mask, zeros, grad)
+    gx = math_ops.where_v2(x_mask, grad, zeros)
+    gy = math_ops.where_v2(x_mask, zeros, grad)
     return list(reduce_broadcast(x, y, gx, gy))
 
 
@@ -204,6 +206,10 @@ def _add_n_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 # -- reductions --------------------------------------------------------------------------------
+# The (input shape, axes) pairs whose tile multiples a graph's gradients have computed.
+_REDUCED_SHAPES_SEEN: weakref.WeakKeyDictionary[Graph, set[tuple]] = weakref.WeakKeyDictionary()
+
+
 def _runtime_axes(op: Operation) -> bool:
     """A reduction whose axes only the run knows (gradients' own Sums); others keep the axes
     construction knew in their ``axis`` attr."""
@@ -237,7 +243,11 @@ def _spread(op: Operation, grad: Tensor) -> Tensor:
         return broadcast_like(keep_reduced_dims(op, grad), x)
     reduced = {normalize_axis(int(a), rank) for a in axes.reshape(-1)}
     kept = [1 if i in reduced else d for i, d in enumerate(dims)]
-    math_ops.floordiv(list(dims), math_ops.maximum(kept, 1))  # TF's, constant-folded there
+    seen = _REDUCED_SHAPES_SEEN.setdefault(op.graph, set())
+    key = (tuple(dims), tuple(axes.reshape(-1).tolist()))
+    if key not in seen:  # TF's graph._reduced_shape_cache: built once per shape and axes
+        seen.add(key)
+        math_ops.floordiv(list(dims), math_ops.maximum(kept, 1))  # TF's, constant-folded there
     scaling = [d // max(k, 1) for d, k in zip(dims, kept)]  # type: ignore[operator]
     return array_ops.tile(array_ops.reshape(grad, kept), scaling)
 

@@ -34,7 +34,7 @@ def reduce_broadcast(
     reshaped to its operand's shape."""
     if gx is None and gy is None:
         return gx, gy
-    sx, sy = shape_of(x), shape_of(y, name="Shape_1")
+    sx, sy = shape_of(x), shape_of(y)
     static = _static_reduction_axes(x, y)
     if static is None:
         rx, ry = shape_ops.broadcast_gradient_args(sx, sy)
