@@ -119,7 +119,15 @@ def _assign_add_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return lambda slot, value: slot.assign(xp.add(slot.read(), value))
 
 
-for _type, _kernel in (("Assign", _assign_kernel), ("AssignAdd", _assign_add_kernel)):
+def _assign_sub_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda slot, value: slot.assign(xp.subtract(slot.read(), value))
+
+
+for _type, _kernel in (
+    ("Assign", _assign_kernel),
+    ("AssignAdd", _assign_add_kernel),
+    ("AssignSub", _assign_sub_kernel),
+):
     registry.register(
         OpDef(
             type=_type,
@@ -142,11 +150,19 @@ def assign(ref: Any, value: Any, validate_shape: bool = True, name: str | None =
 
 
 def assign_add(ref: Any, value: Any, name: str | None = None) -> Tensor:
+    return _assign_update("AssignAdd", ref, value, name)
+
+
+def assign_sub(ref: Any, value: Any, name: str | None = None) -> Tensor:
+    return _assign_update("AssignSub", ref, value, name)
+
+
+def _assign_update(op_type: str, ref: Any, value: Any, name: str | None) -> Tensor:
     ref_tensor = _ref_tensor(ref)
-    with op_scope(name or "AssignAdd", (ref_tensor,)) as scope:
+    with op_scope(name or op_type, (ref_tensor,)) as scope:
         tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype, name="value")
         with _colocated(ref_tensor.op):
-            op = make_op("AssignAdd", [ref_tensor, tensor], scope)
+            op = make_op(op_type, [ref_tensor, tensor], scope)
     return op.outputs[0]
 
 

@@ -1,4 +1,5 @@
-"""The optimizers' fused update ops (ApplyGradientDescent, ApplyMomentum, ApplyAdam), as TF1's.
+"""The optimizers' fused update ops (ApplyGradientDescent, ApplyMomentum, ApplyAdam,
+ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta), as TF1's.
 
 Each takes its variable and slot variables by reference, so the placer keeps it on the variable's
 device, and updates them in one kernel: one op per variable per step, as TensorFlow's placement
@@ -27,9 +28,24 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], int]] = {
         ("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"),
         3,
     ),
+    "ApplyRMSProp": (("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"), 3),
+    "ApplyCenteredRMSProp": (
+        ("var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"),
+        4,
+    ),
+    "ApplyAdagrad": (("var", "accum", "lr", "grad"), 2),
+    "ApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"), 3),
 }
 # FLOPs per element of the variable, for the simulated timings.
-_FLOPS_PER_ELEMENT = {"ApplyGradientDescent": 2.0, "ApplyMomentum": 4.0, "ApplyAdam": 12.0}
+_FLOPS_PER_ELEMENT = {
+    "ApplyGradientDescent": 2.0,
+    "ApplyMomentum": 4.0,
+    "ApplyAdam": 12.0,
+    "ApplyRMSProp": 10.0,
+    "ApplyCenteredRMSProp": 14.0,
+    "ApplyAdagrad": 6.0,
+    "ApplyAdadelta": 16.0,
+}
 
 
 def _infer_apply(op_type: str) -> Any:
@@ -104,6 +120,72 @@ def _adam(xp: Any, op: Operation, state: Any) -> Any:
     return apply
 
 
+def _rms_prop(xp: Any, op: Operation, state: Any) -> Any:
+    """TF's: ``ms += (g^2 - ms)(1 - rho)``, ``mom = mom momentum + lr g / sqrt(ms + epsilon)``,
+    ``var -= mom``."""
+
+    def apply(var: Any, ms: Any, mom: Any, *args: Any) -> Any:
+        lr, rho, momentum, epsilon, grad = args
+        ms_t, mom_t, weights = ms.buffer(), mom.buffer(), var.buffer()
+        ms_t += (grad * grad - ms_t) * (1 - rho)
+        mom_t *= momentum
+        mom_t += lr * grad / xp.sqrt(ms_t + epsilon)
+        weights -= mom_t
+        return var.read()
+
+    return apply
+
+
+def _centered_rms_prop(xp: Any, op: Operation, state: Any) -> Any:
+    """RMSProp over the variance: the mean gradient ``mg`` is tracked too and
+    ``ms - mg^2`` replaces ``ms`` under the square root."""
+
+    def apply(var: Any, mg: Any, ms: Any, mom: Any, *args: Any) -> Any:
+        lr, rho, momentum, epsilon, grad = args
+        mg_t, ms_t, mom_t, weights = mg.buffer(), ms.buffer(), mom.buffer(), var.buffer()
+        ms_t += (grad * grad - ms_t) * (1 - rho)
+        mg_t += (grad - mg_t) * (1 - rho)
+        mom_t *= momentum
+        mom_t += lr * grad / xp.sqrt(ms_t - mg_t * mg_t + epsilon)
+        weights -= mom_t
+        return var.read()
+
+    return apply
+
+
+def _adagrad(xp: Any, op: Operation, state: Any) -> Any:
+    """``accum += g^2`` (unless ``update_slots`` is off), ``var -= lr g / sqrt(accum)``."""
+    update_slots = op.attrs.get("update_slots", True)
+
+    def apply(var: Any, accum: Any, lr: Any, grad: Any) -> Any:
+        accum_t, weights = accum.buffer(), var.buffer()
+        if update_slots:
+            accum_t += grad * grad
+        weights -= lr * grad / xp.sqrt(accum_t)
+        return var.read()
+
+    return apply
+
+
+def _adadelta(xp: Any, op: Operation, state: Any) -> Any:
+    """TF's: ``accum = rho accum + (1 - rho) g^2``, ``update = sqrt(accum_update + epsilon) /
+    sqrt(accum + epsilon) g``, ``accum_update = rho accum_update + (1 - rho) update^2``,
+    ``var -= lr update``."""
+
+    def apply(var: Any, accum: Any, accum_update: Any, *args: Any) -> Any:
+        lr, rho, epsilon, grad = args
+        accum_t, update_t, weights = accum.buffer(), accum_update.buffer(), var.buffer()
+        accum_t *= rho
+        accum_t += grad * grad * (1 - rho)
+        update = xp.sqrt(update_t + epsilon) / xp.sqrt(accum_t + epsilon) * grad
+        update_t *= rho
+        update_t += update * update * (1 - rho)
+        weights -= update * lr
+        return var.read()
+
+    return apply
+
+
 def _cost(op_type: str) -> Any:
     flops = _FLOPS_PER_ELEMENT[op_type]
     slots = _SIGNATURES[op_type][1]
@@ -121,6 +203,10 @@ for _type, _kernel in (
     ("ApplyGradientDescent", _gradient_descent),
     ("ApplyMomentum", _momentum),
     ("ApplyAdam", _adam),
+    ("ApplyRMSProp", _rms_prop),
+    ("ApplyCenteredRMSProp", _centered_rms_prop),
+    ("ApplyAdagrad", _adagrad),
+    ("ApplyAdadelta", _adadelta),
 ):
     registry.register(
         OpDef(
@@ -155,3 +241,11 @@ def apply_adam(inputs: Sequence[Tensor], name: str) -> Operation:
     """``inputs`` in TensorFlow's order: var, m, v, beta1_power, beta2_power, lr, beta1, beta2,
     epsilon, grad."""
     return make_op("ApplyAdam", list(inputs), name)
+
+
+def apply_update(
+    op_type: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None
+) -> Operation:
+    """One of the other Apply ops (RMSProp, centered RMSProp, Adagrad, Adadelta), ``inputs`` in
+    TensorFlow's order (``_SIGNATURES``)."""
+    return make_op(op_type, list(inputs), None, attrs)
