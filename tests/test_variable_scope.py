@@ -275,7 +275,7 @@ def test_value_initializer_errors() -> None:
         pv.get_variable("b", initializer=1.0, dtype=pv.float64)
     with pytest.raises(ValueError, match="Variable c did not get an initializer, so its `shape`"):
         pv.get_variable("c")
-    with pytest.raises(ValueError, match=r"Shape of a new variable \(d\) must be fully defined"):
+    with pytest.raises(ValueError, match="The initializer passed is not valid"):
         pv.get_variable("d", [None, 2])
     assert pv.get_default_graph().get_operations() == []
 
@@ -382,7 +382,7 @@ def test_constant_initializer_fills_and_pads_like_tf1() -> None:
     assert values[0].dtype == np.float32
     np.testing.assert_array_equal(values[2], [3, 3])
     with pytest.raises(
-        ValueError, match=r"Too many elements provided\. Needed at most 6, but received 8"
+        ValueError, match=r"Too many elements provided\. Takes at most 6, but got 8\."
     ):
         init([2, 3])
     with pytest.raises(TypeError, match="Invalid type for initial value"):
@@ -390,10 +390,11 @@ def test_constant_initializer_fills_and_pads_like_tf1() -> None:
 
 
 def test_float_only_initializers_reject_integer_dtypes() -> None:
-    with pytest.raises(ValueError, match="Expected floating point type, got int32"):
+    with pytest.raises(ValueError, match="`dtype` is expected to be floating point"):
         pv.random_normal_initializer(dtype=pv.int32)
-    with pytest.raises(ValueError, match="Expected floating point type, got int32"):
-        pv.glorot_uniform_initializer(dtype=pv.int32)
+    with pytest.raises(ValueError, match="`dtype` is expected to be floating point"):
+        pv.truncated_normal_initializer(dtype=pv.int32)
+    assert pv.glorot_uniform_initializer(dtype=pv.int32).dtype == pv.float32  # TF ignores it
 
 
 def test_zeros_and_ones_initializers_take_the_call_dtype() -> None:
@@ -431,9 +432,12 @@ def test_variables_ignore_surrounding_control_dependencies() -> None:
     assert after.op.control_inputs == [first]
 
 
-def test_reusing_a_variable_made_from_a_value_keeps_its_dtype() -> None:
+def test_reusing_a_variable_made_from_a_value_checks_the_scope_dtype() -> None:
+    """TF compares the scope's dtype (float32 unless given) with the found variable's."""
     with pv.variable_scope("s", reuse=pv.AUTO_REUSE):
         first = pv.get_variable("v", initializer=[1, 2])
     with pv.variable_scope("s", reuse=pv.AUTO_REUSE):
-        again = pv.get_variable("v", initializer=[1, 2])
+        again = pv.get_variable("v", initializer=[1, 2], dtype=pv.int32)
+        with pytest.raises(ValueError, match="specified dtype float32 and found dtype int32_ref"):
+            pv.get_variable("v", initializer=[1, 2])
     assert again is first and first.dtype == pv.int32_ref

@@ -308,7 +308,7 @@ class Graph:
         self._device_stack: list[_DeviceScope] = []
         self._colocation_stack: list[Operation | _NamedGroup] = []
         self._control_stack: list[_ControlDependencies | None] = []
-        self._collections: dict[str, list[Any]] = {}
+        self._collections: dict[Any, list[Any]] = {}
         # variable_creator_scope's creators, innermost last (a distribution strategy mirrors).
         self._variable_creators: list[Callable[..., Any]] = []
         self._finalized = False
@@ -367,15 +367,36 @@ class Graph:
         return element
 
     # -- collections -------------------------------------------------------------------------
-    def add_to_collection(self, key: str, value: Any) -> None:
+    def add_to_collection(self, key: Any, value: Any) -> None:
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
         self._collections.setdefault(key, []).append(value)
 
-    def get_collection(self, key: str) -> list[Any]:
-        return list(self._collections.get(key, ()))
+    def add_to_collections(self, keys: Any, value: Any) -> None:
+        """One string is one key; in any other iterable a repeated key adds once (TF makes a set
+        of them, so its order of keys varies between processes; here it is the given order)."""
+        for key in (keys,) if isinstance(keys, str) else dict.fromkeys(keys):
+            self.add_to_collection(key, value)
 
-    def get_collection_ref(self, key: str) -> list[Any]:
+    def get_collection(self, key: Any, scope: str | None = None) -> list[Any]:
+        """A copy; with ``scope``, only the items whose ``name`` the regex matches at its start
+        (TF's ``re.match``: ``"tower_1"`` also keeps ``tower_10/...``; items without a name go)."""
+        items = self._collections.get(key, ())
+        if scope is None:
+            return list(items)
+        pattern = re.compile(scope)
+        return [item for item in items if hasattr(item, "name") and pattern.match(item.name)]
+
+    def get_collection_ref(self, key: Any) -> list[Any]:
         """The collection itself, to change in place (a strategy replaces copies by a mirror)."""
         return self._collections.setdefault(key, [])
+
+    def get_all_collection_keys(self) -> list[str]:
+        """The string keys: internal stores (tuple keys, as TF's variable store) stay hidden."""
+        return [key for key in self._collections if isinstance(key, str)]
+
+    def clear_collection(self, key: Any) -> None:
+        self._collections.pop(key, None)
 
     # -- names -------------------------------------------------------------------------------
     def unique_name(self, name: str, mark_as_used: bool = True) -> str:

@@ -5,15 +5,20 @@ under different name scopes can share one variable. Whether ``get_variable`` may
 find a variable is the scope's ``reuse``: False (create; an existing one is an error), True (find;
 a missing one is an error) or ``AUTO_REUSE`` (either). Each graph keeps its own store, in a graph
 collection as TensorFlow keeps it, so a fresh default graph starts with no variables.
+
+A scope's ``custom_getter(getter, name, *args, **kwargs)`` stands between ``get_variable`` and the
+store: it may rename, place, wrap or transform what the store's getter returns. A getter set on an
+inner scope calls the outer scope's getter as its ``getter`` (TF's ``_maybe_wrap_custom_getter``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from placeviz import dtypes
 from placeviz.graph.core import Graph, Tensor, get_default_graph, is_tensor_like
@@ -22,7 +27,7 @@ from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.shapes import TensorShape, as_shape
 from placeviz.graph.variables import Variable
 
-_STORE_KEY = "__variable_store"
+_STORE_KEY = ("__variable_store",)  # a tuple, as TF's: not among get_all_collection_keys()
 
 
 class _ReuseMode(enum.Enum):
@@ -35,16 +40,28 @@ AUTO_REUSE = _ReuseMode.AUTO_REUSE
 Reuse = bool | _ReuseMode
 
 
+CustomGetter = Callable[..., Any]
+
+
 class VariableScope:
-    """Where ``get_variable`` looks: a name prefix, a reuse mode and a default initializer."""
+    """Where ``get_variable`` looks: a name prefix, a reuse mode, default initializer and dtype,
+    and the custom getter that variables are fetched through."""
 
     def __init__(
-        self, reuse: Reuse, name: str = "", initializer: Any = None, name_scope: str = ""
+        self,
+        reuse: Reuse,
+        name: str = "",
+        initializer: Any = None,
+        name_scope: str = "",
+        custom_getter: CustomGetter | None = None,
+        dtype: Any = dtypes.float32,
     ) -> None:
         self._reuse = reuse
         self._name = name
         self._initializer = initializer
         self._name_scope = name_scope
+        self._custom_getter = custom_getter
+        self._dtype = dtypes.as_dtype(dtype)
 
     @property
     def name(self) -> str:
@@ -63,6 +80,14 @@ class VariableScope:
     def initializer(self) -> Any:
         return self._initializer
 
+    @property
+    def custom_getter(self) -> CustomGetter | None:
+        return self._custom_getter
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
     def reuse_variables(self) -> None:
         """From now on ``get_variable`` in this scope finds variables instead of creating them."""
         self._reuse = True
@@ -70,8 +95,67 @@ class VariableScope:
     def set_initializer(self, initializer: Any) -> None:
         self._initializer = initializer
 
+    def set_custom_getter(self, custom_getter: CustomGetter | None) -> None:
+        self._custom_getter = custom_getter
+
+    def set_dtype(self, dtype: Any) -> None:
+        self._dtype = dtypes.as_dtype(dtype)
+
+    def get_variable(
+        self,
+        name: str,
+        shape: Any = None,
+        dtype: Any = None,
+        initializer: Any = None,
+        trainable: bool | None = None,
+        collections: Sequence[str] | None = None,
+        validate_shape: bool = True,
+        custom_getter: CustomGetter | None = None,
+    ) -> Any:
+        """``<scope>/<name>`` through ``custom_getter`` (else the scope's), with the scope's
+        reuse, initializer and dtype filled in; outside every name scope, as in TF."""
+        if custom_getter is None:
+            custom_getter = self._custom_getter
+        full_name = f"{self._name}/{name}" if self._name else name
+        graph = get_default_graph()
+        with graph.name_scope(None):
+            if dtype is not None and initializer is not None and not callable(initializer):
+                given, wanted = _dtype_of(initializer), dtypes.as_dtype(dtype)
+                if given is not wanted.base_dtype:
+                    raise ValueError(
+                        f"Initializer type '{given.name}' and explicit dtype '{wanted.name}' "
+                        "don't match."
+                    )
+            kwargs = {
+                "name": full_name,
+                "shape": shape,
+                "dtype": (self._dtype if dtype is None else dtypes.as_dtype(dtype)).base_dtype,
+                "initializer": self._initializer if initializer is None else initializer,
+                "reuse": self._reuse,
+                "trainable": True if trainable is None else trainable,
+                "collections": collections,
+                "validate_shape": validate_shape,
+            }
+            if custom_getter is None:
+                return _true_getter(**kwargs)
+            if not callable(custom_getter):
+                raise ValueError(f"Passed a custom_getter which is not callable: {custom_getter}")
+            return custom_getter(getter=_true_getter, **kwargs)
+
     def __repr__(self) -> str:
         return f"<pv.VariableScope '{self._name}' reuse={self._reuse}>"
+
+
+def _wrap_custom_getter(inner: CustomGetter | None, outer: CustomGetter | None) -> Any:
+    """An inner scope's getter, given the outer scope's bound to the store's getter as its own
+    ``getter``: the inner getter runs first and the store's getter last."""
+    if inner is None or outer is None:
+        return inner if outer is None else outer
+
+    def wrapped(getter: CustomGetter, *args: Any, **kwargs: Any) -> Any:
+        return inner(functools.partial(outer, getter), *args, **kwargs)
+
+    return wrapped
 
 
 class _Store:
@@ -123,14 +207,17 @@ def variable_scope(
     default_name: str | None = None,
     values: Any = None,
     initializer: Any = None,
+    custom_getter: CustomGetter | None = None,
     reuse: Reuse | None = None,
+    dtype: Any = None,
 ) -> Iterator[VariableScope]:
     """Open a variable scope and, as TF1 does, a name scope for the ops created inside.
 
-    A string extends the current scope and inherits its reuse and initializer; re-entering a
-    name gives the same variable names but a fresh name scope (``foo_1/``). A ``VariableScope``
-    jumps back to that scope, keeping its own reuse unless ``reuse`` is given. ``reuse=False``
-    cannot switch off reuse inherited from outside (TF's rule). ``values`` is accepted for TF1's
+    A string extends the current scope and inherits its reuse, initializer, dtype and custom
+    getter; re-entering a name gives the same variable names but a fresh name scope (``foo_1/``).
+    A ``VariableScope`` jumps back to that scope, keeping its own settings unless new ones are
+    given. ``reuse=False`` cannot switch off reuse inherited from outside (TF's rule). A
+    ``custom_getter`` composes with the one already in force. ``values`` is accepted for TF1's
     signature; placeviz builds into the default graph.
     """
     if name_or_scope is None and default_name is None:
@@ -139,34 +226,49 @@ def variable_scope(
         reuse = None
     if not (reuse is None or reuse is True or reuse is AUTO_REUSE):
         raise ValueError("The reuse parameter must be True or False or None.")
+    settings = _Settings(reuse, initializer, custom_getter, dtype)
     if isinstance(name_or_scope, VariableScope):
-        entered = _jump(name_or_scope, reuse, initializer)
+        entered = _jump(name_or_scope, settings)
     elif name_or_scope is None:
         if reuse:
             raise ValueError("reuse=True cannot be used without a name_or_scope")
-        entered = _extend(default_name, reuse, initializer, made_unique=True)
+        entered = _extend(default_name, settings, made_unique=True)
     elif isinstance(name_or_scope, str):
-        entered = _extend(name_or_scope, reuse, initializer, made_unique=False)
+        entered = _extend(name_or_scope, settings, made_unique=False)
     else:
         raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
     with entered as scope:
         yield scope
 
 
+class _Settings(NamedTuple):
+    """What ``variable_scope`` was given; None keeps what the scope inherits."""
+
+    reuse: Reuse | None
+    initializer: Any
+    custom_getter: CustomGetter | None
+    dtype: Any
+
+    def applied_to(self, base: VariableScope, name: str, name_scope: str) -> VariableScope:
+        return VariableScope(
+            self.reuse or base.reuse,
+            name,
+            base.initializer if self.initializer is None else self.initializer,
+            name_scope,
+            _wrap_custom_getter(self.custom_getter, base.custom_getter),
+            base.dtype if self.dtype is None else self.dtype,
+        )
+
+
 @contextlib.contextmanager
-def _jump(target: VariableScope, reuse: Reuse | None, initializer: Any) -> Iterator[VariableScope]:
+def _jump(target: VariableScope, settings: _Settings) -> Iterator[VariableScope]:
     """Back into ``target``: its name and name scope, under a new name scope for its last part."""
     graph = get_default_graph()
     store = _store(graph)
     outer = store.current
     last = target.name.split("/")[-1]
     with graph.name_scope(last) if last else contextlib.nullcontext():
-        store.current = VariableScope(
-            reuse or target.reuse,
-            target.name,
-            target.initializer if initializer is None else initializer,
-            target.original_name_scope,
-        )
+        store.current = settings.applied_to(target, target.name, target.original_name_scope)
         store.open(target.name)
         counts = dict(store.opened)
         try:
@@ -177,10 +279,8 @@ def _jump(target: VariableScope, reuse: Reuse | None, initializer: Any) -> Itera
 
 
 @contextlib.contextmanager
-def _extend(
-    name: str, reuse: Reuse | None, initializer: Any, made_unique: bool
-) -> Iterator[VariableScope]:
-    """A scope inside the current one, inheriting its reuse and initializer."""
+def _extend(name: str, settings: _Settings, made_unique: bool) -> Iterator[VariableScope]:
+    """A scope inside the current one, inheriting its settings."""
     graph = get_default_graph()
     store = _store(graph)
     outer = store.current
@@ -188,12 +288,7 @@ def _extend(
         if made_unique:
             name = store.unique_name(name)
         full_name = f"{outer.name}/{name}" if outer.name else name
-        store.current = VariableScope(
-            reuse or outer.reuse,
-            full_name,
-            outer.initializer if initializer is None else initializer,
-            name_scope,
-        )
+        store.current = settings.applied_to(outer, full_name, name_scope)
         store.open(full_name)
         try:
             yield store.current
@@ -207,54 +302,64 @@ def get_variable(
     shape: Any = None,
     dtype: Any = None,
     initializer: Any = None,
-    trainable: bool = True,
+    trainable: bool | None = None,
     collections: Sequence[str] | None = None,
-) -> Variable:
+    validate_shape: bool = True,
+    custom_getter: CustomGetter | None = None,
+) -> Any:
     """The variable ``<scope>/<name>``: created, or found when the scope reuses variables.
 
     ``initializer`` is an initializer (object, class or callable ``(shape, dtype,
     partition_info=None)``), used with ``shape``; or a tensor or Python/NumPy value, which gives
     the shape itself. Without one, float variables get ``glorot_uniform_initializer()`` and
-    others zeros. ``dtype`` defaults to float32, except that a value initializer gives its own.
+    others zeros. ``dtype`` defaults to the scope's (float32), except that a value initializer
+    gives its own. ``custom_getter`` replaces the scope's getter for this call. What a custom
+    getter returns is returned, variable or not.
     """
+    return get_variable_scope().get_variable(
+        name, shape, dtype, initializer, trainable, collections, validate_shape, custom_getter
+    )
+
+
+def _true_getter(
+    name: str,
+    shape: Any = None,
+    dtype: Any = dtypes.float32,
+    initializer: Any = None,
+    reuse: Reuse | None = None,
+    trainable: bool = True,
+    collections: Sequence[str] | None = None,
+    validate_shape: bool = True,
+) -> Variable:
+    """The store's getter, what a custom getter calls as ``getter``: finds or makes ``name``."""
     graph = get_default_graph()
     store = _store(graph)
-    scope = store.current
-    full_name = f"{scope.name}/{name}" if scope.name else name
-    if dtype is not None and initializer is not None and not callable(initializer):
-        given, wanted = _dtype_of(initializer), dtypes.as_dtype(dtype)
-        if given is not wanted:
-            raise ValueError(
-                f"Initializer type '{given.name}' and explicit dtype '{wanted.name}' don't match."
-            )
-    if initializer is None:
-        initializer = scope.initializer
+    target = dtypes.as_dtype(dtype)
     from_value = initializer is not None and not callable(initializer)
-    if dtype is not None:
-        target = dtypes.as_dtype(dtype)
-    else:
-        target = _dtype_of(initializer) if from_value else dtypes.float32
     if shape is not None and from_value:
         raise ValueError("If initializer is a constant, do not specify shape.")
-    found = store.variables.get(full_name)
+    found = store.variables.get(name)
     if found is not None:
-        _check_reuse(found, full_name, as_shape(shape), target, scope.reuse)
+        _check_reuse(found, name, as_shape(shape), target, reuse)
         return found
-    if scope.reuse is True:
+    if reuse is True:
         raise ValueError(
-            f"Variable {full_name} does not exist, or was not created with pv.get_variable(). "
+            f"Variable {name} does not exist, or was not created with pv.get_variable(). "
             "Did you mean to set reuse=pv.AUTO_REUSE in VarScope?"
         )
-    initial_value = initializer if from_value else _recipe(full_name, shape, target, initializer)
-    with graph.name_scope(None):
-        variable = Variable(
-            initial_value,
-            trainable=trainable,
-            name=full_name,
-            dtype=None if from_value else target,
-            collections=collections,
-        )
-    store.variables[full_name] = variable
+    if from_value:
+        initial_value, variable_dtype = initializer, None
+    else:
+        initial_value, variable_dtype = _recipe(name, shape, target, initializer)
+    variable = Variable(
+        initial_value,
+        trainable=trainable,
+        name=name,
+        dtype=variable_dtype,
+        collections=collections,
+        validate_shape=validate_shape,
+    )
+    store.variables[name] = variable
     return variable
 
 
@@ -278,8 +383,11 @@ def _check_reuse(
         )
 
 
-def _recipe(name: str, shape: Any, dtype: dtypes.DType, initializer: Any) -> Callable[[], Tensor]:
-    """The no-argument callable ``Variable`` runs under ``<name>/Initializer``."""
+def _recipe(
+    name: str, shape: Any, dtype: dtypes.DType, initializer: Any
+) -> tuple[Callable[[], Tensor], dtypes.DType | None]:
+    """The no-argument callable ``Variable`` runs under ``<name>/Initializer``, and the dtype
+    the variable is given (none for a no-argument initializer: its value's own, as in TF)."""
     if initializer is None and shape is None:  # TF's words
         raise ValueError(
             f"Variable {name} did not get an initializer, so its `shape` argument must be "
@@ -290,14 +398,19 @@ def _recipe(name: str, shape: Any, dtype: dtypes.DType, initializer: Any) -> Cal
     if isinstance(initializer, type):
         initializer = initializer()
     known = as_shape(shape)
+    parameters = inspect.signature(initializer).parameters
     if not known.is_fully_defined:
+        if not parameters:  # a value maker: it knows its shape
+            return initializer, None
         raise ValueError(
-            f"Shape of a new variable ({name}) must be fully defined, but instead was {known}."
+            "The initializer passed is not valid. It should be a callable with no arguments and "
+            "the shape should not be provided or an instance of `tf.keras.initializers.*' and "
+            "`shape` should be fully defined."
         )
     dims = known.as_list()
-    if "partition_info" in inspect.signature(initializer).parameters:
-        return lambda: initializer(dims, dtype=dtype, partition_info=None)
-    return lambda: initializer(dims, dtype=dtype)
+    if "partition_info" in parameters:
+        return lambda: initializer(dims, dtype=dtype, partition_info=None), dtype
+    return lambda: initializer(dims, dtype=dtype), dtype
 
 
 def _dtype_of(value: Any) -> dtypes.DType:

@@ -81,6 +81,15 @@ class Variable(metaclass=_VariableMeta):
     ) -> None:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if collections is None:
+            collections = [GLOBAL_VARIABLES]
+        if not isinstance(collections, list | tuple | set):
+            raise ValueError(
+                "collections argument to Variable constructor must be a list, tuple, or set. "
+                f"Got {collections} of type {type(collections)}"
+            )
+        if trainable and TRAINABLE_VARIABLES not in collections:
+            collections = [*collections, TRAINABLE_VARIABLES]
         graph = get_default_graph()
         # As TF's init_scope: a variable never waits for the control dependencies around it.
         with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
@@ -100,10 +109,7 @@ class Variable(metaclass=_VariableMeta):
                 self._snapshot = state_ops.read_variable(self._ref)
         self._graph = graph
         self.trainable = trainable
-        for key in [GLOBAL_VARIABLES] if collections is None else collections:
-            graph.add_to_collection(key, self)
-        if trainable and TRAINABLE_VARIABLES not in (collections or ()):
-            graph.add_to_collection(TRAINABLE_VARIABLES, self)
+        graph.add_to_collections(collections, self)
 
     # -- what TensorFlow exposes ---------------------------------------------------------------
     @property
@@ -171,6 +177,9 @@ class Variable(metaclass=_VariableMeta):
     def assign_add(self, delta: Any, name: str | None = None) -> Tensor:
         return state_ops.assign_add(self._ref, delta, name=name)
 
+    def assign_sub(self, delta: Any, name: str | None = None) -> Tensor:
+        return state_ops.assign_sub(self._ref, delta, name=name)
+
     def eval(self, session: Any = None) -> Any:
         return self._snapshot.eval(session=session)
 
@@ -220,12 +229,22 @@ for _method in math_ops.OPERATOR_METHODS:
     setattr(Variable, _method, _delegate(_method))
 
 
-def global_variables(graph: Graph | None = None) -> list[Variable]:
-    return (graph or get_default_graph()).get_collection(GLOBAL_VARIABLES)
+def global_variables(scope: str | None = None) -> list[Variable]:
+    """The default graph's variables; ``scope`` keeps those whose name it matches (``re.match``)."""
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
 
 
-def trainable_variables(graph: Graph | None = None) -> list[Variable]:
-    return (graph or get_default_graph()).get_collection(TRAINABLE_VARIABLES)
+def trainable_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: str | None = None) -> list[Variable]:
+    """Per-process variables (``collections=[pv.GraphKeys.LOCAL_VARIABLES]``), e.g. counters."""
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
 
 
 def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> Operation:
@@ -236,3 +255,7 @@ def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> O
 
 def global_variables_initializer() -> Operation:
     return variables_initializer(global_variables(), name="init")
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables(), name="init")

@@ -18,7 +18,7 @@ from placeviz.graph.gradients import gradients
 from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.ops import array_ops, math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.variables import Variable, trainable_variables, without_variable_creators
+from placeviz.graph.variables import Variable, without_variable_creators
 
 GradsAndVars = list[tuple[Tensor | None, Variable]]
 TRAIN_OP = GraphKeys.TRAIN_OP
@@ -89,7 +89,9 @@ class Optimizer:
             )
         if not isinstance(loss, Tensor):
             raise TypeError(f"loss must be a Tensor, got {loss!r}")
-        variables = list(var_list) if var_list is not None else trainable_variables(loss.graph)
+        if var_list is None:
+            var_list = loss.graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+        variables = list(var_list)
         if not variables:
             raise ValueError("No variables to optimize.")
         for variable in variables:
@@ -187,11 +189,16 @@ class Optimizer:
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
         """A variable of zeros shaped like ``var``, on its device, named ``<var>/<op_name>``."""
+        return self._slot(var, lambda: _zeros_like_variable(var), slot_name, op_name)
+
+    def _slot(
+        self, var: Variable, initial_value: Callable[[], Any], slot_name: str, op_name: str
+    ) -> Variable:
+        """A slot made by ``initial_value`` (under ``<var>/<op_name>/Initializer``), on the
+        variable's device: RMSProp's starts at ones, Adagrad's at its initial accumulator."""
         slots = self._slots.setdefault(slot_name, {})
         if var not in slots:
-            slots[var] = _colocated_variable(
-                var, lambda: _zeros_like_variable(var), f"{var.op.name}/{op_name}"
-            )
+            slots[var] = _colocated_variable(var, initial_value, f"{var.op.name}/{op_name}")
         return slots[var]
 
     def _non_slot_variable(self, initial_value: float, name: str, first: Variable) -> Variable:

@@ -1,5 +1,5 @@
-"""Random tensors (``random_uniform``, ``random_normal``), built of TensorFlow's ops, and the
-graph-level seed.
+"""Random tensors (``random_uniform``, ``random_normal``, ``truncated_normal``), built of
+TensorFlow's ops, and the graph-level seed.
 
 Each run draws new values, as in TensorFlow: the kernel keeps the generator the run state hands
 out for the op (seeded from the op's ``seed`` attr and the graph's seed) and draws from it on
@@ -199,6 +199,65 @@ registry.register(
 )
 
 
+# -- TruncatedNormal ---------------------------------------------------------------------------
+_TRUNCATE_AT = 2.0  # TF's kTruncateValue: standard normal draws kept strictly inside (-2, 2)
+
+
+def _truncated_normal_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    """Rejection sampling as TF's TruncatedNormal: redraw every value outside (-2, 2) until none is
+    left (each round redraws about 4.6% of the previous one)."""
+    gen = state.rng(op)
+    dtype = op.outputs[0].dtype
+    draw, out = _draw_dtype(dtype), dtype.np
+
+    def truncated_normal(shape: Any) -> Any:
+        values = gen.standard_normal(host_ints(shape), dtype=draw)
+        rejected = xp.abs(values) >= _TRUNCATE_AT
+        while rejected.any():
+            values[rejected] = gen.standard_normal(int(rejected.sum()), dtype=draw)
+            rejected = xp.abs(values) >= _TRUNCATE_AT
+        return values.astype(out, copy=False)
+
+    return truncated_normal
+
+
+registry.register(
+    OpDef(
+        type="TruncatedNormal",
+        infer=_infer_draw("TruncatedNormal", dtypes.FLOATS),
+        kernel=_truncated_normal_kernel,
+        cost=_draw_cost(20.0),
+        supported=_supported(dtypes.FLOATS),
+        stateful=True,
+    )
+)
+
+
+def _scaled_normal(
+    op_type: str,
+    default_name: str,
+    shape: Any,
+    mean: Any,
+    stddev: Any,
+    dtype: Any,
+    seed: int | None,
+    name: str | None,
+) -> Tensor:
+    """``op_type``'s standard draw scaled by ``stddev`` (Mul) and shifted by ``mean`` (AddV2), as
+    TensorFlow builds ``random_normal`` and ``truncated_normal``."""
+    target = dtypes.as_dtype(dtype)
+    seed = _check_seed(seed)
+    graph = get_default_graph()
+    with graph.name_scope(name or default_name) as scope:
+        shape_t = _shape_tensor(shape)
+        mean_t = convert_to_tensor(mean, dtype=target, name="mean")
+        stddev_t = convert_to_tensor(stddev, dtype=target, name="stddev")
+        attrs = {"dtype": target, "seed": seed}
+        draw = make_op(op_type, [shape_t], op_type, attrs)
+        scaled = math_ops.multiply(draw.outputs[0], stddev_t, name="mul")
+        return math_ops.add(scaled, mean_t, name=scope)
+
+
 def random_normal(
     shape: Any,
     mean: Any = 0.0,
@@ -207,19 +266,23 @@ def random_normal(
     seed: int | None = None,
     name: str | None = None,
 ) -> Tensor:
-    """A RandomStandardNormal scaled by ``stddev`` (Mul) and shifted by ``mean`` (AddV2), as
-    TensorFlow builds it."""
-    target = dtypes.as_dtype(dtype)
-    seed = _check_seed(seed)
-    graph = get_default_graph()
-    with graph.name_scope(name or "random_normal") as scope:
-        shape_t = _shape_tensor(shape)
-        mean_t = convert_to_tensor(mean, dtype=target, name="mean")
-        stddev_t = convert_to_tensor(stddev, dtype=target, name="stddev")
-        attrs = {"dtype": target, "seed": seed}
-        draw = make_op("RandomStandardNormal", [shape_t], "RandomStandardNormal", attrs)
-        scaled = math_ops.multiply(draw.outputs[0], stddev_t, name="mul")
-        return math_ops.add(scaled, mean_t, name=scope)
+    return _scaled_normal(
+        "RandomStandardNormal", "random_normal", shape, mean, stddev, dtype, seed, name
+    )
+
+
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Normal values more than two standard deviations from ``mean`` dropped and redrawn."""
+    return _scaled_normal(
+        "TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed, name
+    )
 
 
 def set_random_seed(seed: int | None) -> None:
