@@ -6,7 +6,21 @@ TensorFlow 1 code ports by renaming the module: ``import placeviz as pv`` in pla
 
 from __future__ import annotations
 
-from placeviz import config, contrib, debugging, distribute, errors, keras, layers, nn, test, train
+from placeviz import (
+    config,
+    contrib,
+    debugging,
+    distribute,
+    errors,
+    keras,
+    layers,
+    linalg,
+    math,
+    nn,
+    random,
+    test,
+    train,
+)
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import (
     DType,
@@ -38,13 +52,22 @@ from placeviz.graph.core import (
     reset_default_graph,
 )
 from placeviz.graph.gradients import gradients
-from placeviz.graph.graph_keys import GraphKeys
+from placeviz.graph.graph_keys import (
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    get_collection,
+    get_collection_ref,
+)
 from placeviz.graph.initializers import (
     constant_initializer,
+    glorot_normal_initializer,
     glorot_uniform_initializer,
     ones_initializer,
     random_normal_initializer,
     random_uniform_initializer,
+    truncated_normal_initializer,
+    variance_scaling_initializer,
     zeros_initializer,
 )
 from placeviz.graph.ops.array_ops import (
@@ -69,23 +92,36 @@ from placeviz.graph.ops.array_ops import (
     zeros,
     zeros_like,
 )
+from placeviz.graph.ops.clip_ops import (
+    clip_by_global_norm,
+    clip_by_norm,
+    clip_by_value,
+    global_norm,
+)
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
+from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
+from placeviz.graph.ops.linalg_ops import einsum, tensordot
 from placeviz.graph.ops.loss_ops import stop_gradient
 from placeviz.graph.ops.math_ops import (
     abs,
     add,
     add_n,
     arange,
+    ceil,
     div,
     divide,
     equal,
+    erf,
+    erfc,
     exp,
+    floor,
     floordiv,
     greater,
     greater_equal,
     less,
     less_equal,
     log,
+    log1p,
     logical_and,
     logical_not,
     logical_or,
@@ -96,22 +132,33 @@ from placeviz.graph.ops.math_ops import (
     mod,
     multiply,
     negative,
+    not_equal,
     pow,
     reduce_max,
     reduce_mean,
     reduce_min,
     reduce_sum,
     relu,
+    rsqrt,
     sigmoid,
     sqrt,
     square,
+    squared_difference,
     subtract,
     tanh,
+    where_v2,
 )
-from placeviz.graph.ops.random_ops import random_normal, random_uniform, set_random_seed
+from placeviz.graph.ops.random_ops import (
+    random_normal,
+    random_uniform,
+    set_random_seed,
+    truncated_normal,
+)
+from placeviz.graph.ops.selection_ops import argmax, argmin, cumsum, one_hot, where
 from placeviz.graph.ops.state_ops import (
     assign,
     assign_add,
+    assign_sub,
     gated_tuple,
     group,
     identity,
@@ -137,12 +184,16 @@ from placeviz.graph.variables import (
     Variable,
     global_variables,
     global_variables_initializer,
+    local_variables,
+    local_variables_initializer,
+    model_variables,
     trainable_variables,
     variables_initializer,
 )
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
 from placeviz.runtime.session import Session
+from placeviz.train.moving_averages import moving_average_variables
 
 InteractiveSession = Session
 truediv = divide

@@ -51,7 +51,8 @@ def main() -> None:
         batch = chosen[start : start + BATCH]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "facts.json"
-            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+            # tf.compat.v1.layers and rnn_cell need Keras 2 (tf_keras, installed --no-deps).
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
             subprocess.run(
                 [sys.executable, __file__, "--worker", str(out), *batch], check=True, env=env
             )

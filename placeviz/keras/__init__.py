@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-from placeviz.keras import backend, layers, losses, models, optimizers
+from placeviz.keras import backend, initializers, layers, losses, models, optimizers
 from placeviz.keras.models import Model

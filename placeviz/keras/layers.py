@@ -1,4 +1,4 @@
-"""``pv.keras.layers``: ``Input`` and the shared ``Dense``."""
+"""``pv.keras.layers``: ``Input`` and the layers ``pv.layers`` shares (Dense, Conv2D, ...)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from placeviz import dtypes
 from placeviz.graph.core import Tensor
 from placeviz.graph.ops import state_ops
 from placeviz.layers.base import Layer
+from placeviz.layers.convolutional import Conv2D
 from placeviz.layers.core import Dense
+from placeviz.layers.flatten import Flatten
+from placeviz.layers.pooling import AveragePooling2D, MaxPooling2D
 
 
 def Input(
@@ -19,4 +22,12 @@ def Input(
     return state_ops.placeholder(dtypes.as_dtype(dtype or "float32"), dims, name=name or "input")
 
 
-__all__ = ["Dense", "Input", "Layer"]
+__all__ = [
+    "AveragePooling2D",
+    "Conv2D",
+    "Dense",
+    "Flatten",
+    "Input",
+    "Layer",
+    "MaxPooling2D",
+]

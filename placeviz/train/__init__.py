@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from placeviz.train.adadelta import AdadeltaOptimizer
+from placeviz.train.adagrad import AdagradOptimizer
 from placeviz.train.adam import AdamOptimizer
 from placeviz.train.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from placeviz.train.device_setter import replica_device_setter
 from placeviz.train.gradient_descent import GradientDescentOptimizer
+from placeviz.train.learning_rate_decay import (
+    exponential_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
 from placeviz.train.momentum import MomentumOptimizer
+from placeviz.train.moving_averages import ExponentialMovingAverage
 from placeviz.train.optimizer import Optimizer
+from placeviz.train.rmsprop import RMSPropOptimizer
 from placeviz.train.server import Server
 from placeviz.train.training_util import (
     create_global_step,

@@ -2542,3 +2542,15 @@ family(
         "inside_scope": lambda tf: Note(names=[t.name for t in _in_scopes(tf, ["x"], "a//b")]),
     },
 )
+
+
+# Each area's programs live in a module of their own; importing them declares them.
+from conformance import (  # noqa: E402, F401
+    programs_activations,
+    programs_batchnorm,
+    programs_classify,
+    programs_conv,
+    programs_linalg,
+    programs_train,
+    programs_variables,
+)

@@ -1,6 +1,17 @@
 """Gradient functions per op type; importing the package registers all of them."""
 
-from placeviz.graph.grads import array_grad, math_grad, nn_grad
+from placeviz.graph.grads import (
+    activation_grad,
+    array_grad,
+    batch_norm_grad,
+    conv_grad,
+    linalg_grad,
+    math_grad,
+    nn_grad,
+    random_grad,
+    selection_grad,
+    train_grad,
+)
 from placeviz.graph.grads.registry import (
     GradientFunction,
     gradient_function,
@@ -11,11 +22,18 @@ from placeviz.graph.grads.registry import (
 
 __all__ = [
     "GradientFunction",
+    "activation_grad",
     "array_grad",
+    "batch_norm_grad",
+    "conv_grad",
     "gradient_function",
+    "linalg_grad",
     "math_grad",
     "nn_grad",
     "not_differentiable",
+    "random_grad",
     "register_gradient",
     "registered_types",
+    "selection_grad",
+    "train_grad",
 ]

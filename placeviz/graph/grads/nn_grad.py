@@ -54,7 +54,7 @@ def _log_softmax_grad(op: Operation, grad: Tensor) -> Grads:
 
 @register_gradient("BiasAdd")
 def _bias_add_grad(op: Operation, grad: Tensor) -> Grads:
-    return [grad, loss_ops.bias_add_grad(grad)]
+    return [grad, loss_ops.bias_add_grad(grad, op.attrs.get("data_format", "NHWC"))]
 
 
 not_differentiable("StopGradient")

@@ -1,5 +1,5 @@
 """The fused ops TF1 models train with: softmax cross-entropy (dense and sparse labels),
-LogSoftmax, BiasAdd and its gradient, and StopGradient.
+LogSoftmax, BiasAdd and its gradient, L2Loss and StopGradient.
 
 Each cross-entropy op computes the loss and its gradient with respect to the logits in one
 pass, as TensorFlow's kernels do, so a training step's backward pass reuses the forward work.
@@ -194,7 +194,7 @@ def sparse_softmax_cross_entropy_with_logits(
         op = make_op(
             "SparseSoftmaxCrossEntropyWithLogits",
             [logits_t, labels_t],
-            "SparseSoftmaxCrossEntropyWithLogits",
+            name or "SparseSoftmaxCrossEntropyWithLogits",  # TF's op takes the scope's name
         )
     return op.outputs[0]
 
@@ -231,25 +231,36 @@ def log_softmax(logits: Any, axis: int | None = None, name: str | None = None) -
 def _infer_bias_add(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     value, bias = inputs
     dtype = same_dtype("BiasAdd", inputs, ("value", "bias"))
-    if value.shape.ndims is not None and value.shape.ndims < 2:
-        raise ShapeError(f"Shape must be at least rank 2 but is rank {value.shape.ndims}")
+    channels_first = attrs.get("data_format") == "NCHW"
+    least = 3 if channels_first else 2
+    if value.shape.ndims is not None and value.shape.ndims < least:
+        raise ShapeError(f"Shape must be at least rank {least} but is rank {value.shape.ndims}")
     if bias.shape.ndims not in (None, 1):
         raise ShapeError(f"Shape must be rank 1 but is rank {bias.shape.ndims}")
-    last = value.shape.dims[-1] if value.shape.ndims else None
+    channels = value.shape.dims[1 if channels_first else -1] if value.shape.ndims else None
     size = bias.shape.dims[0] if bias.shape.ndims else None
-    if last is not None and size is not None and last != size:
+    if channels is not None and size is not None and channels != size:
         raise ShapeError(
-            f"Dimensions must be equal, but are {last} and {size} (the last dimension of "
-            "value and the size of bias)"
+            f"Dimensions must be equal, but are {channels} and {size} (the channel dimension "
+            "of value and the size of bias)"
         )
     return single(value.shape, dtype)
+
+
+def _bias_add_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    """NHWC adds the bias as it broadcasts; NCHW adds it along axis 1 (a view of it as a column
+    per channel), still writing into ``out`` as a ufunc."""
+    if op.attrs.get("data_format") != "NCHW":
+        return xp.add
+    spatial = (1,) * (op.inputs[0].shape.ndims - 2)
+    return lambda x, bias, out=None: xp.add(x, bias.reshape(-1, *spatial), out=out)
 
 
 registry.register(
     OpDef(
         type="BiasAdd",
         infer=_infer_bias_add,
-        kernel=lambda xp, op, state: xp.add,
+        kernel=_bias_add_kernel,
         ufunc=True,
     )
 )
@@ -258,32 +269,69 @@ registry.register(
 def bias_add(
     value: Any, bias: Any, data_format: str | None = None, name: str | None = None
 ) -> Tensor:
-    """``value + bias`` with ``bias`` added along the last dimension (NHWC)."""
-    if data_format not in (None, "NHWC", "N...C"):
-        raise ValueError(f"placeviz's bias_add supports data_format NHWC, got {data_format!r}")
+    """``value + bias`` with ``bias`` added along the channel dimension: the last (``N...C``,
+    NHWC, the default) or the second (``NC...``, NCHW)."""
+    attrs = {"data_format": _bias_data_format(data_format)}
     value_t = convert_to_tensor(value)
     with value_t.graph.as_default():
         bias_t = convert_to_tensor(bias, dtype=value_t.dtype)
-    return make_op("BiasAdd", [value_t, bias_t], name or "BiasAdd").outputs[0]
+    return make_op("BiasAdd", [value_t, bias_t], name or "BiasAdd", attrs).outputs[0]
+
+
+def _bias_data_format(data_format: str | None) -> str:
+    """TF's reading of a data format's letters: channels second (NC...) or last (N...C)."""
+    if data_format is None or (data_format.startswith("N") and data_format.endswith("C")):
+        return "NHWC"
+    if data_format.startswith("NC"):
+        return "NCHW"
+    raise ValueError(
+        f"`data_format` must be of the form `N...C` or `NC...`. Received: data_format={data_format}"
+    )
 
 
 def _infer_bias_add_grad(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     grad = inputs[0]
-    last = grad.shape.dims[-1] if grad.shape.ndims else None
-    return single(TensorShape([last]), grad.dtype)
+    axis = 1 if attrs.get("data_format") == "NCHW" else -1
+    channels = grad.shape.dims[axis] if grad.shape.ndims else None
+    return single(TensorShape([channels]), grad.dtype)
+
+
+def _bias_add_grad_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    keep = 1 if op.attrs.get("data_format") == "NCHW" else op.inputs[0].shape.ndims - 1
+    return lambda g: g.sum(axis=tuple(a for a in range(g.ndim) if a != keep))
+
+
+registry.register(
+    OpDef(type="BiasAddGrad", infer=_infer_bias_add_grad, kernel=_bias_add_grad_kernel)
+)
+
+
+def bias_add_grad(grad: Tensor, data_format: str = "NHWC", name: str | None = None) -> Tensor:
+    attrs = {"data_format": data_format}
+    return make_op("BiasAddGrad", [grad], name or "BiasAddGrad", attrs).outputs[0]
+
+
+# -- L2Loss ------------------------------------------------------------------------------------
+def _infer_l2_loss(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    require_dtype("L2Loss", inputs[0].dtype, dtypes.FLOATS)
+    return single(TensorShape([]), inputs[0].dtype.base_dtype)
 
 
 registry.register(
     OpDef(
-        type="BiasAddGrad",
-        infer=_infer_bias_add_grad,
-        kernel=lambda xp, op, state: lambda g: g.sum(axis=tuple(range(g.ndim - 1))),
+        type="L2Loss",
+        infer=_infer_l2_loss,
+        kernel=lambda xp, op, state: lambda t: (t * t).sum() / 2,
+        cost=_cost(2.0),
+        supported=_FLOAT_KERNELS,
     )
 )
 
 
-def bias_add_grad(grad: Tensor, name: str | None = None) -> Tensor:
-    return make_op("BiasAddGrad", [grad], name or "BiasAddGrad").outputs[0]
+def l2_loss(t: Any, name: str | None = None) -> Tensor:
+    """``sum(t ** 2) / 2``: weight decay's penalty, and ``global_norm``'s half squared norms."""
+    tensor = convert_to_tensor(t)
+    return make_op("L2Loss", [tensor], name or "L2Loss").outputs[0]
 
 
 # -- StopGradient ------------------------------------------------------------------------------

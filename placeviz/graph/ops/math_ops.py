@@ -1,7 +1,8 @@
 """Arithmetic, comparisons, matmul, reductions and the Tensor operators (+ - * / @ ** and -).
 
-Also the ops only gradients build: TF's fused ``TanhGrad``/``SigmoidGrad``/``SqrtGrad``, ``Sign``,
-``Reciprocal``, ``SelectV2`` and ``UnsortedSegmentSum`` (GatherV2's gradient, made dense).
+Also the ops only gradients build: TF's fused ``TanhGrad``/``SigmoidGrad``/``SqrtGrad``/
+``RsqrtGrad``, ``Sign``, ``Reciprocal``, ``SelectV2`` and ``UnsortedSegmentSum`` (GatherV2's
+gradient, made dense). Erf and Erfc compute with ``special_math`` (NumPy has neither).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
-from placeviz.graph.ops import constant_op, shape_ops, slicing, state_ops
+from placeviz.graph.ops import constant_op, linalg_ops, shape_ops, slicing, special_math, state_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.ops.shape_ops import (
@@ -29,9 +30,14 @@ from placeviz.graph.ops.shape_ops import (
 from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast, normalize_axis
 
+
 # -- elementwise binary ------------------------------------------------------------------------
-_BINARY = {
-    # op type: (array-module function, dtypes allowed)
+def _squared_difference(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x, y: xp.square(xp.subtract(x, y))
+
+
+_BINARY: dict[str, tuple[Any, Sequence[dtypes.DType]]] = {
+    # op type: (array-module ufunc name or kernel builder, dtypes allowed)
     "AddV2": ("add", dtypes.NUMBERS),
     "Sub": ("subtract", dtypes.NUMBERS),
     "Mul": ("multiply", dtypes.NUMBERS),
@@ -43,6 +49,7 @@ _BINARY = {
     "FloorMod": ("remainder", dtypes.NUMBERS),  # Python's sign rule, as TF's FloorMod
     "LogicalAnd": ("logical_and", (dtypes.bool,)),
     "LogicalOr": ("logical_or", (dtypes.bool,)),
+    "SquaredDifference": (_squared_difference, dtypes.NUMBERS),
 }
 
 
@@ -63,7 +70,12 @@ def _xp_function(name: str) -> Any:
 
 for _type, (_fn, _allowed) in _BINARY.items():
     registry.register(
-        OpDef(type=_type, infer=_infer_binary(_type), kernel=_xp_function(_fn), ufunc=True)
+        OpDef(
+            type=_type,
+            infer=_infer_binary(_type),
+            kernel=_xp_function(_fn) if isinstance(_fn, str) else _fn,
+            ufunc=isinstance(_fn, str),
+        )
     )
 
 
@@ -135,25 +147,34 @@ def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("Minimum", x, y, name or "Minimum")
 
 
+def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """(x - y)² in one op (TF's SquaredDifference), as ``nn.moments`` builds its variance."""
+    return _binary("SquaredDifference", x, y, name or "SquaredDifference")
+
+
 # -- comparisons and SelectV2 ------------------------------------------------------------------
 _COMPARISONS = {
-    "Equal": "equal",
-    "Greater": "greater",
-    "GreaterEqual": "greater_equal",
-    "Less": "less",
-    "LessEqual": "less_equal",
+    # op type: (array-module ufunc name, dtypes allowed: any for equality, numbers to order)
+    "Equal": ("equal", dtypes.ALL),
+    "NotEqual": ("not_equal", dtypes.ALL),
+    "Greater": ("greater", dtypes.NUMBERS),
+    "GreaterEqual": ("greater_equal", dtypes.NUMBERS),
+    "Less": ("less", dtypes.NUMBERS),
+    "LessEqual": ("less_equal", dtypes.NUMBERS),
 }
 
 
 def _infer_comparison(op_type: str) -> Any:
+    allowed = _COMPARISONS[op_type][1]
+
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
-        same_dtype(op_type, inputs)
+        require_dtype(op_type, same_dtype(op_type, inputs), allowed)
         return single(broadcast(inputs[0].shape, inputs[1].shape), dtypes.bool)
 
     return infer
 
 
-for _type, _fn in _COMPARISONS.items():
+for _type, (_fn, _allowed) in _COMPARISONS.items():
     registry.register(
         OpDef(type=_type, infer=_infer_comparison(_type), kernel=_xp_function(_fn), ufunc=True)
     )
@@ -161,6 +182,10 @@ for _type, _fn in _COMPARISONS.items():
 
 def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _binary("Equal", x, y, name or "Equal")
+
+
+def not_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    return _binary("NotEqual", x, y, name or "NotEqual")
 
 
 def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -225,7 +250,7 @@ def select(condition: Tensor, x: Tensor, y: Tensor, name: str | None = None) -> 
     return make_op("Select", [condition, x, y], name or "Select").outputs[0]
 
 
-def where(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
+def where_v2(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
     """TF2's ``where``: elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast)."""
     cond = convert_to_tensor(condition)
     with cond.graph.as_default():
@@ -249,6 +274,21 @@ def _reciprocal(xp: Any, op: Operation, state: Any) -> Any:
     return lambda x: one / x
 
 
+def _rsqrt(xp: Any, op: Operation, state: Any) -> Any:
+    one = xp.asarray(1, dtype=op.outputs[0].dtype.np)
+    return lambda x: one / xp.sqrt(x)
+
+
+def _special(function: Any) -> Any:
+    """A kernel of a special_math function: computed in float64, given the op's dtype."""
+
+    def build(xp: Any, op: Operation, state: Any) -> Any:
+        dtype = op.outputs[0].dtype.np
+        return lambda x: function(xp, x).astype(dtype, copy=False)
+
+    return build
+
+
 _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
     # op type: (array-module ufunc name or kernel builder, dtypes allowed, FLOPs per element)
     "Neg": ("negative", dtypes.NUMBERS, 1.0),
@@ -262,7 +302,13 @@ _UNARY: dict[str, tuple[Any, Sequence[dtypes.DType], float]] = {
     "Relu": (_relu, dtypes.NUMBERS, 1.0),
     "Sign": ("sign", dtypes.NUMBERS, 1.0),
     "Reciprocal": (_reciprocal, dtypes.FLOATS, 4.0),
+    "Rsqrt": (_rsqrt, dtypes.FLOATS, 5.0),
+    "Log1p": ("log1p", dtypes.FLOATS, 8.0),
+    "Erf": (_special(special_math.erf), dtypes.FLOATS, 20.0),
+    "Erfc": (_special(special_math.erfc), dtypes.FLOATS, 20.0),
     "LogicalNot": ("logical_not", (dtypes.bool,), 1.0),
+    "Floor": ("floor", dtypes.FLOATS, 1.0),
+    "Ceil": ("ceil", dtypes.FLOATS, 1.0),
 }
 
 
@@ -290,8 +336,10 @@ for _type, (_kernel, _allowed, _flops) in _UNARY.items():
     )
 
 
-def _unary(op_type: str, x: Any, name: str | None) -> Tensor:
-    return make_op(op_type, [convert_to_tensor(x)], name or op_type).outputs[0]
+def _unary(op_type: str, x: Any, name: str | None, arg: str = "x") -> Tensor:
+    """TF's generated op function: a Python value becomes ``<op>/<arg>`` (``Rsqrt/x``)."""
+    with op_scope(name or op_type, (x,)) as scope:
+        return make_op(op_type, [convert_to_tensor(x, name=arg)], scope).outputs[0]
 
 
 def negative(x: Any, name: str | None = None) -> Tensor:
@@ -327,7 +375,7 @@ def sigmoid(x: Any, name: str | None = None) -> Tensor:
 
 
 def relu(features: Any, name: str | None = None) -> Tensor:
-    return _unary("Relu", features, name)
+    return _unary("Relu", features, name, arg="features")
 
 
 def sign(x: Any, name: str | None = None) -> Tensor:
@@ -336,6 +384,32 @@ def sign(x: Any, name: str | None = None) -> Tensor:
 
 def reciprocal(x: Any, name: str | None = None) -> Tensor:
     return _unary("Reciprocal", x, name)
+
+
+def rsqrt(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Rsqrt", x, name)
+
+
+def log1p(x: Any, name: str | None = None) -> Tensor:
+    """log(1 + x), accurate where x is small."""
+    return _unary("Log1p", x, name)
+
+
+def erf(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Erf", x, name)
+
+
+def erfc(x: Any, name: str | None = None) -> Tensor:
+    """1 - erf(x), accurate where erf(x) is near 1 (``nn.gelu`` builds it)."""
+    return _unary("Erfc", x, name)
+
+
+def floor(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Floor", x, name)
+
+
+def ceil(x: Any, name: str | None = None) -> Tensor:
+    return _unary("Ceil", x, name)
 
 
 # -- fused gradients of unary ops: (y, dy) -> dx, from the op's output y -----------------------
@@ -354,7 +428,18 @@ def _sqrt_grad(xp: Any, op: Operation, state: Any) -> Any:
     return lambda y, dy: dy * half / y
 
 
-_UNARY_GRADS = {"TanhGrad": _tanh_grad, "SigmoidGrad": _sigmoid_grad, "SqrtGrad": _sqrt_grad}
+def _rsqrt_grad(xp: Any, op: Operation, state: Any) -> Any:
+    """d(x^-1/2) = -x^-3/2 / 2 = -y³ / 2."""
+    minus_half = xp.asarray(-0.5, dtype=op.outputs[0].dtype.np)
+    return lambda y, dy: dy * minus_half * y * y * y
+
+
+_UNARY_GRADS = {
+    "TanhGrad": _tanh_grad,
+    "SigmoidGrad": _sigmoid_grad,
+    "SqrtGrad": _sqrt_grad,
+    "RsqrtGrad": _rsqrt_grad,
+}
 
 
 def infer_same_shape(op_type: str, names: Sequence[str]) -> Any:
@@ -383,7 +468,7 @@ for _type, _kernel in _UNARY_GRADS.items():
 
 
 def unary_grad(op_type: str, y: Tensor, dy: Tensor, name: str | None = None) -> Tensor:
-    """``TanhGrad``, ``SigmoidGrad`` or ``SqrtGrad`` of the forward output ``y``."""
+    """``TanhGrad``, ``SigmoidGrad``, ``SqrtGrad`` or ``RsqrtGrad`` of the forward output ``y``."""
     if op_type not in _UNARY_GRADS:
         raise ValueError(f"{op_type} is not one of {sorted(_UNARY_GRADS)}")
     return make_op(op_type, [y, dy], name or op_type).outputs[0]
@@ -431,11 +516,27 @@ def matmul(
     b: Any,
     transpose_a: bool = False,
     transpose_b: bool = False,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    output_type: Any = None,
+    grad_a: bool = False,
+    grad_b: bool = False,
     name: str | None = None,
 ) -> Tensor:
-    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
+    """TF's ``matmul``: a ``MatMul`` of matrices, or linalg_ops' ``BatchMatMulV2`` where an
+    operand may have batch dimensions and ``SparseMatMul`` for float32 operands marked sparse
+    (named ``MatMul`` too). A real matrix's adjoint is its transpose."""
     with op_scope(name or "MatMul", (a, b)) as scope:
+        linalg_ops.check_matmul_flags(transpose_a, adjoint_a, transpose_b, adjoint_b)
         ta, tb = convert_pair(a, b, names=("a", "b"))
+        adj_a, adj_b = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
+        sparse, grads = (bool(a_is_sparse), bool(b_is_sparse)), (grad_a, grad_b)
+        other = linalg_ops.other_matmul(ta, tb, adj_a, adj_b, sparse, grads, output_type, scope)
+        if other is not None:
+            return other
+        attrs = {"transpose_a": adj_a, "transpose_b": adj_b}
         return make_op("MatMul", [ta, tb], scope, attrs).outputs[0]
 
 
@@ -485,7 +586,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
 
 
 # -- reductions --------------------------------------------------------------------------------
-_REDUCTIONS = {"Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min"}
+_REDUCTIONS = {"Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min", "Prod": "prod"}
 
 
 def _axes(attrs: Mapping[str, Any], rank: int | None) -> tuple[int, ...] | None:
@@ -667,6 +768,11 @@ def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: str | Non
 def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
                keep_dims: Any = None) -> Tensor:  # fmt: skip
     return _reduce("Min", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+                keep_dims: Any = None) -> Tensor:  # fmt: skip
+    return _reduce("Prod", x, axis, keepdims, name, keep_dims)
 
 
 # -- UnsortedSegmentSum ------------------------------------------------------------------------
