@@ -1,0 +1,286 @@
+"""The models people study device placement on, written once against the TF1 module ``tf``.
+
+Each builder takes the module it runs under (``placeviz``, or TensorFlow's ``tf.compat.v1``), so
+the same code builds the same graph in both: the benchmark against TensorFlow runs them side by
+side and the notebook draws them. Sizes are small enough for a CPU step in tens of milliseconds;
+the structure is the original's.
+
+- ``cifar10_towers``: tensorflow/models' ``cifar10_multi_gpu_train.py``: one tower per GPU, the
+  variables on the CPU, the towers' gradients averaged on the CPU, a decayed learning rate and a
+  moving average of every weight.
+- ``resnet``: a ResNet v1 with batch norm (its moving averages updated through ``UPDATE_OPS``),
+  its stages split over the GPUs.
+- ``bert_encoder``: a BERT-style encoder (the embedding on the CPU, batched attention, dropout,
+  layer norm, gelu), its layers split over the GPUs, Adam with clipped gradients.
+
+Every builder returns a ``Model``: the op a training step runs, its loss, and a feed of random
+inputs of the right shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Model:
+    """One training step: run ``train_op`` (and ``loss``) with ``feed``."""
+
+    name: str
+    train_op: Any
+    loss: Any
+    feed: dict[Any, np.ndarray]
+
+
+def _gpu(tf: Any, index: int, gpus: int) -> str:
+    """The device of the ``index``-th part when there are ``gpus`` GPUs (the CPU without any)."""
+    return f"/gpu:{index % gpus}" if gpus else "/cpu:0"
+
+
+# -- cifar10: towers, variables on the CPU -----------------------------------------------------
+CIFAR_CLASSES = 10
+CIFAR_IMAGE = 24  # the original crops its 32x32 images to 24x24
+
+
+def _cifar_inference(tf: Any, images: Any, batch: int) -> Any:
+    def variable_on_cpu(name: str, shape: list[int], initializer: Any) -> Any:
+        with tf.device("/cpu:0"):
+            return tf.get_variable(name, shape, initializer=initializer, dtype=tf.float32)
+
+    def weights(name: str, shape: list[int], stddev: float, wd: float | None) -> Any:
+        var = variable_on_cpu(name, shape, tf.truncated_normal_initializer(stddev=stddev))
+        if wd is not None:
+            tf.add_to_collection("losses", tf.multiply(tf.nn.l2_loss(var), wd, name="weight_loss"))
+        return var
+
+    with tf.variable_scope("conv1") as scope:
+        kernel = weights("weights", [5, 5, 3, 64], 5e-2, None)
+        conv = tf.nn.conv2d(images, kernel, [1, 1, 1, 1], padding="SAME")
+        biases = variable_on_cpu("biases", [64], tf.constant_initializer(0.0))
+        conv1 = tf.nn.relu(tf.nn.bias_add(conv, biases), name=scope.name)
+    pool1 = tf.nn.max_pool(conv1, [1, 3, 3, 1], [1, 2, 2, 1], padding="SAME", name="pool1")
+    norm1 = tf.nn.lrn(pool1, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75, name="norm1")
+    with tf.variable_scope("conv2") as scope:
+        kernel = weights("weights", [5, 5, 64, 64], 5e-2, None)
+        conv = tf.nn.conv2d(norm1, kernel, [1, 1, 1, 1], padding="SAME")
+        biases = variable_on_cpu("biases", [64], tf.constant_initializer(0.1))
+        conv2 = tf.nn.relu(tf.nn.bias_add(conv, biases), name=scope.name)
+    norm2 = tf.nn.lrn(conv2, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75, name="norm2")
+    pool2 = tf.nn.max_pool(norm2, [1, 3, 3, 1], [1, 2, 2, 1], padding="SAME", name="pool2")
+    with tf.variable_scope("local3") as scope:
+        flat = tf.reshape(pool2, [batch, -1])
+        dim = int(flat.shape[1])
+        w = weights("weights", [dim, 384], 0.04, 0.004)
+        b = variable_on_cpu("biases", [384], tf.constant_initializer(0.1))
+        local3 = tf.nn.relu(tf.matmul(flat, w) + b, name=scope.name)
+    with tf.variable_scope("local4") as scope:
+        w = weights("weights", [384, 192], 0.04, 0.004)
+        b = variable_on_cpu("biases", [192], tf.constant_initializer(0.1))
+        local4 = tf.nn.relu(tf.matmul(local3, w) + b, name=scope.name)
+    with tf.variable_scope("softmax_linear") as scope:
+        w = weights("weights", [192, CIFAR_CLASSES], 1 / 192.0, None)
+        b = variable_on_cpu("biases", [CIFAR_CLASSES], tf.constant_initializer(0.0))
+        return tf.add(tf.matmul(local4, w), b, name=scope.name)
+
+
+def _cifar_tower_loss(tf: Any, scope: str, images: Any, labels: Any, batch: int) -> Any:
+    logits = _cifar_inference(tf, images, batch)
+    cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits, name="cross_entropy_per_example"
+    )
+    tf.add_to_collection("losses", tf.reduce_mean(cross_entropy, name="cross_entropy"))
+    return tf.add_n(tf.get_collection("losses", scope), name="total_loss")
+
+
+def _average_gradients(tf: Any, tower_grads: list[list[tuple[Any, Any]]]) -> list[tuple[Any, Any]]:
+    """The original's: each variable's gradients stacked on a new axis and averaged."""
+    averaged = []
+    for grad_and_vars in zip(*tower_grads):
+        grads = [tf.expand_dims(g, 0) for g, _ in grad_and_vars]
+        grad = tf.reduce_mean(tf.concat(axis=0, values=grads), 0)
+        averaged.append((grad, grad_and_vars[0][1]))
+    return averaged
+
+
+def cifar10_towers(tf: Any, gpus: int = 2, batch: int = 16, seed: int = 0) -> Model:
+    """``cifar10_multi_gpu_train.tower_loss`` on each GPU, averaged and applied on the CPU."""
+    rng = np.random.default_rng(seed)
+    feed: dict[Any, np.ndarray] = {}
+    with tf.device("/cpu:0"):
+        global_step = tf.get_variable(
+            "global_step", [], initializer=tf.constant_initializer(0), trainable=False
+        )
+        lr = tf.train.exponential_decay(0.1, global_step, 350, 0.1, staircase=True)
+        opt = tf.train.GradientDescentOptimizer(lr)
+        tower_grads = []
+        losses = []
+        with tf.variable_scope(tf.get_variable_scope()):
+            for i in range(max(gpus, 1)):
+                with tf.device(_gpu(tf, i, gpus)), tf.name_scope(f"tower_{i}") as scope:
+                    images = tf.placeholder(tf.float32, [batch, CIFAR_IMAGE, CIFAR_IMAGE, 3])
+                    labels = tf.placeholder(tf.int32, [batch])
+                    feed[images] = rng.standard_normal(images.shape.as_list()).astype(np.float32)
+                    feed[labels] = rng.integers(0, CIFAR_CLASSES, batch).astype(np.int32)
+                    loss = _cifar_tower_loss(tf, scope, images, labels, batch)
+                    tf.get_variable_scope().reuse_variables()
+                    tower_grads.append(opt.compute_gradients(loss))
+                    losses.append(loss)
+        grads = _average_gradients(tf, tower_grads)
+        apply_gradient_op = opt.apply_gradients(grads, global_step=global_step)
+        averages = tf.train.ExponentialMovingAverage(0.9999, global_step)
+        averages_op = averages.apply(tf.trainable_variables())
+        train_op = tf.group(apply_gradient_op, averages_op)
+    return Model("cifar10", train_op, tf.add_n(losses) if len(losses) > 1 else losses[0], feed)
+
+
+# -- ResNet: batch norm, UPDATE_OPS, stages split over GPUs ----------------------------------
+def _residual_block(tf: Any, x: Any, filters: int, strides: int, training: bool) -> Any:
+    """ResNet v1's basic block: two 3x3 convolutions with batch norm, the shortcut projected
+    where the shape changes."""
+    shortcut = x
+    if strides != 1 or int(x.shape[-1]) != filters:
+        shortcut = tf.layers.conv2d(x, filters, 1, strides, use_bias=False, name="projection")
+        shortcut = tf.layers.batch_normalization(shortcut, training=training, name="bn_projection")
+    y = tf.layers.conv2d(x, filters, 3, strides, padding="same", use_bias=False, name="conv1")
+    y = tf.nn.relu(tf.layers.batch_normalization(y, training=training, name="bn1"))
+    y = tf.layers.conv2d(y, filters, 3, 1, padding="same", use_bias=False, name="conv2")
+    y = tf.layers.batch_normalization(y, training=training, name="bn2")
+    return tf.nn.relu(y + shortcut)
+
+
+def resnet(
+    tf: Any,
+    gpus: int = 2,
+    batch: int = 16,
+    image: int = 32,
+    stages: tuple[int, ...] = (16, 32, 64),
+    blocks_per_stage: int = 2,
+    classes: int = 10,
+    seed: int = 0,
+) -> Model:
+    """A CIFAR-sized ResNet v1 trained with momentum; stage ``s`` on GPU ``s * gpus // len``."""
+    rng = np.random.default_rng(seed)
+    images = tf.placeholder(tf.float32, [batch, image, image, 3], name="images")
+    labels = tf.placeholder(tf.int32, [batch], name="labels")
+    with tf.device(_gpu(tf, 0, gpus)):
+        x = tf.layers.conv2d(images, stages[0], 3, padding="same", use_bias=False, name="stem")
+        x = tf.nn.relu(tf.layers.batch_normalization(x, training=True, name="stem_bn"))
+    for s, filters in enumerate(stages):
+        with tf.device(_gpu(tf, s * max(gpus, 1) // len(stages), gpus)):
+            for b in range(blocks_per_stage):
+                with tf.variable_scope(f"stage{s + 1}/block{b + 1}"):
+                    strides = 2 if s > 0 and b == 0 else 1
+                    x = _residual_block(tf, x, filters, strides, training=True)
+    with tf.device(_gpu(tf, gpus - 1, gpus)):
+        pooled = tf.reduce_mean(x, [1, 2], name="global_pool")
+        logits = tf.layers.dense(pooled, classes, name="logits")
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits),
+            name="loss",
+        )
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = tf.train.MomentumOptimizer(0.1, 0.9).minimize(
+            loss, colocate_gradients_with_ops=True
+        )
+    feed = {
+        images: rng.standard_normal((batch, image, image, 3)).astype(np.float32),
+        labels: rng.integers(0, classes, batch).astype(np.int32),
+    }
+    return Model("resnet", train_op, loss, feed)
+
+
+# -- BERT-style encoder: attention, layer norm, layers split over GPUs ------------------------
+def _gelu(tf: Any, x: Any) -> Any:
+    """BERT's tanh approximation."""
+    cdf = 0.5 * (1.0 + tf.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    return x * cdf
+
+
+def _layer_norm(tf: Any, x: Any, name: str) -> Any:
+    with tf.variable_scope(name):
+        width = int(x.shape[-1])
+        gamma = tf.get_variable("gamma", [width], initializer=tf.ones_initializer())
+        beta = tf.get_variable("beta", [width], initializer=tf.zeros_initializer())
+        mean, variance = tf.nn.moments(x, [-1], keep_dims=True)
+        return (x - mean) * tf.rsqrt(variance + 1e-12) * gamma + beta
+
+
+def _attention(tf: Any, x: Any, heads: int, dropout: float, batch: int, seq: int) -> Any:
+    width = int(x.shape[-1])
+    size = width // heads
+
+    def split_heads(t: Any) -> Any:
+        return tf.transpose(tf.reshape(t, [batch, seq, heads, size]), [0, 2, 1, 3])
+
+    init = tf.truncated_normal_initializer(stddev=0.02)
+    q = split_heads(tf.layers.dense(x, width, name="query", kernel_initializer=init))
+    k = split_heads(tf.layers.dense(x, width, name="key", kernel_initializer=init))
+    v = split_heads(tf.layers.dense(x, width, name="value", kernel_initializer=init))
+    scores = tf.matmul(q, k, transpose_b=True) * (1.0 / math.sqrt(size))
+    probs = tf.nn.dropout(tf.nn.softmax(scores), rate=dropout)
+    context = tf.reshape(tf.transpose(tf.matmul(probs, v), [0, 2, 1, 3]), [batch, seq, width])
+    return tf.layers.dense(context, width, name="output", kernel_initializer=init)
+
+
+def bert_encoder(
+    tf: Any,
+    gpus: int = 2,
+    batch: int = 8,
+    seq: int = 32,
+    width: int = 64,
+    heads: int = 4,
+    layers: int = 4,
+    vocab: int = 1000,
+    classes: int = 2,
+    dropout: float = 0.1,
+    seed: int = 0,
+) -> Model:
+    """Token ids to a sentence class; layer ``l`` on GPU ``l * gpus // layers``."""
+    rng = np.random.default_rng(seed)
+    ids = tf.placeholder(tf.int32, [batch, seq], name="input_ids")
+    labels = tf.placeholder(tf.int32, [batch], name="labels")
+    init = tf.truncated_normal_initializer(stddev=0.02)
+    with tf.device("/cpu:0"), tf.variable_scope("embeddings"):
+        table = tf.get_variable("word_embeddings", [vocab, width], initializer=init)
+        positions = tf.get_variable("position_embeddings", [seq, width], initializer=init)
+        x = tf.nn.embedding_lookup(table, ids) + positions
+    with tf.device(_gpu(tf, 0, gpus)):
+        x = tf.nn.dropout(_layer_norm(tf, x, "embeddings_norm"), rate=dropout)
+    for layer in range(layers):
+        device = _gpu(tf, layer * max(gpus, 1) // layers, gpus)
+        with tf.device(device), tf.variable_scope(f"layer_{layer}"):
+            with tf.variable_scope("attention"):
+                attended = _attention(tf, x, heads, dropout, batch, seq)
+                x = _layer_norm(tf, tf.nn.dropout(attended, rate=dropout) + x, "norm")
+            with tf.variable_scope("feed_forward"):
+                hidden = tf.layers.dense(x, 4 * width, name="intermediate")
+                out = tf.layers.dense(_gelu(tf, hidden), width, name="output")
+                x = _layer_norm(tf, tf.nn.dropout(out, rate=dropout) + x, "norm")
+    with tf.device(_gpu(tf, gpus - 1, gpus)), tf.variable_scope("classifier"):
+        first = tf.squeeze(x[:, 0:1, :], axis=1)
+        pooled = tf.layers.dense(first, width, activation=tf.tanh, name="pooler")
+        logits = tf.layers.dense(pooled, classes, name="logits")
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        )
+    optimizer = tf.train.AdamOptimizer(1e-4)
+    grads, variables = zip(*optimizer.compute_gradients(loss, colocate_gradients_with_ops=True))
+    clipped, _ = tf.clip_by_global_norm(grads, 1.0)
+    train_op = optimizer.apply_gradients(zip(clipped, variables))
+    feed = {
+        ids: rng.integers(0, vocab, (batch, seq)).astype(np.int32),
+        labels: rng.integers(0, classes, batch).astype(np.int32),
+    }
+    return Model("bert", train_op, loss, feed)
+
+
+ZOO: dict[str, Callable[..., Model]] = {
+    "cifar10": cifar10_towers,
+    "resnet": resnet,
+    "bert": bert_encoder,
+}
