@@ -116,7 +116,7 @@ def test_comparisons_and_where() -> None:
     results = [op(a, b) for op in ops]
     assert [r.op.type for r in results] == ["Equal", "Greater", "GreaterEqual", "Less", "LessEqual"]
     assert all(r.dtype is pv.bool for r in results)
-    chosen = math_ops.where(math_ops.greater(a, b), a, 0.0)
+    chosen = math_ops.where_v2(math_ops.greater(a, b), a, 0.0)
     with pv.Session() as sess:
         values = sess.run([*results, chosen])
     expected = [[0, 1, 0], [0, 0, 1], [0, 1, 1], [1, 0, 0], [1, 1, 0]]

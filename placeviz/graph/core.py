@@ -58,6 +58,9 @@ class Tensor:
     """One output of an operation; its value exists only inside a ``Session.run``."""
 
     __slots__ = ("__weakref__", "_dtype", "_shape", "op", "value_index")
+    # As TF's: NumPy defers to the Tensor's operators, so ``array * tensor`` is one Mul op
+    # rather than an object array of one op per element.
+    __array_priority__ = 100
 
     def __init__(self, op: Operation, value_index: int, shape: TensorShape, dtype: DType) -> None:
         self.op = op

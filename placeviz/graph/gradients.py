@@ -115,11 +115,14 @@ class _Backprop:
         self.grads: _GradLists = {}
 
     def _between_ops(self) -> dict[Operation, None]:
-        """Ops reachable forward from an x and backward from a y, in discovery order."""
+        """Ops reachable forward from an x and backward from a y, in discovery order. Forward,
+        only float outputs lead on (TF's ``_IsBackpropagatable``): no gradient flows through an
+        ArgMax's indices or a Shape, so the ops that read them are not between."""
         consumers: defaultdict[Operation, list[Operation]] = defaultdict(list)
         for op in self.graph.get_operations():
             for tensor in op.inputs:
-                consumers[tensor.op].append(op)
+                if tensor.dtype.base_dtype.is_floating:
+                    consumers[tensor.op].append(op)
         reached: set[Operation] = set()
         stack = [x.op for x in self.xs]
         while stack:

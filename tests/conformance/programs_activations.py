@@ -441,3 +441,24 @@ def act_sparse_cross_entropy_named(tf: Any) -> Any:
         labels=tf.constant([2, 0]), logits=logits, name="per_example"
     )
     return Run([loss, tf.gradients(tf.reduce_mean(loss), logits)])
+
+
+family(
+    "act_operand_conversion",
+    {
+        # NumPy defers to the tensor: one Mul op, not an array of ops.
+        "numpy_array_times_tensor": lambda tf: np.array([2.0, 3.0], dtype=np.float32)
+        * tf.constant([4.0, 5.0]),
+        "numpy_scalar_times_tensor": lambda tf: np.float32(2.0) * tf.constant([4.0, 5.0]),
+    },
+)
+program(
+    lambda tf: tf.constant(2.0, dtype=tf.int32),
+    name="act_operand_conversion_whole_float_to_int",
+    error=("Expected int32, but got 2.0 of type 'float'",),
+)
+program(
+    lambda tf: tf.constant(1) + 2.5,
+    name="act_operand_conversion_int_plus_float",
+    error=("Input 'y' of 'AddV2' Op has type float32 that does not match type int32",),
+)

@@ -34,20 +34,11 @@ DEVICE_SPEC_MERGE = (
     "documented difference: DeviceSpec is immutable (TF 2's), so merge_from returns the "
     "merged spec instead of changing it"
 )
-INTEGER_PATHS_NOT_PRUNED = (
-    "not listed: tf.gradients here walks forward from xs through integer outputs (ArgMax's), "
-    "building gradients (Sum_grad) of ops TF prunes: its _MarkReachedOps follows trainable "
-    "outputs only"
-)
 PLACE_WHOLE_GRAPH = (
     "documented difference: TensorFlow places the whole graph at the first run, so an "
     "unplaceable op fails every run; placeviz fails only the runs that need it"
 )
 
-WHOLE_FLOAT_TO_INT = (
-    "not listed: convert_to_tensor(0.0, dtype=int32) gives 0 here; TensorFlow's raises TypeError "
-    "('Expected int32, but got 0.0'), so truncated_normal(dtype=int32) fails later, at its op"
-)
 FED_TRAINING_FLAG = (
     "not listed: a batch_normalization whose `training` is a tensor fed at run time needs "
     "tf.cond's Switch and Merge, which placeviz lacks; it raises NotImplementedError saying so"
@@ -73,11 +64,6 @@ LAYER_SECOND_CALL_SCOPE = (
     "scope (batch_normalization_1/); TF's legacy layers re-enter the first one "
     "(batch_normalization/FusedBatchNormV3_1)"
 )
-GATED_GRADIENTS_COLOCATION = (
-    "not listed: with colocate_gradients_with_ops, graph/gradients.py builds an op's gated "
-    "`<op>_grad/tuple/group_deps` NoOp colocated with the op; TensorFlow builds the tuple under "
-    "colocate_with(None, ignore_existing=True), so the NoOp has no loc:@ of the op"
-)
 
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
@@ -85,9 +71,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "act_grad_batch_normalization_placeholder": MEAN_OF_PARTLY_KNOWN_SHAPE,
     "bn_layer_class_called_twice": LAYER_SECOND_CALL_SCOPE,
     "bn_layer_training_placeholder": FED_TRAINING_FLAG,
-    "bn_train_op_colocated_with_cpu1": GATED_GRADIENTS_COLOCATION,
     "cls_embedding_gradient_graph": DENSE_GATHER_GRADIENT,
-    "cls_gradients_stop_at_integer_outputs": INTEGER_PATHS_NOT_PRUNED,
     "conv_layers_conv2d_called_twice": LAYER_SECOND_CALL_SCOPE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
@@ -95,7 +79,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
     "variable_initialized_value": MISSING_OPERATORS,
-    "vars_error_truncated_normal_int": WHOLE_FLOAT_TO_INT,
 }
 
 

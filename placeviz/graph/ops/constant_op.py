@@ -44,9 +44,12 @@ def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
     if array.dtype == object:
         raise TypeError(f"Cannot convert {value!r} to a tensor: ragged or non-numeric value")
     if target.is_integer and array.dtype.kind == "f":
-        fractional = np.mod(array, 1) != 0
-        if fractional.any():  # TF's words, naming the first such element
-            first = float(array.flat[int(np.argmax(fractional))])
+        # TF's words, naming the first Python float (NumPy floats are cast, but not a fraction)
+        first = _first_python_float(value)
+        if first is None:
+            fractional = np.mod(array, 1) != 0
+            first = float(array.flat[int(np.argmax(fractional))]) if fractional.any() else None
+        if first is not None:
             raise TypeError(f"Expected {target.name}, but got {first!r} of type 'float'.")
     if target.is_integer or target.is_bool:
         if array.dtype.kind in "fc" and target.is_bool:
@@ -55,6 +58,18 @@ def _to_array(value: Any, dtype: DType | None) -> np.ndarray:
         if info is not None and array.size and (array.min() < info.min or array.max() > info.max):
             raise TypeError(f"Cannot convert {value!r} to {target.name}: out of range")
     return np.array(array, dtype=target.np)
+
+
+def _first_python_float(value: Any) -> float | None:
+    """The first Python float in a (nested) list, which TF never converts to an integer."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, list | tuple):
+        for item in value:
+            found = _first_python_float(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _to_strings(value: Any, array: np.ndarray, target: DType) -> np.ndarray:
@@ -122,13 +137,23 @@ def convert_pair(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> tuple[T
     if x_is_tensor:
         tx = convert_to_tensor(x)
         with _graph_of(tx):
-            other = None if y_is_tensor else tx.dtype.base_dtype
-            return tx, convert_to_tensor(y, dtype=other, name=names[1])
+            if y_is_tensor:
+                return tx, convert_to_tensor(y, name=names[1])
+            return tx, _convert_hinted(y, tx.dtype.base_dtype, names[1])
     if y_is_tensor:
         ty = convert_to_tensor(y)
         with _graph_of(ty):
-            return convert_to_tensor(x, dtype=ty.dtype.base_dtype, name=names[0]), ty
+            return _convert_hinted(x, ty.dtype.base_dtype, names[0]), ty
     return convert_to_tensor(x, name=names[0]), convert_to_tensor(y, name=names[1])
+
+
+def _convert_hinted(value: Any, hint: DType, name: str) -> Tensor:
+    """TF's ``dtype_hint``: the other operand's dtype where the value converts to it, else the
+    value's own (``int_tensor + 2.5`` then fails at the op, naming both dtypes)."""
+    try:
+        return convert_to_tensor(value, dtype=hint, name=name)
+    except TypeError:
+        return convert_to_tensor(value, name=name)
 
 
 def _graph_of(tensor: Tensor) -> Any:
