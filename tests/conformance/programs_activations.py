@@ -447,8 +447,9 @@ family(
     "act_operand_conversion",
     {
         # NumPy defers to the tensor: one Mul op, not an array of ops.
-        "numpy_array_times_tensor": lambda tf: np.array([2.0, 3.0], dtype=np.float32)
-        * tf.constant([4.0, 5.0]),
+        "numpy_array_times_tensor": lambda tf: (
+            np.array([2.0, 3.0], dtype=np.float32) * tf.constant([4.0, 5.0])
+        ),
         "numpy_scalar_times_tensor": lambda tf: np.float32(2.0) * tf.constant([4.0, 5.0]),
     },
 )
