@@ -30,6 +30,7 @@ BATCH = 60
 PLACEMENT_LINE = re.compile(r"^(?P<name>[^\s:]\S*): \((?P<type>\w+)\): (?P<device>/job:\S+)$")
 
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(1, str(ROOT))  # the zoo programs build placeviz.examples.zoo's models
 
 
 def main() -> None:

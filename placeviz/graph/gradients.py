@@ -206,7 +206,9 @@ class _Backprop:
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
-                in_grads = state_ops.gated_tuple(in_grads)
+                # TF's: the gate ignores the forward op's colocation and any device scope
+                with self.graph.colocate_with(None, ignore_existing=True):
+                    in_grads = state_ops.gated_tuple(in_grads)
         if len(in_grads) != len(op.inputs):
             raise ValueError(
                 f"The gradient of '{op.name}' ({op.type}) has {len(in_grads)} values, but the op "

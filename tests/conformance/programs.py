@@ -2553,4 +2553,5 @@ from conformance import (  # noqa: E402, F401
     programs_linalg,
     programs_train,
     programs_variables,
+    programs_zoo,
 )

@@ -79,6 +79,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
     "variable_initialized_value": MISSING_OPERATORS,
+    "zoo_bert": DENSE_GATHER_GRADIENT,
+    "zoo_cifar10": EMA_INITIALIZED_VALUE,
 }
 
 
