@@ -100,6 +100,7 @@ from placeviz.graph.ops.clip_ops import (
 )
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
+from placeviz.graph.ops.io_ops import placeholder_with_default
 from placeviz.graph.ops.linalg_ops import einsum, tensordot
 from placeviz.graph.ops.loss_ops import stop_gradient
 from placeviz.graph.ops.math_ops import (

@@ -96,6 +96,9 @@ class OpDef:
     kernel_overrides: Mapping[str, KernelBuilder] = field(default_factory=dict)
     # the op's output is a reference to mutable state (a variable) rather than a value.
     ref_output: bool = False
+    # takes a variable's reference only by value (TF's non-ref input args, e.g. SaveV2's): the
+    # placer does not colocate it with the variable, as it does Assign.
+    value_inputs: bool = False
     stateful: bool = False
     # the kernel returns a tuple of outputs (split, unstack), even when there is only one.
     multi_output: bool = False

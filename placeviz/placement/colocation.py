@@ -66,7 +66,7 @@ class ColocationIndex:
             self._members[op._id] = [op]
             self._by_name[op.name] = op
             for tensor in op.inputs:
-                if tensor.op.op_def.ref_output:
+                if tensor.op.op_def.ref_output and not op.op_def.value_inputs:
                     self._union(op, tensor.op)
             for group in op._colocation:
                 name = group.removeprefix("loc:@")
@@ -102,8 +102,10 @@ def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
     for op in ops:
         for tensor in op.inputs:
             source = tensor.op
-            if source.op_def.ref_output and not compatible(
-                source.requested_device, op.requested_device
+            if (
+                source.op_def.ref_output
+                and not op.op_def.value_inputs
+                and not compatible(source.requested_device, op.requested_device)
             ):
                 overrides.setdefault(op._id, source)
     return overrides

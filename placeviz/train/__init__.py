@@ -1,4 +1,5 @@
-"""TensorFlow 1's ``tf.train``: optimizers, the global step, device setters and cluster specs."""
+"""TensorFlow 1's ``tf.train``: optimizers, the global step, device setters, cluster specs,
+savers and monitored sessions."""
 
 from __future__ import annotations
 
@@ -8,15 +9,44 @@ from placeviz.train.adam import AdamOptimizer
 from placeviz.train.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from placeviz.train.device_setter import replica_device_setter
 from placeviz.train.gradient_descent import GradientDescentOptimizer
+from placeviz.train.hooks import (
+    CheckpointSaverHook,
+    LoggingTensorHook,
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    StepCounterHook,
+    StopAtStepHook,
+)
 from placeviz.train.learning_rate_decay import (
     exponential_decay,
     piecewise_constant,
     polynomial_decay,
 )
 from placeviz.train.momentum import MomentumOptimizer
+from placeviz.train.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    WorkerSessionCreator,
+)
 from placeviz.train.moving_averages import ExponentialMovingAverage
 from placeviz.train.optimizer import Optimizer
 from placeviz.train.rmsprop import RMSPropOptimizer
+from placeviz.train.saver import (
+    CheckpointState,
+    Saver,
+    SaverDef,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
+    list_variables,
+    load_variable,
+    update_checkpoint_state,
+)
 from placeviz.train.server import Server
 from placeviz.train.training_util import (
     create_global_step,

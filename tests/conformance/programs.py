@@ -2551,6 +2551,7 @@ from conformance import (  # noqa: E402, F401
     programs_classify,
     programs_conv,
     programs_linalg,
+    programs_saver,
     programs_train,
     programs_variables,
     programs_zoo,
