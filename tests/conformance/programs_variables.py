@@ -617,3 +617,11 @@ def vars_graph_keys(tf: Any) -> Any:
             )
         }
     )
+
+
+@program
+def vars_assign_unknown_value_keeps_variable_shape(tf: Any) -> Any:
+    v = tf.Variable(tf.zeros([2, 3]), name="v")
+    p = tf.placeholder(tf.float32, name="p")
+    checked, unchecked = tf.assign(v, p), tf.assign(v, p, validate_shape=False)
+    return Note(checked=checked.shape.as_list(), unchecked=str(unchecked.shape))

@@ -105,8 +105,11 @@ def _infer_assign(op_type: str) -> Any:
                 f"Shapes must be {equal}: the variable has shape {ref.shape} and the value "
                 f"{value.shape}"
             )
-        shape = value.shape if op_type == "Assign" else ref.shape
-        return single(shape, ref.dtype)
+        if op_type != "Assign":
+            return single(ref.shape, ref.dtype)
+        if not attrs.get("validate_shape", True):
+            return single(value.shape, ref.dtype)
+        return single(ref.shape.merge_with(value.shape), ref.dtype)  # TF's: what either knows
 
     return infer
 
