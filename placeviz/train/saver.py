@@ -120,10 +120,9 @@ class Saver:
                 )
             assigns = []
             for ref, value in zip(refs, restored):
-                assign = state_ops.assign(ref, value, validate_shape=ref.shape.is_fully_defined)
-                if ref.shape.is_fully_defined:  # TF's Assign merges both shapes
-                    assign.set_shape(ref.shape)
-                assigns.append(assign)
+                assigns.append(
+                    state_ops.assign(ref, value, validate_shape=ref.shape.is_fully_defined)
+                )
             restore = state_ops.group(*assigns, name="restore_all")
         return SaverDef(
             filename_tensor_name=filename_tensor.name,
