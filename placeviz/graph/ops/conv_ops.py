@@ -220,24 +220,28 @@ def correlate(xp: Any, padded: Any, filters: Any, groups: int, shape: Window) ->
 def correlate_input_grad(
     xp: Any, grad: Any, filters: Any, input_shape: Sequence[int], groups: int, shape: Window
 ) -> Any:
-    """The input's gradient: the output gradient, spread out by the strides and padded by the
-    dilated filter's extent, correlated with the flipped filter whose in and out depths swap."""
+    """The input's gradient: for each of the kh * kw filter taps, the output gradient times
+    that tap's weights (one matrix product) is what each window owes the input element under
+    the tap, added back onto the padded input (a loop over taps, never over pixels)."""
     n, height, width, _ = input_shape
     kh, kw, depth, out_depth = filters.shape
-    (top, bottom), (left, right) = shape.pads
-    reach_h = (kh - 1) * shape.dilations[0]
-    reach_w = (kw - 1) * shape.dilations[1]
-    padded_h, padded_w = height + top + bottom, width + left + right
-    stuffed = xp.zeros((n, padded_h + reach_h, padded_w + reach_w, out_depth), dtype=grad.dtype)
-    sh, sw = shape.strides
     ho, wo = shape.out
-    stuffed[
-        :, reach_h : reach_h + (ho - 1) * sh + 1 : sh, reach_w : reach_w + (wo - 1) * sw + 1 : sw
-    ] = grad
-    flipped = filters[::-1, ::-1].reshape(kh, kw, depth, groups, out_depth // groups)
-    flipped = flipped.transpose(0, 1, 4, 3, 2).reshape(kh, kw, out_depth // groups, groups * depth)
-    spread = Window(shape.size, (1, 1), shape.dilations, ((0, 0), (0, 0)), (padded_h, padded_w))
-    return shape.crop(correlate(xp, stuffed, flipped, groups, spread), height, width)
+    per_group = out_depth // groups
+    grads = grad.reshape(n * ho * wo, groups, per_group).transpose(1, 0, 2)
+    taps = xp.ascontiguousarray(
+        filters.reshape(kh, kw, depth, groups, per_group).transpose(0, 1, 3, 4, 2)
+    )
+    (top, bottom), (left, right) = shape.pads
+    padded = xp.zeros((n, height + top + bottom, width + left + right, groups * depth), grad.dtype)
+    (sh, sw), (dh, dw) = shape.strides, shape.dilations
+    for i in range(kh):
+        for j in range(kw):
+            share = xp.matmul(grads, taps[i, j])  # (groups, rows, depth)
+            share = share[0] if groups == 1 else share.transpose(1, 0, 2)
+            target = padded[:, i * dh : i * dh + (ho - 1) * sh + 1 : sh,
+                            j * dw : j * dw + (wo - 1) * sw + 1 : sw]  # fmt: skip
+            target += share.reshape(n, ho, wo, groups * depth)
+    return shape.crop(padded, height, width)
 
 
 def correlate_filter_grad(
@@ -679,15 +683,15 @@ for _type, _infer, _compute, _images, _cpu, _gpu in (
 
 # -- LRN, LRNGrad ------------------------------------------------------------------------------
 def _depth_window_sum(xp: Any, values: Any, radius: int) -> Any:
-    """Each element's sum over the channels within ``radius`` of its own (last axis)."""
+    """Each element's sum over the channels within ``radius`` of its own (last axis): one
+    shifted add per offset (a reduction over a short strided axis is many times slower)."""
     widths = ((0, 0),) * (values.ndim - 1) + ((radius, radius),)
     padded = xp.pad(values, widths, mode="constant")
-    view = xp.lib.stride_tricks.as_strided(
-        padded,
-        shape=(*values.shape, 2 * radius + 1),
-        strides=(*padded.strides, padded.strides[-1]),
-    )
-    return view.sum(axis=-1)
+    depth = values.shape[-1]
+    total = padded[..., :depth].copy()
+    for offset in range(1, 2 * radius + 1):
+        total += padded[..., offset : offset + depth]
+    return total
 
 
 def _lrn_norm(xp: Any, attrs: Mapping[str, Any], x: Any) -> Any:
