@@ -545,3 +545,27 @@ def test_keras_serves_the_same_layers_with_keras_defaults() -> None:
     assert pooled.shape.as_list() == [1, 2, 3, 1]
     with pytest.raises(ValueError, match="The `padding` argument must be"):
         layers.Conv2D(2, 3, padding="full")
+
+
+DEEP = conv_ops.TAP_PRODUCT_DEPTH  # deep inputs take the engine's product-per-tap path
+
+
+@pytest.mark.parametrize(
+    ("strides", "dilations", "padding"),
+    [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 1), "VALID"), ((1, 1), (2, 2), "SAME")],
+)
+def test_deep_input_conv2d_and_its_gradients(strides: Any, dilations: Any, padding: str) -> None:
+    """The value against the reference; both gradients by bilinearity: sum(conv(x, w) * g)
+    equals sum(x * dx) and sum(w * dw) for the gradients that g sends back."""
+    x, w = arange(2, 5, 6, DEEP), arange(3, 2, DEEP, 3)
+    with Graph().as_default():
+        tx, tw = pv.constant(x), pv.constant(w)
+        y = pv.nn.conv2d(tx, tw, [1, *strides, 1], padding, dilations=[1, *dilations, 1])
+        g = arange(*y.shape.as_list()) + 0.5
+        dx, dw = pv.gradients(y, [tx, tw], grad_ys=pv.constant(g))
+        got_y, got_dx, got_dw = run([y, dx, dw])
+    pads = _pads(padding, x.shape, w.shape, strides, dilations)
+    np.testing.assert_allclose(got_y, reference_conv(x, w, strides, dilations, pads), rtol=1e-12)
+    pairing = float(np.sum(got_y * g))
+    assert float(np.sum(x * got_dx)) == pytest.approx(pairing, rel=1e-12)
+    assert float(np.sum(w * got_dw)) == pytest.approx(pairing, rel=1e-12)

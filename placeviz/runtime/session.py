@@ -32,6 +32,7 @@ from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
 from placeviz.runtime.executor import RunFailure
+from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
 from placeviz.runtime.plan import build_plan
 from placeviz.runtime.plan_cache import PlanCache
@@ -75,6 +76,7 @@ class Session:
         _state: SessionState | None = None,
     ) -> None:
         """``_state``: variables shared with other sessions (a cluster task's, by name)."""
+        keep_freed_host_memory()
         self.graph = graph if graph is not None else get_default_graph()
         _require_type("config", config, ConfigProto)
         self.config = config or ConfigProto()
