@@ -19,6 +19,7 @@ inputs of the right shapes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,9 +38,12 @@ class Model:
     feed: dict[Any, np.ndarray]
 
 
-def _gpu(tf: Any, index: int, gpus: int) -> str:
-    """The device of the ``index``-th part when there are ``gpus`` GPUs (the CPU without any)."""
-    return f"/gpu:{index % gpus}" if gpus else "/cpu:0"
+def _gpu(tf: Any, index: int, gpus: int, pin: bool = True) -> Any:
+    """The device scope of the ``index``-th part when there are ``gpus`` GPUs (the CPU without
+    any); with ``pin=False`` no scope at all, so the placer decides."""
+    if not pin:
+        return contextlib.nullcontext()
+    return tf.device(f"/gpu:{index % gpus}" if gpus else "/cpu:0")
 
 
 # -- cifar10: towers, variables on the CPU -----------------------------------------------------
@@ -107,8 +111,11 @@ def _average_gradients(tf: Any, tower_grads: list[list[tuple[Any, Any]]]) -> lis
     return averaged
 
 
-def cifar10_towers(tf: Any, gpus: int = 2, batch: int = 16, seed: int = 0) -> Model:
-    """``cifar10_multi_gpu_train.tower_loss`` on each GPU, averaged and applied on the CPU."""
+def cifar10_towers(
+    tf: Any, gpus: int = 2, batch: int = 16, seed: int = 0, pin: bool = True
+) -> Model:
+    """``cifar10_multi_gpu_train.tower_loss`` on each GPU, averaged and applied on the CPU
+    (``pin=False``: the towers without their GPU scopes, the variables still on the CPU)."""
     rng = np.random.default_rng(seed)
     feed: dict[Any, np.ndarray] = {}
     with tf.device("/cpu:0"):
@@ -121,7 +128,7 @@ def cifar10_towers(tf: Any, gpus: int = 2, batch: int = 16, seed: int = 0) -> Mo
         losses = []
         with tf.variable_scope(tf.get_variable_scope()):
             for i in range(max(gpus, 1)):
-                with tf.device(_gpu(tf, i, gpus)), tf.name_scope(f"tower_{i}") as scope:
+                with _gpu(tf, i, gpus, pin), tf.name_scope(f"tower_{i}") as scope:
                     images = tf.placeholder(tf.float32, [batch, CIFAR_IMAGE, CIFAR_IMAGE, 3])
                     labels = tf.placeholder(tf.int32, [batch])
                     feed[images] = rng.standard_normal(images.shape.as_list()).astype(np.float32)
@@ -162,21 +169,23 @@ def resnet(
     blocks_per_stage: int = 2,
     classes: int = 10,
     seed: int = 0,
+    pin: bool = True,
 ) -> Model:
-    """A CIFAR-sized ResNet v1 trained with momentum; stage ``s`` on GPU ``s * gpus // len``."""
+    """A CIFAR-sized ResNet v1 trained with momentum; stage ``s`` on GPU ``s * gpus // len``
+    (``pin=False``: no device scopes)."""
     rng = np.random.default_rng(seed)
     images = tf.placeholder(tf.float32, [batch, image, image, 3], name="images")
     labels = tf.placeholder(tf.int32, [batch], name="labels")
-    with tf.device(_gpu(tf, 0, gpus)):
+    with _gpu(tf, 0, gpus, pin):
         x = tf.layers.conv2d(images, stages[0], 3, padding="same", use_bias=False, name="stem")
         x = tf.nn.relu(tf.layers.batch_normalization(x, training=True, name="stem_bn"))
     for s, filters in enumerate(stages):
-        with tf.device(_gpu(tf, s * max(gpus, 1) // len(stages), gpus)):
+        with _gpu(tf, s * max(gpus, 1) // len(stages), gpus, pin):
             for b in range(blocks_per_stage):
                 with tf.variable_scope(f"stage{s + 1}/block{b + 1}"):
                     strides = 2 if s > 0 and b == 0 else 1
                     x = _residual_block(tf, x, filters, strides, training=True)
-    with tf.device(_gpu(tf, gpus - 1, gpus)):
+    with _gpu(tf, gpus - 1, gpus, pin):
         pooled = tf.reduce_mean(x, [1, 2], name="global_pool")
         logits = tf.layers.dense(pooled, classes, name="logits")
         loss = tf.reduce_mean(
@@ -239,8 +248,10 @@ def bert_encoder(
     classes: int = 2,
     dropout: float = 0.1,
     seed: int = 0,
+    pin: bool = True,
 ) -> Model:
-    """Token ids to a sentence class; layer ``l`` on GPU ``l * gpus // layers``."""
+    """Token ids to a sentence class; layer ``l`` on GPU ``l * gpus // layers`` (``pin=False``:
+    no GPU scopes, the embedding still on the CPU)."""
     rng = np.random.default_rng(seed)
     ids = tf.placeholder(tf.int32, [batch, seq], name="input_ids")
     labels = tf.placeholder(tf.int32, [batch], name="labels")
@@ -249,11 +260,11 @@ def bert_encoder(
         table = tf.get_variable("word_embeddings", [vocab, width], initializer=init)
         positions = tf.get_variable("position_embeddings", [seq, width], initializer=init)
         x = tf.nn.embedding_lookup(table, ids) + positions
-    with tf.device(_gpu(tf, 0, gpus)):
+    with _gpu(tf, 0, gpus, pin):
         x = tf.nn.dropout(_layer_norm(tf, x, "embeddings_norm"), rate=dropout)
     for layer in range(layers):
-        device = _gpu(tf, layer * max(gpus, 1) // layers, gpus)
-        with tf.device(device), tf.variable_scope(f"layer_{layer}"):
+        device = _gpu(tf, layer * max(gpus, 1) // layers, gpus, pin)
+        with device, tf.variable_scope(f"layer_{layer}"):
             with tf.variable_scope("attention"):
                 attended = _attention(tf, x, heads, dropout, batch, seq)
                 x = _layer_norm(tf, tf.nn.dropout(attended, rate=dropout) + x, "norm")
@@ -261,7 +272,7 @@ def bert_encoder(
                 hidden = tf.layers.dense(x, 4 * width, name="intermediate")
                 out = tf.layers.dense(_gelu(tf, hidden), width, name="output")
                 x = _layer_norm(tf, tf.nn.dropout(out, rate=dropout) + x, "norm")
-    with tf.device(_gpu(tf, gpus - 1, gpus)), tf.variable_scope("classifier"):
+    with _gpu(tf, gpus - 1, gpus, pin), tf.variable_scope("classifier"):
         first = tf.squeeze(x[:, 0:1, :], axis=1)
         pooled = tf.layers.dense(first, width, activation=tf.tanh, name="pooler")
         logits = tf.layers.dense(pooled, classes, name="logits")
