@@ -53,12 +53,6 @@ EMA_INITIALIZED_VALUE = (
     "IsVariableInitialized) (Switch, RefSwitch, Merge); placeviz starts it from the variable's "
     "initial value (values compared in train_ema_variables)"
 )
-MEAN_OF_PARTLY_KNOWN_SHAPE = (
-    "not listed: Mean's gradient over a partly known shape divides by Size(input) / Size(output) "
-    "here; TF's by the Prod of the reduced dimensions it gathers (Shape, Size, add, mod, "
-    "GatherV2, Prod), and its Tile keeps the known dimensions of a Shape multiple (values "
-    "compared in act_grad_batch_normalization_placeholder_values)"
-)
 LAYER_SECOND_CALL_SCOPE = (
     "not listed: placeviz's Layer (layers/base.py) calls a built layer again in a fresh name "
     "scope (batch_normalization_1/); TF's legacy layers re-enter the first one "
@@ -68,7 +62,6 @@ LAYER_SECOND_CALL_SCOPE = (
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "act_grad_batch_normalization_placeholder": MEAN_OF_PARTLY_KNOWN_SHAPE,
     "bn_layer_class_called_twice": LAYER_SECOND_CALL_SCOPE,
     "bn_layer_training_placeholder": FED_TRAINING_FLAG,
     "cls_embedding_gradient_graph": DENSE_GATHER_GRADIENT,

@@ -263,10 +263,17 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
     x, y = op.inputs[0], op.outputs[0]
     sum_grad = _spread(op, grad)
     x_count, y_count = x.shape.num_elements(), y.shape.num_elements()
+    dtype = sum_grad.dtype
     if x_count is not None and y_count is not None:
-        factor = constant_op.constant(x_count // max(y_count, 1), dtype=sum_grad.dtype)
-    else:
-        dtype = sum_grad.dtype
+        factor = constant_op.constant(x_count // max(y_count, 1), dtype=dtype)
+    elif len(op.inputs) == 2:
+        # TF's: the product of the reduced dimensions, gathered from the run's shape by the
+        # axes made non-negative (Shape, Size, add, mod, GatherV2, Prod)
+        shape = shape_ops.shape(x)
+        rank = shape_ops.size(shape, optimize=True)
+        axes = math_ops.mod(math_ops.add(op.inputs[1], rank, name="add"), rank, name="mod")
+        factor = array_ops.cast(math_ops.reduce_prod(array_ops.gather(shape, axes)), dtype)
+    else:  # a whole reduction of unknown rank: every element, however many there are
         factor = math_ops.divide(
             array_ops.cast(shape_ops.size(x), dtype), array_ops.cast(shape_ops.size(y), dtype)
         )

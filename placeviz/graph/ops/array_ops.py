@@ -864,9 +864,12 @@ def _infer_tile(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Outp
             f"Shape must be rank {len(dims)} but is rank {count}: multiples must have one entry "
             f"per dimension of the input, shape {x.shape}"
         )
-    if value is None:
+    if value is None:  # TF's: what the multiples' shape tensor tells (a Shape op's input)
+        partial = shape_from_tensor(multiples_t).dims
         rank = len(dims) if dims is not None else count
-        return single(TensorShape(None if rank is None else [None] * rank), x.dtype)
+        if dims is None or partial is None or len(partial) != len(dims):
+            return single(TensorShape(None if rank is None else [None] * rank), x.dtype)
+        return single(TensorShape([_times(d, m) for d, m in zip(dims, partial)]), x.dtype)
     multiples = host_ints(value)
     if any(m < 0 for m in multiples):
         raise ShapeError(f"Expected multiples to be non-negative, got {list(multiples)}")
@@ -874,6 +877,15 @@ def _infer_tile(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Outp
         return single(TensorShape([None] * len(multiples)), x.dtype)
     tiled = [None if d is None else d * m for d, m in zip(dims, multiples, strict=True)]
     return single(TensorShape(tiled), x.dtype)
+
+
+def _times(dim: int | None, multiple: int | None) -> int | None:
+    """TF's shape-inference product: a factor of 0 or 1 decides alone, else both must be known."""
+    if dim in (0, 1):
+        return 0 if dim == 0 else multiple
+    if multiple in (0, 1):
+        return 0 if multiple == 0 else dim
+    return None if dim is None or multiple is None else dim * multiple
 
 
 def _tile_kernel(xp: Any, op: Operation, state: Any) -> Any:
