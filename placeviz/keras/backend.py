@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from placeviz.graph.core import executing_eagerly, get_default_graph, get_default_session
@@ -40,3 +41,22 @@ def initialize(session: Session, variables: Iterable[Any]) -> None:
     if fresh:
         session.run(variables_initializer(fresh))
         done.update(id(v) for v in fresh)
+
+
+_LEARNING_PHASE: list[bool] = [False]
+
+
+def learning_phase() -> bool:
+    """Whether layers are being built for training (``fit``) or inference (``predict``)."""
+    return _LEARNING_PHASE[-1]
+
+
+@contextlib.contextmanager
+def learning_phase_scope(training: bool) -> Iterator[None]:
+    """Builds the layer calls inside for training or for inference; placeviz decides this when
+    the graph is built, where TF1 Keras feeds a ``keras_learning_phase`` tensor at run time."""
+    _LEARNING_PHASE.append(bool(training))
+    try:
+        yield
+    finally:
+        _LEARNING_PHASE.pop()

@@ -7,13 +7,19 @@ from typing import Any
 
 from placeviz.graph import initializers
 from placeviz.graph.core import Tensor
-from placeviz.graph.ops import linalg_ops, loss_ops, math_ops, nn_ops
+from placeviz.graph.ops import linalg_ops, loss_ops, math_ops, nn_impl, nn_ops
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import get_variable
 from placeviz.layers.base import Layer
 
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": math_ops.relu,
+    "relu6": nn_ops.relu6,
+    "elu": nn_ops.elu,
+    "selu": nn_ops.selu,
+    "softplus": nn_ops.softplus,
+    "gelu": nn_impl.gelu,
+    "leaky_relu": nn_ops.leaky_relu,
     "sigmoid": math_ops.sigmoid,
     "tanh": math_ops.tanh,
     "softmax": nn_ops.softmax,
@@ -34,7 +40,7 @@ def get_activation(activation: str | Callable[[Tensor], Tensor] | None) -> Any:
         return _ACTIVATIONS[activation]
     except KeyError:
         known = ", ".join(["linear", *_ACTIVATIONS])
-        raise ValueError(f"Unknown activation {activation!r}; known: {known}") from None
+        raise ValueError(f"Unknown activation function: {activation!r}. Known: {known}") from None
 
 
 def get_initializer(initializer: Any) -> Any:

@@ -2550,6 +2550,7 @@ from conformance import (  # noqa: E402, F401
     programs_batchnorm,
     programs_classify,
     programs_conv,
+    programs_keras,
     programs_linalg,
     programs_saver,
     programs_train,
