@@ -244,3 +244,24 @@ def test_a_sequential_model_trains_in_eager_mode() -> None:
     assert losses[-1] < 0.3 * losses[0]
     assert model.evaluate(x, y) < losses[0]
     assert model.predict(x[:2]).shape == (2, 1)
+
+
+def test_crossentropy_losses_by_name_match_keras_formula() -> None:
+    """Keras's from-probabilities losses: clipped to [1e-7, 1 - 1e-7], then -log of the true
+    class's (renormalized) probability."""
+    probs = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5]], np.float32)
+    labels = np.array([0, 1])
+    one_hot = np.eye(3, dtype=np.float32)[labels]
+    clipped = np.clip(probs / probs.sum(-1, keepdims=True), 1e-7, 1 - 1e-7)
+    want = -np.log(clipped[np.arange(2), labels])
+    with pv.Graph().as_default():
+        dense = pv.keras.losses.get("categorical_crossentropy")(
+            pv.constant(one_hot), pv.constant(probs)
+        )
+        sparse = pv.keras.losses.get("sparse_categorical_crossentropy")(
+            pv.constant(labels.reshape(2, 1)), pv.constant(probs)
+        )
+        with pv.Session() as sess:
+            got_dense, got_sparse = sess.run([dense, sparse])
+    np.testing.assert_allclose(got_dense, want, rtol=1e-6)
+    np.testing.assert_allclose(got_sparse, want, rtol=1e-5)
