@@ -114,6 +114,24 @@ describe('computeMemory', () => {
     expect(byNode.get(2)?.t1).toBe(Infinity); // never freed
   });
 
+  it("pairs an empty output's FREE with its empty ALLOC, not a full sibling's", () => {
+    // FusedBatchNormV3: a 64-byte output and an empty one, freed empty first.
+    const events: MemoryEvents = {
+      count: 4,
+      kind: Int8Array.from([EventKind.ALLOC, EventKind.ALLOC, EventKind.FREE, EventKind.FREE]),
+      t0: Float64Array.from([0, 0, 10, 20]),
+      node: Int32Array.from([5, 5, 5, 5]),
+      device: Int16Array.from([0, 0, 0, 0]),
+      bytes: Float64Array.from([64, 0, 0, 64]),
+    };
+    const { series, allocations } = computeMemory(events);
+    expect(Array.from(series[0].bytes)).toEqual([64, 64, 64, 0]);
+    expect(allocations.toArray().map((a) => [a.bytes, a.t1])).toEqual([
+      [64, 20],
+      [0, 10],
+    ]);
+  });
+
   it('sorts events that arrive out of time order', () => {
     const events: MemoryEvents = {
       count: 3,

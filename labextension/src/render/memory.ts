@@ -3,7 +3,8 @@
  *
  * - The series is the running sum of ALLOC bytes minus FREE bytes, events sorted by time (ties
  *   keep the order they were recorded in). A FREE without bytes frees what its ALLOC took: FREEs
- *   are paired with the oldest open ALLOC of the same node on the same device.
+ *   are paired with the open ALLOC of the same node, device and size (an op's empty outputs free
+ *   nothing), else the oldest open ALLOC of that node on that device.
  * - Past 2,000 points a device's series is downsampled by time buckets, keeping each bucket's
  *   lowest, highest and last value, so the peak is always drawn exactly.
  * - A device's memory limit is drawn as a dashed line only when it is at most 4x the device's
@@ -239,7 +240,13 @@ export class MemoryTracker {
       delta = events.bytes[e];
     } else {
       const queue = this.open.get(key);
-      const index = queue?.shift();
+      // A multi-output op frees its outputs in any order, some of them empty: the FREE takes the
+      // open ALLOC of its size (an empty output's FREE must not take a full one's), else the oldest.
+      const sized =
+        queue === undefined
+          ? -1
+          : queue.findIndex((i) => this.allocations.bytes[i] === events.bytes[e]);
+      const index = sized > 0 ? queue?.splice(sized, 1)[0] : queue?.shift();
       if (queue !== undefined && queue.length === 0) {
         this.open.delete(key); // a loop frees what it allocates: the map stays small
       }
