@@ -1,7 +1,8 @@
 """Screenshots of the whole inspector on the golden programs, to look at as a teacher would.
 
-Each program of ``placeviz.examples.documents`` (and the 4-layer training step, and an MLP step
-trained through 2 ps and 2 worker task processes) is written as a standalone page and
+Each program of ``placeviz.examples.documents`` (and the 4-layer training step, an MLP step
+trained through 2 ps and 2 worker task processes, and a training step of each model of
+``placeviz.examples.zoo`` on 2 simulated GPUs) is written as a standalone page and
 photographed in headless Debian chromium at 1,400 px wide, after its first
 paint and the panels' plots. Not a test: the pictures are for eyes (README, docs/images).
 Run: ``python3 benchmarks/screenshot_inspector.py [--out docs/images] [NAME ...]``.
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _chromium import CHROMIUM, CHROMIUM_ARGS
@@ -20,6 +23,7 @@ from playwright.sync_api import sync_playwright
 import placeviz as pv
 from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
+from placeviz.examples import zoo
 from placeviz.examples.documents import GOLDEN, training_step
 
 
@@ -56,10 +60,40 @@ def cluster_training_step() -> pv.Trace:
         pv.config.reset_devices()
 
 
-PROGRAMS = {
+# The notebook's sizes (notebooks/08_real_models.ipynb): small enough to paint at once.
+ZOO_SIZES: dict[str, dict[str, Any]] = {
+    "cifar10": {"batch": 8},
+    "resnet": {"batch": 8, "image": 16, "stages": (8, 16), "blocks_per_stage": 1},
+    "bert": {"batch": 4, "seq": 16, "width": 32, "layers": 2, "vocab": 200, "dropout": 0.0},
+}
+
+
+def zoo_step(name: str) -> Callable[[], pv.Trace]:
+    """The zoo model's second training step, as its device scopes place it on 2 simulated GPUs."""
+
+    def run() -> pv.Trace:
+        pv.reset_default_graph()
+        pv.config.reset_devices()
+        pv.config.simulate_gpus(2)
+        try:
+            model = zoo.ZOO[name](pv, gpus=2, **ZOO_SIZES[name])
+            with pv.Session() as sess:
+                sess.run(pv.global_variables_initializer())
+                sess.trace_level = pv.RunOptions.FULL_TRACE
+                for _ in range(2):
+                    sess.run([model.train_op, model.loss], model.feed)
+                return sess.trace(runs=1)
+        finally:
+            pv.config.reset_devices()
+
+    return run
+
+
+PROGRAMS: dict[str, Callable[[], pv.Trace]] = {
     **GOLDEN,
     "training-step": training_step,
     "cluster-training-step": cluster_training_step,
+    **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
 
@@ -81,7 +115,8 @@ def main() -> None:
             page.wait_for_selector(PAINTED, state="attached")
             page.wait_for_selector(".placeviz-timing .main-svg", timeout=30_000)
             page.wait_for_timeout(500)  # the plots' second frame
-            shot = args.out / f"inspector-{name}.png"
+            stem = name if name.startswith("zoo-") else f"inspector-{name}"
+            shot = args.out / f"{stem}.png"
             page.locator(".placeviz-inspector").screenshot(path=str(shot))
             print(f"wrote {shot}")
         browser.close()

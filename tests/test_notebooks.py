@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -600,3 +601,115 @@ def test_automatic_placement_the_scheduling_core_explains_itself(automatic_place
     assert spans is not None and float(spans.group(1)) >= float(spans.group(2)), text
     assert re.search(r"conv_a +GPU:\d: earliest finish: GPU:\d at [\d.]+ ms vs", text), text
     assert re.search(r"conv_b +GPU:\d", text) and "load    CPU:0" in text
+
+
+@pytest.fixture(scope="module")
+def real_models(executed: Any) -> dict[str, Any]:
+    return executed("08_real_models.ipynb")
+
+
+def devices_by_name(document: dict[str, Any]) -> dict[str, str]:
+    """Each placed op's device, short (``GPU:1``), from a placement document."""
+    devices = {d["id"]: d["name"].rsplit("device:", 1)[-1] for d in document["devices"]}
+    return {n["name"]: devices[n["device"]] for n in document["nodes"] if n["device"] is not None}
+
+
+def printed_devices(text: str) -> dict[str, str]:
+    return dict(re.findall(r"^([\w/]+): ((?:CPU|GPU):\d)$", text, re.MULTILINE))
+
+
+# Where each model's own device scopes put its interesting ops (zoo.py's scopes, 2 GPUs).
+REAL_MODEL_OPS = {
+    "cifar10": {
+        "conv1/weights": "CPU:0",
+        "tower_0/conv1/Conv2D": "GPU:0",
+        "tower_1/conv1/Conv2D": "GPU:1",
+        "tower_1/gradients/tower_1/conv1/Conv2D_grad/Conv2DBackpropFilter": "GPU:1",
+        "Mean": "CPU:0",
+        "GradientDescent/update_conv1/weights/ApplyGradientDescent": "CPU:0",
+    },
+    "resnet": {
+        "stage1/block1/bn1/FusedBatchNormV3": "GPU:0",
+        "stage1/block1/bn1/AssignMovingAvg": "GPU:0",
+        "stage2/block1/bn1/FusedBatchNormV3": "GPU:1",
+        "stage2/block1/bn1/AssignMovingAvg": "GPU:1",
+        "gradients/stage2/block1/conv1/Conv2D_grad/Conv2DBackpropFilter": "GPU:1",
+    },
+    "bert": {
+        "embeddings/word_embeddings": "CPU:0",
+        "embeddings/embedding_lookup": "CPU:0",
+        "layer_0/attention/query/Tensordot/MatMul": "GPU:0",
+        "layer_1/attention/query/Tensordot/MatMul": "GPU:1",
+        "layer_1/feed_forward/intermediate/kernel/Adam": "GPU:1",
+    },
+}
+REAL_MODEL_COLOCATIONS = {
+    "cifar10": "colocated with 'conv1/weights' (VariableV2)",
+    "resnet": "colocated with 'stage2/block1/bn1/moving_mean' (VariableV2)",
+    "bert": "colocated with 'embeddings/word_embeddings' (VariableV2)",
+}
+
+
+@pytest.mark.parametrize("model", sorted(REAL_MODEL_OPS))
+def test_real_models_train_and_place_their_ops_as_their_scopes_say(real_models, model) -> None:
+    cell = real_models[model]
+    text = output_text(cell)
+    losses = [float(v) for v in re.search(r"^loss: (.*)$", text, re.MULTILINE).group(1).split()]
+    assert len(losses) == 5 and all(math.isfinite(v) for v in losses), text
+    assert losses[-1] < losses[0], text  # training, not just running
+    assert printed_devices(text) == REAL_MODEL_OPS[model], text
+    assert REAL_MODEL_COLOCATIONS[model] in text, text
+    (document,) = placeviz_documents(cell)
+    validate(document)
+    placed = devices_by_name(document)
+    assert {name: placed[name] for name in REAL_MODEL_OPS[model]} == REAL_MODEL_OPS[model]
+
+
+def real_model_comparison(real_models: dict[str, Any], model: str) -> dict[str, Any]:
+    (comparison,) = comparisons(real_models[f"{model}-compare"])
+    assert comparison["labels"] == ["simple", "cost"]
+    for document in comparison["documents"]:
+        validate(document)
+    assert "cost" in {n["reason"]["kind"] for n in comparison["documents"][1]["nodes"]}
+    simple = devices_by_name(comparison["documents"][0])
+    assert "GPU:1" not in simple.values()  # unpinned: the simple placer's GPU:0 or the CPU
+    return comparison
+
+
+def gpu0_busy_ratio(comparison: dict[str, Any]) -> float:
+    (gpu0,) = [d for d in comparison["devices"] if d["device"].endswith("GPU:0")]
+    simple_ns, cost_ns = gpu0["busy_ns"]
+    return cost_ns / simple_ns
+
+
+def test_real_models_the_cost_placer_rediscovers_cifar10s_towers(real_models) -> None:
+    comparison = real_model_comparison(real_models, "cifar10")
+    cost = devices_by_name(comparison["documents"][1])
+    for tower in (0, 1):
+        for op in ("conv1/Conv2D", "conv2/Conv2D", "local3/MatMul", "local4/MatMul"):
+            assert cost[f"tower_{tower}/{op}"] == f"GPU:{tower}", op
+    assert cost["conv1/weights"] == "CPU:0" and cost["Mean"] != "CPU:0"
+    assert 0.35 < gpu0_busy_ratio(comparison) < 0.65  # "about halves"
+    text = output_text(real_models["cifar10-found"])
+    assert "cost: {'tower_0/conv1/Conv2D': 'GPU:0', 'tower_1/conv1/Conv2D': 'GPU:1'" in text
+
+
+def test_real_models_the_cost_placer_on_the_resnet_chain(real_models) -> None:
+    comparison = real_model_comparison(real_models, "resnet")
+    cost = devices_by_name(comparison["documents"][1])
+    assert cost["stem/Conv2D"] == "GPU:0"
+    assert cost["stage1/block1/conv1/Conv2D"] == cost["stage2/block1/conv1/Conv2D"] == "GPU:1"
+    assert any("bn" in name and device == "CPU:0" for name, device in cost.items())
+    assert gpu0_busy_ratio(comparison) < 0.5
+
+
+def test_real_models_the_cost_placer_on_the_encoder(real_models) -> None:
+    comparison = real_model_comparison(real_models, "bert")
+    simple, cost = (devices_by_name(d) for d in comparison["documents"])
+    assert simple["embeddings/embedding_lookup"] == cost["embeddings/embedding_lookup"] == "CPU:0"
+    assert cost["layer_0/attention/query/Tensordot/MatMul"] == "GPU:0"
+    moved_to = {m["to"].rsplit("device:", 1)[-1] for m in comparison["moved"]}
+    assert moved_to == {"CPU:0", "GPU:1"}
+    assert 0.55 < gpu0_busy_ratio(comparison) < 0.8  # "down by about a third"
+    text = output_text(real_models["bert-found"])
+    assert re.search(r"step: simple \d+ µs, cost \d+ µs\n\d+ ops moved", text), text

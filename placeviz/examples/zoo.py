@@ -115,10 +115,11 @@ def cifar10_towers(
     tf: Any, gpus: int = 2, batch: int = 16, seed: int = 0, pin: bool = True
 ) -> Model:
     """``cifar10_multi_gpu_train.tower_loss`` on each GPU, averaged and applied on the CPU
-    (``pin=False``: the towers without their GPU scopes, the variables still on the CPU)."""
+    (``pin=False``: no device scopes but ``variable_on_cpu``'s, so the placer decides where the
+    towers, the averaging and the schedule run)."""
     rng = np.random.default_rng(seed)
     feed: dict[Any, np.ndarray] = {}
-    with tf.device("/cpu:0"):
+    with tf.device("/cpu:0") if pin else contextlib.nullcontext():
         global_step = tf.get_variable(
             "global_step", [], initializer=tf.constant_initializer(0), trainable=False
         )

@@ -300,6 +300,7 @@ TEACHING = {
     "05_training_where_things_live.ipynb": "where-things-live",
     "06_automatic_placement.ipynb": "automatic-placement",
     "07_parameter_servers.ipynb": "parameter-servers",
+    "08_real_models.ipynb": "real-models",
 }
 
 
