@@ -132,13 +132,11 @@ def _batch_statistics_only(attrs: Mapping[str, Any]) -> bool:
 
 
 class _Axes(NamedTuple):
-    reduce: tuple[int, ...]  # every axis but the channel axis
-    channel: int
+    channel: int  # statistics are per channel, over every other axis
 
 
 def _axes(op: Operation) -> _Axes:
-    layout = _LAYOUTS[op.attrs["data_format"]]
-    return _Axes(tuple(a for a in range(layout.rank) if a != layout.channel), layout.channel)
+    return _Axes(_LAYOUTS[op.attrs["data_format"]].channel)
 
 
 def _per_channel(vector: Any, x: Any, axes: _Axes) -> Any:
@@ -146,6 +144,18 @@ def _per_channel(vector: Any, x: Any, axes: _Axes) -> Any:
     shape = [1] * x.ndim
     shape[axes.channel] = vector.shape[0]
     return vector.reshape(shape)
+
+
+def _channel_sums(xp: Any, values: Any, axes: _Axes) -> Any:
+    """Per-channel sums as products with a ones vector: NumPy's reduction over every axis but
+    a short channel axis goes a row at a time (15x slower for 16 channels) and accumulates
+    less accurately than BLAS."""
+    channels = values.shape[axes.channel]
+    if axes.channel == values.ndim - 1:
+        rows = values.reshape(-1, channels)
+        return xp.matmul(xp.ones(rows.shape[0], values.dtype), rows)
+    blocks = values.reshape(values.shape[0], channels, -1)
+    return xp.matmul(blocks, xp.ones(blocks.shape[2], values.dtype)).sum(axis=0)
 
 
 def _require_channels(op: Operation, what: str, vector: Any, channels: int) -> None:
@@ -180,9 +190,9 @@ def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
         values = x.astype(stat, copy=False)
         if training:
             count = x.size // channels
-            batch_mean = values.mean(axis=axes.reduce)
+            batch_mean = _channel_sums(xp, values, axes) / count
             centered = values - _per_channel(batch_mean, values, axes)
-            batch_variance = xp.square(centered).mean(axis=axes.reduce)
+            batch_variance = _channel_sums(xp, xp.square(centered), axes) / count
         else:
             batch_mean, batch_variance = mean, variance
             centered = values - _per_channel(mean, values, axes)
@@ -351,8 +361,8 @@ def _backward_kernel(xp: Any, op: Operation, state: Any) -> Any:
         grad = y_backprop.astype(stat, copy=False)
         centered = x.astype(stat, copy=False) - _per_channel(mean, grad, axes)
         inverse_std = 1 / xp.sqrt(variance + epsilon)
-        offset_backprop = grad.sum(axis=axes.reduce)
-        projected = (grad * centered).sum(axis=axes.reduce)
+        offset_backprop = _channel_sums(xp, grad, axes)
+        projected = _channel_sums(xp, grad * centered, axes)
         scale_backprop = projected * inverse_std
         multiplier = _per_channel(scale * inverse_std, grad, axes)
         if training:
