@@ -8,9 +8,8 @@ from typing import Any
 from placeviz.graph.core import Tensor
 from placeviz.graph.ops import conv_ops, loss_ops
 from placeviz.graph.shapes import TensorShape
-from placeviz.graph.variable_scope import get_variable
 from placeviz.layers.base import Layer
-from placeviz.layers.core import get_activation, get_initializer
+from placeviz.layers.core import add_kernel_and_bias, get_activation, get_initializer
 
 # Keras's data_format names -> TensorFlow's for rank-4 tensors.
 DATA_FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
@@ -95,23 +94,7 @@ class Conv2D(Layer):
                 f"received is {input_shape}, where axis {axis} (0-based) is the channel "
                 "dimension, which found to be `None`."
             )
-        self.kernel = self.add_weight(
-            get_variable(
-                "kernel",
-                shape=[*self.kernel_size, channels, self.filters],
-                initializer=self.kernel_initializer,
-                trainable=self.trainable,
-            )
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                get_variable(
-                    "bias",
-                    shape=[self.filters],
-                    initializer=self.bias_initializer,
-                    trainable=self.trainable,
-                )
-            )
+        add_kernel_and_bias(self, [*self.kernel_size, channels, self.filters], self.filters)
 
     def call(self, inputs: Tensor) -> Tensor:
         """As Keras's: ``tf.nn.convolution`` named after the class, then ``bias_add``."""

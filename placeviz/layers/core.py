@@ -54,6 +54,28 @@ def get_initializer(initializer: Any) -> Any:
     return initializer
 
 
+def add_kernel_and_bias(layer: Any, kernel_shape: list[int], outputs: int) -> None:
+    """A Dense or convolution layer's ``kernel`` and, with ``use_bias``, its ``bias`` of one
+    value per output, made with the layer's initializers and trainable as the layer is."""
+    layer.kernel = layer.add_weight(
+        get_variable(
+            "kernel",
+            shape=kernel_shape,
+            initializer=layer.kernel_initializer,
+            trainable=layer.trainable,
+        )
+    )
+    if layer.use_bias:
+        layer.bias = layer.add_weight(
+            get_variable(
+                "bias",
+                shape=[outputs],
+                initializer=layer.bias_initializer,
+                trainable=layer.trainable,
+            )
+        )
+
+
 class Dense(Layer):
     base_name = "dense"
 
@@ -86,23 +108,7 @@ class Dense(Layer):
                 f"Found {input_shape}."
             )
         fan_in = input_shape.dims[-1]
-        self.kernel = self.add_weight(
-            get_variable(
-                "kernel",
-                shape=[fan_in, self.units],
-                initializer=self.kernel_initializer,
-                trainable=self.trainable,
-            )
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                get_variable(
-                    "bias",
-                    shape=[self.units],
-                    initializer=self.bias_initializer,
-                    trainable=self.trainable,
-                )
-            )
+        add_kernel_and_bias(self, [fan_in, self.units], self.units)
 
     def call(self, inputs: Tensor) -> Tensor:
         """As TF's: a rank-2 input (or one of unknown rank) is a ``MatMul``; a higher rank is a
