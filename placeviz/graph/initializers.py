@@ -91,6 +91,8 @@ class RandomUniform(Initializer):
 
 
 class RandomNormal(Initializer):
+    _draw = staticmethod(random_ops.random_normal)
+
     def __init__(
         self,
         mean: Any = 0.0,
@@ -102,28 +104,13 @@ class RandomNormal(Initializer):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape: Shape, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return random_ops.random_normal(
-            shape, self.mean, self.stddev, self._dtype(dtype), seed=self.seed
-        )
+        return self._draw(shape, self.mean, self.stddev, self._dtype(dtype), seed=self.seed)
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(RandomNormal):
     """Normal values, those more than two ``stddev`` from ``mean`` redrawn."""
 
-    def __init__(
-        self,
-        mean: Any = 0.0,
-        stddev: Any = 1.0,
-        seed: int | None = None,
-        dtype: Any = dtypes.float32,
-    ) -> None:
-        super().__init__(_float_dtype(dtype))
-        self.mean, self.stddev, self.seed = mean, stddev, seed
-
-    def __call__(self, shape: Shape, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return random_ops.truncated_normal(
-            shape, self.mean, self.stddev, self._dtype(dtype), seed=self.seed
-        )
+    _draw = staticmethod(random_ops.truncated_normal)
 
 
 _MODES = ("fan_in", "fan_out", "fan_avg")

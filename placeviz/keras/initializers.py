@@ -9,6 +9,7 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.graph import initializers
 from placeviz.graph.initializers import Constant, Ones, VarianceScaling, Zeros
+from placeviz.graph.ops import random_ops
 
 _KERAS_SPREAD = 0.05
 
@@ -35,15 +36,10 @@ class RandomUniform(initializers.RandomUniform):
         super().__init__(minval, maxval, seed, dtype)
 
 
-class TruncatedNormal(initializers.TruncatedNormal):
-    def __init__(
-        self,
-        mean: Any = 0.0,
-        stddev: Any = _KERAS_SPREAD,
-        seed: int | None = None,
-        dtype: Any = dtypes.float32,
-    ) -> None:
-        super().__init__(mean, stddev, seed, dtype)
+class TruncatedNormal(RandomNormal):
+    """Keras's spread, drawn as TF1's truncated normal draws."""
+
+    _draw = staticmethod(random_ops.truncated_normal)
 
 
 class _FanInScaling(VarianceScaling):
