@@ -98,10 +98,6 @@ def _unpack_grad(op: Operation, *grads: Tensor) -> Grads:
     return [array_ops.stack(list(grads), axis=op.attrs["axis"])]
 
 
-def _join(grads: tuple[Tensor, ...], axis: int) -> Tensor:
-    return grads[0] if len(grads) == 1 else array_ops.concat(list(grads), axis=axis)
-
-
 @register_gradient("Split")
 def _split_grad(op: Operation, *grads: Tensor) -> Grads:
     """TF's: the pieces' gradients concatenated along Split's split_dim input (its first)."""
