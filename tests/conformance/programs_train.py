@@ -467,3 +467,14 @@ def train_floor_and_ceil_pass_no_gradient(tf: Any) -> Any:
     x = tf.constant([1.0, 2.2, -3.5], name="x")
     y = tf.floor(x * 2.5) + tf.ceil(x) + x * x
     return [y, tf.gradients(y, x), tf.gradients(tf.floor(x), x)]
+
+
+@program(cpus=3)
+def train_tuple_gate_keeps_the_device_scope(tf: Any) -> Any:
+    """TF's tuple builds its gate inside the scopes it is called in (only gradients clear them)."""
+    a = tf.constant(1.0, name="a")
+    with tf.device("/cpu:1"), tf.colocate_with(a):
+        b = tf.constant(2.0, name="b")
+    with tf.device("/cpu:2"):
+        joined = tf.tuple([a, b], name="joined")
+    return Run(joined)

@@ -274,8 +274,7 @@ def gated_tuple(
         if not gating:
             raise ValueError(f"'tensors' must have at least one Tensor, but got {list(tensors)}")
         unique = sorted(set(gating), key=lambda op: op._id)  # creation order, as TF
-        with graph.colocate_with(None, ignore_existing=True):  # TF's: the gate sits anywhere
-            gate = group(*unique)
+        gate = group(*unique)
         out: list[Any] = []
         for value in values:
             if value is None:
