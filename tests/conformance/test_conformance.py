@@ -6,6 +6,8 @@ The facts come from ``scripts/record_tf_facts.py`` (see README.md); TensorFlow i
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +85,26 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
     "variable_initialized_value": MISSING_OPERATORS,
-    "zoo_bert": DENSE_GATHER_GRADIENT,
-    "zoo_cifar10": EMA_INITIALIZED_VALUE,
+}
+
+# Known differences confined to some ops of a program: those ops' facts are set aside (a
+# pattern matched from the start of the op's name) and every other fact is compared. Each
+# pattern must still set some difference aside, else the entry must go.
+KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
+    # the embedding's dense gradient: its update, and the tensors the clipping and the global
+    # norm read from it (shaped [vocab, width] here, [ids, width] in TF), Adam's control inputs
+    "zoo_bert": (
+        DENSE_GATHER_GRADIENT,
+        r"Adam/update_embeddings/word_embeddings/|gradients/embeddings/embedding_lookup_grad/"
+        r"|clip_by_global_norm/(clip_by_global_norm/_0|mul_1)$|global_norm/L2Loss$"
+        r"|Adam(/mul(_1)?)?$",
+    ),
+    # every shadow variable's initial value: TF's cond and its IsVariableInitialized ops
+    "zoo_cifar10": (
+        EMA_INITIALIZED_VALUE,
+        r"(.*/)?IsVariableInitialized(_\d+)?$|(.*/)?cond(_\d+)?/"
+        r"|.*/ExponentialMovingAverage/Assign$",
+    ),
 }
 
 
@@ -98,13 +118,26 @@ def _case(name: str) -> Any:
     return pytest.param(name, marks=marks, id=name)
 
 
+def _confined(name: str) -> Callable[[str], bool]:
+    entry = KNOWN_OP_DIFFERENCES.get(name)
+    if entry is None:
+        return lambda op: False
+    pattern = re.compile(entry[1])
+    return lambda op: pattern.match(op) is not None
+
+
 @pytest.mark.parametrize("name", [_case(name) for name in PROGRAMS])
 def test_placeviz_shows_what_tensorflow_showed(name: str) -> None:
     assert name in RECORDED["programs"], f"{name} has no recorded facts: re-record (README.md)"
     pv.config.simulate_gpus(0)
     program = PROGRAMS[name]
     facts = collect(program, Backend(pv, _placement))
-    found = differences(program, RECORDED["programs"][name], facts)
+    recorded = RECORDED["programs"][name]
+    set_aside = _confined(name)
+    found = differences(program, recorded, facts, set_aside)
+    if name in KNOWN_OP_DIFFERENCES:
+        unconfined = differences(program, recorded, facts)
+        assert len(unconfined) > len(found), f"{name}: {KNOWN_OP_DIFFERENCES[name][0]} is gone"
     assert not found, f"{name} (programs.py:{program.line}) differs from TensorFlow " + (
         f"{RECORDED['tensorflow_version']}:\n  " + "\n  ".join(found)
     )
@@ -115,4 +148,4 @@ def test_every_recorded_program_is_declared() -> None:
 
 
 def test_known_differences_name_declared_programs() -> None:
-    assert sorted(set(KNOWN_DIFFERENCES) - set(PROGRAMS)) == []
+    assert sorted((set(KNOWN_DIFFERENCES) | set(KNOWN_OP_DIFFERENCES)) - set(PROGRAMS)) == []
