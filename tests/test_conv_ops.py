@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_gradients import check_gradients
 
 import placeviz as pv
 from placeviz import errors as pv_errors
@@ -239,66 +240,42 @@ def test_conv2d_transpose_is_the_input_gradient_of_conv2d() -> None:
 
 
 # -- gradients against finite differences ------------------------------------------------------
-def _check_gradients(build: Callable[..., Any], *arrays: np.ndarray) -> None:
-    """d/d(each array) of sum(build(*arrays) * r) against central differences."""
-    with Graph().as_default():
-        placeholders = [pv.placeholder(pv.float64, a.shape) for a in arrays]
-        out = build(*placeholders)
-        weights = arange(*out.shape.as_list()) + 0.5
-        loss = pv.reduce_sum(out * weights)
-        grads = pv.gradients(loss, placeholders)
-        with pv.Session() as sess:
-            feed = dict(zip(placeholders, arrays))
-            got = sess.run(grads, feed)
-
-            def value(index: int, array: np.ndarray) -> float:
-                return float(sess.run(loss, {**feed, placeholders[index]: array}))
-
-            for index, array in enumerate(arrays):
-                want = numeric_gradient(lambda a, i=index: value(i, a), array)
-                np.testing.assert_allclose(got[index], want, rtol=1e-5, atol=1e-6)
-
-
 @pytest.mark.parametrize(("x_shape", "w_shape", "strides", "dilations", "padding"), CONV_CASES)
 def test_conv2d_gradients(
     x_shape: tuple[int, ...], w_shape: tuple[int, ...], strides: Any, dilations: Any, padding: Any
 ) -> None:
-    _check_gradients(
+    check_gradients(
         lambda x, w: pv.nn.conv2d(x, w, list(strides), padding, dilations=list(dilations)),
-        arange(*x_shape),
-        arange(*w_shape),
+        [arange(*x_shape), arange(*w_shape)],
     )
 
 
 def test_conv2d_transpose_gradients() -> None:
-    _check_gradients(
+    check_gradients(
         lambda v, w: pv.nn.conv2d_transpose(v, w, [1, 6, 5, 3], [1, 2, 2, 1], "SAME"),
-        arange(1, 3, 3, 2),
-        arange(3, 2, 3, 2),
+        [arange(1, 3, 3, 2), arange(3, 2, 3, 2)],
     )
 
 
 def test_conv2d_nchw_gradients() -> None:
-    _check_gradients(
+    check_gradients(
         lambda x, w: pv.nn.conv2d(x, w, [1, 1, 2, 1], "SAME", data_format="NCHW"),
-        arange(1, 2, 5, 4),
-        arange(3, 2, 2, 2),
+        [arange(1, 2, 5, 4), arange(3, 2, 2, 2)],
     )
 
 
 def test_depthwise_gradients() -> None:
-    _check_gradients(
+    check_gradients(
         lambda x, w: pv.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME"),
-        arange(1, 5, 4, 2),
-        arange(2, 3, 2, 2),
+        [arange(1, 5, 4, 2), arange(2, 3, 2, 2)],
     )
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_pool_and_lrn_gradients(padding: str) -> None:
     x = arange(1, 5, 6, 3)
-    _check_gradients(lambda t: pv.nn.max_pool(t, [1, 3, 2, 1], [1, 2, 2, 1], padding), x)
-    _check_gradients(lambda t: pv.nn.avg_pool(t, [1, 3, 2, 1], [1, 2, 1, 1], padding), x)
+    check_gradients(lambda t: pv.nn.max_pool(t, [1, 3, 2, 1], [1, 2, 2, 1], padding), [x])
+    check_gradients(lambda t: pv.nn.avg_pool(t, [1, 3, 2, 1], [1, 2, 1, 1], padding), [x])
 
 
 def test_lrn_gradient() -> None:
@@ -487,10 +464,9 @@ def test_dilated_convolution_and_depthwise_match_reference(padding: str) -> None
 
 
 def test_dilated_convolution_gradients() -> None:
-    _check_gradients(
+    check_gradients(
         lambda x, w: pv.nn.convolution(x, w, "SAME", dilation_rate=2),
-        arange(1, 5, 6, 2),
-        arange(2, 2, 2, 2),
+        [arange(1, 5, 6, 2), arange(2, 2, 2, 2)],
     )
 
 
