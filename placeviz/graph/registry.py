@@ -59,6 +59,11 @@ def elementwise_cost(
     return Cost(flops_per_element * out, float(moved * itemsize(op)))
 
 
+def per_element(flops: float) -> CostRule:
+    """The elementwise cost rule of an op that spends ``flops`` FLOPs on each output element."""
+    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
+
+
 def memory_cost(
     op: Operation, in_shapes: Sequence[tuple[int, ...]], out_shapes: Sequence[tuple[int, ...]]
 ) -> Cost:

@@ -19,7 +19,7 @@ from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops._build import make_op, op_scope
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
-from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost
+from placeviz.graph.registry import OpDef, OutputSpec, per_element
 from placeviz.graph.shapes import ShapeError, TensorShape, format_dims
 
 
@@ -219,7 +219,7 @@ registry.register(
         infer=_infer_forward,
         kernel=_forward_kernel,
         # two reductions over the batch, then center, scale and shift each element
-        cost=lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=8.0),
+        cost=per_element(8.0),
         supported=_KERNELS,
         multi_output=True,
     )
@@ -382,7 +382,7 @@ registry.register(
         type="FusedBatchNormGradV3",
         infer=_infer_backward,
         kernel=_backward_kernel,
-        cost=lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=12.0),
+        cost=per_element(12.0),
         supported=_KERNELS,
         multi_output=True,
     )

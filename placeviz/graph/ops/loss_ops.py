@@ -20,7 +20,7 @@ from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops import array_ops, math_ops, shape_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost, free_cost
+from placeviz.graph.registry import OpDef, OutputSpec, free_cost, per_element
 from placeviz.graph.shapes import ShapeError, TensorShape
 
 _FLOAT_KERNELS = {t: frozenset(dtypes.FLOATS) for t in registry.DEVICE_TYPES}
@@ -29,10 +29,6 @@ _FLOAT_KERNELS = {t: frozenset(dtypes.FLOATS) for t in registry.DEVICE_TYPES}
 def _log_softmax_rows(xp: Any, logits: Any) -> Any:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-def _cost(flops: float) -> Any:
-    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
 
 
 # -- SoftmaxCrossEntropyWithLogits -------------------------------------------------------------
@@ -71,7 +67,7 @@ registry.register(
         type="SoftmaxCrossEntropyWithLogits",
         infer=_infer_dense_loss,
         kernel=_dense_loss_kernel,
-        cost=_cost(14.0),
+        cost=per_element(14.0),
         supported=_FLOAT_KERNELS,
         multi_output=True,
     )
@@ -175,7 +171,7 @@ registry.register(
         type="SparseSoftmaxCrossEntropyWithLogits",
         infer=_infer_sparse_loss,
         kernel=_sparse_loss_kernel,
-        cost=_cost(14.0),
+        cost=per_element(14.0),
         supported=_FLOAT_KERNELS,
         multi_output=True,
     )
@@ -213,7 +209,7 @@ registry.register(
         type="LogSoftmax",
         infer=_infer_log_softmax,
         kernel=lambda xp, op, state: lambda x: _log_softmax_rows(xp, x),
-        cost=_cost(12.0),
+        cost=per_element(12.0),
         supported=_FLOAT_KERNELS,
     )
 )
@@ -322,7 +318,7 @@ registry.register(
         type="L2Loss",
         infer=_infer_l2_loss,
         kernel=lambda xp, op, state: lambda t: (t * t).sum() / 2,
-        cost=_cost(2.0),
+        cost=per_element(2.0),
         supported=_FLOAT_KERNELS,
     )
 )

@@ -27,7 +27,7 @@ from placeviz.graph.ops.shape_ops import (
     int_const,
     run_ints,
 )
-from placeviz.graph.registry import Cost, OpDef, elementwise_cost, memory_cost
+from placeviz.graph.registry import Cost, OpDef, memory_cost, per_element
 from placeviz.graph.shapes import ShapeError, TensorShape, broadcast, normalize_axis
 
 
@@ -41,9 +41,14 @@ def _power(xp: Any, op: Operation, state: Any) -> Any:
     (for 3 and 4, where libm's powf takes its slow path) up to 300x faster."""
 
     def power(x: Any, y: Any) -> Any:
-        if y.ndim == 0 and x.dtype.kind == "f" and float(y) in (2.0, 3.0, 4.0):
+        exponent = float(y) if y.ndim == 0 and x.dtype.kind == "f" else None
+        if exponent == 2.0:
+            return x * x
+        if exponent == 3.0:
+            return x * x * x
+        if exponent == 4.0:
             square = x * x
-            return {2.0: square, 3.0: square * x, 4.0: square * square}[float(y)]
+            return square * square
         return xp.power(x, y)
 
     return power
@@ -226,7 +231,7 @@ def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def logical_not(x: Any, name: str | None = None) -> Tensor:
-    return _unary("LogicalNot", x, name)
+    return unary("LogicalNot", x, name)
 
 
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
@@ -356,96 +361,92 @@ def _infer_unary(op_type: str, allowed: Sequence[dtypes.DType]) -> Any:
     return infer
 
 
-def _unary_cost(flops: float) -> Any:
-    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
-
-
 for _type, (_kernel, _allowed, _flops) in _UNARY.items():
     registry.register(
         OpDef(
             type=_type,
             infer=_infer_unary(_type, _allowed),
             kernel=_xp_function(_kernel) if isinstance(_kernel, str) else _kernel,
-            cost=_unary_cost(_flops),
+            cost=per_element(_flops),
             ufunc=isinstance(_kernel, str),
         )
     )
 
 
-def _unary(op_type: str, x: Any, name: str | None, arg: str = "x") -> Tensor:
+def unary(op_type: str, x: Any, name: str | None, arg: str = "x") -> Tensor:
     """TF's generated op function: a Python value becomes ``<op>/<arg>`` (``Rsqrt/x``)."""
     with op_scope(name or op_type, (x,)) as scope:
         return make_op(op_type, [convert_to_tensor(x, name=arg)], scope).outputs[0]
 
 
 def negative(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Neg", x, name)
+    return unary("Neg", x, name)
 
 
 def abs(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Abs", x, name)
+    return unary("Abs", x, name)
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Square", x, name)
+    return unary("Square", x, name)
 
 
 def sqrt(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Sqrt", x, name)
+    return unary("Sqrt", x, name)
 
 
 def exp(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Exp", x, name)
+    return unary("Exp", x, name)
 
 
 def log(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Log", x, name)
+    return unary("Log", x, name)
 
 
 def tanh(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Tanh", x, name)
+    return unary("Tanh", x, name)
 
 
 def sigmoid(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Sigmoid", x, name)
+    return unary("Sigmoid", x, name)
 
 
 def relu(features: Any, name: str | None = None) -> Tensor:
-    return _unary("Relu", features, name, arg="features")
+    return unary("Relu", features, name, arg="features")
 
 
 def sign(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Sign", x, name)
+    return unary("Sign", x, name)
 
 
 def reciprocal(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Reciprocal", x, name)
+    return unary("Reciprocal", x, name)
 
 
 def rsqrt(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Rsqrt", x, name)
+    return unary("Rsqrt", x, name)
 
 
 def log1p(x: Any, name: str | None = None) -> Tensor:
     """log(1 + x), accurate where x is small."""
-    return _unary("Log1p", x, name)
+    return unary("Log1p", x, name)
 
 
 def erf(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Erf", x, name)
+    return unary("Erf", x, name)
 
 
 def erfc(x: Any, name: str | None = None) -> Tensor:
     """1 - erf(x), accurate where erf(x) is near 1 (``nn.gelu`` builds it)."""
-    return _unary("Erfc", x, name)
+    return unary("Erfc", x, name)
 
 
 def floor(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Floor", x, name)
+    return unary("Floor", x, name)
 
 
 def ceil(x: Any, name: str | None = None) -> Tensor:
-    return _unary("Ceil", x, name)
+    return unary("Ceil", x, name)
 
 
 # -- fused gradients of unary ops: (y, dy) -> dx, from the op's output y -----------------------
@@ -498,7 +499,7 @@ for _type, _kernel in _UNARY_GRADS.items():
             type=_type,
             infer=infer_same_shape(_type, ("y", "dy")),
             kernel=_kernel,
-            cost=_unary_cost(3.0),
+            cost=per_element(3.0),
         )
     )
 

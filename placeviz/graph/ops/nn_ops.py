@@ -14,8 +14,8 @@ from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops import array_ops
 from placeviz.graph.ops._build import make_op, op_scope, require_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.ops.math_ops import infer_same_shape, relu, sigmoid, tanh
-from placeviz.graph.registry import OpDef, OutputSpec, elementwise_cost
+from placeviz.graph.ops.math_ops import infer_same_shape, relu, sigmoid, tanh, unary
+from placeviz.graph.registry import OpDef, OutputSpec, per_element
 from placeviz.graph.shapes import ShapeError, normalize_axis
 
 __all__ = [
@@ -60,7 +60,7 @@ registry.register(
         infer=_infer_softmax,
         kernel=_softmax_kernel,
         # max, subtract, exp (8), sum and divide per element
-        cost=lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=12.0),
+        cost=per_element(12.0),
         supported={t: frozenset(dtypes.FLOATS) for t in registry.DEVICE_TYPES},
     )
 )
@@ -152,47 +152,36 @@ def _infer_activation(op_type: str, allowed: Sequence[dtypes.DType]) -> Any:
     return infer
 
 
-def _cost(flops: float) -> Any:
-    return lambda op, ins, outs: elementwise_cost(op, ins, outs, flops_per_element=flops)
-
-
 for _type, (_kernel, _supported, _flops) in _ACTIVATIONS.items():
     registry.register(
         OpDef(
             type=_type,
             infer=_infer_activation(_type, sorted(_supported["CPU"], key=dtypes.ALL.index)),
             kernel=_kernel,
-            cost=_cost(_flops),
+            cost=per_element(_flops),
             supported=_supported,
         )
     )
 
 
-def _activation(op_type: str, features: Any, name: str | None) -> Tensor:
-    """TF's generated op function: a Python value becomes ``<op>/features``."""
-    with op_scope(name or op_type, (features,)) as scope:
-        tensor = convert_to_tensor(features, name="features")
-        return make_op(op_type, [tensor], scope).outputs[0]
-
-
 def softplus(features: Any, name: str | None = None) -> Tensor:
     """log(1 + e^x): a smooth relu."""
-    return _activation("Softplus", features, name)
+    return unary("Softplus", features, name, arg="features")
 
 
 def elu(features: Any, name: str | None = None) -> Tensor:
     """x where x > 0, else e^x - 1."""
-    return _activation("Elu", features, name)
+    return unary("Elu", features, name, arg="features")
 
 
 def selu(features: Any, name: str | None = None) -> Tensor:
     """ELU scaled so that activations keep zero mean and unit variance (self-normalizing)."""
-    return _activation("Selu", features, name)
+    return unary("Selu", features, name, arg="features")
 
 
 def relu6(features: Any, name: str | None = None) -> Tensor:
     """min(max(x, 0), 6)."""
-    return _activation("Relu6", features, name)
+    return unary("Relu6", features, name, arg="features")
 
 
 def leaky_relu(features: Any, alpha: Any = 0.2, name: str | None = None) -> Tensor:
@@ -253,7 +242,7 @@ for _type, (_kernel, _second) in _ACTIVATION_GRADS.items():
             type=_type,
             infer=infer_same_shape(_type, ("gradients", _second)),
             kernel=_kernel,
-            cost=_cost(3.0),
+            cost=per_element(3.0),
         )
     )
 
