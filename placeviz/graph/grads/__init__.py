@@ -9,7 +9,6 @@ from placeviz.graph.grads import (
     linalg_grad,
     math_grad,
     nn_grad,
-    random_grad,
     selection_grad,
     train_grad,
 )
@@ -33,7 +32,6 @@ __all__ = [
     "math_grad",
     "nn_grad",
     "not_differentiable",
-    "random_grad",
     "register_gradient",
     "registered_types",
     "selection_grad",

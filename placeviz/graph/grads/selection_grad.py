@@ -8,16 +8,13 @@ import math
 from placeviz import dtypes
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.grads.registry import not_differentiable, register_gradient
-from placeviz.graph.ops import array_ops, math_ops, selection_ops, shape_ops
+from placeviz.graph.grads.shapes import shape_of
+from placeviz.graph.ops import array_ops, math_ops, selection_ops
 from placeviz.graph.ops.embedding_ops import dynamic_partition, parallel_dynamic_stitch
 
 Grads = list[Tensor | None]
 
 not_differentiable("ArgMax", "ArgMin", "OneHot", "Where")
-
-
-def _shape(tensor: Tensor, name: str = "Shape") -> Tensor:
-    return shape_ops.shape(tensor, name=name, optimize=True)
 
 
 def _last(shape: Tensor) -> Tensor:
@@ -38,14 +35,14 @@ def _top_k_grad(op: Operation, grad: Tensor, _: Tensor | None) -> Grads:
     """TF's ``_TopKGrad``: each value's gradient scattered to where it was found (flat
     positions row * width + index) in zeros of the input's shape; k gets a zero."""
     x, indices = op.inputs[0], op.outputs[1]
-    in_shape = _shape(x)
-    ind_shape = _shape(indices, "Shape_1")
+    in_shape = shape_of(x)
+    ind_shape = shape_of(indices, "Shape_1")
     ind_2d = array_ops.reshape(indices, array_ops.stack([-1, _last(ind_shape)]))
     rows = _rows(indices)
     if rows is not None:  # what TF's shape inference folds from the Const shapes
         ind_2d.set_shape([rows, indices.shape[-1]])
     in_lastdim = _last(in_shape)
-    outer = _shape(ind_2d, "Shape_2")[0]
+    outer = shape_of(ind_2d, "Shape_2")[0]
     starts = math_ops.arange(0, array_ops.cast(outer, dtypes.int64) * in_lastdim, in_lastdim)
     starts.set_shape([rows])
     offsets = array_ops.cast(array_ops.expand_dims(starts, -1), dtypes.int32)
@@ -70,11 +67,11 @@ def _dynamic_partition_grad(op: Operation, *grads: Tensor) -> Grads:
     """TF's: the positions of the data's rows partitioned the same way stitch the pieces'
     gradients back in order."""
     data, partitions = op.inputs
-    prefix = _shape(partitions)
+    prefix = shape_of(partitions)
     positions = array_ops.reshape(math_ops.arange(math_ops.reduce_prod(prefix)), prefix)
     pieces = dynamic_partition(positions, partitions, op.attrs["num_partitions"])
     stitched = parallel_dynamic_stitch(pieces, list(grads))
-    return [array_ops.reshape(stitched, _shape(data, "Shape_1")), None]
+    return [array_ops.reshape(stitched, shape_of(data, "Shape_1")), None]
 
 
 @register_gradient("DynamicStitch")

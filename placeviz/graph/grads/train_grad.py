@@ -1,13 +1,12 @@
 """Gradients of the ops training code adds: L2Loss (weight decay, global norms). Floor and Ceil
-(staircase and cyclic learning-rate schedules) pass none, as TensorFlow's return None, and so
-does AssignSub (moving averages' update), as TensorFlow's Assign ops."""
+(staircase and cyclic learning-rate schedules) pass none, as TensorFlow's return None."""
 
 from __future__ import annotations
 
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.grads.registry import not_differentiable, register_gradient
 
-not_differentiable("Floor", "Ceil", "AssignSub")
+not_differentiable("Floor", "Ceil")
 
 
 @register_gradient("L2Loss")

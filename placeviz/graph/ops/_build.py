@@ -59,6 +59,17 @@ def require_dtype(op_type: str, dtype: DType, allowed: Sequence[DType]) -> None:
         raise TypeError(f"{op_type} does not support {dtype.name}; allowed dtypes: {names}")
 
 
+def check_dtype(arg: str, dtype: DType, allowed: Sequence[Any], names: str | None = None) -> None:
+    """TF's op-definition words for an input of a dtype the op does not take; ``names`` is TF's
+    own list where it names dtypes placeviz lacks (bfloat16, quantized)."""
+    if dtype.base_dtype not in allowed:
+        listed = names or ", ".join(d.name for d in allowed)
+        raise TypeError(
+            f"Value passed to parameter '{arg}' has DataType {dtype.base_dtype.name} not in list "
+            f"of allowed values: {listed}"
+        )
+
+
 def single(shape: TensorShape, dtype: DType) -> list[tuple[TensorShape, DType]]:
     return [(shape, dtype)]
 

@@ -24,7 +24,7 @@ from placeviz.errors import InvalidArgumentError, UnimplementedError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import shape_ops
-from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
+from placeviz.graph.ops._build import check_dtype, make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, itemsize
 from placeviz.graph.shapes import ShapeError, TensorShape
@@ -176,12 +176,8 @@ def _rank4(shape: TensorShape) -> list[Dim]:
 
 
 def _allowed(dtype: DType, arg: str, allowed: tuple[DType, ...]) -> None:
-    """TF's op-definition check: the type attr takes only these dtypes."""
-    if dtype.base_dtype not in allowed:
-        raise TypeError(
-            f"Value passed to parameter '{arg}' has DataType {dtype.base_dtype.name} not in list "
-            f"of allowed values: {_ALLOWED_NAMES[allowed]}"
-        )
+    """TF's op-definition check: the type attr takes only these dtypes, named as TF names them."""
+    check_dtype(arg, dtype, allowed, _ALLOWED_NAMES[allowed])
 
 
 def _typed(op_type: str, inputs: Sequence[Tensor], names: Sequence[str], allowed: Any) -> DType:

@@ -22,9 +22,9 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, get_default_graph
 from placeviz.graph.ops import array_ops, clip_ops, constant_op, math_ops, state_ops
-from placeviz.graph.ops._build import make_op, same_dtype
+from placeviz.graph.ops._build import check_dtype, make_op, same_dtype
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.graph.ops.selection_ops import check_dtype, folded_value
+from placeviz.graph.ops.selection_ops import folded_value
 from placeviz.graph.ops.shape_ops import INDEX_DTYPES
 from placeviz.graph.registry import OpDef, OutputSpec, memory_cost
 from placeviz.graph.shapes import Dim, ShapeError, TensorShape
@@ -219,7 +219,7 @@ def embedding_lookup(
         ids_t = convert_to_tensor(ids, name="ids")
         if len(tables_t) == 1:
             # TF's gather refuses other ids before it makes its axis
-            check_dtype("GatherV2", "indices", ids_t.dtype, INDEX_DTYPES)
+            check_dtype("indices", ids_t.dtype, INDEX_DTYPES)
             with graph.colocate_with(tables_t[0]):
                 found = array_ops.gather(tables_t[0], ids_t, name=scope)
                 result = _clip(found, ids_t, max_norm)

@@ -20,7 +20,7 @@ from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops
-from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
+from placeviz.graph.ops._build import check_dtype, make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.registry import Cost, OpDef
 from placeviz.graph.shapes import Dim, ShapeError, TensorShape, broadcast
@@ -42,12 +42,7 @@ def _infer_batch_matmul(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> l
     broadcast; an operand of unknown rank leaves the result unknown."""
     x, y = inputs
     dtype = same_dtype("BatchMatMulV2", inputs)
-    if dtype not in _BATCH_MATMUL_DTYPES:
-        allowed = ", ".join(d.name for d in _BATCH_MATMUL_DTYPES)
-        raise TypeError(
-            f"Value passed to parameter 'x' has DataType {dtype.name} not in list of allowed "
-            f"values: {allowed}"
-        )
+    check_dtype("x", dtype, _BATCH_MATMUL_DTYPES)
     for tensor in (x, y):
         if tensor.shape.ndims is not None and tensor.shape.ndims < 2:
             raise ShapeError(f"Shape must be at least rank 2 but is rank {tensor.shape.ndims}")

@@ -19,7 +19,7 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import constant_op
-from placeviz.graph.ops._build import make_op, op_scope, same_dtype, single
+from placeviz.graph.ops._build import check_dtype, make_op, op_scope, same_dtype, single
 from placeviz.graph.ops.array_ops import _int_input
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import INDEX_DTYPES, constant_value, shape_from_tensor
@@ -29,16 +29,6 @@ from placeviz.graph.shapes import ShapeError, TensorShape
 _NUMBERS = frozenset(dtypes.NUMBERS)
 _NUMBER_KERNELS = {t: _NUMBERS for t in registry.DEVICE_TYPES}
 _NUMBERS_AND_BOOL = (*dtypes.NUMBERS, dtypes.bool)
-
-
-def check_dtype(op_type: str, arg: str, dtype: dtypes.DType, allowed: Sequence[Any]) -> None:
-    """TF's op helper's words for an input of a dtype the op does not take."""
-    if dtype.base_dtype not in allowed:
-        names = ", ".join(d.name for d in allowed)
-        raise TypeError(
-            f"Value passed to parameter '{arg}' has DataType {dtype.base_dtype.name} not in list "
-            f"of allowed values: {names}"
-        )
 
 
 def _scalar_value(tensor: Tensor) -> int | None:
@@ -78,8 +68,8 @@ def _scan_cost(
 def _infer_arg(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
         x, dimension = inputs
-        check_dtype(op_type, "input", x.dtype, _NUMBERS_AND_BOOL)
-        check_dtype(op_type, "dimension", dimension.dtype, INDEX_DTYPES)
+        check_dtype("input", x.dtype, _NUMBERS_AND_BOOL)
+        check_dtype("dimension", dimension.dtype, INDEX_DTYPES)
         out = attrs["output_type"]
         dims = x.shape.dims
         if dims is None:
@@ -156,7 +146,7 @@ def _arg(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any, 
     with op_scope(name or op_type, (input, axis)) as scope:
         x = convert_to_tensor(input, name="input")
         dim = _index_input(0 if axis is None else axis, "dimension")
-        check_dtype(op_type, "output_type", output_type, INDEX_DTYPES)
+        check_dtype("output_type", output_type, INDEX_DTYPES)
         return make_op(op_type, [x, dim], scope, {"output_type": output_type}).outputs[0]
 
 
@@ -186,7 +176,7 @@ def argmin(
 # -- OneHot ------------------------------------------------------------------------------------
 def _infer_one_hot(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     indices, depth, on, off = inputs
-    check_dtype("OneHot", "indices", indices.dtype, INDEX_DTYPES)
+    check_dtype("indices", indices.dtype, INDEX_DTYPES)
     dtype = same_dtype("OneHot", [on, off], ("on_value", "off_value"))
     axis = attrs["axis"]
     if axis < -1:
@@ -283,7 +273,7 @@ def _typed_input(op_type: str, value: Any, arg: str, allowed: Sequence[dtypes.DT
     tensor = convert_to_tensor(value, name=arg)
     if not is_tensor_like(value) and tensor.dtype not in allowed:
         convert_to_tensor(value, name=arg)
-    check_dtype(op_type, arg, tensor.dtype, allowed)
+    check_dtype(arg, tensor.dtype, allowed)
     return tensor
 
 
@@ -299,8 +289,8 @@ class TopKV2(NamedTuple):
 
 def _infer_top_k(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     x, k_t = inputs
-    check_dtype("TopKV2", "input", x.dtype, dtypes.NUMBERS)
-    check_dtype("TopKV2", "k", k_t.dtype, INDEX_DTYPES)
+    check_dtype("input", x.dtype, dtypes.NUMBERS)
+    check_dtype("k", k_t.dtype, INDEX_DTYPES)
     index_type = attrs["index_type"]
     dims = x.shape.dims
     if dims is not None and not dims:
@@ -357,7 +347,7 @@ def top_k(
     largest first; equal values keep their order. ``sorted=False`` returns them in the same
     order here (TF leaves that order unspecified)."""
     target = dtypes.as_dtype(index_type)
-    check_dtype("TopKV2", "index_type", target, INDEX_DTYPES)
+    check_dtype("index_type", target, INDEX_DTYPES)
     with op_scope(name or "TopKV2", (input, k)) as scope:
         x = convert_to_tensor(input, name="input")
         k_t = _index_input(k, "k")
@@ -369,8 +359,8 @@ def top_k(
 # -- Cumsum ------------------------------------------------------------------------------------
 def _infer_cumsum(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     x, axis = inputs
-    check_dtype("Cumsum", "x", x.dtype, dtypes.NUMBERS)
-    check_dtype("Cumsum", "axis", axis.dtype, INDEX_DTYPES)
+    check_dtype("x", x.dtype, dtypes.NUMBERS)
+    check_dtype("axis", axis.dtype, INDEX_DTYPES)
     return single(x.shape, x.dtype)
 
 
@@ -427,7 +417,7 @@ def cumsum(
 # -- Where (one argument) ----------------------------------------------------------------------
 def _infer_where(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     x = inputs[0]
-    check_dtype("Where", "input", x.dtype, _NUMBERS_AND_BOOL)
+    check_dtype("input", x.dtype, _NUMBERS_AND_BOOL)
     return single(TensorShape([None, x.shape.ndims]), dtypes.int64)
 
 
@@ -462,7 +452,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
 # -- ScatterNd ---------------------------------------------------------------------------------
 def _infer_scatter_nd(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     indices, updates, shape = inputs
-    check_dtype("ScatterNd", "indices", indices.dtype, INDEX_DTYPES)
+    check_dtype("indices", indices.dtype, INDEX_DTYPES)
     value = folded_value(shape)
     if value is not None:
         return single(TensorShape(int(d) for d in value.reshape(-1)), updates.dtype)
