@@ -61,9 +61,9 @@ def write(prefix: str, tensors: Mapping[str, Any]) -> None:
             entry["key"] = key = f"t{i}"
             arrays[key] = array
         index[name] = entry
-    _write_atomically(prefix + DATA_SUFFIX, lambda f: np.savez(f, **arrays))
+    write_atomically(prefix + DATA_SUFFIX, lambda f: np.savez(f, **arrays))
     document = {"format": FORMAT, "version": VERSION, "tensors": index}
-    _write_atomically(prefix + INDEX_SUFFIX, lambda f: f.write(json.dumps(document).encode()))
+    write_atomically(prefix + INDEX_SUFFIX, lambda f: f.write(json.dumps(document).encode()))
 
 
 def read_index(prefix: str) -> dict[str, dict[str, Any]]:
@@ -115,7 +115,7 @@ def _as_bytes(value: Any) -> bytes:
     return value.encode() if isinstance(value, str) else bytes(value)
 
 
-def _write_atomically(path: str, fill: Callable[[Any], Any]) -> None:
+def write_atomically(path: str, fill: Callable[[Any], Any]) -> None:
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path) or ".", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as f:

@@ -52,5 +52,4 @@ class AdagradOptimizer(Optimizer):
                 self._as_dtype_of(self._learning_rate_tensor, var),
                 grad,
             ],
-            {"update_slots": True},
         )

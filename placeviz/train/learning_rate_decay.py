@@ -62,9 +62,7 @@ def polynomial_decay(
             # The first multiple of decay_steps past the step; 1 at step 0.
             at_start = math_ops.equal(step, 0)
             periods = math_ops.ceil(step / decay_steps)
-            with graph.name_scope("SelectV2") as select:
-                one = convert_to_tensor(1.0, dtype=dtype, name="t")
-                multiplier = make_op("SelectV2", [at_start, one, periods], select).outputs[0]
+            multiplier = math_ops.where_v2(at_start, 1.0, periods)
             horizon = math_ops.multiply(horizon, multiplier)
         else:
             step = math_ops.minimum(step, horizon)

@@ -325,10 +325,8 @@ def update_checkpoint_state(
     lines = [f"model_checkpoint_path: {json.dumps(model_checkpoint_path, ensure_ascii=False)}"]
     lines += [f"all_model_checkpoint_paths: {json.dumps(p, ensure_ascii=False)}" for p in paths]
     state_path = os.path.join(save_dir, latest_filename or STATE_FILENAME)
-    temporary = f"{state_path}.tmp{os.getpid()}"
-    with open(temporary, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(temporary, state_path)
+    text = ("\n".join(lines) + "\n").encode()
+    checkpoint_io.write_atomically(state_path, lambda f: f.write(text))
 
 
 def _relative(path: str, directory: str) -> str:

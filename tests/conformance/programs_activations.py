@@ -463,3 +463,9 @@ program(
     name="act_operand_conversion_int_plus_float",
     error=("Input 'y' of 'AddV2' Op has type float32 that does not match type int32",),
 )
+
+
+@program
+def act_where_v2_names_python_values(tf: Any) -> Any:
+    x = tf.constant([1.0, 2.0, 3.0], name="x")
+    return tf.where_v2(x > 1.5, 0.5, x, name="picked")

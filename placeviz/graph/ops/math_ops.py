@@ -292,11 +292,12 @@ def select(condition: Tensor, x: Tensor, y: Tensor, name: str | None = None) -> 
 
 
 def where_v2(condition: Any, x: Any, y: Any, name: str | None = None) -> Tensor:
-    """TF2's ``where``: elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast)."""
-    cond = convert_to_tensor(condition)
-    with cond.graph.as_default():
-        tx, ty = convert_pair(x, y)
-    return make_op("SelectV2", [cond, tx, ty], name or "SelectV2").outputs[0]
+    """TF2's ``where``: elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast);
+    Python values become ``SelectV2/t`` and ``SelectV2/e`` as TF's op function names them."""
+    with op_scope(name or "SelectV2", (condition, x, y)) as scope:
+        cond = convert_to_tensor(condition, name="condition")
+        tx, ty = convert_pair(x, y, names=("t", "e"))
+        return make_op("SelectV2", [cond, tx, ty], scope).outputs[0]
 
 
 # -- elementwise unary -------------------------------------------------------------------------

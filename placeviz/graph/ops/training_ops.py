@@ -154,13 +154,11 @@ def _centered_rms_prop(xp: Any, op: Operation, state: Any) -> Any:
 
 
 def _adagrad(xp: Any, op: Operation, state: Any) -> Any:
-    """``accum += g^2`` (unless ``update_slots`` is off), ``var -= lr g / sqrt(accum)``."""
-    update_slots = op.attrs.get("update_slots", True)
+    """``accum += g^2``, ``var -= lr g / sqrt(accum)``."""
 
     def apply(var: Any, accum: Any, lr: Any, grad: Any) -> Any:
         accum_t, weights = accum.buffer(), var.buffer()
-        if update_slots:
-            accum_t += grad * grad
+        accum_t += grad * grad
         weights -= lr * grad / xp.sqrt(accum_t)
         return var.read()
 
@@ -243,9 +241,7 @@ def apply_adam(inputs: Sequence[Tensor], name: str) -> Operation:
     return make_op("ApplyAdam", list(inputs), name)
 
 
-def apply_update(
-    op_type: str, inputs: Sequence[Tensor], attrs: dict[str, Any] | None = None
-) -> Operation:
+def apply_update(op_type: str, inputs: Sequence[Tensor]) -> Operation:
     """One of the other Apply ops (RMSProp, centered RMSProp, Adagrad, Adadelta), ``inputs`` in
     TensorFlow's order (``_SIGNATURES``)."""
-    return make_op(op_type, list(inputs), None, attrs)
+    return make_op(op_type, list(inputs), None)
