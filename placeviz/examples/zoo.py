@@ -32,7 +32,6 @@ import numpy as np
 class Model:
     """One training step: run ``train_op`` (and ``loss``) with ``feed``."""
 
-    name: str
     train_op: Any
     loss: Any
     feed: dict[Any, np.ndarray]
@@ -143,7 +142,7 @@ def cifar10_towers(
         averages = tf.train.ExponentialMovingAverage(0.9999, global_step)
         averages_op = averages.apply(tf.trainable_variables())
         train_op = tf.group(apply_gradient_op, averages_op)
-    return Model("cifar10", train_op, tf.add_n(losses) if len(losses) > 1 else losses[0], feed)
+    return Model(train_op, tf.add_n(losses) if len(losses) > 1 else losses[0], feed)
 
 
 # -- ResNet: batch norm, UPDATE_OPS, stages split over GPUs ----------------------------------
@@ -201,7 +200,7 @@ def resnet(
         images: rng.standard_normal((batch, image, image, 3)).astype(np.float32),
         labels: rng.integers(0, classes, batch).astype(np.int32),
     }
-    return Model("resnet", train_op, loss, feed)
+    return Model(train_op, loss, feed)
 
 
 # -- BERT-style encoder: attention, layer norm, layers split over GPUs ------------------------
@@ -288,7 +287,7 @@ def bert_encoder(
         ids: rng.integers(0, vocab, (batch, seq)).astype(np.int32),
         labels: rng.integers(0, classes, batch).astype(np.int32),
     }
-    return Model("bert", train_op, loss, feed)
+    return Model(train_op, loss, feed)
 
 
 ZOO: dict[str, Callable[..., Model]] = {
