@@ -29,6 +29,7 @@ from bench_vs_tensorflow import (
     RESULT_MARKER,
     child_environment,
     load_framework,
+    session,
     summarize,
     tf_available,
 )
@@ -43,10 +44,7 @@ def time_model(tf: Any, name: str, repeats: int, threads: int) -> dict[str, Any]
     with graph.as_default():
         tf.set_random_seed(0)
         model = ZOO[name](tf, gpus=0)
-        config = tf.ConfigProto(
-            intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
-        )
-        with tf.Session(graph=graph, config=config) as sess:
+        with session(tf, graph, threads) as sess:
             sess.run(tf.global_variables_initializer())
             for _ in range(WARMUP_STEPS):
                 sess.run(model.train_op, model.feed)
