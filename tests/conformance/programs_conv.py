@@ -629,3 +629,9 @@ def conv_train_small_cnn_steps(tf: Any) -> Any:
         Run(train),
         Run([loss, tf.trainable_variables()]),
     )
+
+
+@program(error=["Cannot specify both 'value' and 'input'."])
+def conv_max_pool_value_and_input(tf: Any) -> Any:
+    x = _x(tf)
+    return tf.nn.max_pool(value=x, input=x, ksize=2, strides=2, padding="VALID")

@@ -59,6 +59,15 @@ def require_dtype(op_type: str, dtype: DType, allowed: Sequence[DType]) -> None:
         raise TypeError(f"{op_type} does not support {dtype.name}; allowed dtypes: {names}")
 
 
+def deprecated_argument(new_name: str, new: Any, old_name: str, old: Any) -> Any:
+    """TF's ``deprecated_argument_lookup``: the value of whichever spelling was given."""
+    if old is None:
+        return new
+    if new is not None:
+        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
+    return old
+
+
 def check_dtype(arg: str, dtype: DType, allowed: Sequence[Any], names: str | None = None) -> None:
     """TF's op-definition words for an input of a dtype the op does not take; ``names`` is TF's
     own list where it names dtypes placeviz lacks (bfloat16, quantized)."""

@@ -24,7 +24,14 @@ from placeviz.errors import InvalidArgumentError, UnimplementedError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import shape_ops
-from placeviz.graph.ops._build import check_dtype, make_op, op_scope, same_dtype, single
+from placeviz.graph.ops._build import (
+    check_dtype,
+    deprecated_argument,
+    make_op,
+    op_scope,
+    same_dtype,
+    single,
+)
 from placeviz.graph.ops.constant_op import convert_pair, convert_to_tensor
 from placeviz.graph.registry import Cost, OpDef, OutputSpec, free_cost, itemsize
 from placeviz.graph.shapes import ShapeError, TensorShape
@@ -1049,15 +1056,6 @@ def _with_space_to_batch(
 
 
 # -- the Python API (TF's nn_ops.py) -----------------------------------------------------------
-def _renamed(new: str, new_value: Any, old: str, old_value: Any) -> Any:
-    """TF's ``deprecated_argument_lookup``: an argument under either of its names."""
-    if new_value is not None:
-        if old_value is not None:
-            raise ValueError(f"Cannot specify both '{old}' and '{new}'")
-        return new_value
-    return old_value
-
-
 def get_sequence(value: Any, n: int, channel_index: int, name: str) -> list[int]:
     """TF's ``_get_sequence``: one value, one per spatial dimension, or one per dimension."""
     if value is None:
@@ -1167,7 +1165,7 @@ def conv2d(
     filters: Any = None,
 ) -> Tensor:
     """TF1's ``tf.nn.conv2d``: a 2-D convolution of an NHWC (or NCHW) batch with an HWIO filter."""
-    filter = _renamed("filters", filters, "filter", filter)
+    filter = deprecated_argument("filters", filters, "filter", filter)
     padding, explicit = convert_padding(padding)
     channel = _channel_index(data_format)
     strides = get_sequence(strides, 2, channel, "strides")
@@ -1194,7 +1192,7 @@ def conv2d_backprop_input(
     filters: Any = None,
 ) -> Tensor:
     """TF1's ``tf.nn.conv2d_backprop_input``: the op itself, its strides given in full."""
-    filter = _renamed("filters", filters, "filter", filter)
+    filter = deprecated_argument("filters", filters, "filter", filter)
     padding, explicit = convert_padding(padding)
     with op_scope(name or "Conv2DBackpropInput", (input_sizes, filter, out_backprop)) as scope:
         sizes = convert_to_tensor(input_sizes, name="input_sizes")
@@ -1254,8 +1252,8 @@ def conv2d_transpose(
 ) -> Tensor:
     """TF1's ``tf.nn.conv2d_transpose``: the gradient of conv2d with respect to its input, as
     one Conv2DBackpropInput op."""
-    value = _renamed("input", input, "value", value)
-    filter = _renamed("filters", filters, "filter", filter)
+    value = deprecated_argument("input", input, "value", value)
+    filter = deprecated_argument("filters", filters, "filter", filter)
     with op_scope(name or "conv2d_transpose", (value, filter, output_shape)) as scope:
         channel = _channel_index(data_format)
         strides = get_sequence(strides, 2, channel, "strides")
@@ -1312,7 +1310,7 @@ def depthwise_conv2d(
     """TF1's ``tf.nn.depthwise_conv2d``: the native op named after the scope, behind TF's
     space-to-batch wrapping (the filter's Shape, the rate, and for a rate above 1 the
     SpaceToBatchND/BatchToSpaceND pair)."""
-    rate = _renamed("dilations", dilations, "rate", rate)
+    rate = deprecated_argument("dilations", dilations, "rate", rate)
     with op_scope(name or "depthwise", (input, filter)) as scope:
         x = convert_to_tensor(input, name="tensor_in")
         w = convert_to_tensor(filter, name="filter_in")
@@ -1342,8 +1340,8 @@ def convolution(
 ) -> Tensor:
     """TF1's ``tf.nn.convolution`` for 2-D windows: one Conv2D, or for dilations above 1 a
     Conv2D between SpaceToBatchND and BatchToSpaceND (as TF builds it off TPUs)."""
-    filter = _renamed("filters", filters, "filter", filter)
-    dilation_rate = _renamed("dilations", dilations, "dilation_rate", dilation_rate)
+    filter = deprecated_argument("filters", filters, "filter", filter)
+    dilation_rate = deprecated_argument("dilations", dilations, "dilation_rate", dilation_rate)
     w = _converted(filter, "filters", (filter, input))
     x = _converted(input, "input", (w, input))
     with op_scope(name or "convolution", (x, w)) as scope:
@@ -1421,7 +1419,7 @@ def max_pool(
     input: Any = None,
 ) -> Tensor:
     """TF1's ``tf.nn.max_pool``: each window's maximum."""
-    value = _renamed("input", input, "value", value)
+    value = deprecated_argument("input", input, "value", value)
     return _pool(
         "MaxPool", "input", value, ksize, strides, padding, data_format, name or "MaxPool", True
     )
@@ -1451,7 +1449,7 @@ def avg_pool(
     input: Any = None,
 ) -> Tensor:
     """TF1's ``tf.nn.avg_pool``: each window's mean over its input (not padding) elements."""
-    value = _renamed("input", input, "value", value)
+    value = deprecated_argument("input", input, "value", value)
     return _pool(
         "AvgPool", "value", value, ksize, strides, padding, data_format, name or "AvgPool", False
     )

@@ -9,17 +9,8 @@ from typing import Any
 from placeviz import dtypes
 from placeviz.graph.core import Tensor
 from placeviz.graph.ops import array_ops, constant_op, loss_ops, math_ops
-from placeviz.graph.ops._build import op_scope
+from placeviz.graph.ops._build import deprecated_argument, op_scope
 from placeviz.graph.ops.constant_op import convert_to_tensor
-
-
-def _deprecated_argument(new_name: str, new: Any, old_name: str, old: Any) -> Any:
-    """TF's ``deprecated_argument_lookup``: the value of whichever spelling was given."""
-    if old is None:
-        return new
-    if new is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-    return old
 
 
 def moments(
@@ -33,7 +24,7 @@ def moments(
     """The mean and (biased) variance of ``x`` over ``axes``. float16 inputs are reduced in
     float32 and cast back, as TF does (float16's range is too small for sums of squares);
     ``shift`` is accepted and unused, as in TF."""
-    keep = bool(_deprecated_argument("keepdims", keepdims, "keep_dims", keep_dims))
+    keep = bool(deprecated_argument("keepdims", keepdims, "keep_dims", keep_dims))
     with op_scope(name or "moments", (x,)):
         tensor = convert_to_tensor(x)
         half = tensor.dtype.base_dtype is dtypes.float16
@@ -80,7 +71,7 @@ def l2_normalize(
     dim: Any = None,
 ) -> Tensor:
     """``x / sqrt(max(sum(x²), epsilon))`` over ``axis`` (every axis when None)."""
-    axis = _deprecated_argument("axis", axis, "dim", dim)
+    axis = deprecated_argument("axis", axis, "dim", dim)
     with op_scope(name or "l2_normalize", (x,)) as scope:
         tensor = convert_to_tensor(x, name="x")
         square_sum = math_ops.reduce_sum(math_ops.square(tensor), axis, keepdims=True)

@@ -19,7 +19,14 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor, is_tensor_like
 from placeviz.graph.ops import constant_op
-from placeviz.graph.ops._build import check_dtype, make_op, op_scope, same_dtype, single
+from placeviz.graph.ops._build import (
+    check_dtype,
+    deprecated_argument,
+    make_op,
+    op_scope,
+    same_dtype,
+    single,
+)
 from placeviz.graph.ops.array_ops import _int_input
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import INDEX_DTYPES, constant_value, shape_from_tensor
@@ -139,9 +146,7 @@ for _type, _pick, _fill in (("ArgMax", "argmax", -np.inf), ("ArgMin", "argmin", 
 
 
 def _arg(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any, out: Any) -> Tensor:
-    if axis is not None and dimension is not None:
-        raise ValueError("Cannot specify both 'dimension' and 'axis'.")
-    axis = dimension if axis is None else axis
+    axis = deprecated_argument("axis", axis, "dimension", dimension)
     output_type = dtypes.as_dtype(out)
     with op_scope(name or op_type, (input, axis)) as scope:
         x = convert_to_tensor(input, name="input")
