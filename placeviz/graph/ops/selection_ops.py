@@ -9,7 +9,7 @@ raise TF's build-time errors, kernels check them again when the op runs (a fed v
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -464,48 +464,52 @@ def _infer_scatter_nd(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> lis
     return single(shape_from_tensor(shape), updates.dtype)
 
 
-def _scatter_nd_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    dtype = op.outputs[0].dtype.np
+def _scatter_nd_with(scatter_add: Callable[[Any], Callable[..., None]]) -> Any:
+    """ScatterNd's kernel builder around ``out[rows] += values`` summing repeated rows, which
+    NumPy spells ``add.at`` and CuPy ``cupyx.scatter_add`` (chosen once, when it is built)."""
 
-    def scatter_nd(indices: Any, updates: Any, shape_value: Any) -> Any:
-        shape = tuple(int(d) for d in shape_value.reshape(-1).tolist())
-        depth = indices.shape[-1]
-        rows = indices.reshape(-1, depth)
-        bad = xp.any((rows < 0) | (rows >= xp.asarray(shape[:depth])), axis=1)
-        if bool(bad.any()):
-            first = int(xp.argmax(bad))
-            raise InvalidArgumentError(
-                f"indices[{first}] = {rows[first].tolist()} does not index into shape "
-                f"{list(shape)}",
-                op=op,
+    def build(xp: Any, op: Operation, state: Any) -> Any:
+        dtype = op.outputs[0].dtype.np
+        add = scatter_add(xp)
+
+        def scatter_nd(indices: Any, updates: Any, shape_value: Any) -> Any:
+            shape = tuple(int(d) for d in shape_value.reshape(-1).tolist())
+            depth = indices.shape[-1]
+            rows = indices.reshape(-1, depth)
+            bad = xp.any((rows < 0) | (rows >= xp.asarray(shape[:depth])), axis=1)
+            if bool(bad.any()):
+                first = int(xp.argmax(bad))
+                raise InvalidArgumentError(
+                    f"indices[{first}] = {rows[first].tolist()} does not index into shape "
+                    f"{list(shape)}",
+                    op=op,
+                )
+            out = xp.zeros((math.prod(shape[:depth]), *shape[depth:]), dtype=dtype)
+            flat = (
+                xp.ravel_multi_index(tuple(rows.T), shape[:depth])
+                if depth
+                else xp.zeros(len(rows), dtype=np.int64)
             )
-        out = xp.zeros((math.prod(shape[:depth]), *shape[depth:]), dtype=dtype)
-        flat = (
-            xp.ravel_multi_index(tuple(rows.T), shape[:depth])
-            if depth
-            else xp.zeros(len(rows), dtype=np.int64)
-        )
-        _scatter_add(xp, out, flat, updates.reshape(len(rows), *shape[depth:]))
-        return out.reshape(shape)
+            add(out, flat, updates.reshape(len(rows), *shape[depth:]))
+            return out.reshape(shape)
 
-    return scatter_nd
+        return scatter_nd
+
+    return build
 
 
-def _scatter_add(xp: Any, out: Any, rows: Any, values: Any) -> None:
-    """``out[rows] += values`` summing repeated rows (CuPy spells NumPy's ``add.at`` apart)."""
-    if xp is np:
-        np.add.at(out, rows, values)
-    else:
-        import cupyx  # only where a session has a real GPU
+def _cupy_scatter_add(xp: Any) -> Callable[..., None]:
+    import cupyx  # only where a session has a real GPU
 
-        cupyx.scatter_add(out, rows, values)
+    return cupyx.scatter_add
 
 
 registry.register(
     OpDef(
         type="ScatterNd",
         infer=_infer_scatter_nd,
-        kernel=_scatter_nd_kernel,
+        kernel=_scatter_nd_with(lambda xp: np.add.at),
+        kernel_overrides={"cupy": _scatter_nd_with(_cupy_scatter_add)},
         cost=memory_cost,
         supported=_NUMBER_KERNELS,
     )
