@@ -131,27 +131,24 @@ def _batch_statistics_only(attrs: Mapping[str, Any]) -> bool:
     return bool(attrs["is_training"]) and attrs["exponential_avg_factor"] == 1.0
 
 
-class _Axes(NamedTuple):
-    channel: int  # statistics are per channel, over every other axis
+def _channel_axis(op: Operation) -> int:
+    """The axis statistics are per (they are over every other axis)."""
+    return _LAYOUTS[op.attrs["data_format"]].channel
 
 
-def _axes(op: Operation) -> _Axes:
-    return _Axes(_LAYOUTS[op.attrs["data_format"]].channel)
-
-
-def _per_channel(vector: Any, x: Any, axes: _Axes) -> Any:
+def _per_channel(vector: Any, x: Any, channel: int) -> Any:
     """``vector`` shaped to broadcast along the channel axis of ``x``."""
     shape = [1] * x.ndim
-    shape[axes.channel] = vector.shape[0]
+    shape[channel] = vector.shape[0]
     return vector.reshape(shape)
 
 
-def _channel_sums(xp: Any, values: Any, axes: _Axes) -> Any:
+def _channel_sums(xp: Any, values: Any, channel: int) -> Any:
     """Per-channel sums as products with a ones vector: NumPy's reduction over every axis but
     a short channel axis goes a row at a time (15x slower for 16 channels) and accumulates
     less accurately than BLAS."""
-    channels = values.shape[axes.channel]
-    if axes.channel == values.ndim - 1:
+    channels = values.shape[channel]
+    if channel == values.ndim - 1:
         rows = values.reshape(-1, channels)
         return xp.matmul(xp.ones(rows.shape[0], values.dtype), rows)
     blocks = values.reshape(values.shape[0], channels, -1)
@@ -168,7 +165,7 @@ def _require_channels(op: Operation, what: str, vector: Any, channels: int) -> N
 
 
 def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axes = _axes(op)
+    channel = _channel_axis(op)
     epsilon = xp.float32(op.attrs["epsilon"])
     factor = xp.float32(op.attrs["exponential_avg_factor"])
     training = bool(op.attrs["is_training"])
@@ -177,7 +174,7 @@ def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
     stat = _STAT_DTYPE.np
 
     def forward(x: Any, scale: Any, offset: Any, mean: Any, variance: Any) -> tuple[Any, ...]:
-        channels = x.shape[axes.channel]
+        channels = x.shape[channel]
         _require_channels(op, "scale", scale, channels)
         _require_channels(op, "offset", offset, channels)
         if averaged:
@@ -190,14 +187,15 @@ def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
         values = x.astype(stat, copy=False)
         if training:
             count = x.size // channels
-            batch_mean = _channel_sums(xp, values, axes) / count
-            centered = values - _per_channel(batch_mean, values, axes)
-            batch_variance = _channel_sums(xp, xp.square(centered), axes) / count
+            batch_mean = _channel_sums(xp, values, channel) / count
+            centered = values - _per_channel(batch_mean, values, channel)
+            batch_variance = _channel_sums(xp, xp.square(centered), channel) / count
         else:
             batch_mean, batch_variance = mean, variance
-            centered = values - _per_channel(mean, values, axes)
+            centered = values - _per_channel(mean, values, channel)
         multiplier = scale / xp.sqrt(batch_variance + epsilon)
-        y = centered * _per_channel(multiplier, values, axes) + _per_channel(offset, values, axes)
+        shift = _per_channel(offset, values, channel)
+        y = centered * _per_channel(multiplier, values, channel) + shift
         if not training:
             statistics = (mean.copy(), variance.copy(), mean.copy(), variance.copy())
             return (y.astype(x.dtype, copy=False), *statistics, reserve)
@@ -330,7 +328,7 @@ def _infer_backward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[
 
 
 def _backward_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    axes = _axes(op)
+    channel = _channel_axis(op)
     epsilon = xp.float32(op.attrs["epsilon"])
     training = bool(op.attrs["is_training"])
     stat = _STAT_DTYPE.np
@@ -344,11 +342,11 @@ def _backward_kernel(xp: Any, op: Operation, state: Any) -> Any:
                 f"{format_dims(x.shape)} and y_backprop has shape {format_dims(y_backprop.shape)}",
                 op=op,
             )
-        channels = x.shape[axes.channel]
+        channels = x.shape[channel]
         _require_channels(op, "scale", scale, channels)
         _require_channels(op, "reserve_space_1", mean, channels)
         _require_channels(op, "reserve_space_2", variance, channels)
-        if not training and axes.channel != x.ndim - 1:
+        if not training and channel != x.ndim - 1:
             raise InvalidArgumentError(
                 "The implementation of FusedBatchNormGrad with is_training=False only support "
                 "NHWC tensor format for now.",
@@ -359,17 +357,17 @@ def _backward_kernel(xp: Any, op: Operation, state: Any) -> Any:
             zeros = xp.zeros((channels,), stat)
             return xp.zeros(x.shape, x.dtype), zeros, zeros.copy(), empty, empty.copy()
         grad = y_backprop.astype(stat, copy=False)
-        centered = x.astype(stat, copy=False) - _per_channel(mean, grad, axes)
+        centered = x.astype(stat, copy=False) - _per_channel(mean, grad, channel)
         inverse_std = 1 / xp.sqrt(variance + epsilon)
-        offset_backprop = _channel_sums(xp, grad, axes)
-        projected = _channel_sums(xp, grad * centered, axes)
+        offset_backprop = _channel_sums(xp, grad, channel)
+        projected = _channel_sums(xp, grad * centered, channel)
         scale_backprop = projected * inverse_std
-        multiplier = _per_channel(scale * inverse_std, grad, axes)
+        multiplier = _per_channel(scale * inverse_std, grad, channel)
         if training:
             # the batch statistics depend on x too: subtract their share of the gradient
             count = x.size // channels
-            grad = grad - _per_channel(offset_backprop / count, grad, axes)
-            coefficient = _per_channel(xp.square(inverse_std) * projected / count, grad, axes)
+            grad = grad - _per_channel(offset_backprop / count, grad, channel)
+            coefficient = _per_channel(xp.square(inverse_std) * projected / count, grad, channel)
             grad = grad - centered * coefficient
         x_backprop = (grad * multiplier).astype(x.dtype, copy=False)
         return x_backprop, scale_backprop, offset_backprop, empty, empty.copy()
