@@ -48,6 +48,19 @@ def test_default_is_cpu_without_gpus_or_without_a_gpu_kernel() -> None:
     assert sess.placement.explain("Variable/read").kind == "colocated"
 
 
+def test_a_comparison_is_placed_by_the_dtype_it_compares() -> None:
+    """TF selects a comparison's kernel by its input type T, not its bool output: strings have
+    no GPU kernel, so comparing strings stays on the CPU although bool tensors may be on a GPU."""
+    words = pv.not_equal(pv.constant(["a", "b"]), "a", name="words")
+    numbers = pv.not_equal(pv.constant([1.0, 2.0]), 1.0, name="numbers")
+    sess = pv.Session()
+    assert sess.run(words).tolist() == [False, True]
+    sess.run(numbers)
+    assert sess.placement["words"] == f"{LOCAL}CPU:0"
+    assert "no GPU kernel for NotEqual(string)" in sess.placement.explain("words").text
+    assert sess.placement["numbers"] == f"{LOCAL}GPU:0"
+
+
 def test_pinned_partial_spec_completes_unset_fields() -> None:
     with pv.device("/device:GPU:*"):
         c = pv.constant(1.0)

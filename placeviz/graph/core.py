@@ -216,8 +216,11 @@ class Operation:
 
     @property
     def dtype(self) -> DType | None:
-        """The dtype that selects the op's kernel: its first output's, else its first input's
-        (a base dtype: kernels are registered for float32, also when they write a float32_ref)."""
+        """The dtype that selects the op's kernel: its first output's, else (or where its op
+        says so) its first input's (a base dtype: kernels are registered for float32, also when
+        they write a float32_ref)."""
+        if self.inputs and self.op_def.kernel_dtype_from_input:
+            return self.inputs[0].dtype.base_dtype
         if self.outputs:
             return self.outputs[0].dtype.base_dtype
         if self.inputs:

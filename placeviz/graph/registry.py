@@ -114,6 +114,9 @@ class OpDef:
     # the kernel's result is fixed once it is built (a constant, a variable's slot): a plan takes
     # it when compiled, so running the op costs nothing (TensorFlow folds such constants).
     fixed_output: bool = False
+    # the kernel is chosen by its first input's dtype (TF's ``T`` of a comparison, whose output
+    # is bool): string comparisons have no GPU kernel even though bool tensors may live there.
+    kernel_dtype_from_input: bool = False
     # the kernel is an elementwise ufunc: it can write its one output into a buffer given as
     # ``out=`` and keeps no reference to its inputs, so plans can reuse buffers around it.
     ufunc: bool = False

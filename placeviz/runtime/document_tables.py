@@ -12,7 +12,7 @@ from typing import Any
 
 from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
-from placeviz.graph.core import Graph, tensor_bytes
+from placeviz.graph.core import Graph, Operation, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
 from placeviz.runtime.tracing import device_record
 
@@ -83,7 +83,7 @@ def _node_records(
                 "shapes": [
                     None if t.shape.dims is None else list(t.shape.dims) for t in op.outputs
                 ],
-                "dtype": op.dtype.name if op.dtype is not None else None,
+                "dtype": _made_dtype(op),
                 "bytes_out": None if None in sizes else sum(s or 0 for s in sizes),
                 "source": op.source,
             }
@@ -113,3 +113,9 @@ def _edge_records(graph: Graph, placement: Placement) -> list[dict[str, Any]]:
             for c in op.control_inputs
         )
     return edges
+
+
+def _made_dtype(op: Operation) -> str | None:
+    """What the op makes (a comparison's bool), not the dtype that chose its kernel."""
+    dtype = op.outputs[0].dtype.base_dtype if op.outputs else op.dtype
+    return dtype.name if dtype is not None else None

@@ -194,7 +194,13 @@ def _infer_comparison(op_type: str) -> Any:
 
 for _type, (_fn, _allowed) in _COMPARISONS.items():
     registry.register(
-        OpDef(type=_type, infer=_infer_comparison(_type), kernel=_xp_function(_fn), ufunc=True)
+        OpDef(
+            type=_type,
+            infer=_infer_comparison(_type),
+            kernel=_xp_function(_fn),
+            ufunc=True,
+            kernel_dtype_from_input=True,
+        )
     )
 
 
