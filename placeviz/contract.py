@@ -29,6 +29,9 @@ class EventKind(IntEnum):
     TRANSFER = 3  # t0..t1: a tensor moved (node = producer, device = destination, peer = source)
     ALLOC = 4  # t0: bytes allocated on device for node's output
     FREE = 5  # t0: those bytes freed after the last consumer ran
+    # t0: the card's own reading of its used memory (NVML), taken while a run was in flight;
+    # device = the first device carved from that card, bytes = the card's used bytes
+    CARD_MEMORY = 6
 
     @property
     def label(self) -> str:

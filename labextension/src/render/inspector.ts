@@ -148,8 +148,9 @@ export function createInspector(
   disposers.push(() => timing.dispose());
 
   // The memory plot starts where the timeline's does (after its lane labels) and follows its
-  // zoom: one time axis.
+  // zoom: one time axis. The timeline ends where the memory plot does (its card axis, if any).
   disposers.push(timing.onPlotLeft((px) => memory.alignLeft(px)));
+  disposers.push(memory.onPlotRight((px) => timing.alignRight(px)));
   disposers.push(timing.onWindow((window) => memory.showWindow(window)));
 
   // Plots take their colours from CSS variables when drawn: redraw when JupyterLab's theme changes.

@@ -419,3 +419,275 @@ describe('MemoryPanel', () => {
     timing.dispose();
   });
 });
+
+/** A card reading (NVML) row: kind, t0 = t1, node -1, device, stream = device, bytes, clock. */
+const cardRow = (t: number, device: number, bytes: number, run = 0) =>
+  [EventKind.CARD_MEMORY, t, t, -1, device, device, bytes, 1, run, -1] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+
+const GiB = 1024 ** 3;
+
+/**
+ * The panels document with GPU:0's card (device 1) read every 10 ns during the run, out of
+ * order as a sampler thread may record them: 2 GiB at the start, 3 GiB from 50 ns on.
+ */
+function withCards() {
+  const doc = panelsDocument();
+  const rows = [cardRow(100, 1, 3 * GiB), cardRow(0, 1, 2 * GiB)];
+  for (let t = 10; t < 100; t += 10) {
+    rows.push(cardRow(t, 1, t < 50 ? 2 * GiB : 3 * GiB));
+  }
+  const more = columns(rows);
+  for (const name of Object.keys(more) as (keyof typeof more)[]) {
+    doc.events[name] = [...doc.events[name], ...more[name]];
+  }
+  return doc;
+}
+
+describe('card memory (NVML readings)', () => {
+  it('builds a time-ordered series per card, apart from the ALLOC/FREE sums', () => {
+    const plain = computeMemory(storeOf().events);
+    const model = computeMemory(PlacementStore.fromDocument(withCards()).events);
+    expect(plain.cards).toEqual([]);
+    // The op series are what they were without the card rows: their bytes are never summed in.
+    expect(model.series).toEqual(plain.series);
+    expect(model.allocations).toEqual(plain.allocations);
+    expect(model.cards).toHaveLength(1);
+    const [card] = model.cards;
+    expect(card.device).toBe(1);
+    expect(Array.from(card.t)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    expect(Array.from(card.bytes)).toEqual([
+      ...Array<number>(5).fill(2 * GiB),
+      ...Array<number>(6).fill(3 * GiB),
+    ]);
+    expect([card.peak, card.peakTime, card.points]).toEqual([3 * GiB, 50, 11]);
+  });
+
+  it('keeps one series per card, sorted by device', () => {
+    const events: MemoryEvents = {
+      count: 4,
+      kind: new Int8Array(4).fill(EventKind.CARD_MEMORY),
+      t0: Float64Array.from([5, 5, 15, 15]),
+      node: new Int32Array(4).fill(-1),
+      device: Int16Array.from([4, 0, 4, 0]),
+      bytes: Float64Array.from([40, 10, 41, 11]),
+    };
+    const { series, cards } = computeMemory(events);
+    expect(series).toEqual([]); // no op memory series from card readings
+    expect(cards.map((c) => [c.device, Array.from(c.bytes)])).toEqual([
+      [0, [10, 11]],
+      [4, [40, 41]],
+    ]);
+  });
+
+  it('downsamples thousands of samples past MAX_POINTS and keeps the peak', () => {
+    const n = 20_000;
+    const kind = new Int8Array(n).fill(EventKind.CARD_MEMORY);
+    const t0 = Float64Array.from({ length: n }, (_, i) => i * 10_000_000); // every 10 ms
+    const bytes = Float64Array.from({ length: n }, (_, i) => GiB + (i % 97) * 1024);
+    bytes[12_345] = 70 * GiB; // one sample's spike
+    const events: MemoryEvents = {
+      count: n,
+      kind,
+      t0,
+      node: new Int32Array(n).fill(-1),
+      device: new Int16Array(n),
+      bytes,
+    };
+    const tracker = new MemoryTracker();
+    tracker.update({ ...events, dropped: 0, generation: 0 });
+    const [card] = tracker.model().cards;
+    expect(card.points).toBe(n);
+    expect(card.t.length).toBeLessThanOrEqual(MAX_POINTS);
+    expect(card.t.length).toBeGreaterThan(MAX_POINTS / 2);
+    expect(Math.max(...card.bytes)).toBe(70 * GiB);
+    expect(card.t[card.bytes.indexOf(70 * GiB)]).toBe(12_345 * 10_000_000);
+    expect([card.peak, card.peakTime]).toEqual([70 * GiB, 12_345 * 10_000_000]);
+    expect(card.t[0]).toBe(0);
+    expect(card.t[card.t.length - 1]).toBe((n - 1) * 10_000_000);
+    // The reading at a time is looked up at full resolution, not in the downsampled series.
+    expect(tracker.cardReadingAt(0, 777 * 10_000_000 + 5)).toBe(bytes[777]);
+    expect(tracker.cardReadingAt(0, -1)).toBeNull();
+    expect(tracker.cardReadingAt(3, 0)).toBeNull();
+  });
+
+  it('folds in streamed samples, late ones too, to the model of all of them', () => {
+    const events = new EventColumns();
+    const tracker = new MemoryTracker();
+    const doc = withCards();
+    events.appendLists(doc.events);
+    expect(tracker.update(events)).toBe(true);
+    // Only card samples arrive: the model changes (one is older than the newest folded in).
+    events.appendLists(columns([cardRow(110, 1, 4 * GiB), cardRow(55, 1, 5 * GiB)]));
+    expect(tracker.update(events)).toBe(true);
+    expect(tracker.update(events)).toBe(false);
+    const whole = computeMemory(events);
+    expect(tracker.model()).toEqual(whole);
+    expect(Array.from(whole.cards[0].t)).toEqual([
+      0, 10, 20, 30, 40, 50, 55, 60, 70, 80, 90, 100, 110,
+    ]);
+    expect(whole.cards[0].peak).toBe(5 * GiB);
+    expect(tracker.cardReadingAt(1, 57)).toBe(5 * GiB);
+    expect(tracker.cardReadingAt(1, 60)).toBe(3 * GiB);
+  });
+});
+
+describe('MemoryPanel with card readings', () => {
+  type Trace = {
+    name: string;
+    mode: string;
+    yaxis?: string;
+    x: number[];
+    y: number[];
+    line?: { color?: string; dash?: string };
+    hovertemplate?: string;
+  };
+  type Layout = {
+    yaxis: { title: { text: string } };
+    yaxis2?: { title: { text: string }; side: string; overlaying: string; ticksuffix: string };
+    margin: { l: number; r: number };
+  };
+  const drawn = async (doc = withCards()) => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new MemoryPanel(parent, PlacementStore.fromDocument(doc), new ViewState(), {
+      throttleMs: 0,
+    });
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    return { panel, traces: react.args[1] as Trace[], layout: react.args[2] as Layout };
+  };
+
+  it('draws nothing new without card readings: no right axis, no dotted line', async () => {
+    const { panel, traces, layout } = await drawn(panelsDocument());
+    expect(layout.yaxis2).toBeUndefined();
+    expect('yaxis2' in layout).toBe(false);
+    expect(layout.margin.r).toBe(12);
+    expect(traces.some((t) => t.yaxis !== undefined || t.line?.dash === 'dot')).toBe(false);
+    expect(panel.element.dataset.cards).toBeUndefined();
+    expect(panel.element.querySelector('.placeviz-card-reading')).toBeNull();
+    panel.dispose();
+  });
+
+  it("draws each card dotted on a right axis of its own, in its device's colour", async () => {
+    const { panel, traces, layout } = await drawn();
+    expect(panel.element.dataset.cards).toBe('1');
+    expect(layout.yaxis2).toMatchObject({
+      title: { text: 'card memory (NVML)' },
+      side: 'right',
+      overlaying: 'y',
+      ticksuffix: ' GiB',
+    });
+    expect(layout.margin.r).toBeGreaterThan(12);
+    // The op curves keep their own scale on the left (bytes, not GiB).
+    expect(layout.yaxis.title.text).toBe('B');
+    const cards = traces.filter((t) => t.yaxis === 'y2');
+    expect(cards.map((t) => t.name)).toEqual(["GPU:0's card · NVML reading"]);
+    const [card] = cards;
+    expect(card.line?.dash).toBe('dot');
+    const gpu0 = traces.find((t) => t.name.startsWith('GPU:0 ') && t.mode === 'lines')!;
+    expect(card.line?.color).toBe(gpu0.line?.color);
+    expect(card.y).toEqual([2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3]); // GiB
+    expect(card.hovertemplate).toContain('card (NVML): %{y:.3~f} GiB used');
+    expect(traces.filter((t) => t.yaxis === undefined).map((t) => t.name)).toEqual(
+      (await drawn(panelsDocument())).traces.map((t) => t.name),
+    );
+    panel.dispose();
+  });
+
+  it('names the card reading at the time under the pointer', async () => {
+    const { panel } = await drawn();
+    const plot = panel.element.querySelector('.placeviz-plot') as HTMLElement & {
+      _fullLayout?: unknown;
+    };
+    plot._fullLayout = {
+      xaxis: { _offset: 0, _length: 100, p2l: (px: number) => px * 1e-6 },
+      yaxis: { _offset: 0, _length: 100, p2l: (py: number) => py },
+    };
+    const line = () => panel.element.querySelector<HTMLElement>('.placeviz-card-reading')!;
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 35, clientY: 50 }));
+    expect(line().textContent).toBe("GPU:0's card (NVML): 2.00 GiB used");
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 55, clientY: 50 }));
+    expect(line().textContent).toBe("GPU:0's card (NVML): 3.00 GiB used");
+    expect(panel.element.querySelector('.placeviz-live-title')!.textContent).toBe(
+      'Largest live tensors at 55 ns',
+    );
+    // Without a pointer: the reading at the op peak (700 B on GPU:0 at 10 ns).
+    plot.dispatchEvent(new MouseEvent('mouseleave'));
+    expect(line().textContent).toBe("GPU:0's card (NVML): 2.00 GiB used");
+    panel.dispose();
+  });
+
+  it('escapes device names in the card legend and hover text', async () => {
+    const doc = withCards();
+    doc.devices[1].name = '/job:localhost/replica:0/task:0/device:<b>:0';
+    const { panel, traces } = await drawn(doc);
+    const card = traces.find((t) => t.yaxis === 'y2')!;
+    expect(card.name).toBe("&lt;b&gt;:0's card · NVML reading");
+    expect(card.hovertemplate).not.toContain('<b>');
+    panel.dispose();
+  });
+
+  it('names the physical card in the hover text when it differs from the device', async () => {
+    const same = (await drawn()).traces.find((t) => t.yaxis === 'y2')!;
+    expect(same.hovertemplate).toContain("<extra>GPU:0's card</extra>");
+    const doc = withCards();
+    doc.devices[1].parent = '/physical_device:GPU:1'; // GPU:0 carved from the second card
+    const { panel, traces } = await drawn(doc);
+    const card = traces.find((t) => t.yaxis === 'y2')!;
+    expect(card.name).toBe("GPU:0's card · NVML reading");
+    expect(card.hovertemplate).toContain("<extra>GPU:0's card (GPU:1)</extra>");
+    panel.dispose();
+  });
+
+  it('draws card readings alone, without ALLOC/FREE events', async () => {
+    const doc = withCards();
+    const keep = doc.events.kind.map((k) => k === EventKind.CARD_MEMORY);
+    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
+      doc.events[name] = doc.events[name].filter((_, i) => keep[i]);
+    }
+    const { panel, traces, layout } = await drawn(doc);
+    expect(panel.element.dataset.series).toBe('0');
+    expect(traces.map((t) => t.name)).toEqual(["GPU:0's card · NVML reading"]);
+    expect(layout.yaxis2?.title.text).toBe('card memory (NVML)');
+    expect(panel.element.querySelector('.placeviz-panel-note')!.textContent).toContain('NVML');
+    // Listed at the highest reading's time.
+    expect(panel.element.querySelector('.placeviz-live-title')!.textContent).toBe(
+      'Card memory at 50 ns (peak)',
+    );
+    panel.dispose();
+  });
+
+  it("widens the timeline's right margin to the card axis's, so the x axes align", async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const store = PlacementStore.fromDocument(withCards());
+    const state = new ViewState();
+    const parent = document.createElement('div');
+    const memory = new MemoryPanel(parent, store, state, { throttleMs: 0 });
+    const timing = new TimingPanel(parent, store, state, { throttleMs: 0 });
+    memory.onPlotRight((px) => timing.alignRight(px));
+    await tick();
+    await tick();
+    const margin = (panel: { element: HTMLElement }) => {
+      const plot = panel.element.querySelector('.placeviz-plot');
+      const react = calls.filter((c) => c.method === 'react' && c.args[0] === plot).pop()!;
+      return (react.args[2] as Layout).margin.r;
+    };
+    expect(margin(memory)).toBeGreaterThan(12);
+    expect(margin(timing)).toBe(margin(memory));
+    memory.dispose();
+    timing.dispose();
+  });
+});

@@ -15,6 +15,16 @@
  * - The x axis is the timeline's (timewindow.ts): idle gaps between runs collapsed, the same
  *   window and ticks, and the same left edge (alignLeft), so a step here lines up with the op
  *   that caused it in the timing panel.
+ * - CARD_MEMORY events are a GPU card's own reading of its used memory (NVML), sampled about
+ *   every 10 ms while runs are in flight: the whole card (the runtime's reservation, the CUDA
+ *   context, other processes), filed under the first logical device carved from the card. Each
+ *   card is a dotted line in that device's colour ("GPU:0's card · NVML reading"), time-sorted and
+ *   downsampled like the op series (the peak kept). It has a second y axis on the right: the card
+ *   may read 100 GiB while the ops hold 100 MiB, and one shared axis would squash the op curves
+ *   flat. The right axis widens the right margin, which the timeline then takes too (onPlotRight),
+ *   so both x axes keep the same width. Hovering (or the scrubber) also names the card reading at
+ *   that time: the latest sample at or before it. The readings are never summed with ALLOC/FREE;
+ *   without CARD_MEMORY events the panel draws exactly what it drew before (no right axis).
  */
 import { element } from './dom';
 import { escapePlotlyText, plotTheme, type PlotlyModule } from './plotly';
@@ -36,6 +46,12 @@ export const MAX_POINTS = 2000;
 /** A limit is drawn when limit <= LIMIT_SCALE * peak. */
 export const LIMIT_SCALE = 4;
 export const LIVE_TENSORS_SHOWN = 5;
+/** The plot's right margin (px) without a card axis: the timeline's. */
+export const RIGHT_MARGIN = 12;
+/** The right margin (px) with the card axis: its tick labels and title (plotly may widen it). */
+export const CARD_AXIS_MARGIN = 64;
+/** The right axis's title. */
+export const CARD_AXIS_TITLE = 'card memory (NVML)';
 
 /** The events the memory computations read (an EventBatch or the store's growable columns). */
 export type MemoryEvents = Pick<EventBatch, 'count' | 'kind' | 't0' | 'node' | 'device' | 'bytes'>;
@@ -108,8 +124,23 @@ export class Allocations {
   }
 }
 
+/** One GPU card's own reading of its used memory (NVML, CARD_MEMORY events), in time order. */
+export interface CardSeries {
+  /** The first logical device carved from the card: the events' device id. */
+  device: number;
+  /** Sample times (ns since origin) and the card's used bytes then; downsampled. */
+  t: Float64Array;
+  bytes: Float64Array;
+  peak: number;
+  peakTime: number;
+  /** Samples before downsampling. */
+  points: number;
+}
+
 export interface MemoryModel {
   series: DeviceSeries[];
+  /** Per card, by device id; empty without CARD_MEMORY events. */
+  cards: CardSeries[];
   allocations: Allocations;
 }
 
@@ -142,6 +173,55 @@ class Track {
 }
 
 /**
+ * A card's NVML samples as growable columns, kept sorted by time: samples mostly arrive in order
+ * (one out of order is inserted, shifting the few after it); equal times keep arrival order.
+ */
+class CardTrack {
+  t = new Float64Array(64);
+  bytes = new Float64Array(64);
+  length = 0;
+  peak = -Infinity;
+  peakTime = NaN;
+
+  add(t: number, bytes: number): void {
+    if (this.length === this.t.length) {
+      this.t = growColumn(this.t, this.length * 2);
+      this.bytes = growColumn(this.bytes, this.length * 2);
+    }
+    let at = this.length;
+    while (at > 0 && this.t[at - 1] > t) {
+      at -= 1;
+    }
+    if (at < this.length) {
+      this.t.copyWithin(at + 1, at, this.length);
+      this.bytes.copyWithin(at + 1, at, this.length);
+    }
+    this.t[at] = t;
+    this.bytes[at] = bytes;
+    this.length += 1;
+    if (bytes > this.peak || (bytes === this.peak && t < this.peakTime)) {
+      this.peak = bytes;
+      this.peakTime = t;
+    }
+  }
+
+  /** The reading of the latest sample at or before t; null before the first. */
+  at(t: number): number | null {
+    let lo = 0;
+    let hi = this.length; // the first sample after t is in [lo, hi]
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.t[mid] <= t) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo > 0 ? this.bytes[lo - 1] : null;
+  }
+}
+
+/**
  * Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime, folded in from
  * a cursor: events that arrive in time order (a live loop's) cost only themselves; one older than
  * what was folded in already makes it start over from all events held, sorted.
@@ -149,6 +229,8 @@ class Track {
 export class MemoryTracker {
   private readonly cursor = new EventCursor();
   private tracks = new Map<number, Track>();
+  /** Per card (its first logical device's id), the NVML samples: never part of the sums. */
+  private cards = new Map<number, CardTrack>();
   /** Per "device:node", the indices of its allocations not freed yet, oldest first. */
   private open = new Map<string, number[]>();
   private allocations = new Allocations();
@@ -158,14 +240,20 @@ export class MemoryTracker {
   /** Fold in the events added since the last update; true when the model changed. */
   update(events: MemoryEvents & CursorEvents): boolean {
     const { start, end, restart } = this.cursor.advance(events);
+    if (restart) {
+      this.cards = new Map();
+    }
     const fresh: number[] = [];
+    let cardsChanged = false;
     for (let e = start; e < end; e++) {
       const kind = events.kind[e];
       if (kind === EventKind.ALLOC || kind === EventKind.FREE) {
         fresh.push(e);
+      } else if (kind === EventKind.CARD_MEMORY) {
+        cardsChanged = this.addCard(events, e) || cardsChanged;
       }
     }
-    if (!restart && fresh.length === 0) {
+    if (!restart && fresh.length === 0 && !cardsChanged) {
       return false;
     }
     let order = fresh;
@@ -215,8 +303,49 @@ export class MemoryTracker {
         points: track.length,
       });
     }
-    this.cached = { series, allocations: this.allocations };
+    const cards: CardSeries[] = [];
+    for (const [device, track] of [...this.cards].sort((a, b) => a[0] - b[0])) {
+      const sampled = downsampleSeries(
+        track.t.subarray(0, track.length),
+        track.bytes.subarray(0, track.length),
+        maxPoints,
+      );
+      cards.push({
+        device,
+        t: Float64Array.from(sampled.t),
+        bytes: Float64Array.from(sampled.values),
+        peak: track.peak,
+        peakTime: track.peakTime,
+        points: track.length,
+      });
+    }
+    this.cached = { series, cards, allocations: this.allocations };
     return this.cached;
+  }
+
+  /**
+   * The card's used bytes at time t (ns since origin): its latest NVML sample at or before t, at
+   * full resolution; null for a device without samples or before its first.
+   */
+  cardReadingAt(device: number, t: number): number | null {
+    return this.cards.get(device)?.at(t) ?? null;
+  }
+
+  /** Add a CARD_MEMORY row to its card's samples; false for a row that cannot be drawn. */
+  private addCard(events: MemoryEvents, e: number): boolean {
+    const t = events.t0[e];
+    const bytes = events.bytes[e];
+    if (!Number.isFinite(t) || !Number.isFinite(bytes)) {
+      return false;
+    }
+    const device = events.device[e];
+    let track = this.cards.get(device);
+    if (track === undefined) {
+      track = new CardTrack();
+      this.cards.set(device, track);
+    }
+    track.add(t, bytes);
+    return true;
   }
 
   private add(events: MemoryEvents, e: number): void {
@@ -262,7 +391,10 @@ export class MemoryTracker {
   }
 }
 
-/** Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime. */
+/**
+ * Per device the bytes in use after every ALLOC/FREE, plus every tensor's lifetime, and per card
+ * its NVML readings (CARD_MEMORY).
+ */
 export function computeMemory(events: MemoryEvents, maxPoints = MAX_POINTS): MemoryModel {
   const tracker = new MemoryTracker();
   const { count, kind, t0, node, device, bytes } = events;
@@ -353,6 +485,15 @@ export function limitDrawn(limit: number, peak: number): boolean {
   return limit > 0 && peak > 0 && limit <= LIMIT_SCALE * peak;
 }
 
+/**
+ * The physical card a device was carved from, short: `GPU:0` for `/physical_device:GPU:0`; null
+ * when its parent names none.
+ */
+export function cardShortName(device: DeviceRecord | undefined): string | null {
+  const match = /physical_device:(.+)$/.exec(device?.parent ?? '');
+  return match === null ? null : match[1];
+}
+
 /** A unit for the y axis so that the largest value drawn reads as 1 to 1023. */
 function byteUnit(max: number): { scale: number; name: string } {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -366,13 +507,18 @@ function byteUnit(max: number): { scale: number; name: string } {
 export class MemoryPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly liveTitle: HTMLDivElement;
+  /** The card readings (NVML) at the list's time; in the page only while there are cards. */
+  private readonly cardLine: HTMLDivElement;
   private readonly liveList: HTMLOListElement;
-  private model: MemoryModel = { series: [], allocations: new Allocations() };
+  private model: MemoryModel = { series: [], cards: [], allocations: new Allocations() };
   private readonly tracker = new MemoryTracker();
   private axis: TimeAxis | null = null;
   private hoverTime: number | null = null;
   /** The plot's left margin (px): the timeline's, so both plots start at the same x. */
   private left = 56;
+  /** The plot's right margin (px) last reported to onPlotRight's listeners. */
+  private right = RIGHT_MARGIN;
+  private readonly rightListeners = new Set<(px: number) => void>();
   /** The timeline's zoom window (display ns), followed; null: the default window. */
   private zoom: [number, number] | null = null;
 
@@ -389,6 +535,7 @@ export class MemoryPanel extends PlotPanel {
     const live = element(doc, 'div', 'placeviz-live-tensors');
     this.liveTitle = element(doc, 'div', 'placeviz-live-title');
     this.liveList = doc.createElement('ol');
+    this.cardLine = element(doc, 'div', 'placeviz-card-reading');
     live.append(this.liveTitle, this.liveList);
     this.element.append(this.plot, this.messageLine, live);
     this.plot.addEventListener('mousemove', (event) => {
@@ -411,6 +558,15 @@ export class MemoryPanel extends PlotPanel {
     }
   }
 
+  /**
+   * Call `cb` with the plot area's right margin (px) after each draw that changes it: the card
+   * axis widens it, and the timeline takes it so both x axes keep one width. Returns the stop.
+   */
+  onPlotRight(cb: (px: number) => void): () => void {
+    this.rightListeners.add(cb);
+    return () => this.rightListeners.delete(cb);
+  }
+
   /** Show the display window `window` (the timeline's zoom), or the default one (null). */
   showWindow(window: readonly [number, number] | null): void {
     this.zoom = window === null ? null : [window[0], window[1]];
@@ -428,6 +584,9 @@ export class MemoryPanel extends PlotPanel {
     this.model = this.tracker.model();
     this.axis = this.store.activity().timeAxis;
     this.element.dataset.series = String(this.model.series.length);
+    if (this.model.cards.length > 0 || this.element.dataset.cards !== undefined) {
+      this.element.dataset.cards = String(this.model.cards.length);
+    }
     const offScale = this.model.series
       .map((s) => ({ s, device: this.deviceRecord(s.device) }))
       .filter(
@@ -437,7 +596,9 @@ export class MemoryPanel extends PlotPanel {
       .map(({ device }) => `${shortDeviceName(device!.name)} ${formatBytes(device!.memory_limit)}`);
     this.messageLine.textContent =
       this.model.series.length === 0
-        ? 'No memory events recorded.'
+        ? this.model.cards.length === 0
+          ? 'No memory events recorded.'
+          : "No op memory events recorded: only the cards' own readings (NVML)."
         : offScale.length > 0
           ? visibleText(
               `Limits not drawn (more than ${LIMIT_SCALE}x the peak): ${offScale.join(', ')}`,
@@ -447,7 +608,7 @@ export class MemoryPanel extends PlotPanel {
   }
 
   protected hasData(): boolean {
-    return this.model.series.length > 0;
+    return this.model.series.length > 0 || this.model.cards.length > 0;
   }
 
   private setHoverTime(t: number | null): void {
@@ -464,6 +625,11 @@ export class MemoryPanel extends PlotPanel {
   private deviceLabel(id: number): string {
     const device = this.deviceRecord(id);
     return device ? shortDeviceName(device.name) : `device ${id}`;
+  }
+
+  /** A card named by its first logical device: "GPU:0's card" (plain text, not escaped). */
+  private cardLabel(id: number): string {
+    return `${this.deviceLabel(id)}'s card`;
   }
 
   protected onState(changed: ReadonlySet<keyof ViewStateFields>): void {
@@ -487,8 +653,9 @@ export class MemoryPanel extends PlotPanel {
     if (time !== null) {
       return time;
     }
-    let best: DeviceSeries | null = null;
-    for (const s of this.model.series) {
+    // Without op memory series: the highest card reading's time.
+    let best: DeviceSeries | CardSeries | null = null;
+    for (const s of this.model.series.length > 0 ? this.model.series : this.model.cards) {
       if (best === null || s.peak > best.peak) {
         best = s;
       }
@@ -496,16 +663,49 @@ export class MemoryPanel extends PlotPanel {
     return best && Number.isFinite(best.peakTime) ? best.peakTime : null;
   }
 
+  /** Each card's reading at time t: "GPU:0's card (NVML): 1.20 GiB used"; '' for none. */
+  cardReadingText(t: number | null): string {
+    if (t === null) {
+      return '';
+    }
+    const readings: string[] = [];
+    for (const card of this.model.cards) {
+      const bytes = this.tracker.cardReadingAt(card.device, t);
+      if (bytes !== null) {
+        readings.push(`${this.cardLabel(card.device)} (NVML): ${formatBytes(bytes)} used`);
+      }
+    }
+    return visibleText(readings.join(' · '));
+  }
+
+  private renderCards(t: number | null, why: string): void {
+    if (this.model.cards.length === 0) {
+      this.cardLine.remove();
+      return;
+    }
+    if (!this.cardLine.isConnected) {
+      this.liveTitle.after(this.cardLine);
+    }
+    const text = this.cardReadingText(t);
+    this.cardLine.textContent = text;
+    this.cardLine.hidden = text === '';
+    if (t !== null && this.model.allocations.length === 0) {
+      this.liveTitle.textContent = `Card memory at ${formatNs(t)}${why}`;
+    }
+  }
+
   private renderLiveTensors(): void {
     const t = this.listTime();
     const doc = this.element.ownerDocument;
+    const why =
+      this.hoverTime !== null ? '' : this.state.get('time') !== null ? ' (scrubber)' : ' (peak)';
     this.liveList.replaceChildren();
     if (t === null || this.model.allocations.length === 0) {
       this.liveTitle.textContent = '';
+      this.renderCards(t, why);
       return;
     }
-    const why =
-      this.hoverTime !== null ? '' : this.state.get('time') !== null ? ' (scrubber)' : ' (peak)';
+    this.renderCards(t, why);
     this.liveTitle.textContent = `Largest live tensors at ${formatNs(t)}${why}`;
     const live = liveTensorsAt(this.model.allocations, t);
     if (live.length === 0) {
@@ -541,7 +741,7 @@ export class MemoryPanel extends PlotPanel {
     );
   }
 
-  private traces(): { traces: PlotlyTrace[]; unit: string } {
+  private traces(): { traces: PlotlyTrace[]; unit: string; cardUnit: string | null } {
     let max = 0;
     for (const s of this.model.series) {
       max = Math.max(max, s.peak);
@@ -616,18 +816,61 @@ export class MemoryPanel extends PlotPanel {
         hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))} at ${formatNs(s.peakTime)}<extra>${label}</extra>`,
       });
     }
+    const cards = this.cardTraces();
+    return { traces: traces.concat(cards.traces), unit: unit.name, cardUnit: cards.unit };
+  }
+
+  /**
+   * One dotted line per card on the right axis (y2), in its first device's colour, and that
+   * axis's unit; none and null without cards (then there is no right axis).
+   */
+  private cardTraces(): { traces: PlotlyTrace[]; unit: string | null } {
+    const cards = this.model.cards;
+    if (cards.length === 0) {
+      return { traces: [], unit: null };
+    }
+    const unit = byteUnit(Math.max(...cards.map((c) => c.peak)));
+    const axis = this.timeAxis;
+    const traces = cards.map((card): PlotlyTrace => {
+      const device = this.deviceRecord(card.device);
+      const label = escapePlotlyText(this.cardLabel(card.device));
+      // The physical card, when its name differs from the device's: "GPU:4's card (GPU:1)".
+      const physical = cardShortName(device);
+      const local = /device:([^/]+)$/.exec(device?.name ?? '')?.[1];
+      const shown =
+        physical !== null && local !== undefined && local !== physical
+          ? `${label} (${escapePlotlyText(physical)})`
+          : label;
+      return {
+        type: 'scatter',
+        mode: 'lines',
+        name: `${label} · NVML reading`,
+        legendgroup: `card:${card.device}`,
+        yaxis: 'y2',
+        x: Array.from(card.t, (t) => axis.toShown(t) / 1e6),
+        y: Array.from(card.bytes, (b) => b / unit.scale),
+        line: {
+          color: panelDeviceColour(this.store.devices, card.device),
+          width: 1.5,
+          dash: 'dot',
+        },
+        customdata: Array.from(card.t, (t) => formatNs(t)),
+        hovertemplate: `card (NVML): %{y:.3~f} ${unit.name} used at %{customdata}<extra>${shown}</extra>`,
+      };
+    });
     return { traces, unit: unit.name };
   }
 
   protected async react(plotly: PlotlyModule): Promise<void> {
     const theme = plotTheme(this.element);
-    const { traces, unit } = this.traces();
+    const { traces, unit, cardUnit } = this.traces();
     const run = this.state.get('run');
     const window = this.zoom ?? defaultWindow(this.store.activity(), run);
-    const width = (this.plot.clientWidth || 900) - this.left - 12;
+    const right = cardUnit === null ? RIGHT_MARGIN : CARD_AXIS_MARGIN;
+    const width = (this.plot.clientWidth || 900) - this.left - right;
     const layout = {
       height: this.options.height ?? 220,
-      margin: { l: this.left, r: 12, t: 8, b: 36 },
+      margin: { l: this.left, r: right, t: 8, b: 36 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
@@ -647,8 +890,34 @@ export class MemoryPanel extends PlotPanel {
         ...axisTicks(this.timeAxis, window, width),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
+      // The cards' NVML readings: their own scale on the right (see the module comment).
+      ...(cardUnit === null
+        ? {}
+        : {
+            yaxis2: {
+              title: { text: CARD_AXIS_TITLE },
+              overlaying: 'y',
+              side: 'right',
+              rangemode: 'tozero',
+              showgrid: false,
+              zeroline: false,
+              ticksuffix: ` ${cardUnit}`,
+              automargin: true,
+            },
+          }),
       shapes: this.cursorShapes(),
     };
     await this.plotWith(plotly, traces, layout);
+    // What plotly made of the right margin (the card axis may have widened it).
+    const size = (this.plot as unknown as { _fullLayout?: { _size?: { r?: number } } })._fullLayout
+      ?._size?.r;
+    // Without cards: the timeline's margin, whatever plotly made of it (nothing to align).
+    const drawn = cardUnit === null ? RIGHT_MARGIN : Math.round(size ?? right);
+    if (drawn !== this.right) {
+      this.right = drawn;
+      for (const cb of this.rightListeners) {
+        cb(drawn);
+      }
+    }
   }
 }

@@ -38,6 +38,14 @@ interface RunSpan {
 }
 
 const NONE = new Int32Array(0);
+/** The kinds that make the end time (endTime): not a card's memory reading nor an unknown kind. */
+const TIMELINE_KINDS: ReadonlySet<number> = new Set([
+  EventKind.RUN,
+  EventKind.OP,
+  EventKind.TRANSFER,
+  EventKind.ALLOC,
+  EventKind.FREE,
+]);
 
 /** The events and tables the derivations read. */
 export interface OpSource {
@@ -149,7 +157,7 @@ export class OpTimeline {
     this.lastRun = new Int32Array(nodeCount);
   }
 
-  /** The latest event end (or start), ns since origin; 0 without events. */
+  /** The latest event end (or start) of TIMELINE_KINDS, ns since origin; 0 without events. */
   get endTime(): number {
     return this.end;
   }
@@ -168,6 +176,9 @@ export class OpTimeline {
     const fresh: number[] = [];
     for (let e = start; e < end; e++) {
       const kind = events.kind[e];
+      if (!TIMELINE_KINDS.has(kind)) {
+        continue; // a card's memory reading (memory.ts), or a kind this version does not know
+      }
       this.end = Math.max(this.end, events.t1[e], events.t0[e]);
       if (kind === EventKind.RUN || kind === EventKind.OP) {
         this.widenRun(events.run[e], events.t0[e], events.t1[e]);

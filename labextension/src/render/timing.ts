@@ -88,6 +88,8 @@ export class TimingPanel extends PlotPanel {
   /** The pointer's display time, for zooming around it. */
   private pointerX: number | null = null;
   private readonly leftListeners = new Set<(px: number) => void>();
+  /** The plot's right margin (px): the memory plot's (its card axis widens it), so both align. */
+  private right = 12;
   private readonly windowListeners = new Set<(window: [number, number] | null) => void>();
   /** Per lane, its bars as last drawn: single bars and blocks of merged ones. */
   private drawn: LaneSegments[][] = [];
@@ -147,6 +149,14 @@ export class TimingPanel extends PlotPanel {
   onPlotLeft(cb: (px: number) => void): () => void {
     this.leftListeners.add(cb);
     return () => this.leftListeners.delete(cb);
+  }
+
+  /** End the plot area `px` from the panel's right edge (the memory plot's), and redraw. */
+  alignRight(px: number): void {
+    if (Math.round(px) !== this.right && px > 0) {
+      this.right = Math.round(px);
+      void this.draw();
+    }
   }
 
   get timingModel(): TimingModel {
@@ -584,7 +594,7 @@ export class TimingPanel extends PlotPanel {
     const layout = {
       height: this.options.height ?? Math.max(140, 64 + LANE_PX * lanes.length),
       // At least the memory plot's own left margin (its y axis title and ticks).
-      margin: { l: 56, r: 12, t: 18, b: 40 },
+      margin: { l: 56, r: this.right, t: 18, b: 40 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
