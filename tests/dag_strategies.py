@@ -384,8 +384,10 @@ class _Builder:
                 if draw(st.booleans()):
                     axis = draw(axes)
                 else:
-                    # may name a dimension twice ([1, -1], [0, 0]): TF accepts that
-                    axis = draw(st.lists(axes, min_size=1, max_size=rank))
+                    # distinct dimensions: TF's kernel rejects one named twice ([1, -1])
+                    axis = draw(
+                        st.lists(axes, min_size=1, max_size=rank, unique_by=lambda a: a % rank)
+                    )
             reduced = (
                 set(range(rank))
                 if axis is None

@@ -351,6 +351,26 @@ def error_feed_string_to_float(tf: Any) -> Any:
     return Run(x + 1.0, {x: "abc"})
 
 
+def _duplicate_axes(shape: Any) -> Build:
+    """Axes naming one dimension twice: TF's shape function takes them, its kernel does not."""
+
+    def build(tf: Any) -> Any:
+        x = tf.placeholder(tf.float32, shape, name="x")
+        return Run(tf.reduce_sum(x, axis=[1, -1]), {x: np.ones((2, 3), np.float32)})
+
+    return build
+
+
+family(
+    "error_reduce_duplicate_axes",
+    {
+        "static_rank": _duplicate_axes([2, 3]),
+        "unknown_rank": _duplicate_axes(None),
+    },
+    error=["Invalid reduction arguments: Axes contains duplicate dimension: 1"],
+)
+
+
 @program(error=["uninitialized", "v"])
 def error_uninitialized_variable(tf: Any) -> Any:
     v = tf.Variable(1.0, name="v")

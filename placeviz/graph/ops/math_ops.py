@@ -640,6 +640,22 @@ def _axes(attrs: Mapping[str, Any], rank: int | None) -> tuple[int, ...] | None:
     return tuple(sorted({normalize_axis(a, rank) for a in axis}))
 
 
+def _run_axes(op: Operation, axis: Sequence[int] | None, rank: int) -> tuple[int, ...] | None:
+    """The axes a run reduces. As TF's kernel (not its shape function), axes naming one
+    dimension twice ([1, -1]) are an error of the run."""
+    if axis is None:
+        return None
+    seen: list[int] = []
+    for a in axis:
+        index = normalize_axis(a, rank)
+        if index in seen:
+            raise InvalidArgumentError(
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {index}", op=op
+            )
+        seen.append(index)
+    return tuple(sorted(seen))
+
+
 def _infer_reduction(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
         x = inputs[0]
@@ -686,13 +702,15 @@ def _reduction_kernel(fn: str) -> Any:
         if len(op.inputs) == 2:
             ints = run_ints()
             return lambda x, axes: xp.asarray(
-                reduce(x, axis=_axes({"axis": ints(axes)}, x.ndim), keepdims=keepdims),
+                reduce(x, axis=_run_axes(op, ints(axes), x.ndim), keepdims=keepdims),
                 dtype=out_dtype,
             )
-        if rank is None and op.attrs["axis"] is not None:
-            # Axes like [1, -1] may name one dimension twice; only the value's rank tells.
+        axis = op.attrs["axis"]
+        if axis is not None and (rank is None or len(_axes(op.attrs, rank) or ()) < len(axis)):
+            # Axes like [1, -1] may name one dimension twice, an error of the run; without a
+            # static rank only the value's rank tells.
             return lambda x: xp.asarray(
-                reduce(x, axis=_axes(op.attrs, x.ndim), keepdims=keepdims), dtype=out_dtype
+                reduce(x, axis=_run_axes(op, axis, x.ndim), keepdims=keepdims), dtype=out_dtype
             )
         axes = _axes(op.attrs, rank)
         return lambda x: xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
