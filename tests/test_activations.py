@@ -15,7 +15,6 @@ from test_gradients import MODES, check_gradients
 
 import placeviz as pv
 from placeviz.graph import registry
-from placeviz.graph.ops import nn_ops
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -292,16 +291,6 @@ def test_gradient_op_types_and_names_are_tensorflows() -> None:
         assert f"gradients/{grad}" in names
     assert "gradients/LeakyRelu_grad/LeakyReluGrad" in names
     assert "gradients/Rsqrt_grad/RsqrtGrad" in names
-
-
-def test_softplus_grad_op() -> None:
-    """SoftplusGrad, which TF's gradient of Softplus no longer builds, still has its kernel."""
-    features = np.array([-3.0, 0.0, 2.0])
-    with pv.Graph().as_default():
-        g = pv.nn.softplus(features)  # any tensor of the features' shape as the gradients
-        grad = nn_ops.activation_grad("SoftplusGrad", g, pv.constant(features))
-        got = _run(grad)
-    np.testing.assert_allclose(got, _softplus(features) / (1 + np.exp(-features)))
 
 
 # -- errors and kernels -------------------------------------------------------------------------

@@ -217,11 +217,6 @@ def _relu6_grad(xp: Any, op: Operation, state: Any) -> Any:
     )
 
 
-def _softplus_grad(xp: Any, op: Operation, state: Any) -> Any:
-    (one,) = _constants(xp, op, 1)
-    return lambda gradients, features: gradients / (one + xp.exp(-features))
-
-
 def _leaky_relu_grad(xp: Any, op: Operation, state: Any) -> Any:
     zero, alpha = _constants(xp, op, 0, op.attrs["alpha"])
     return lambda gradients, features: xp.where(features > zero, gradients, gradients * alpha)
@@ -232,7 +227,6 @@ _ACTIVATION_GRADS: dict[str, tuple[Any, str]] = {
     "EluGrad": (_elu_grad, "outputs"),
     "SeluGrad": (_selu_grad, "outputs"),
     "Relu6Grad": (_relu6_grad, "features"),
-    "SoftplusGrad": (_softplus_grad, "features"),
     "LeakyReluGrad": (_leaky_relu_grad, "features"),
 }
 
