@@ -5,12 +5,14 @@ trained through 2 ps and 2 worker task processes, and a training step of each mo
 ``placeviz.examples.zoo`` on 2 simulated GPUs) is written as a standalone page and
 photographed in headless Debian chromium at 1,400 px wide, after its first
 paint and the panels' plots. Not a test: the pictures are for eyes (README, docs/images).
-Run: ``python3 benchmarks/screenshot_inspector.py [--out docs/images] [NAME ...]``.
+Run: ``python3 benchmarks/screenshot_inspector.py [--out docs/images] [NAME ...]``; with
+``--document PATH NAME`` it photographs a saved document (a real card's: record_card_trace.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +91,7 @@ def zoo_step(name: str) -> Callable[[], pv.Trace]:
     return run
 
 
-PROGRAMS: dict[str, Callable[[], pv.Trace]] = {
+PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     **GOLDEN,
     "training-step": training_step,
     "cluster-training-step": cluster_training_step,
@@ -102,7 +104,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("names", nargs="*", default=sorted(PROGRAMS))
     parser.add_argument("--out", type=Path, default=Path("docs/images"))
+    parser.add_argument(
+        "--document",
+        type=Path,
+        help="photograph this saved document (scripts/record_card_trace.py) as NAME instead",
+    )
     args = parser.parse_args()
+    if args.document is not None:
+        saved = json.loads(args.document.read_text(encoding="utf-8"))
+        PROGRAMS.clear()
+        PROGRAMS[args.names[0]] = lambda: saved
     args.out.mkdir(parents=True, exist_ok=True)
     pages = Path(tempfile.mkdtemp(prefix="placeviz-shots-"))
     with sync_playwright() as playwright:
@@ -110,7 +121,8 @@ def main() -> None:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         for name in args.names:
             html = pages / f"{name}.html"
-            write_html(PROGRAMS[name]().to_document(), html)
+            made = PROGRAMS[name]()
+            write_html(made if isinstance(made, dict) else made.to_document(), html)
             page.goto(html.as_uri())
             page.wait_for_selector(PAINTED, state="attached")
             page.wait_for_selector(".placeviz-timing .main-svg", timeout=30_000)

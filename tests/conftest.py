@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,9 +72,21 @@ def kernel_env(kernel_environment: dict[str, str], monkeypatch: pytest.MonkeyPat
 
 
 @pytest.fixture
-def gpus4() -> None:
-    """Four simulated H100s, as the seeds' multi-GPU examples assume."""
-    pv.config.simulate_gpus(4)
+def gpus4(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Four simulated H100s, as the seeds' multi-GPU examples assume; with
+    PLACEVIZ_TEST_GPUS=card, four logical GPUs of 4 GiB carved from the real card instead."""
+    if os.environ.get("PLACEVIZ_TEST_GPUS") != "card":
+        pv.config.simulate_gpus(4)
+        yield
+        return
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # open sessions map nothing up front
+    card = pv.config.list_physical_devices("GPU")[0]
+    pv.config.set_visible_devices([card], "GPU")
+    pv.config.set_logical_device_configuration(
+        card, [pv.config.LogicalDeviceConfiguration(memory_limit=4096)] * 4
+    )
+    yield
+    gc.collect()  # sessions left open map their GPUs' memory until collected
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -473,10 +474,12 @@ def run_and_check(sess: pv.Session, case: Case, built: Built, structure: Any, up
         assert built.tensor(fetch.index).op.name in sess.placement
 
 
-def run_case(case: Case) -> None:
+def run_case(case: Case, setup: Callable[[DeviceSetup], str] = setup_program) -> None:
+    """``setup``: the program that makes the case's devices (simulated GPUs, or a real card's
+    logical GPUs: tests/gpu)."""
     pv.config.reset_devices()
     pv.reset_default_graph()
-    exec(setup_program(case.setup), {"pv": pv})
+    exec(setup(case.setup), {"pv": pv})
     built = Built()
     built.add(case, 0, case.n_first)
     init = pv.global_variables_initializer()
@@ -553,17 +556,3 @@ def test_fed_tensor_whose_op_is_fetched() -> None:
 def test_add_n_of_three_scalars() -> None:
     total = pv.add_n([pv.constant(1.0), pv.constant(2.0), pv.constant(3.0)])
     assert pv.Session().run(total) == 6.0
-
-
-def test_reduce_over_aliased_axes_of_unknown_rank() -> None:
-    """Axes naming one dimension twice ([1, -1]) reduce it once, static rank or not (as TF)."""
-    known = pv.placeholder(pv.float32, [2, 3])
-    unknown = pv.placeholder(pv.float32, None)
-    value = np.ones((2, 3), np.float32)
-    sess = pv.Session()
-    np.testing.assert_array_equal(
-        sess.run(pv.reduce_sum(known, axis=[1, -1]), {known: value}), [3.0, 3.0]
-    )
-    np.testing.assert_array_equal(
-        sess.run(pv.reduce_sum(unknown, axis=[1, -1]), {unknown: value}), [3.0, 3.0]
-    )

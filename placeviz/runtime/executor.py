@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from placeviz.contract import EventKind
+from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
+from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
@@ -141,8 +142,15 @@ class CompiledPlan:
         full_trace: bool = False,
         workers: StreamWorkers | None = None,
         check_dynamic_memory: bool = False,
+        gpus: CudaRuntime | None = None,
     ) -> None:
+        """``gpus``: the session's real GPUs (streams, pools), which every real GPU of the plan
+        must be among."""
         self.plan = plan
+        self._gpus = gpus if gpus is not None and gpus.gpus else None
+        self._clocks: StepClocks | None = None
+        # Per-step TimingSource codes where they differ (CUDA events on GPUs), else None.
+        self.sources: np.ndarray | None = None
         self.full_trace = full_trace
         # Measure outputs whose sizes static shapes do not give, on GPUs, and call ``MEM``.
         self.check_dynamic_memory = check_dynamic_memory
@@ -154,10 +162,16 @@ class CompiledPlan:
         }
         self._line_steps: dict[int, int] = {}
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
-        converters = [backends.from_host(plan.devices[t.op._id]) for t in plan.feeds]
+        converters = [self._from_host(plan.devices[t.op._id]) for t in plan.feeds]
         # None when every feed goes to the host as it is (no check per run).
         self._feed_converters = converters if any(converters) else None
         lines, results, args, constants = self._generate(plan, state)
+        if self._gpus is not None:
+            # Values built now (constants) were made on CuPy's default stream, which the GPUs'
+            # own streams do not wait for: they must be on the card before any run reads them.
+            gpus = {d.physical.cuda_ordinal or 0 for d in plan.devices.values() if d in self._gpus}
+            for ordinal in gpus:
+                cupy_backend.cupy().cuda.Device(ordinal).synchronize()
         self.byte_offsets = [-1] * len(self.steps)  # FULL_TRACE: where each step's sizes go
         self.byte_counts = [0] * len(self.steps)
         self.byte_slots = 0
@@ -166,13 +180,17 @@ class CompiledPlan:
             self._bytes_lines(line)  # static sizes only: a constant measures nothing
         stepped = [self.steps[line.step] for line in lines if line.step is not None]
         streams = list(dict.fromkeys(step.device.name for step in stepped))
-        self.parallel = workers is not None and len(streams) > 1
+        # Real GPUs overlap through their CUDA streams, launched from this one thread.
+        self.parallel = workers is not None and len(streams) > 1 and self._gpus is None
         self._workers = workers
         if self.parallel:
             self.source = self._parallel_source(lines, results, args, streams)
         else:
             self.source = self._sequential_source(lines, results, args)
-        self.starts: list[int] | None = None  # per-step start clocks, parallel runs only
+        # Per-step start clocks: parallel runs, and runs timed by CUDA events.
+        self.starts: list[int] | None = None
+        # Describes the largest tensors live at a step, for an out-of-memory error (memory.py).
+        self.live_tensors: Callable[[int], str] | None = None
         self.interrupted_step: int | None = None  # where a KeyboardInterrupt stopped the run
         self.ends: list[int] = [0] * len(self.steps)
         self.out_bytes: list[int] = [0] * self.byte_slots
@@ -185,6 +203,11 @@ class CompiledPlan:
             self._collect = self._namespace["_collect"]
         else:
             self._fn = self._namespace["_run"]
+
+    @property
+    def timed_by_cuda_events(self) -> bool:
+        """Whether a run's GPU steps are timed on their streams (they may overlap)."""
+        return self._clocks is not None
 
     def set_memory_check(self, check: Callable[[int, Sequence[int]], None]) -> None:
         """What the plan calls after each step that measured sizes on a GPU (memory.py's check)."""
@@ -220,7 +243,7 @@ class CompiledPlan:
             for transfer in plan.transfers.get(op._id, ()):
                 src_key = (id(transfer.tensor), transfer.src.name)
                 dst_key = (id(transfer.tensor), transfer.dst.name)
-                copy = backends.transfer(transfer.src, transfer.dst)
+                copy = self._transfer(transfer.src, transfer.dst)
                 deps = (ready[src_key],) if src_key in ready else ()
                 step = Step(
                     EventKind.TRANSFER,
@@ -331,7 +354,8 @@ class CompiledPlan:
         self, lines: list[_Line], results: list[tuple[str, str | None]], args: list[str]
     ) -> str:
         kept = {name for _, name in results if name} | set(args)  # the caller owns the feeds
-        body = self._with_frees(self._with_device_switches(lines), kept)
+        switched = self._with_gpu_streams(lines) if self._gpus is not None else lines
+        body = self._with_frees(switched, kept)
         source = [f"def _run({''.join(a + ', ' for a in args)}T=T, B=B, clk=clk):"]
         self._namespace.update(T=None, B=None, clk=time.perf_counter_ns)
         for line in body:
@@ -454,7 +478,7 @@ class CompiledPlan:
                 body.extend(_Line(f"V[{slot(d)}] = {d}", [d], [], None) for d in shared)
                 if line.step in waited_on:
                     body.append(_Line(f"E[{line.step}].set()", [], [], None))
-            body = self._with_frees(self._with_device_switches(body), set())
+            body = self._with_frees(body, set())
             source.append(f"def _stream_{index}(V, E, CX, S, T, B, clk=clk):")
             for line in body:
                 source.append(f"    {line.text}")
@@ -491,24 +515,80 @@ class CompiledPlan:
         value = name
         if fetch.op.op_def.ref_output:
             value = f"{name}.read()"
-        to_host = backends.to_host(device)
-        if to_host is not None:
+        if self._gpus is not None and device in self._gpus:
+            to_host = self._gpus.gpu(device).to_host
             value = f"{self._bind('host', to_host)}({value})"
         return f"_host({value})", name
 
-    def _with_device_switches(self, lines: list[_Line]) -> list[_Line]:
-        """Real GPUs: make each op's GPU current before it runs, only when it changes."""
+    def _transfer(self, src: Device, dst: Device) -> Callable[[Any], Any] | None:
+        """The copy an edge needs; None between devices that share host memory."""
+        if self._gpus is not None and (src in self._gpus or dst in self._gpus):
+            return self._gpus.transfer(src, dst)
+        return None
+
+    def _from_host(self, device: Device) -> Callable[[Any], Any] | None:
+        if self._gpus is not None and device in self._gpus:
+            return self._gpus.gpu(device).from_host
+        return None
+
+    def _with_gpu_streams(self, lines: list[_Line]) -> list[_Line]:
+        """Real GPUs: each step on its logical GPU's stream and pool, between two timing events.
+
+        A step waits (on its stream, not the host) for the end event of each step on another
+        GPU it depends on; waiting on a later step of a stream covers its earlier ones. A host
+        step waits for a GPU step only through a control edge: data reaches the host through a
+        copy that waits for its own stream.
+        """
+        assert self._gpus is not None
+        gpu_steps = {
+            line.step: self._gpus.gpu(self.steps[line.step].device)
+            for line in lines
+            if line.step is not None and self.steps[line.step].device in self._gpus
+        }
+        clocks = self._clocks = StepClocks(self._gpus, gpu_steps)
+        # A GPU's steps are on its events' clock, also those that run no code (their times are
+        # their dependencies'); the host's are on the host's.
+        on_gpus = [step.device in self._gpus for step in self.steps]
+        codes = np.where(on_gpus, int(TimingSource.CUDA_EVENT), int(TimingSource.CLOCK))
+        self.sources = codes.astype(np.int8)
+        self._gpu_deps_of_host_steps: dict[int, list[int]] = {}  # what a host step's time waits for
         result: list[_Line] = []
-        current: int | None = None
+        current: str | None = None
+        waited: dict[str, dict[str, int]] = {}  # stream -> other stream -> latest step waited on
         for line in lines:
-            device = self.steps[line.step].device if line.step is not None else None
-            if device is not None and device.backend == "cupy":
-                ordinal = device.physical.cuda_ordinal or 0
-                if ordinal != current:
-                    use = self._bind("use", cupy_backend.use_device(ordinal))
-                    result.append(_Line(f"{use}()", [], [], None))
-                    current = ordinal
+            if line.step is None:
+                result.append(line)
+                continue
+            step = self.steps[line.step]
+            gpu = gpu_steps.get(line.step)
+            deps = [d for d in self._real_deps(line.step) if d in gpu_steps]
+            if gpu is None:
+                if deps:
+                    self._gpu_deps_of_host_steps[line.step] = deps
+                for dep in deps:
+                    if step.kind is EventKind.TRANSFER and self.steps[dep].device == step.peer:
+                        continue  # the copy to the host waits for that stream itself
+                    wait = self._bind("hw", clocks.host_waits_for(dep))
+                    result.append(_Line(f"{wait}()", [], [], None))
+                result.append(line)
+                continue
+            name = step.device.name
+            if name != current:
+                result.append(_Line(f"{self._bind('on', gpu.activate)}()", [], [], None))
+                current = name
+            seen = waited.setdefault(name, {})
+            for dep in sorted(deps):
+                other = self.steps[dep].device.name
+                if other == name or seen.get(other, -1) >= dep:
+                    continue
+                seen[other] = dep
+                wait = self._bind("w", clocks.wait_for(gpu, dep))
+                result.append(_Line(f"{wait}()", [], [], None))
+            start = self._bind("es", clocks.record_start(line.step))
+            end = self._bind("ee", clocks.record_end(line.step))
+            result.append(_Line(f"{start}()", [], [], None))
             result.append(line)
+            result.append(_Line(f"{end}()", [], [], None))
         return result
 
     def _with_frees(self, lines: list[_Line], kept: set[str]) -> list[_Line]:
@@ -533,10 +613,12 @@ class CompiledPlan:
     # -- running -------------------------------------------------------------------------------
     def run(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
         """Run once; on failure raise RunFailure with the placeviz error and the failed step."""
+        self.interrupted_step = None
+        if self._clocks is not None:
+            return self._run_on_gpus(feed_values)
         converters = self._feed_converters
         if converters is not None:
             feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
-        self.interrupted_step = None
         try:
             if self.parallel:
                 return self._run_parallel(feed_values)
@@ -549,6 +631,59 @@ class CompiledPlan:
             raise
         except Exception as exc:
             raise self._failure(exc) from exc
+
+    def _run_on_gpus(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
+        """One host thread launches every step; the GPUs' streams overlap. Once the streams are
+        done, each GPU step's times come from its CUDA events (also when the run failed)."""
+        assert self._clocks is not None
+        clocks = self._clocks
+        ends = self.ends = [0] * len(self.steps)
+        clocks.begin(time.perf_counter_ns)
+        began = time.perf_counter_ns()
+        failed: int | None = None
+        try:
+            converters = self._feed_converters
+            if converters is not None:
+                feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
+            return self._fn(*feed_values, T=ends, B=self.out_bytes)
+        except KeyboardInterrupt as exc:
+            failed = self.interrupted_step = self._failed_step(exc)
+            traceback.clear_frames(exc.__traceback__)
+            raise
+        except Exception as exc:
+            failure = self._failure(exc)
+            failed = failure.failed_step
+            raise failure from exc
+        finally:
+            self._gpu_times(began, failed)
+
+    def _gpu_times(self, began: int, failed: int | None) -> None:
+        """``starts``, ``ends`` and ``sources`` of a run on GPUs: CUDA events for GPU steps, the
+        host clock for the others (each starts when the step before it in the plan ended)."""
+        assert self._clocks is not None
+        clocks = self._clocks
+        try:
+            clocks.finish()
+        finally:
+            restore_defaults()
+        host_ends = self.ends  # when the host was done with each step (a GPU step: launched)
+        starts, ends = [0] * len(host_ends), [0] * len(host_ends)
+        timed = clocks.times([i for i in clocks.gpu_steps if host_ends[i]])
+        previous = began
+        for i, end in enumerate(host_ends):
+            if not end:
+                continue
+            if i in timed:
+                starts[i], ends[i] = timed[i]
+            else:  # a host step starts once the host got to it and its GPU inputs were done
+                waited = self._gpu_deps_of_host_steps.get(i, ())
+                starts[i] = max([previous, *(ends[d] for d in waited)])
+                ends[i] = max(end, starts[i])
+            previous = end
+        if failed is not None and not host_ends[failed]:
+            starts[failed] = max([previous, *(ends[d] for d in self._real_deps(failed))])
+        self.ends = ends
+        self.starts = starts
 
     def _run_parallel(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
         assert self._workers is not None
@@ -625,8 +760,17 @@ class CompiledPlan:
                 else "a tensor"
             )
             amount = f" ({size} bytes)" if size else ""
+            limit = getattr(exc, "_limit", None)  # CuPy's pool: the logical GPU's limit
+            held = (
+                f" Limit {limit} bytes ({limit / (1 << 20):.0f} MiB) on {step.device.name}."
+                if limit
+                else ""
+            )
+            if self.live_tensors is not None:
+                held += f" Largest live tensors: {self.live_tensors(step_index)}."
             return ResourceExhaustedError(
-                f"OOM when allocating {tensor} on {step.device.name}{amount}: {exc}\n\t{where}",
+                f"OOM when allocating {tensor} on {step.device.name}{amount}: {exc}{held}"
+                f"\n\t{where}",
                 op=op,
             )
         return InvalidArgumentError(f"{type(exc).__name__}: {exc}\n\t{where}", op=op)

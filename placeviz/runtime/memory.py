@@ -10,7 +10,7 @@ events of a fully traced run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from placeviz.contract import EventKind
@@ -115,20 +115,43 @@ def _out_of_memory(
     step: Step, lifetime: Lifetime, size: int, in_use: int, live: dict[Lifetime, int]
 ) -> ResourceExhaustedError:
     op, tensor, device = step.op, lifetime.tensor, lifetime.device
-    largest = sorted(live.items(), key=lambda item: -item[1])[:5]
-    held = "; ".join(
-        f"{h.tensor.name} from '{h.tensor.op.name}' ({h.tensor.op.type}): {n} bytes"
-        for h, n in largest
-    )
+    held = _largest(live)
     what = "receiving" if tensor.op is not op else "allocating"
     return ResourceExhaustedError(
         f"OOM when {what} tensor {tensor.name} with shape {format_dims(tensor.shape.dims or ())} "
         f"and type {tensor.dtype.name} ({size} bytes) for '{op.name}' ({op.type}, created at "
         f"{op.source}) on {device.name}: {in_use} bytes already in use, "
         f"limit {device.memory_limit} bytes ({device.memory_limit / (1 << 20):.0f} MiB). "
-        f"Largest live tensors: {held or 'none'}",
+        f"Largest live tensors: {held}",
         op=op,
     )
+
+
+def _largest(live: dict[Lifetime, int]) -> str:
+    largest = sorted(live.items(), key=lambda item: -item[1])[:5]
+    return (
+        "; ".join(
+            f"{h.tensor.name} from '{h.tensor.op.name}' ({h.tensor.op.type}): {n} bytes"
+            for h, n in largest
+        )
+        or "none"
+    )
+
+
+def live_tensors(steps: Sequence[Step], held: Sequence[Lifetime]) -> Callable[[int], str]:
+    """What an out-of-memory error a device raised itself (a real GPU's pool) names: the largest
+    tensors live on the failing step's device as it ran, by their static sizes."""
+
+    def describe(step: int) -> str:
+        device = steps[step].device.name
+        live = {
+            h: tensor_bytes(h.tensor) or 0
+            for h in held
+            if h.device.name == device and h.alloc < step and (h.free < 0 or h.free >= step)
+        }
+        return _largest(live)
+
+    return describe
 
 
 class RunTimeCheck:

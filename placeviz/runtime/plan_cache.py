@@ -13,8 +13,9 @@ from typing import Any
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
+from placeviz.runtime.backends.cuda_runtime import CudaRuntime
 from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes
+from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes, live_tensors
 from placeviz.runtime.plan import Plan, build_plan
 from placeviz.runtime.run_log import Prepared
 from placeviz.runtime.state import SessionState
@@ -32,7 +33,10 @@ class PlanCache:
         state: SessionState,
         workers: StreamWorkers | None,
         device_ids: Mapping[str, int],
+        gpus: CudaRuntime | None = None,
     ) -> None:
+        """``gpus``: the session's real GPUs, whose streams and pools its plans run on."""
+        self._gpus = gpus
         self._state = state
         self._workers = workers
         self._device_ids = dict(device_ids)
@@ -70,8 +74,10 @@ class PlanCache:
             full_trace=full_trace,
             workers=self._workers,
             check_dynamic_memory=dynamic,
+            gpus=self._gpus,
         )
         held = lifetimes(compiled.steps, plan.fetches)
+        compiled.live_tensors = live_tensors(compiled.steps, held)
         for device, peak in check_fits(compiled.steps, held, resident).items():
             self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
         if dynamic:

@@ -18,7 +18,7 @@ import numpy as np
 from placeviz.contract import COLUMN_NAMES, EventKind, TimingSource
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.tracing import PlanColumns, record_run, run_event
+from placeviz.runtime.tracing import PlanColumns, record_card_memory, record_run, run_event
 
 _MAX_RUNS_KEPT = 100_000
 clock = time.perf_counter_ns
@@ -61,13 +61,16 @@ class RunLog:
         failed_step: int | None,
         error: str | None,
         feeds: Any,
+        card_readings: Sequence[tuple[int, int, int]] = (),
     ) -> None:
         """Record a run that ended; ``feeds`` are its fed values (their shapes time the steps of
-        a simulated GPU whose shapes only the run knows)."""
+        a simulated GPU whose shapes only the run knows); ``card_readings`` what the real GPUs
+        said of their memory meanwhile (nvml.py)."""
         self._in_flight = None
         t_end = clock()
         compiled, columns = prepared
         record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
+        record_card_memory(self.recorder, card_readings, run.id)
         self._ended(run, t_end, error, list(columns.fetch_names))
 
     def add_run(

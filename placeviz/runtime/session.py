@@ -115,7 +115,16 @@ class Session:
         if self._workers is not None:
             # A session dropped without close() still stops its threads.
             weakref.finalize(self, self._workers.close)
-        self._plans = PlanCache(self._state, self._workers, device_ids)
+        # Real GPUs: a stream and a memory pool per logical GPU, and the cards' own readings.
+        self._gpus: Any = None
+        self._card_sampler: Any = None
+        if self._cluster is None and any(d.backend == "cupy" for d in self._devices):
+            from placeviz.runtime.backends.cuda_runtime import CudaRuntime
+            from placeviz.runtime.backends.nvml import CardSampler
+
+            self._gpus = CudaRuntime(self._devices, lambda d: not self._grows(d))
+            self._card_sampler = CardSampler.for_devices(self._devices)
+        self._plans = PlanCache(self._state, self._workers, device_ids, self._gpus)
         self._log = RunLog()
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
@@ -256,18 +265,27 @@ class Session:
         compiled = prepared[0]
         run = self._log.start(prepared)
         failure: RunFailure | None = None
+        sampler = self._card_sampler
+        if sampler is not None:
+            sampler.start()
         try:
             with self._intra_op_limit():
                 results = compiled.run(values)
         except RunFailure as caught:
             failure = caught
         except KeyboardInterrupt:
-            self._log.finish(prepared, run, compiled.interrupted_step, "KeyboardInterrupt", values)
+            readings = sampler.stop() if sampler is not None else ()
+            self._log.finish(
+                prepared, run, compiled.interrupted_step, "KeyboardInterrupt", values, readings
+            )
             raise
+        readings = sampler.stop() if sampler is not None else ()
         if failure is None:
-            self._log.finish(prepared, run, None, None, values)
+            self._log.finish(prepared, run, None, None, values, readings)
         else:
-            self._log.finish(prepared, run, failure.failed_step, str(failure.error), values)
+            self._log.finish(
+                prepared, run, failure.failed_step, str(failure.error), values, readings
+            )
         if run_metadata is not None:
             run_metadata.trace = self.trace(runs=1)
         if failure is not None:
@@ -362,15 +380,20 @@ class Session:
         peak = self._plans.peak_bytes.get(device.name, 0)
         if device.device_type != "GPU":
             return peak
-        # A cluster task's GPU: its own process reserves its memory (not this one's context).
-        growth = (
-            self._cluster is not None
-            or self.config.gpu_options.allow_growth
-            or (not device.logical and self._context.get_memory_growth(device.physical))
-        )
-        if not growth:
+        if self._gpus is not None and device in self._gpus:  # a real GPU: what its pool holds
+            return int(self._gpus.gpu(device).pool.total_bytes())
+        if not self._grows(device):
             return device.memory_limit
         return min(-(-peak // _GROWTH_CHUNK) * _GROWTH_CHUNK, device.memory_limit)
+
+    def _grows(self, device: Device) -> bool:
+        """Whether ``device``'s memory is taken as needed rather than mapped up front."""
+        # A cluster task's GPU: its own process reserves its memory (not this one's context).
+        if self._cluster is not None or self.config.gpu_options.allow_growth:
+            return True
+        if device.logical:  # no memory growth setting: TF_FORCE_GPU_ALLOW_GROWTH still applies
+            return os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
+        return self._context.get_memory_growth(device.physical)
 
     def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
         if not isinstance(feed_dict, Mapping):
@@ -401,6 +424,10 @@ class Session:
                 self._workers.close()
             if self._cluster is not None:
                 self._cluster.close()
+            if self._gpus is not None:
+                self._gpus.release()
+            if self._card_sampler is not None:
+                self._card_sampler.close()
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:

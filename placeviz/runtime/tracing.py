@@ -79,8 +79,10 @@ class PlanColumns:
         }
         self.model = TimelineModel(steps, compiled.plan.feeds, compiled.byte_offsets)
         self.modeled = self.model.any_modeled
-        # Steps of a sequential, clocked plan follow each other in plan order.
-        self.sequential_clock = not compiled.parallel and not self.modeled
+        # Steps of a sequential, host-clocked plan follow each other in plan order.
+        self.sequential_clock = (
+            not compiled.parallel and not compiled.timed_by_cuda_events and not self.modeled
+        )
         self.memory_sorted: dict[str, np.ndarray] = {}
         self._memory_order: np.ndarray | None = None
         self.memory_arrays: dict[str, np.ndarray] | None = None
@@ -241,7 +243,7 @@ def record_run(
         run_event(recorder, t_start, t_end, run_id, _CLOCK)
     else:
         t0, t1 = [starts[i] for i in ran], [ends[i] for i in ran]
-        sources = _CLOCK
+        sources = _CLOCK if compiled.sources is None else compiled.sources[np.asarray(ran)]
         run_event(recorder, t_start, t_end, run_id, _CLOCK)
     index = None if prefix else np.asarray(ran, dtype=np.int64)
 
@@ -371,6 +373,30 @@ def _extend_memory(
             "stream": devices,
             "bytes": sizes,
             "source": int(TimingSource.NONE),
+            "run": run_id,
+            "peer": -1,
+        },
+    )
+
+
+def record_card_memory(
+    recorder: Recorder, readings: Sequence[tuple[int, int, int]], run_id: int
+) -> None:
+    """A run's card readings (host clock ns, device id, used bytes) as CARD_MEMORY events."""
+    if not readings:
+        return
+    times, devices, used = zip(*readings)
+    recorder.extend(
+        len(readings),
+        {
+            "kind": int(EventKind.CARD_MEMORY),
+            "t0": times,
+            "t1": times,
+            "node": -1,
+            "device": devices,
+            "stream": devices,
+            "bytes": used,
+            "source": _CLOCK,
             "run": run_id,
             "peer": -1,
         },
