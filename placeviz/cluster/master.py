@@ -66,9 +66,13 @@ class ClusterMaster:
     """A client of the cluster behind ``target``: its tasks and devices, and runs on them."""
 
     def __init__(self, target: str) -> None:
-        from distributed import Client
-
-        address = target_address(target)
+        address = target_address(target)  # a malformed target is the user's first error
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise ImportError(
+                f"A session on a cluster ({target}) needs Dask: pip install 'placeviz[cluster]'"
+            ) from exc
         found = identity(address)
         if found is None or "scheduler" not in found:
             raise UnavailableError(
