@@ -185,17 +185,21 @@ def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
             nan = xp.full((channels,), xp.nan, stat)
             return x.copy(), nan, nan.copy(), nan.copy(), nan.copy(), reserve
         values = x.astype(stat, copy=False)
+        # Two arrays of x's size in all (the centered values, then the squares, whose buffer
+        # becomes y): each further temporary costs a pass over memory.
         if training:
             count = x.size // channels
             batch_mean = _channel_sums(xp, values, channel) / count
             centered = values - _per_channel(batch_mean, values, channel)
-            batch_variance = _channel_sums(xp, xp.square(centered), channel) / count
+            work = xp.multiply(centered, centered)
+            batch_variance = _channel_sums(xp, work, channel) / count
         else:
             batch_mean, batch_variance = mean, variance
             centered = values - _per_channel(mean, values, channel)
+            work = xp.empty_like(centered)
         multiplier = scale / xp.sqrt(batch_variance + epsilon)
-        shift = _per_channel(offset, values, channel)
-        y = centered * _per_channel(multiplier, values, channel) + shift
+        y = xp.multiply(centered, _per_channel(multiplier, values, channel), out=work)
+        y += _per_channel(offset, values, channel)
         if not training:
             statistics = (mean.copy(), variance.copy(), mean.copy(), variance.copy())
             return (y.astype(x.dtype, copy=False), *statistics, reserve)
@@ -357,19 +361,24 @@ def _backward_kernel(xp: Any, op: Operation, state: Any) -> Any:
             zeros = xp.zeros((channels,), stat)
             return xp.zeros(x.shape, x.dtype), zeros, zeros.copy(), empty, empty.copy()
         grad = y_backprop.astype(stat, copy=False)
+        # Two arrays of x's size in all, as the forward kernel.
         centered = x.astype(stat, copy=False) - _per_channel(mean, grad, channel)
         inverse_std = 1 / xp.sqrt(variance + epsilon)
         offset_backprop = _channel_sums(xp, grad, channel)
-        projected = _channel_sums(xp, grad * centered, channel)
+        work = xp.multiply(grad, centered)
+        projected = _channel_sums(xp, work, channel)
         scale_backprop = projected * inverse_std
-        multiplier = _per_channel(scale * inverse_std, grad, channel)
+        multiplier = scale * inverse_std
+        x_backprop = xp.multiply(grad, _per_channel(multiplier, grad, channel), out=work)
         if training:
-            # the batch statistics depend on x too: subtract their share of the gradient
+            # the batch statistics depend on x too: subtract their share of the gradient,
+            # (offset_backprop + centered * projected * inverse_std**2) / count, scaled
             count = x.size // channels
-            grad = grad - _per_channel(offset_backprop / count, grad, channel)
-            coefficient = _per_channel(xp.square(inverse_std) * projected / count, grad, channel)
-            grad = grad - centered * coefficient
-        x_backprop = (grad * multiplier).astype(x.dtype, copy=False)
+            coefficient = xp.square(inverse_std) * projected / count * multiplier
+            centered *= _per_channel(coefficient, grad, channel)
+            x_backprop -= centered
+            x_backprop -= _per_channel(offset_backprop / count * multiplier, grad, channel)
+        x_backprop = x_backprop.astype(x.dtype, copy=False)
         return x_backprop, scale_backprop, offset_backprop, empty, empty.copy()
 
     return backward
