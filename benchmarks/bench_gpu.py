@@ -39,6 +39,21 @@ def seconds(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def interleaved(
+    plain: Callable[[], Any], placed: Callable[[], Any], rounds: int
+) -> tuple[float, float]:
+    """Median seconds of ``placed`` and ``plain``, after 3 warm-ups of each (cuBLAS handles,
+    kernels, pools), the rounds alternating so both see the same card."""
+    for _ in range(3):
+        plain()
+        placed()
+    ours, theirs = [], []
+    for _ in range(rounds):
+        theirs.append(seconds(plain))
+        ours.append(seconds(placed))
+    return statistics.median(ours), statistics.median(theirs)
+
+
 def carve(count: int) -> None:
     pv.config.reset_devices()
     gpus = pv.config.list_physical_devices("GPU")
@@ -91,15 +106,8 @@ def matmuls(rounds: int) -> dict[str, float]:
     for _ in range(MATMULS // GPUS):
         want = want @ weights[0]
     np.testing.assert_allclose(check, want, rtol=1e-2, atol=1e-2)
-    for _ in range(3):  # cuBLAS handles, kernels, pools
-        plain()
-        placed()
-    ours, theirs = [], []
-    for _ in range(rounds):
-        theirs.append(seconds(plain))
-        ours.append(seconds(placed))
+    t_ours, t_theirs = interleaved(plain, placed, rounds)
     sess.close()
-    t_ours, t_theirs = statistics.median(ours), statistics.median(theirs)
     return {"placeviz_s": t_ours, "cupy_s": t_theirs, "ratio": t_ours / t_theirs}
 
 
@@ -137,15 +145,8 @@ def elementwise(rounds: int) -> dict[str, float]:
     for i in range(CHAIN_OPS):
         want = np.add(want, c) if i % 2 == 0 else np.multiply(want, c)
     np.testing.assert_allclose(sess.run(out), want, rtol=1e-4)
-    for _ in range(3):
-        plain()
-        placed()
-    ours, theirs = [], []
-    for _ in range(rounds):
-        theirs.append(seconds(plain))
-        ours.append(seconds(placed))
+    t_ours, t_theirs = interleaved(plain, placed, rounds)
     sess.close()
-    t_ours, t_theirs = statistics.median(ours), statistics.median(theirs)
     return {
         "placeviz_s": t_ours,
         "cupy_s": t_theirs,
