@@ -165,6 +165,8 @@ class CompiledPlan:
         converters = [self._from_host(plan.devices[t.op._id]) for t in plan.feeds]
         # None when every feed goes to the host as it is (no check per run).
         self._feed_converters = converters if any(converters) else None
+        fed = [plan.devices[t.op._id] for t in plan.feeds]
+        self._fed_gpus = [] if gpus is None else list({gpus.gpu(d) for d in fed if d in gpus})
         lines, results, args, constants = self._generate(plan, state)
         if self._gpus is not None:
             # Values built now (constants) were made on CuPy's default stream, which the GPUs'
@@ -645,6 +647,7 @@ class CompiledPlan:
             converters = self._feed_converters
             if converters is not None:
                 feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
+                clocks.feeds_ready(self._fed_gpus)
             return self._fn(*feed_values, T=ends, B=self.out_bytes)
         except KeyboardInterrupt as exc:
             failed = self.interrupted_step = self._failed_step(exc)

@@ -469,3 +469,19 @@ def test_op_types_no_conformance_program_puts_on_a_gpu_match_the_cpu() -> None:
     assert {"Rank", "ReducedShape"} <= types
     for got, want in zip(on_card, run(real=False)[0]):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_value_fed_to_one_gpu_is_read_by_another_only_once_it_is_there() -> None:
+    """No step makes a feed, so no step's event orders its copy onto the card: the run makes
+    the other GPUs' streams wait for it (a stale value of the last run was once read)."""
+    carve(2)
+    n = 4096  # 64 MiB: the copy onto GPU:0 outlasts GPU:1's launch
+    with pv.device("/gpu:0"):
+        x = pv.placeholder(pv.float32, [n, n], name="x")
+    with pv.device("/gpu:1"):
+        total = pv.reduce_sum(x * 1.0, axis=1)
+    rng = np.random.default_rng(11)
+    with pv.Session(config=grow()) as sess:
+        for _ in range(4):
+            value = rng.standard_normal((n, n)).astype(np.float32)
+            np.testing.assert_allclose(sess.run(total, {x: value}), value.sum(axis=1), atol=1e-2)

@@ -164,6 +164,8 @@ class StepClocks:
         self.gpus = list({id(g): g for g in gpu_steps.values()}.values())
         self._origins = [(gpu, cupy.cuda.Event()) for gpu in self.gpus]
         self._origin_ns: dict[int, tuple[Any, int]] = {}
+        self._new_event = cupy.cuda.Event
+        self._fed: dict[int, Any] = {}  # by fed GPU (which may run no step of the plan)
 
     def record_start(self, step: int) -> Callable[[], None]:
         return functools.partial(self.starts[step].record, self.gpu_steps[step].stream)
@@ -181,6 +183,19 @@ class StepClocks:
         for gpu, origin in self._origins:
             origin.record(gpu.stream)
             self._origin_ns[id(gpu)] = (origin, clock())
+
+    def feeds_ready(self, fed: Sequence[LogicalGpu]) -> None:
+        """Fed values copied onto ``fed`` GPUs' streams are read by the others only after those
+        copies (a plan step waits only for the steps that made its inputs, and no step makes a
+        feed)."""
+        for gpu in fed:
+            event = self._fed.get(id(gpu))
+            if event is None:
+                event = self._fed[id(gpu)] = self._new_event(disable_timing=True)
+            event.record(gpu.stream)
+            for other in self.gpus:
+                if other is not gpu:
+                    other.stream.wait_event(event)
 
     def finish(self) -> None:
         """Wait for every stream the plan used, and drop what the run kept alive for them."""
