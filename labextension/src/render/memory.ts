@@ -226,6 +226,33 @@ class CardTrack {
  * a cursor: events that arrive in time order (a live loop's) cost only themselves; one older than
  * what was folded in already makes it start over from all events held, sorted.
  */
+/**
+ * Each track's points downsampled to `maxPoints`, in device order. Copies (at most about
+ * maxPoints each): the tracks' columns keep growing.
+ */
+function downsampledTracks(
+  tracks: Map<number, Track | CardTrack>,
+  maxPoints: number,
+): DeviceSeries[] {
+  return [...tracks]
+    .sort((a, b) => a[0] - b[0])
+    .map(([device, track]) => {
+      const sampled = downsampleSeries(
+        track.t.subarray(0, track.length),
+        track.bytes.subarray(0, track.length),
+        maxPoints,
+      );
+      return {
+        device,
+        t: Float64Array.from(sampled.t),
+        bytes: Float64Array.from(sampled.values),
+        peak: Math.max(track.peak, 0),
+        peakTime: track.peakTime,
+        points: track.length,
+      };
+    });
+}
+
 export class MemoryTracker {
   private readonly cursor = new EventCursor();
   private tracks = new Map<number, Track>();
@@ -286,39 +313,8 @@ export class MemoryTracker {
     if (this.cached !== null) {
       return this.cached;
     }
-    const series: DeviceSeries[] = [];
-    for (const [device, track] of [...this.tracks].sort((a, b) => a[0] - b[0])) {
-      const sampled = downsampleSeries(
-        track.t.subarray(0, track.length),
-        track.bytes.subarray(0, track.length),
-        maxPoints,
-      );
-      series.push({
-        device,
-        // Copies (at most about maxPoints): the track's columns keep growing.
-        t: Float64Array.from(sampled.t),
-        bytes: Float64Array.from(sampled.values),
-        peak: Math.max(track.peak, 0),
-        peakTime: track.peakTime,
-        points: track.length,
-      });
-    }
-    const cards: CardSeries[] = [];
-    for (const [device, track] of [...this.cards].sort((a, b) => a[0] - b[0])) {
-      const sampled = downsampleSeries(
-        track.t.subarray(0, track.length),
-        track.bytes.subarray(0, track.length),
-        maxPoints,
-      );
-      cards.push({
-        device,
-        t: Float64Array.from(sampled.t),
-        bytes: Float64Array.from(sampled.values),
-        peak: track.peak,
-        peakTime: track.peakTime,
-        points: track.length,
-      });
-    }
+    const series = downsampledTracks(this.tracks, maxPoints);
+    const cards: CardSeries[] = downsampledTracks(this.cards, maxPoints);
     this.cached = { series, cards, allocations: this.allocations };
     return this.cached;
   }
