@@ -16,13 +16,18 @@ export const LABEL_FONT_PX = 11;
 /** An average character of the label font, for sizing boxes before any canvas measures text. */
 const LABEL_CHAR_PX = 6.5;
 /**
- * A box or container title says its name wherever it is this tall on screen (CSS px) and has
- * this much width for text (about six characters): the font stays LABEL_FONT_PX at every zoom.
+ * A box says its name in LABEL_FONT_PX wherever it is this tall on screen (CSS px), and a
+ * container its title where its strip is TITLE_ROOM_PX tall (it has no border); the views the
+ * folding picks (dagfold.ts) also give every op box LABEL_MIN_WIDTH_PX for text (about six
+ * characters). Where a graph cannot fit its canvas at READABLE_SCALE (a narrow canvas: a
+ * comparison's half page), names get smaller and shorter rather than none (labelFontPx,
+ * labels.fitLabel).
  */
 export const LABEL_ROOM_PX = LABEL_FONT_PX + 2;
-/** A container's title is drawn where its strip is as tall as the font (it has no border). */
 export const TITLE_ROOM_PX = LABEL_FONT_PX;
 export const LABEL_MIN_WIDTH_PX = 36;
+/** The smallest font a name or title is drawn in, CSS px: below it, a box says nothing. */
+export const MIN_LABEL_FONT_PX = 9;
 /** A box's text starts this far in from its left side and keeps as far from its right side. */
 export const LABEL_INSET_PX = 5;
 /** A container's title strip, in world px (its bottom line sits 4 px above the header's end). */
@@ -46,4 +51,15 @@ export function opBoxWidth(label: string): number {
   const text = (LABEL_INSET_PX * 2 + label.length * LABEL_CHAR_PX) / READABLE_SCALE;
   const least = (LABEL_MIN_WIDTH_PX + 2 * LABEL_INSET_PX) / READABLE_SCALE;
   return Math.min(OP_WIDTH, Math.max(least, Math.ceil(text)));
+}
+
+/**
+ * The font (CSS px) of the text in a box or title strip `heightPx` tall on screen that needs
+ * `room` px of height for LABEL_FONT_PX (LABEL_ROOM_PX for a box, TITLE_ROOM_PX for a strip):
+ * LABEL_FONT_PX where it has that room, else as big as keeps the same margins, down to
+ * MIN_LABEL_FONT_PX; 0 where not even that fits.
+ */
+export function labelFontPx(heightPx: number, room: number = LABEL_ROOM_PX): number {
+  const font = Math.min(LABEL_FONT_PX, Math.floor(heightPx - (room - LABEL_FONT_PX)));
+  return font >= MIN_LABEL_FONT_PX ? font : 0;
 }

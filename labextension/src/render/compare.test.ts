@@ -6,6 +6,7 @@ import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { fakeContext, useContext } from './__tests__/canvas';
 import { comparisonDocument, costPlacement } from './__tests__/compare-fixture';
+import { towersDocument } from './__tests__/towers';
 import { fakePlotly } from './__tests__/panels-fixture';
 import { CPU, GPU0 } from './__tests__/fixtures';
 
@@ -114,6 +115,30 @@ describe('createComparison', () => {
     expect(texts(dags[0], '.placeviz-key-marked .placeviz-key-text')).toEqual([
       'moved in the other placement',
     ]);
+  });
+
+  it('names every box of both graphs side by side on half a notebook page', async () => {
+    setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
+    const { ctx, texts } = fakeContext();
+    useContext(ctx);
+    // Each column's canvas on a 1,300 px page (JupyterLab's): two wide zoo graphs with their
+    // initializers, gradients and optimizer, as notebook 08 compares them.
+    vi.spyOn(HTMLCanvasElement.prototype, 'clientWidth', 'get').mockReturnValue(415);
+    vi.spyOn(HTMLCanvasElement.prototype, 'clientHeight', 'get').mockReturnValue(352);
+    const doc = comparisonDocument();
+    doc.documents = [towersDocument(), towersDocument()];
+    doc.moved = [{ name: 'AddN', from: GPU0, to: CPU }];
+    const { element } = mount(doc);
+    await frame();
+    const dags = [...element.querySelectorAll<HTMLElement>('.placeviz-dag-view')];
+    expect(dags).toHaveLength(2);
+    for (const { dataset } of dags) {
+      expect(Number(dataset.visibleNodes)).toBeGreaterThanOrEqual(12);
+      expect(dataset.inView).toBe(dataset.visibleNodes);
+      expect(dataset.labelsDrawn).toBe(dataset.visibleNodes);
+      expect(dataset.labelOverlaps).toBe('0');
+    }
+    expect(texts).toEqual(expect.arrayContaining(['images', 'AddN', 'loss', 'init', 'stem']));
   });
 
   it('shows both timelines on one window, 0 to the longer step from each step start, and zooms them together', async () => {

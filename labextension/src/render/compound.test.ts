@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTAINER_HEADER } from './boxmetrics';
-import { layoutCompound, type Rects } from './compound';
+import { layoutCompound, wrapColumns, type Rects } from './compound';
+import type { DagLayout } from './layout';
 import {
   allExpanded,
   buildHierarchy,
@@ -115,6 +116,44 @@ describe('layoutCompound', () => {
       expect(buses[k]).toBeGreaterThan(rightmost);
       expect(buses[k]).toBeLessThan(layout.boxes.x[b]);
     }
+    expect(layout.sideBelow).toBe(false);
+  });
+
+  it('stands the side groups below the graph, flush with its right end, for a narrow canvas', () => {
+    const { ops, edges } = trained();
+    const hierarchy = buildHierarchy(ops);
+    const folded = foldHierarchy(hierarchy, ops, edges, defaultExpanded(hierarchy));
+    const isSide = (g: number) => hierarchy.groups[g].side;
+    const right = layoutCompound(folded, isSide);
+    const below = layoutCompound(folded, isSide, true);
+    expect(below.sideBelow).toBe(true);
+    const sides = folded.boxes.map((_, b) => b).filter((b) => below.aside[b] === 1);
+    expect(sides).toHaveLength(2);
+    let bottom = 0;
+    let rightmost = 0;
+    folded.boxes.forEach((_, b) => {
+      if (below.aside[b] === 0) {
+        bottom = Math.max(bottom, below.boxes.y[b] + below.boxes.h[b]);
+        rightmost = Math.max(rightmost, below.boxes.x[b] + below.boxes.w[b]);
+        // the graph itself is laid out as it is with the column right of it
+        expect([below.boxes.x[b], below.boxes.y[b]]).toEqual([right.boxes.x[b], right.boxes.y[b]]);
+      }
+    });
+    const ends = sides.map((b) => below.boxes.x[b] + below.boxes.w[b]);
+    expect(new Set(ends).size).toBe(1);
+    const end = ends[0];
+    expect(end).toBeGreaterThanOrEqual(rightmost);
+    for (const b of sides) {
+      expect(below.boxes.y[b]).toBeGreaterThan(bottom);
+      // its bus comes down right of it, and its links enter its right side
+      expect(below.busX[b]).toBeGreaterThan(end);
+      expect(below.busX[b]).toBeLessThan(below.width);
+    }
+    expect(overlap(rect(below.boxes, sides[0]), rect(below.boxes, sides[1]))).toBe(false);
+    // narrower and taller: a narrow canvas fits it closer
+    expect(below.width).toBeLessThan(right.width);
+    expect(below.height).toBeGreaterThan(right.height);
+    expect(below.links).toEqual(right.links);
   });
 });
 
@@ -149,6 +188,39 @@ describe('an opened side group', () => {
 });
 
 describe('wrapColumns', () => {
+  it('makes each column as wide as its own layers', () => {
+    // Six layers of one box, then six of three: the first column is one box wide, not three.
+    const widths: number[] = [];
+    const xs: number[] = [];
+    const layer: number[] = [];
+    for (let l = 0; l < 12; l++) {
+      const row = l < 6 ? [110] : [0, 110, 220];
+      for (const x of row) {
+        xs.push(x);
+        widths.push(100);
+        layer.push(l);
+      }
+    }
+    const layout: DagLayout = {
+      x: Float32Array.from(xs),
+      y: Float32Array.from(layer, (l) => l * 54),
+      layer: Int32Array.from(layer),
+      layers: 12,
+      width: 320,
+      height: 12 * 54 - 26,
+      nodeWidth: 100,
+      nodeHeight: 28,
+      widths,
+    };
+    const wrapped = wrapColumns(layout);
+    // two columns of six layers: 100 wide, the gap, 320 wide
+    expect(Array.from(wrapped.x.slice(0, 6))).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(Array.from(wrapped.x.slice(6, 9))).toEqual([132, 242, 352]);
+    expect(wrapped.width).toBe(100 + 32 + 320);
+    expect(wrapped.height).toBe(6 * 54 - 26);
+    expect(wrapped.y[6]).toBe(0);
+  });
+
   it('wraps a long chain (an opened series of 100 blocks) into columns that fit a wide view', () => {
     const ops: HierarchyOp[] = [];
     const edges: FoldEdge[] = [];

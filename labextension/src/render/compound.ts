@@ -3,7 +3,8 @@
  * inner containers, with edges lifted to the children of the group they cross into) and becomes
  * a node as big as its contents in its parent's layout, as TensorBoard's graph does. At the top,
  * side groups are not part of the layered layout: they stand in a column to the right, each next
- * to the ops it is linked to.
+ * to the ops it is linked to; or, for a canvas narrower than the graph is wide (dagfold.bestFit),
+ * in a column below the graph's right end, so the graph fits it at a closer zoom.
  */
 import {
   CONTAINER_HEADER,
@@ -64,6 +65,8 @@ export interface CompoundLayout {
    */
   busX: Float32Array;
   links: SideLink[];
+  /** Whether the side items stand below the graph (their links enter their right side). */
+  sideBelow: boolean;
   width: number;
   height: number;
 }
@@ -79,12 +82,14 @@ function rects(n: number): Rects {
 
 /**
  * `isSide(g)`: whether group g is a side group; a top-level one, folded or opened, goes in the
- * side column. Items are boxes 0..B-1 then containers; a container's children are laid out
- * before it (containers come in pre-order, so backwards).
+ * side column, right of the graph or, with `sideBelow`, below it. Items are boxes 0..B-1 then
+ * containers; a container's children are laid out before it (containers come in pre-order, so
+ * backwards).
  */
 export function layoutCompound(
   folded: FoldedGraph,
   isSide: (group: number) => boolean,
+  sideBelow = false,
 ): CompoundLayout {
   const B = folded.boxes.length;
   const C = folded.containers.length;
@@ -173,7 +178,7 @@ export function layoutCompound(
   const top = place(C);
   const links = sideLinks(folded.edges, aside, rootItem);
   const busX = new Float32Array(B + C);
-  const side = placeAside(links, aside, relX, relY, w, h, top, busX);
+  const { width, height } = placeAside(links, aside, relX, relY, w, h, top, busX, sideBelow);
   const absX = relX;
   const absY = relY;
   for (let c = 0; c < C; c++) {
@@ -191,8 +196,6 @@ export function layoutCompound(
       absY[b] += absY[parent] + CONTAINER_HEADER;
     }
   }
-  const width = side.width > 0 ? top.width + SIDE_GAP + side.width : top.width;
-  const height = side.height;
   const boxes = rects(B);
   boxes.x.set(absX.subarray(0, B));
   boxes.y.set(absY.subarray(0, B));
@@ -203,12 +206,15 @@ export function layoutCompound(
   containers.y.set(absY.subarray(B));
   containers.w.set(w.subarray(B));
   containers.h.set(h.subarray(B));
-  return { boxes, containers, aside, rootItem, busX, links, width, height };
+  return { boxes, containers, aside, rootItem, busX, links, sideBelow, width, height };
 }
 
 /**
  * A layout much taller than wide cut into columns of consecutive layers, side by side, about as
- * many as make it WRAP_ASPECT tall for its width; other layouts are returned as they are.
+ * many as make it WRAP_ASPECT tall for its width; other layouts are returned as they are. Each
+ * column is as wide as its own layers (a column of one-box layers next to one of wide layers
+ * takes one box's width, not the widest layer's), so the wrapped graph fits a canvas at the
+ * closest zoom it can.
  */
 export function wrapColumns(layout: DagLayout): {
   x: Float32Array;
@@ -234,21 +240,34 @@ export function wrapColumns(layout: DagLayout): {
     );
   }
   const perColumn = Math.ceil(layers / columns);
-  const x = new Float32Array(layout.x.length);
-  const y = new Float32Array(layout.x.length);
+  const used = Math.ceil(layers / perColumn);
+  const left = new Float64Array(used).fill(Infinity);
+  const right = new Float64Array(used).fill(-Infinity);
+  for (let u = 0; u < layout.x.length; u++) {
+    const column = Math.floor(layout.layer[u] / perColumn);
+    left[column] = Math.min(left[column], layout.x[u]);
+    right[column] = Math.max(right[column], layout.x[u] + (layout.widths?.[u] ?? layout.nodeWidth));
+  }
+  // Where each column starts: right of the one before it (every layer holds a node).
+  const start = new Float64Array(used);
   let tallest = 0;
-  for (let c = 0; c * perColumn < layers; c++) {
+  for (let c = 0; c < used; c++) {
     const first = c * perColumn;
     const last = Math.min(layers, first + perColumn) - 1;
     tallest = Math.max(tallest, bottom[last] - top[first]);
+    if (c > 0) {
+      start[c] = start[c - 1] + right[c - 1] - left[c - 1] + WRAP_GAP;
+    }
   }
+  const across = start[used - 1] + right[used - 1] - left[used - 1];
+  const x = new Float32Array(layout.x.length);
+  const y = new Float32Array(layout.x.length);
   for (let u = 0; u < layout.x.length; u++) {
     const column = Math.floor(layout.layer[u] / perColumn);
-    x[u] = layout.x[u] + column * (width + WRAP_GAP);
+    x[u] = layout.x[u] - left[column] + start[column];
     y[u] = layout.y[u] - top[column * perColumn];
   }
-  const used = Math.ceil(layers / perColumn);
-  return { x, y, width: used * width + (used - 1) * WRAP_GAP, height: tallest };
+  return { x, y, width: across, height: tallest };
 }
 
 /**
@@ -283,8 +302,9 @@ function sideLinks(edges: readonly BoxEdge[], aside: Uint8Array, rootItem: Int32
 
 /**
  * Side items in a column right of the graph, each at the mean height of the top-level items it
- * is linked to, pushed down so none overlap, each with its bus. Returns the column's width and the height of
- * everything.
+ * is linked to, pushed down so none overlap, each with its bus; or, `below`, in that order in a
+ * column under the graph, flush with its right end, their buses coming down beside it. Returns
+ * the size of everything.
  */
 function placeAside(
   links: readonly SideLink[],
@@ -295,6 +315,7 @@ function placeAside(
   h: Float32Array,
   top: { width: number; height: number },
   busX: Float32Array,
+  below: boolean,
 ): { width: number; height: number } {
   const items = busX.length;
   const sum = new Float64Array(items);
@@ -311,21 +332,36 @@ function placeAside(
       sides.push(item);
     }
   }
+  if (sides.length === 0) {
+    return top;
+  }
   const wanted = (i: number) => (count[i] > 0 ? sum[i] / count[i] : top.height) - h[i] / 2;
   sides.sort((a, b) => wanted(a) - wanted(b) || a - b);
+  const column = Math.max(...sides.map((item) => w[item]));
+  if (below) {
+    const right = Math.max(top.width, column);
+    let bottom = top.height + LAYER_GAP / 2;
+    sides.forEach((item, rank) => {
+      busX[item] = right + BUS_OFFSET + rank * BUS_STEP;
+      x[item] = right - w[item];
+      y[item] = bottom + LAYER_GAP / 2;
+      bottom = y[item] + h[item];
+    });
+    // Past the last bus, room for the links between side items (dagpaint.linkPath).
+    return { width: right + BUS_OFFSET + sides.length * BUS_STEP, height: bottom };
+  }
   let bottom = -Infinity;
   let height = top.height;
-  let width = 0;
   sides.forEach((item, rank) => {
     busX[item] = top.width + BUS_OFFSET + rank * BUS_STEP;
     x[item] = top.width + SIDE_GAP;
     y[item] = Math.max(0, wanted(item), bottom + LAYER_GAP / 2);
     bottom = y[item] + h[item];
     height = Math.max(height, bottom);
-    width = Math.max(width, w[item]);
   });
-  return { width, height };
+  return { width: top.width + SIDE_GAP + column, height };
 }
+
 /**
  * Each box edge (a, b) lifted to the level where its ends are siblings: the two children of their
  * lowest common container that hold them. Returns the distinct pairs per level.

@@ -8,6 +8,8 @@ import { PlacementStore } from './store';
 import { ViewState } from './viewstate';
 import { CPU, GPU0, columns, device, node, smallDocument } from './__tests__/fixtures';
 import { trainingStepDocument } from './__tests__/trainingstep';
+import { towersDocument } from './__tests__/towers';
+import { LABEL_FONT_PX, MIN_LABEL_FONT_PX } from './boxmetrics';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
 import { fakeContext, useContext } from './__tests__/canvas';
@@ -291,12 +293,49 @@ describe('DagView', () => {
     };
     size(300, 200); // too small to name even the top level: all folded
     await frame();
-    expect(Number(data.visibleNodes)).toBeLessThan(fallback);
+    const small = Number(data.visibleNodes);
+    expect(small).toBeLessThan(fallback);
     size(1600, 900);
     await frame();
-    expect(Number(data.visibleNodes)).toBeGreaterThan(fallback);
+    expect(Number(data.visibleNodes)).toBeGreaterThan(small);
+    expect(Number(data.visibleNodes)).toBeGreaterThanOrEqual(fallback);
     expect(data.labelsDrawn).toBe(data.visibleNodes);
     expect(data.inView).toBe(data.visibleNodes);
+  });
+
+  it('names every box of a graph fitted below the readable zoom: smaller, cut shorter', async () => {
+    // A wide top level without side groups on half a notebook page (a comparison's column):
+    // nothing folds further, so the fit is below READABLE_SCALE and the op boxes are ~12 px tall.
+    const { ctx, texts } = fakeContext();
+    const fonts: string[] = [];
+    ctx.fillText = (text: string) => {
+      texts.push(text);
+      fonts.push(ctx.font);
+    };
+    useContext(ctx);
+    const { parent, store, view } = mount(towersDocument(false));
+    const canvas = parent.querySelector('canvas')!;
+    Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: 415 });
+    Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 352 });
+    view.fit();
+    await frame();
+    const data = view.element.dataset;
+    expectAllNamed(data, '9'); // images, five branches, AddN, the softmax, loss
+    expect(texts).toEqual(expect.arrayContaining(['images', 'AddN', 'loss', 'inception']));
+    const softmax = texts.find((t) => t.startsWith('SparseSo'))!;
+    expect(softmax).toMatch(/^SparseSo\w*…$/); // cut to its box, never left out
+    const size = (font: string) => Number(/(\d+)px/.exec(font)![1]);
+    const sizes = fonts.map(size);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(MIN_LABEL_FONT_PX);
+    expect(Math.min(...sizes)).toBeLessThan(LABEL_FONT_PX); // the op boxes' names
+    expect(size(fonts[texts.indexOf('images')])).toBeLessThan(LABEL_FONT_PX);
+    // Its whole name is a hover away.
+    const op = store.nodes.find((n) => n.name.startsWith('SparseSo'))!;
+    view.focus(op.id);
+    canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: 207, clientY: 176 }));
+    const tooltip = parent.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.firstElementChild!.textContent).toBe('SparseSoftmaxCrossEntropyWithLogits');
   });
 
   it('fits the graph again when its cell is resized, until the user moves it', async () => {

@@ -15,7 +15,7 @@ import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
-import { readableExpanded, type CanvasSize, type UserFolding } from './dagfold';
+import { readableExpanded, sideBelow, type CanvasSize, type UserFolding } from './dagfold';
 import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
 import { containerLines, tooltipLines } from './dagtooltip';
@@ -86,6 +86,8 @@ export class DagView implements View {
   private readonly disposers: (() => void)[] = [];
   private hierarchy: Hierarchy | null = null;
   private expanded = new Set<string>();
+  /** Whether the side groups stand below the graph (chosen with the folding, for the canvas). */
+  private sideBelow = false;
   /** The group just opened or closed, kept in view on the next paint. */
   private reveal: string | null = null;
   private model: DagModel | null = null;
@@ -559,12 +561,16 @@ export class DagView implements View {
     return this.hierarchy;
   }
 
-  /** The user's groups and what else keeps labels readable, fitted to the canvas as it is now. */
+  /**
+   * The user's groups and what else keeps labels readable, fitted to the canvas as it is now, and
+   * where the side groups stand for it.
+   */
   private chooseFolding(hierarchy: Hierarchy, user: UserFolding): void {
     const laidOut = this.measure();
     const canvas = { width: this.viewport.width, height: this.viewport.height };
     const edges = storeEdges(this.store);
     this.expanded = readableExpanded(hierarchy, this.store.nodes, edges, canvas, user);
+    this.sideBelow = sideBelow(hierarchy, this.store.nodes, edges, this.expanded, canvas);
     this.foldedFor = laidOut ? canvas : null;
   }
 
@@ -589,7 +595,7 @@ export class DagView implements View {
   private currentModel(): DagModel {
     const hierarchy = this.currentHierarchy();
     if (this.model === null) {
-      this.model = buildDagModel(this.store, this.expanded, hierarchy);
+      this.model = buildDagModel(this.store, this.expanded, hierarchy, this.sideBelow);
     }
     return this.model;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { layoutCompound } from './compound';
-import { readableExpanded } from './dagfold';
+import { bestFit, readableExpanded, sideBelow } from './dagfold';
 import { storeEdges, storeHierarchy } from './dagmodel';
 import { READABLE_SCALE } from './boxmetrics';
 import { AUTO_BUDGET, defaultExpanded, foldHierarchy, openingOrder } from './scopes';
@@ -8,6 +8,7 @@ import { PlacementStore } from './store';
 import { fitScale } from './viewport';
 import { bigDocument } from './__tests__/fixtures';
 import { trainingStepDocument } from './__tests__/trainingstep';
+import { towersDocument } from './__tests__/towers';
 
 /** What a folding shows on `canvas`: its boxes, the zoom it is fitted at, the box names. */
 function shown(
@@ -26,7 +27,7 @@ function shown(
 }
 
 const WIDE = { width: 1040, height: 485 }; // the standalone page's DAG canvas
-const SMALL = { width: 640, height: 380 }; // a canvas not laid out yet (dag.ts)
+const SMALL = { width: 480, height: 300 }; // a comparison's column: half a notebook page
 const HUGE = { width: 4000, height: 3000 };
 
 describe('readableExpanded', () => {
@@ -99,5 +100,41 @@ describe('readableExpanded', () => {
     expect(shown(store, expanded, WIDE).scale).toBeGreaterThanOrEqual(READABLE_SCALE);
     expect(ms).toBeLessThan(1500);
     expect(readableExpanded(hierarchy, store.nodes, edges, { width: 60, height: 40 }).size).toBe(0);
+  });
+});
+
+describe('bestFit', () => {
+  const HALF = { width: 415, height: 352 }; // a comparison's column on a 1,300 px page
+
+  it('stands the side groups below a wide graph on a narrow canvas, for a closer zoom', () => {
+    const store = PlacementStore.fromDocument(towersDocument());
+    const hierarchy = storeHierarchy(store);
+    const edges = storeEdges(store);
+    const top = new Set<string>(); // the top level, all folded
+    const folded = foldHierarchy(hierarchy, store.nodes, edges, top);
+    const isSide = (g: number) => hierarchy.groups[g].side;
+    const right = layoutCompound(folded, isSide);
+    const below = layoutCompound(folded, isSide, true);
+    const fit = bestFit(hierarchy, folded, HALF);
+    expect(fit).toEqual({ scale: fitScale(HALF, below.width, below.height), sideBelow: true });
+    expect(fit.scale).toBeGreaterThan(fitScale(HALF, right.width, right.height));
+    expect(sideBelow(hierarchy, store.nodes, edges, top, HALF)).toBe(true);
+    // On a canvas that is wide for the graph, the column stays right of it.
+    const wide = { width: 2000, height: 485 };
+    expect(bestFit(hierarchy, folded, wide)).toEqual({
+      scale: fitScale(wide, right.width, right.height),
+      sideBelow: false,
+    });
+  });
+
+  it('keeps a graph without side groups as it is', () => {
+    const store = PlacementStore.fromDocument(towersDocument(false));
+    const hierarchy = storeHierarchy(store);
+    const folded = foldHierarchy(hierarchy, store.nodes, storeEdges(store), new Set());
+    const layout = layoutCompound(folded, (g) => hierarchy.groups[g].side);
+    expect(bestFit(hierarchy, folded, HALF)).toEqual({
+      scale: fitScale(HALF, layout.width, layout.height),
+      sideBelow: false,
+    });
   });
 });

@@ -2,7 +2,8 @@
  * The folding a graph shows while it is fitted to the canvas: the groups the user opened, and as
  * much of the opening order (scopes.openingOrder) as keeps every label readable and at most
  * AUTO_BUDGET boxes, so a first paint names what it shows, and so does each view after a group
- * is opened or folded, on a small canvas as on a big one, at 100 ops as at 100,000.
+ * is opened or folded, on a small canvas as on a big one, at 100 ops as at 100,000. On a canvas
+ * too narrow for the side column right of the graph, the side groups go below it (bestFit).
  */
 import { layoutCompound } from './compound';
 import { READABLE_SCALE } from './boxmetrics';
@@ -11,6 +12,7 @@ import {
   foldHierarchy,
   openingOrder,
   type FoldEdge,
+  type FoldedGraph,
   type Hierarchy,
   type HierarchyOp,
 } from './scopes';
@@ -30,10 +32,11 @@ export interface UserFolding {
 const NONE: UserFolding = { opened: new Set(), folded: new Set() };
 
 /**
- * The user's opened groups (and the groups holding them) and the longest prefix of the rest of the opening order whose
- * layout, fitted to `canvas`, is at READABLE_SCALE or closer with at most AUTO_BUDGET boxes
- * (only the user's groups when even that is not). Opening more only makes the layout bigger,
- * so a binary search finds it in a few layouts, whatever the graph's size.
+ * The user's opened groups (and the groups holding them) and the longest prefix of the rest of
+ * the opening order whose layout, fitted to `canvas` (bestFit), is at READABLE_SCALE or closer
+ * with at most AUTO_BUDGET boxes (only the user's groups when even that is not). Opening more
+ * only makes the layout bigger, so a binary search finds it in a few layouts, whatever the
+ * graph's size.
  */
 export function readableExpanded(
   hierarchy: Hierarchy,
@@ -47,10 +50,9 @@ export function readableExpanded(
   const expanded = (count: number) => new Set([...pinned, ...order.slice(0, count)]);
   const readable = (count: number) => {
     const folded = foldHierarchy(hierarchy, nodes, edges, expanded(count));
-    const layout = layoutCompound(folded, (group) => hierarchy.groups[group].side);
     return (
       folded.boxes.length <= AUTO_BUDGET &&
-      fitScale(canvas, layout.width, layout.height) >= READABLE_SCALE
+      bestFit(hierarchy, folded, canvas).scale >= READABLE_SCALE
     );
   };
   let low = 0;
@@ -90,4 +92,36 @@ function userOpened(hierarchy: Hierarchy, user: UserFolding): Set<string> {
     chain.forEach((key) => result.add(key));
   });
   return result;
+}
+
+/**
+ * The zoom at which `folded`'s layout fits `canvas`, and whether its side groups stand below the
+ * graph for it: where the column right of the graph would make it too wide for the canvas (a
+ * narrow one: a comparison's half page) and the one below fits it closer.
+ */
+export function bestFit(
+  hierarchy: Hierarchy,
+  folded: FoldedGraph,
+  canvas: CanvasSize,
+): { scale: number; sideBelow: boolean } {
+  const isSide = (group: number) => hierarchy.groups[group].side;
+  const right = layoutCompound(folded, isSide);
+  const scale = fitScale(canvas, right.width, right.height);
+  if (!right.aside.includes(1)) {
+    return { scale, sideBelow: false };
+  }
+  const below = layoutCompound(folded, isSide, true);
+  const under = fitScale(canvas, below.width, below.height);
+  return under > scale ? { scale: under, sideBelow: true } : { scale, sideBelow: false };
+}
+
+/** Whether the side groups of the graph folded as `expanded` stand below it on `canvas`. */
+export function sideBelow(
+  hierarchy: Hierarchy,
+  nodes: readonly HierarchyOp[],
+  edges: readonly FoldEdge[],
+  expanded: ReadonlySet<string>,
+  canvas: CanvasSize,
+): boolean {
+  return bestFit(hierarchy, foldHierarchy(hierarchy, nodes, edges, expanded), canvas).sideBelow;
 }

@@ -62,10 +62,11 @@ export function buildDagModel(
   store: PlacementStore,
   expanded: ReadonlySet<string>,
   hierarchy: Hierarchy = storeHierarchy(store),
+  sideBelow = false,
 ): DagModel {
   const folded = foldHierarchy(hierarchy, store.nodes, storeEdges(store), expanded);
   const groups = hierarchy.groups;
-  const layout = layoutCompound(folded, (group) => groups[group].side);
+  const layout = layoutCompound(folded, (group) => groups[group].side, sideBelow);
   const { x, y, w, h } = layout.boxes;
   const grid = new SpatialGrid(x, y, w, h, layout.width, layout.height);
   const { opStart, opList } = opsByBox(folded.boxOf, folded.boxes.length);

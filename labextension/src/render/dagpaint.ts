@@ -2,7 +2,8 @@
  * Drawing the DAG on a 2D canvas with level of detail: opened groups as containers with a title
  * strip, folded groups as rounded boxes with their op count and a bar of their devices' colours,
  * ops as rectangles; far out, edges are drawn only when few are in view; closer in, outlines,
- * labels and edge labels appear. Labels never overlap: box labels are cut to their box, edge
+ * labels and edge labels appear (a box too small for a name in the full font says it smaller
+ * and shorter, down to a least size). Labels never overlap: box labels are cut to their box, edge
  * labels are left out where they would cover another label or a box. Only what intersects the
  * viewport is drawn.
  */
@@ -11,10 +12,9 @@ import {
   CONTAINER_HEADER,
   LABEL_FONT_PX,
   LABEL_INSET_PX,
-  LABEL_MIN_WIDTH_PX,
-  LABEL_ROOM_PX,
   TITLE_ROOM_PX,
   TITLE_STRIP,
+  labelFontPx,
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
@@ -258,9 +258,10 @@ function itemRect(model: DagModel, item: number): LabelRect {
 
 /**
  * A side link's path, as points x0, y0, x1, y1, ...: from the item's right side across to the
- * side item's bus, along it and into the side item's left side (so the links of one side item
- * share their last stretch); between two side items, out to the right and back. The last two
- * numbers are its label's anchor, on the item's own stretch.
+ * side item's bus, along it and into the side item's left side, or its right side where the side
+ * items stand below the graph (so the links of one side item share their last stretch); between
+ * two side items, out to the right (past the buses) and back. The last two numbers are its
+ * label's anchor, on the item's own stretch.
  */
 function linkPath(model: DagModel, side: number, other: number): number[] {
   const s = itemRect(model, side);
@@ -268,12 +269,16 @@ function linkPath(model: DagModel, side: number, other: number): number[] {
   const sy = s.y + s.h / 2;
   const oy = o.y + o.h / 2;
   if (model.layout.aside[other] === 1) {
-    const out = Math.max(s.x + s.w, o.x + o.w) + 18;
+    // Below the graph, right of the side items' buses (compound.ts leaves it room).
+    const out = model.layout.sideBelow
+      ? model.layout.width - 2
+      : Math.max(s.x + s.w, o.x + o.w) + 18;
     return [s.x + s.w, sy, out, sy, out, oy, o.x + o.w, oy, out - 2, (sy + oy) / 2];
   }
   const bus = model.layout.busX[side];
   const start = o.x + o.w;
-  return [start, oy, bus, oy, bus, sy, s.x, sy, (start + bus) / 2, oy];
+  const end = model.layout.sideBelow ? s.x + s.w : s.x;
+  return [start, oy, bus, oy, bus, sy, end, sy, (start + bus) / 2, oy];
 }
 
 function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
@@ -558,9 +563,12 @@ function groupLine(model: DagModel, box: number): string {
 }
 
 /**
- * Names (and, closer in, types or op counts) in screen space at a fixed font size, in each box
- * with room for them on screen, cut to their box and kept apart (labels.fitLabels); each drawn
- * line's rectangle goes into `placed`. Returns how many boxes say their name.
+ * Names (and, closer in, types or op counts) in screen space, in each box with room for them on
+ * screen, cut to their box and kept apart (labels.fitLabels); each drawn line's rectangle goes
+ * into `placed`. The font is LABEL_FONT_PX at every zoom where the box is LABEL_ROOM_PX tall;
+ * a shorter box (a graph fitted below READABLE_SCALE, on a narrow canvas) says its name in a
+ * smaller font and cut shorter rather than not at all (boxmetrics.labelFontPx). Returns how
+ * many boxes say their name.
  */
 function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
   const { ctx, model, nodes, viewport, colours } = request;
@@ -573,20 +581,30 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const group = model.folded.boxes[b].node < 0;
     return (w[b] - (group ? TOGGLE_SIZE + TOGGLE_INSET : 0)) * scale - 2 * LABEL_INSET_PX;
   };
-  const named = Array.from(visible).filter(
-    (b) => h[b] * scale >= LABEL_ROOM_PX && roomOf(b) >= LABEL_MIN_WIDTH_PX,
-  );
-  const rooms = named.map(roomOf);
+  const named = Array.from(visible).filter((b) => labelFontPx(h[b] * scale) > 0 && roomOf(b) > 0);
+  const fonts = named.map((b) => labelFontPx(h[b] * scale));
+  // Text is as wide as its font is big: each box's room in px of LABEL_FONT_PX text, so every
+  // label is fitted (and kept apart from the others) with one measure.
+  const rooms = named.map((b, k) => (roomOf(b) * LABEL_FONT_PX) / fonts[k]);
   const names = fitLabels(
     ctx,
     named.map((b) => visibleText(model.labels[b])),
     rooms,
   );
+  const seconds = named.map((b, k) => {
+    const box = model.folded.boxes[b];
+    const second =
+      box.node < 0
+        ? scale >= COUNT_LINE_SCALE && groupLine(model, b)
+        : scale >= TYPE_LINE_SCALE && nodes[box.node].type;
+    return second ? fitLabel(ctx, visibleText(second), rooms[k]) : '';
+  });
   const textColours = colours.palette.map(textColourOn);
+  let font = LABEL_FONT_PX;
   const line = (text: string, sx: number, cy: number) => {
     ctx.fillText(text, sx, cy);
     const width = ctx.measureText(text).width;
-    placed.push({ x: sx, y: cy - LABEL_FONT_PX / 2, w: width, h: LABEL_FONT_PX });
+    placed.push({ x: sx, y: cy - font / 2, w: width, h: font });
   };
   let drawn = 0;
   named.forEach((b, k) => {
@@ -594,39 +612,43 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
       return;
     }
     drawn++;
-    const box = model.folded.boxes[b];
+    if (fonts[k] !== font) {
+      font = fonts[k];
+      ctx.font = `${font}px sans-serif`;
+    }
+    const group = model.folded.boxes[b].node < 0;
     const sx = x[b] * scale + viewport.offsetX + LABEL_INSET_PX;
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
     ctx.fillStyle = textColours[colours.index[b]];
-    const group = box.node < 0;
-    const second = group
-      ? scale >= COUNT_LINE_SCALE && groupLine(model, b)
-      : scale >= TYPE_LINE_SCALE && nodes[box.node].type;
-    if (!second) {
+    if (seconds[k] === '') {
       line(names[k], sx, sy + height * (group ? 0.4 : 0.5)); // above a group's device bar
       return;
     }
     line(names[k], sx, sy + height * (group ? 0.28 : 1 / 3));
-    const fitted = fitLabel(ctx, visibleText(second), rooms[k]);
-    if (fitted !== '') {
-      line(fitted, sx, sy + height * (group ? 0.64 : 2 / 3));
-    }
+    line(seconds[k], sx, sy + height * (group ? 0.64 : 2 / 3));
   });
+  ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   return drawn;
 }
 
-/** Each visible container's title in its top strip, where the strip has room for it. */
+/**
+ * Each visible container's title in its top strip, where the strip has room for it: in a smaller
+ * font on a strip too short for LABEL_FONT_PX (boxmetrics.labelFontPx), as box names are.
+ */
 function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
   const { scale } = viewport;
-  if (TITLE_STRIP * scale < TITLE_ROOM_PX) {
+  const font = labelFontPx(TITLE_STRIP * scale, TITLE_ROOM_PX);
+  if (font === 0) {
     return;
   }
   const { x, y, w } = model.layout.containers;
+  // Fitted in LABEL_FONT_PX text, as the box names are, and drawn in `font`.
   ctx.font = `600 ${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   ctx.fillStyle = theme.foreground;
+  const fitted: [string, number, number][] = [];
   for (let c = 0; c < x.length; c++) {
     const sx = x[c] * scale + viewport.offsetX + 8;
     const cy = (y[c] + TITLE_STRIP / 2) * scale + viewport.offsetY;
@@ -635,13 +657,17 @@ function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: Label
     }
     const group = model.hierarchy.groups[model.folded.containers[c].group];
     const suffix = group.series > 0 ? ` ×${group.series}` : '';
-    const room = (w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12;
-    const fitted = fitLabel(ctx, visibleText(`${model.titles[c]}${suffix}`), room);
-    if (fitted !== '') {
-      ctx.fillText(fitted, sx, cy);
-      const width = ctx.measureText(fitted).width;
-      placed.push({ x: sx, y: cy - LABEL_FONT_PX / 2, w: width, h: LABEL_FONT_PX });
+    const room = (((w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12) * LABEL_FONT_PX) / font;
+    const text = fitLabel(ctx, visibleText(`${model.titles[c]}${suffix}`), room);
+    if (text !== '') {
+      fitted.push([text, sx, cy]);
     }
+  }
+  ctx.font = `600 ${font}px sans-serif`;
+  for (const [text, sx, cy] of fitted) {
+    ctx.fillText(text, sx, cy);
+    const width = ctx.measureText(text).width;
+    placed.push({ x: sx, y: cy - font / 2, w: width, h: font });
   }
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
 }

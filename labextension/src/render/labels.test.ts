@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { countOverlaps, displayPath, fitLabel, fitLabels, uniqueLabels } from './labels';
+import {
+  LEAST_KEPT,
+  countOverlaps,
+  displayPath,
+  fitLabel,
+  fitLabels,
+  uniqueLabels,
+} from './labels';
 
 /** 6 px per character, as the tests' fake canvas measures. */
 const measure = { measureText: (text: string) => ({ width: text.length * 6 }) };
@@ -36,6 +43,24 @@ describe('fitLabel', () => {
     expect(cut.length * 6).toBeLessThanOrEqual(60);
     expect(fitLabel(measure, 'averyveryverylongname', 30)).toBe('aver…');
     expect(fitLabel(measure, 'abc', 3)).toBe('');
+  });
+});
+
+describe('fitLabel on a small box', () => {
+  it('keeps the distinctive end: the last name whole, else its start', () => {
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 42)).toBe('…/conv2');
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 54)).toBe('to…/conv2');
+    // no room for '…/Relu': the last name after an ellipsis, not the scope's start ('a/b…')
+    expect(fitLabel(measure, 'a/b/Relu', 30)).toBe('…Relu');
+    // no room for the last name whole: its start, not the scope's ('tower_0…')
+    expect(fitLabel(measure, 'tower_0/Conv2DBackpropFilter', 54)).toBe('Conv2DBa…');
+  });
+
+  it(`says nothing rather than fewer than ${LEAST_KEPT} characters`, () => {
+    expect(fitLabel(measure, 'averyveryverylongname', 24)).toBe('ave…');
+    expect(fitLabel(measure, 'averyveryverylongname', 23)).toBe('');
+    expect(fitLabel(measure, 'tower_0/Conv2DBackpropFilter', 23)).toBe('');
+    expect(fitLabel(measure, 'Add', 18)).toBe('Add'); // whole, however short
   });
 });
 

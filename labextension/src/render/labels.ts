@@ -1,7 +1,8 @@
 /**
  * Box labels that say which op or group a box is: the shortest ending of its name that no other
  * drawn box shares (`layer1/w` and `layer2/w`, not `w` twice), cut in the middle when too long so
- * both the start and the last name stay readable; and the count of drawn labels that overlap.
+ * both the start and the last name stay readable (shorter still on a small box: `…/read`,
+ * `Conv2DBa…`); and the count of drawn labels that overlap.
  */
 import { isSideKey } from './auxiliary';
 
@@ -51,9 +52,16 @@ export interface Measure {
   measureText(text: string): { width: number };
 }
 
+/** A cut label keeps at least this many characters of its text (fewer say nothing): `Con…`. */
+export const LEAST_KEPT = 3;
+
 /**
  * `text` if it fits `width` px, else its start and end around an ellipsis: the last '/'-part is
- * kept whole when it fits, so `layer1/dense/kernel/read` becomes `layer1/d…/read`.
+ * kept whole when it fits, so `layer1/dense/kernel/read` becomes `layer1/d…/read` (or `…/read`).
+ * Where not even that fits, the last part (`…Relu`) or its start (`Conv2DBa…` for
+ * `tower_0/Conv2DBackpropFilter`): the name that tells a box from its neighbours in its scope.
+ * A text without '/' keeps its start. '' where the room holds fewer than LEAST_KEPT characters
+ * and an ellipsis.
  */
 export function fitLabel(measure: Measure, text: string, width: number): string {
   if (measure.measureText(text).width <= width) {
@@ -70,7 +78,15 @@ export function fitLabel(measure: Measure, text: string, width: number): string 
     );
     return `${text.slice(0, head)}…${tail}`;
   }
-  return fitStart(measure, text, width);
+  const last = tail.slice(1);
+  if (last.length < LEAST_KEPT) {
+    return fitStart(measure, text, width);
+  }
+  if (measure.measureText(`…${last}`).width <= width) {
+    return `…${last}`;
+  }
+  const n = longest(measure, last.length - 1, (k) => `${last.slice(0, k)}…`, width);
+  return n < LEAST_KEPT ? '' : `${last.slice(0, n)}…`;
 }
 
 /**
@@ -109,22 +125,28 @@ export function fitLabels(
   return fitted;
 }
 
-/** `text`, or its longest start that fits with an ellipsis after it ('' when none does). */
+/**
+ * `text`, or its longest start that fits with an ellipsis after it ('' when that keeps fewer than
+ * LEAST_KEPT characters).
+ */
 function fitStart(measure: Measure, text: string, width: number): string {
   if (measure.measureText(text).width <= width) {
     return text;
   }
   const n = longest(measure, text.length - 1, (k) => `${text.slice(0, k)}…`, width);
-  return n === 0 ? '' : `${text.slice(0, n)}…`;
+  return n < LEAST_KEPT ? '' : `${text.slice(0, n)}…`;
 }
 
-/** `text`, or its longest end that fits with an ellipsis before it ('' when none does). */
+/**
+ * `text`, or its longest end that fits with an ellipsis before it ('' when that keeps fewer than
+ * LEAST_KEPT characters).
+ */
 function fitEnd(measure: Measure, text: string, width: number): string {
   if (measure.measureText(text).width <= width) {
     return text;
   }
   const n = longest(measure, text.length - 1, (k) => `…${text.slice(text.length - k)}`, width);
-  return n === 0 ? '' : `…${text.slice(text.length - n)}`;
+  return n < LEAST_KEPT ? '' : `…${text.slice(text.length - n)}`;
 }
 
 /** The largest n in [0, max] with measure(make(n)) <= width (0 when none fits). */

@@ -29,7 +29,8 @@ export interface DagLayout {
   height: number;
   nodeWidth: number;
   nodeHeight: number;
-  /** Per-node heights, when the options gave them. */
+  /** Per-node widths and heights, when the options gave them. */
+  widths?: ArrayLike<number>;
   heights?: ArrayLike<number>;
 }
 
@@ -103,6 +104,7 @@ export function layoutDag(
     height: layers === 0 ? 0 : layerTop[layers] - layerGap,
     nodeWidth,
     nodeHeight,
+    widths: options.widths,
     heights: options.heights,
   };
 }
