@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+from placeviz.errors import UnavailableError
 from placeviz.runtime.config import ConfigProto
 from placeviz.train.server import Server, free_port
 
@@ -14,17 +17,30 @@ def create_local_cluster(
     ps_config: ConfigProto | None = None,
 ) -> tuple[list[Server], list[Server]]:
     """Start ``num_workers`` worker and ``num_ps`` ps tasks on free loopback ports, each its own
-    process; returns (workers, ps_servers), as TensorFlow's helper does."""
+    process; returns (workers, ps_servers), as TensorFlow's helper does.
+
+    A port free when picked is in the range the kernel also hands out to outgoing connections,
+    so one of the tasks started first may take it before its own task binds it: then the tasks
+    are stopped and the cluster is started again on new ports (three tries)."""
     if num_workers < 1 or num_ps < 0:
         raise ValueError("A local cluster needs at least one worker and no negative ps count")
-    cluster = {"worker": [f"localhost:{free_port()}" for _ in range(num_workers)]}
-    if num_ps:
-        cluster["ps"] = [f"localhost:{free_port()}" for _ in range(num_ps)]
-    workers = [
-        Server(cluster, "worker", i, protocol=protocol, config=worker_config)
-        for i in range(num_workers)
-    ]
-    ps_servers = [
-        Server(cluster, "ps", i, protocol=protocol, config=ps_config) for i in range(num_ps)
-    ]
-    return workers, ps_servers
+    for attempt in itertools.count(1):
+        cluster = {"worker": [f"localhost:{free_port()}" for _ in range(num_workers)]}
+        if num_ps:
+            cluster["ps"] = [f"localhost:{free_port()}" for _ in range(num_ps)]
+        tasks = [("worker", i, worker_config) for i in range(num_workers)]
+        tasks += [("ps", i, ps_config) for i in range(num_ps)]
+        started: list[Server] = []
+        try:
+            for job, index, config in tasks:
+                started.append(Server(cluster, job, index, protocol=protocol, config=config))
+        except UnavailableError:
+            for server in started:
+                server.stop()
+            if attempt == _TRIES:
+                raise
+            continue
+        return started[:num_workers], started[num_workers:]
+
+
+_TRIES = 3

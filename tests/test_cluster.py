@@ -441,3 +441,27 @@ def test_a_task_of_a_sparse_job_starts_and_serves() -> None:
             assert sess.placement[doubled.op.name].startswith("/job:worker/replica:0/task:3/")
     finally:
         server.stop()
+
+
+def test_a_local_cluster_whose_port_was_taken_starts_again_on_new_ports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A picked port another process took before its task bound it (an outgoing connection
+    may, in the same range): create_local_cluster stops what it started and tries new ports."""
+    from placeviz import test as pv_test
+    from placeviz.train.server import free_port
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(pv_test, "free_port", lambda: next(ports, None) or free_port())
+    try:
+        (worker,), () = pv.test.create_local_cluster(1, 0)
+        try:
+            assert worker.running
+            assert worker.target != f"grpc://localhost:{taken.getsockname()[1]}"
+        finally:
+            worker.stop()
+    finally:
+        taken.close()
