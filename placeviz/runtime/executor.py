@@ -614,51 +614,41 @@ class CompiledPlan:
 
     # -- running -------------------------------------------------------------------------------
     def run(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
-        """Run once; on failure raise RunFailure with the placeviz error and the failed step."""
+        """Run once; on failure raise RunFailure with the placeviz error and the failed step.
+
+        On real GPUs one host thread launches every step and the streams overlap; once they are
+        done, each GPU step's times come from its CUDA events (also when the run failed)."""
         self.interrupted_step = None
-        if self._clocks is not None:
-            return self._run_on_gpus(feed_values)
-        converters = self._feed_converters
-        if converters is not None:
-            feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
+        clocks = self._clocks
+        failed: int | None = None
+        began = 0
         try:
+            if clocks is not None:
+                self.ends = [0] * len(self.steps)
+                clocks.begin(time.perf_counter_ns)
+                began = time.perf_counter_ns()
+            converters = self._feed_converters
+            if converters is not None:
+                feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
+                if clocks is not None:
+                    clocks.feeds_ready(self._fed_gpus)
             if self.parallel:
                 return self._run_parallel(feed_values)
             return self._fn(*feed_values, T=self.ends, B=self.out_bytes)
         except KeyboardInterrupt as exc:
-            self.interrupted_step = self._failed_step(exc)
-            traceback.clear_frames(exc.__traceback__)
-            raise
-        except RunFailure:
-            raise
-        except Exception as exc:
-            raise self._failure(exc) from exc
-
-    def _run_on_gpus(self, feed_values: Sequence[Any]) -> tuple[Any, ...]:
-        """One host thread launches every step; the GPUs' streams overlap. Once the streams are
-        done, each GPU step's times come from its CUDA events (also when the run failed)."""
-        assert self._clocks is not None
-        clocks = self._clocks
-        ends = self.ends = [0] * len(self.steps)
-        clocks.begin(time.perf_counter_ns)
-        began = time.perf_counter_ns()
-        failed: int | None = None
-        try:
-            converters = self._feed_converters
-            if converters is not None:
-                feed_values = [c(v) if c else v for c, v in zip(converters, feed_values)]
-                clocks.feeds_ready(self._fed_gpus)
-            return self._fn(*feed_values, T=ends, B=self.out_bytes)
-        except KeyboardInterrupt as exc:
             failed = self.interrupted_step = self._failed_step(exc)
             traceback.clear_frames(exc.__traceback__)
+            raise
+        except RunFailure as caught:
+            failed = caught.failed_step
             raise
         except Exception as exc:
             failure = self._failure(exc)
             failed = failure.failed_step
             raise failure from exc
         finally:
-            self._gpu_times(began, failed)
+            if clocks is not None:
+                self._gpu_times(began, failed)
 
     def _gpu_times(self, began: int, failed: int | None) -> None:
         """``starts``, ``ends`` and ``sources`` of a run on GPUs: CUDA events for GPU steps, the

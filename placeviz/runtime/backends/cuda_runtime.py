@@ -15,6 +15,8 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from placeviz.devices.context import Device
 from placeviz.runtime.backends import cupy_backend
 
@@ -28,7 +30,10 @@ class LogicalGpu:
     """One logical GPU's stream and memory pool (its limit is the device's memory limit)."""
 
     def __init__(self, device: Device, reserve: bool) -> None:
+        import cupyx
+
         cupy = cupy_backend.cupy()
+        self._empty_pinned = cupyx.empty_pinned
         self.device = device
         self.ordinal = device.physical.cuda_ordinal or 0
         self._cupy = cupy
@@ -36,7 +41,8 @@ class LogicalGpu:
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self.pool = cupy.cuda.MemoryPool()
             self.pool.set_limit(size=device.memory_limit)
-            self.reserved = self._reserve(device.memory_limit) if reserve else 0
+            if reserve:
+                self._reserve(device.memory_limit)
         # Values other streams read (copies in flight, pinned staging buffers) stay alive until
         # the run is over: a pool may hand a freed block to its own stream's next op at once.
         self.keep: list[Any] = []
@@ -52,33 +58,29 @@ class LogicalGpu:
 
         self.activate: Callable[[], None] = activate
 
-    def _reserve(self, limit: int) -> int:
+    def _reserve(self, limit: int) -> None:
         """Map the device's memory up front, as TensorFlow does without ``allow_growth``: one
         block as large as the limit (or what the card has free), returned to the pool, which
         then splits it for every tensor. Best effort: a card another process holds grows."""
         free, _ = self._cupy.cuda.runtime.memGetInfo()
         size = min(limit, free - _RESERVE_MARGIN) // _MIB * _MIB  # the pool rounds sizes up
         if size <= 0:
-            return 0
+            return
         with self.stream:
             try:
                 block = self.pool.malloc(size)
             except self._cupy.cuda.memory.OutOfMemoryError:
-                return 0
+                return
             del block
-        return size
 
     # -- copies --------------------------------------------------------------------------------
     def from_host(self, value: Any) -> Any:
         """A host array onto this GPU through a pinned staging buffer, on this GPU's stream."""
-        import cupyx
-        import numpy
-
         cupy = self._cupy
-        host = numpy.asarray(value)  # (ascontiguousarray would make a scalar 1-d)
+        host = np.asarray(value)  # (ascontiguousarray would make a scalar 1-d)
         if host.dtype.kind not in "biufc":  # strings, objects: CuPy has no such arrays
             raise TypeError(f"a {host.dtype} value cannot be put on {self.device.name}")
-        staged = cupyx.empty_pinned(host.shape, host.dtype)
+        staged = self._empty_pinned(host.shape, host.dtype)
         staged[...] = host
         self.activate()
         out = cupy.empty(host.shape, host.dtype)
@@ -89,15 +91,13 @@ class LogicalGpu:
     def to_host(self, value: Any) -> Any:
         """A value of this GPU in host memory: copied on its stream into a pinned buffer (the
         host waits for this stream only)."""
-        import cupyx
-
         cupy = self._cupy
         if not isinstance(value, cupy.ndarray):
             return value
         if not value.flags.c_contiguous:
             with self.stream:
                 value = cupy.ascontiguousarray(value)
-        out = cupyx.empty_pinned(value.shape, value.dtype)
+        out = self._empty_pinned(value.shape, value.dtype)
         value.get(stream=self.stream, out=out)
         return out
 
