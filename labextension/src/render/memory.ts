@@ -124,18 +124,12 @@ export class Allocations {
   }
 }
 
-/** One GPU card's own reading of its used memory (NVML, CARD_MEMORY events), in time order. */
-export interface CardSeries {
-  /** The first logical device carved from the card: the events' device id. */
-  device: number;
-  /** Sample times (ns since origin) and the card's used bytes then; downsampled. */
-  t: Float64Array;
-  bytes: Float64Array;
-  peak: number;
-  peakTime: number;
-  /** Samples before downsampling. */
-  points: number;
-}
+/**
+ * One GPU card's own reading of its used memory (NVML, CARD_MEMORY events), in time order: a
+ * series like a device's, whose device is the first logical device carved from the card (the
+ * events' device id) and whose bytes are the card's used bytes at each sample.
+ */
+export type CardSeries = DeviceSeries;
 
 export interface MemoryModel {
   series: DeviceSeries[];

@@ -124,3 +124,36 @@ export function bigDocument(ops: number): PlacementDocument {
     events: columns([]),
   };
 }
+
+/**
+ * An empty document on CPU:0, GPU:0 and GPU:1 (device ids 0-2), and the two calls that build its
+ * graph by op name: `add(name, type, device)` (returns the node id) and `wire(src, dst)`.
+ */
+export function graphBuilder(): {
+  doc: PlacementDocument;
+  add: (name: string, type: string, device: number) => number;
+  wire: (src: string, dst: string) => void;
+} {
+  const doc: PlacementDocument = {
+    schema: 'placeviz/1',
+    origin_ns: 0,
+    devices: [device(0, CPU), device(1, GPU0), device(2, GPU1)],
+    nodes: [],
+    edges: [],
+    runs: [],
+    events: columns([]),
+  };
+  const index = new Map<string, number>();
+  const add = (name: string, type: string, gpu: number): number => {
+    const id = doc.nodes.length;
+    doc.nodes.push(node(id, name, { type, device: gpu }));
+    index.set(name, id);
+    return id;
+  };
+  const wire = (src: string, dst: string): void => {
+    const [a, b] = [index.get(src) as number, index.get(dst) as number];
+    const crosses = doc.nodes[a].device !== doc.nodes[b].device;
+    doc.edges.push({ src: a, dst: b, kind: 'data', bytes: 4096, crosses });
+  };
+  return { doc, add, wire };
+}

@@ -5,35 +5,17 @@
  * aside. Its top level is wide: on half a notebook page it fits only below READABLE_SCALE.
  */
 import type { PlacementDocument } from '../types';
-import { CPU, GPU0, GPU1, columns, device, node } from './fixtures';
+import { graphBuilder } from './fixtures';
 
 /** Scopes no two of which read as a series (`tower_0`, `tower_1` would fold into one box). */
 const BRANCHES = ['stem', 'inception', 'residual', 'attention', 'pooling'];
 
 export function towersDocument(training = true): PlacementDocument {
-  const doc: PlacementDocument = {
-    schema: 'placeviz/1',
-    origin_ns: 0,
-    devices: [device(0, CPU), device(1, GPU0), device(2, GPU1)],
-    nodes: [],
-    edges: [],
-    runs: [],
-    events: columns([]),
-  };
-  const index = new Map<string, number>();
-  const add = (name: string, type: string, gpu = 1): void => {
-    index.set(name, doc.nodes.length);
-    doc.nodes.push(node(doc.nodes.length, name, { type, device: gpu }));
-  };
-  const wire = (src: string, dst: string): void => {
-    const [a, b] = [index.get(src) as number, index.get(dst) as number];
-    const crosses = doc.nodes[a].device !== doc.nodes[b].device;
-    doc.edges.push({ src: a, dst: b, kind: 'data', bytes: 4096, crosses });
-  };
+  const { doc, add, wire } = graphBuilder();
   add('images', 'Placeholder', 0);
-  add('AddN', 'AddN');
-  add('SparseSoftmaxCrossEntropyWithLogits', 'SparseSoftmaxCrossEntropyWithLogits');
-  add('loss', 'Mean');
+  add('AddN', 'AddN', 1);
+  add('SparseSoftmaxCrossEntropyWithLogits', 'SparseSoftmaxCrossEntropyWithLogits', 1);
+  add('loss', 'Mean', 1);
   BRANCHES.forEach((scope, t) => {
     const gpu = 1 + (t % 2);
     add(`${scope}/conv1/Conv2D`, 'Conv2D', gpu);

@@ -4,30 +4,10 @@
  * loss, gradients, Adam and initializers; edges as the graph wires them.
  */
 import type { PlacementDocument } from '../types';
-import { CPU, GPU0, GPU1, columns, device, node } from './fixtures';
+import { graphBuilder } from './fixtures';
 
 export function trainingStepDocument(): PlacementDocument {
-  const doc: PlacementDocument = {
-    schema: 'placeviz/1',
-    origin_ns: 0,
-    devices: [device(0, CPU), device(1, GPU0), device(2, GPU1)],
-    nodes: [],
-    edges: [],
-    runs: [],
-    events: columns([]),
-  };
-  const index = new Map<string, number>();
-  const add = (name: string, type: string, gpu: number): number => {
-    const id = doc.nodes.length;
-    doc.nodes.push(node(id, name, { type, device: gpu }));
-    index.set(name, id);
-    return id;
-  };
-  const wire = (src: string, dst: string) => {
-    const [a, b] = [index.get(src) as number, index.get(dst) as number];
-    const crosses = doc.nodes[a].device !== doc.nodes[b].device;
-    doc.edges.push({ src: a, dst: b, kind: 'data', bytes: 4096, crosses });
-  };
+  const { doc, add, wire } = graphBuilder();
   /** A variable with its initializer, Assign and read, as `pv.get_variable` makes it. */
   const variable = (name: string, gpu: number, init: string[]) => {
     init.forEach((part) => add(`${name}/Initializer/${part}`, 'Const', gpu));
