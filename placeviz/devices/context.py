@@ -255,8 +255,7 @@ class DeviceContext:
         self._require_known(device)
         if device.device_type != "GPU":
             raise ValueError(f"Cannot get memory growth on non-GPU devices: {device.name}")
-        default = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
-        return self._memory_growth.get(device.name, default)
+        return self._memory_growth.get(device.name, forced_memory_growth())
 
     def set_logical_device_configuration(
         self, device: PhysicalDevice, logical_devices: Sequence[LogicalDeviceConfiguration] | None
@@ -335,6 +334,12 @@ class DeviceContext:
         self._discover()
         if device not in self._known:
             raise ValueError(f"Unrecognized device: {device!r}")
+
+
+def forced_memory_growth() -> bool:
+    """TF_FORCE_GPU_ALLOW_GROWTH=true: every GPU allocator grows, logical GPUs' too (they have
+    no memory growth setting of their own)."""
+    return os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
 
 
 def _of_type(devices: list[PhysicalDevice], device_type: str | None) -> list[PhysicalDevice]:

@@ -391,8 +391,8 @@ class Session:
         # A cluster task's GPU: its own process reserves its memory (not this one's context).
         if self._cluster is not None or self.config.gpu_options.allow_growth:
             return True
-        if device.logical:  # no memory growth setting: TF_FORCE_GPU_ALLOW_GROWTH still applies
-            return os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() == "true"
+        if device.logical:
+            return device_context.forced_memory_growth()
         return self._context.get_memory_growth(device.physical)
 
     def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
