@@ -124,6 +124,8 @@ class Session:
 
             self._gpus = CudaRuntime(self._devices, lambda d: not self._grows(d))
             self._card_sampler = CardSampler.for_devices(self._devices)
+            if self._card_sampler is not None:  # a session dropped without close() stops it too
+                weakref.finalize(self, self._card_sampler.close)
         self._plans = PlanCache(self._state, self._workers, device_ids, self._gpus)
         self._log = RunLog()
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
