@@ -234,6 +234,7 @@ def test_a_sequential_cnn_trains_mirrored_on_two_gpus() -> None:
 
 def test_a_sequential_model_trains_in_eager_mode() -> None:
     pv.enable_eager_execution()
+    pv.set_random_seed(0)  # the initial weights and dropout masks: unseeded, 1 run in 5 failed
     model = pv.keras.Sequential(
         [K.Dense(8, activation="gelu"), K.LayerNormalization(), K.Dropout(0.1), K.Dense(1)]
     )

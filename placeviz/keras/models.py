@@ -95,8 +95,10 @@ class Model:
         backend.initialize(session, self.weights + self.optimizer.variables())
         batch_size = batch_size or 32
         history = History()
+        # with a graph-level seed the batches repeat too, as TF's seeded shuffle of the indices
+        shuffler = np.random.default_rng(get_default_graph().seed)
         for epoch in range(epochs):
-            order = np.random.permutation(len(x)) if shuffle else np.arange(len(x))
+            order = shuffler.permutation(len(x)) if shuffle else np.arange(len(x))
             total = 0.0
             for start in range(0, len(x), batch_size):
                 rows = order[start : start + batch_size]
