@@ -512,18 +512,16 @@ def test_channels_first_layers_are_channels_last_transposed() -> None:
 
 def test_keras_serves_the_same_layers_with_keras_defaults() -> None:
     layers = pv.keras.layers
-    assert (layers.Conv2D, layers.MaxPooling2D, layers.Flatten) == (
-        pv.layers.Conv2D,
-        pv.layers.MaxPooling2D,
-        pv.layers.Flatten,
-    )
+    shared = [(layers.Conv2D, pv.layers.Conv2D), (layers.MaxPooling2D, pv.layers.MaxPooling2D)]
+    shared.append((layers.Flatten, pv.layers.Flatten))
+    assert all(issubclass(keras_class, legacy) for keras_class, legacy in shared)
     pooled = layers.AveragePooling2D(2)(arange(1, 4, 6, 1))
     assert pooled.shape.as_list() == [1, 2, 3, 1]
     with pytest.raises(ValueError, match="The `padding` argument must be"):
         layers.Conv2D(2, 3, padding="full")
 
 
-DEEP = conv_ops.TAP_PRODUCT_DEPTH  # deep inputs take the engine's product-per-tap path
+DEEP = 64  # as deep as ResNet's third stage
 
 
 @pytest.mark.parametrize(

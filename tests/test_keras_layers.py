@@ -266,3 +266,24 @@ def test_crossentropy_losses_by_name_match_keras_formula() -> None:
             got_dense, got_sparse = sess.run([dense, sparse])
     np.testing.assert_allclose(got_dense, want, rtol=1e-6)
     np.testing.assert_allclose(got_sparse, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("make", "names"),
+    [
+        (K.Dense, ["dense/MatMul", "dense_1/MatMul"]),
+        (pv.layers.Dense, ["dense/MatMul", "dense/MatMul_1"]),
+    ],
+)
+def test_a_keras_layer_called_again_opens_a_new_name_scope_where_tf_layers_reenter(
+    make: Any, names: list[str]
+) -> None:
+    """As TF 2.21 (tf_keras) names a Dense called twice in a fresh graph, one set of
+    variables either way."""
+    with pv.Graph().as_default() as graph:
+        x = pv.ones([2, 3])
+        dense = make(2)
+        dense(x)
+        dense(x)
+        assert [op.name for op in graph.get_operations() if op.type == "MatMul"] == names
+        assert [v.name for v in pv.global_variables()] == ["dense/kernel:0", "dense/bias:0"]

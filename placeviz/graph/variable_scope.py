@@ -279,6 +279,26 @@ def _jump(target: VariableScope, settings: _Settings) -> Iterator[VariableScope]
 
 
 @contextlib.contextmanager
+def reentered(target: VariableScope) -> Iterator[VariableScope]:
+    """Back into ``target`` with reuse, inside the very name scope it first opened: how TF1's
+    legacy layers call again (``dense/MatMul_1``), opening no new one (no ``dense_1/``)."""
+    graph = get_default_graph()
+    store = _store(graph)
+    outer = store.current
+    with graph.name_scope(target.original_name_scope or None):
+        store.current = _Settings(True, None, None, None).applied_to(
+            target, target.name, target.original_name_scope
+        )
+        store.open(target.name)
+        counts = dict(store.opened)
+        try:
+            yield store.current
+        finally:
+            store.current = outer
+            store.opened = counts
+
+
+@contextlib.contextmanager
 def _extend(name: str, settings: _Settings, made_unique: bool) -> Iterator[VariableScope]:
     """A scope inside the current one, inheriting its settings."""
     graph = get_default_graph()

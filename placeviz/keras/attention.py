@@ -13,7 +13,7 @@ from placeviz.graph.ops.dropout import dropout
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import get_variable, variable_scope
 from placeviz.keras import backend
-from placeviz.layers.base import Layer
+from placeviz.layers.base import KerasLayer
 from placeviz.layers.core import get_initializer
 
 # Keras's equations for rank-3 inputs [batch, time, features]: the projections to
@@ -25,7 +25,7 @@ _COMBINE = "acbe,aecd->abcd"
 _OUTPUT = "abcd,cde->abe"
 
 
-class MultiHeadAttention(Layer):
+class MultiHeadAttention(KerasLayer):
     """Scaled dot-product attention of ``query`` over ``value`` (``key`` defaults to ``value``),
     ``num_heads`` times in parallel."""
 

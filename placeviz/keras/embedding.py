@@ -10,11 +10,11 @@ from placeviz.graph.core import Tensor
 from placeviz.graph.ops import embedding_ops, math_ops
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import get_variable
-from placeviz.layers.base import Layer
+from placeviz.layers.base import KerasLayer
 from placeviz.layers.core import get_initializer
 
 
-class Embedding(Layer):
+class Embedding(KerasLayer):
     base_name = "embedding"
 
     def __init__(

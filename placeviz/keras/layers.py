@@ -13,11 +13,34 @@ from placeviz.keras import backend
 from placeviz.keras.attention import MultiHeadAttention
 from placeviz.keras.embedding import Embedding
 from placeviz.keras.normalization import BatchNormalization, LayerNormalization
-from placeviz.layers.base import Layer
-from placeviz.layers.convolutional import Conv2D, normalize_data_format
-from placeviz.layers.core import Dense, get_activation
-from placeviz.layers.flatten import Flatten
-from placeviz.layers.pooling import AveragePooling2D, MaxPooling2D
+from placeviz.layers import convolutional, core, pooling
+from placeviz.layers.base import KerasLayer
+from placeviz.layers.convolutional import normalize_data_format
+from placeviz.layers.core import get_activation
+from placeviz.layers.flatten import Flatten as LegacyFlatten
+
+# tf.layers' classes as Keras has them: the same layers, named as Keras names their calls
+Layer = KerasLayer
+
+
+class Conv2D(KerasLayer, convolutional.Conv2D):
+    __doc__ = convolutional.Conv2D.__doc__
+
+
+class Dense(KerasLayer, core.Dense):
+    __doc__ = core.Dense.__doc__
+
+
+class Flatten(KerasLayer, LegacyFlatten):
+    __doc__ = LegacyFlatten.__doc__
+
+
+class AveragePooling2D(KerasLayer, pooling.AveragePooling2D):
+    __doc__ = pooling.AveragePooling2D.__doc__
+
+
+class MaxPooling2D(KerasLayer, pooling.MaxPooling2D):
+    __doc__ = pooling.MaxPooling2D.__doc__
 
 
 def Input(
@@ -28,7 +51,7 @@ def Input(
     return state_ops.placeholder(dtypes.as_dtype(dtype or "float32"), dims, name=name or "input")
 
 
-class Dropout(Layer):
+class Dropout(KerasLayer):
     """Zeroes a ``rate`` share of its inputs (scaling the rest up) in ``fit``; the identity in
     ``predict`` and ``evaluate``."""
 
@@ -57,7 +80,7 @@ class Dropout(Layer):
         return state_ops.identity(inputs)
 
 
-class Activation(Layer):
+class Activation(KerasLayer):
     base_name = "activation"
 
     def __init__(self, activation: Any, name: str | None = None) -> None:
@@ -68,7 +91,7 @@ class Activation(Layer):
         return inputs if self.activation is None else self.activation(inputs)
 
 
-class GlobalAveragePooling2D(Layer):
+class GlobalAveragePooling2D(KerasLayer):
     """The mean of each channel over the spatial axes."""
 
     base_name = "global_average_pooling2d"

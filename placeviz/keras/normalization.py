@@ -11,18 +11,18 @@ from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import get_variable
 from placeviz.keras import backend
 from placeviz.layers import normalization
-from placeviz.layers.base import Layer
+from placeviz.layers.base import KerasLayer
 from placeviz.layers.core import get_initializer
 
 
-class BatchNormalization(normalization.BatchNormalization):
+class BatchNormalization(KerasLayer, normalization.BatchNormalization):
     """tf.layers' BatchNormalization, in training when ``fit`` builds it unless told otherwise."""
 
     def __call__(self, inputs: Any, training: Any = None) -> Tensor:
         return super().__call__(inputs, backend.learning_phase() if training is None else training)
 
 
-class LayerNormalization(Layer):
+class LayerNormalization(KerasLayer):
     """Normalizes each example over ``axis`` with its own mean and variance, then scales by
     ``gamma`` and shifts by ``beta`` (both shaped like the normalized axes)."""
 

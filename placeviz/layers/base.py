@@ -12,7 +12,7 @@ from typing import Any
 from placeviz.graph.core import Tensor
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.shapes import TensorShape
-from placeviz.graph.variable_scope import VariableScope, variable_scope
+from placeviz.graph.variable_scope import VariableScope, reentered, variable_scope
 
 # output tensor -> (layer, input tensor): the functional graph of layer calls.
 _CALLS: weakref.WeakKeyDictionary[Tensor, tuple[Layer, Tensor]] = weakref.WeakKeyDictionary()
@@ -27,6 +27,9 @@ class Layer:
     """Builds its variables on the first call (when the input shape is known), reuses them after."""
 
     base_name = "layer"
+    # tf.layers' (legacy) layers call again inside their first name scope (dense/MatMul_1);
+    # Keras's open a fresh one for each call (dense_1/MatMul)
+    reenters_first_scope = True
 
     def __init__(self, name: str | None = None, trainable: bool = True, _reuse: Any = None) -> None:
         self._given_name = name
@@ -65,6 +68,9 @@ class Layer:
             ) as scope:
                 self._scope = scope
                 outputs = self._build_and_call(tensor)
+        elif self.reenters_first_scope:
+            with reentered(self._scope):
+                outputs = self._build_and_call(tensor)
         else:
             with variable_scope(self._scope, reuse=True):
                 outputs = self._build_and_call(tensor)
@@ -82,3 +88,9 @@ class Layer:
 
     def call(self, inputs: Tensor) -> Tensor:
         raise NotImplementedError
+
+
+class KerasLayer(Layer):
+    """A Keras layer: each call after the first opens a name scope of its own (``dense_1/``)."""
+
+    reenters_first_scope = False

@@ -55,11 +55,6 @@ EMA_INITIALIZED_VALUE = (
     "IsVariableInitialized) (Switch, RefSwitch, Merge); placeviz starts it from the variable's "
     "initial value (values compared in train_ema_variables)"
 )
-LAYER_SECOND_CALL_SCOPE = (
-    "not listed: placeviz's Layer (layers/base.py) calls a built layer again in a fresh name "
-    "scope (batch_normalization_1/); TF's legacy layers re-enter the first one "
-    "(batch_normalization/FusedBatchNormV3_1)"
-)
 KERAS_RESOURCE_VARIABLES = (
     "not listed: TF's Keras layers make resource variables (VarHandleOp, AssignVariableOp, "
     "ReadVariableOp); placeviz's make VariableV2 as tf.layers do (values compared in keras_layer_*)"
@@ -73,10 +68,8 @@ KERAS_LEARNING_PHASE = (
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "bn_layer_class_called_twice": LAYER_SECOND_CALL_SCOPE,
     "bn_layer_training_placeholder": FED_TRAINING_FLAG,
     "cls_embedding_gradient_graph": DENSE_GATHER_GRADIENT,
-    "conv_layers_conv2d_called_twice": LAYER_SECOND_CALL_SCOPE,
     "device_spec_merge": DEVICE_SPEC_MERGE,
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "keras_graph_dense": KERAS_RESOURCE_VARIABLES,

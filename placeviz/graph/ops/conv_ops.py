@@ -233,13 +233,6 @@ def _conv_refusal(attrs: Mapping[str, Any]) -> str | None:
 
 
 # -- the engine --------------------------------------------------------------------------------
-# From this input depth on, a matrix product per filter tap (over contiguous rows of the input)
-# beats im2col's one product over a copied patch matrix; below it the per-tap products are too
-# thin (measured on the zoo's convolutions: 5x5x64 25% faster by tap, 3x3x16 and 3x3x32 slower).
-TAP_PRODUCT_DEPTH = 64
-# ...and from this many output positions (N * Ho * Wo) on: over fewer, im2col's copy is small and
-# its one product wins (ResNet's 3x3x64 at 8x8, batch 16: 10% faster by im2col).
-TAP_PRODUCT_ROWS = 4096
 # Up to this input depth (an image's channels) the input gradient is scattered depth-first: the
 # scatter's contiguous runs are then image rows (measured: depth 3 2x faster, depth 16 2x slower).
 SHALLOW_DEPTH = 4
@@ -248,20 +241,14 @@ SHALLOW_DEPTH = 4
 def correlate(xp: Any, padded: Any, filters: Any, groups: int, shape: Window) -> Any:
     """Grouped 2-D cross-correlation of a padded NHWC array with an HWIO filter whose input
     depth is the input's divided by ``groups``: at stride 1 a product per filter row over
-    ``Window.tap_rows``; otherwise im2col and one batched matrix product, or for deep inputs
-    one product per tap."""
+    ``Window.tap_rows``; otherwise im2col and one batched matrix product (at stride 2 as fast
+    as a product per tap, measured up to 128 channels)."""
     kh, kw, depth, out_depth = filters.shape
     n = padded.shape[0]
     ho, wo = shape.out
     rows = n * ho * wo
     if groups == 1 and shape.strides == (1, 1):
         return _correlate_by_filter_row(xp, padded, filters, shape)
-    if groups == 1 and depth >= TAP_PRODUCT_DEPTH and rows >= TAP_PRODUCT_ROWS:
-        out = xp.zeros((rows, out_depth), dtype=padded.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                out += xp.matmul(shape.tap(padded, i, j).reshape(rows, depth), filters[i, j])
-        return out.reshape(n, ho, wo, out_depth)
     patches = shape.view(xp, padded).reshape(rows, kh * kw, groups, depth)
     patches = patches.transpose(2, 0, 1, 3).reshape(groups, rows, kh * kw * depth)
     matrix = filters.reshape(kh * kw * depth, groups, out_depth // groups).transpose(1, 0, 2)
@@ -358,20 +345,12 @@ def _shallow_input_grad(
 def correlate_filter_grad(
     xp: Any, padded: Any, grad: Any, filter_shape: Sequence[int], groups: int, shape: Window
 ) -> Any:
-    """The filter's gradient: the input's windows against the output gradient, per group (or
-    per tap for deep inputs, as ``correlate``)."""
+    """The filter's gradient: the input's windows against the output gradient, per group (at
+    stride 1 per filter row, as ``correlate``)."""
     kh, kw, depth, out_depth = filter_shape
     rows = grad.shape[0] * grad.shape[1] * grad.shape[2]
     if groups == 1 and shape.strides == (1, 1):
         return _filter_grad_by_filter_row(xp, padded, grad, filter_shape, shape)
-    if groups == 1 and depth >= TAP_PRODUCT_DEPTH and rows >= TAP_PRODUCT_ROWS:
-        grads = grad.reshape(rows, out_depth)
-        per_tap = [
-            xp.matmul(shape.tap(padded, i, j).reshape(rows, depth).T, grads)
-            for i in range(kh)
-            for j in range(kw)
-        ]
-        return xp.stack(per_tap).reshape(kh, kw, depth, out_depth)
     patches = shape.view(xp, padded).reshape(rows, kh * kw, groups, depth)
     patches = patches.transpose(2, 1, 3, 0).reshape(groups, kh * kw * depth, rows)
     grads = grad.reshape(rows, groups, out_depth // groups).transpose(1, 0, 2)
