@@ -22,7 +22,10 @@ from placeviz.runtime.session import Session
 
 class EagerSession(Session):
     """The session behind eager execution: it logs executions, not placements, and never runs
-    an op again for a control edge on it (eager ops run once, in program order)."""
+    an op again for a control edge on it (eager ops run once, in program order). The outputs
+    it fetches stay on their devices: later ops read them there."""
+
+    keeps_fetched_values = True
 
     def __init__(self, graph: Graph, executed: set[int]) -> None:
         super().__init__(graph=graph)

@@ -29,21 +29,38 @@ class Resident(NamedTuple):
     op: Operation
 
 
+# Lifetime.free of a fetched value that stays on its device after the run: eager execution
+# keeps every op's outputs for the ops after it, as TensorFlow 2 keeps an EagerTensor's buffer.
+KEPT = -2
+
+
 class Lifetime(NamedTuple):
     """One tensor held on one device during a run."""
 
     alloc: int  # the step that produces or receives it (it is allocated as that step starts)
-    free: int  # the last step that uses it there, or -1: it is fetched, so held to the run's end
+    # the last step that uses it there, or -1: it is fetched, so held to the run's end (KEPT:
+    # and after it)
+    free: int
     device: Device
     tensor: Tensor
-    bytes_step: int  # the step whose output it is (where a traced run measured its size)
+    # the step whose output it is (where a traced run measured its size), or -1 for a fed value
+    bytes_step: int
+    feed: int = -1  # a fed value's index among the run's feeds (its size is the value's)
 
 
-def lifetimes(steps: Sequence[Step], fetches: Iterable[Tensor | Operation]) -> list[Lifetime]:
-    """Every tensor a run holds, on each device that holds it. Variables are not per-run memory."""
+def lifetimes(
+    steps: Sequence[Step],
+    fetches: Iterable[Tensor | Operation],
+    feeds: Sequence[Tensor] = (),
+    keep_fetched: bool = False,
+) -> list[Lifetime]:
+    """Every tensor a run holds, on each device that holds it: what its ops make, and what
+    transfers bring (fed values too: a feed is held where it is used without a transfer by its
+    caller, not by the run). Variables are not per-run memory."""
     held: dict[tuple[int, str], list[int]] = {}  # (tensor, device) -> [alloc step, last use]
-    made: dict[tuple[int, str], tuple[Device, Tensor, int]] = {}
+    made: dict[tuple[int, str], tuple[Device, Tensor, int, int]] = {}
     producer: dict[int, int] = {}
+    fed = {id(tensor): index for index, tensor in enumerate(feeds)}
     for i, step in enumerate(steps):
         if step.kind is EventKind.OP:
             for tensor in step.op.inputs:
@@ -55,19 +72,23 @@ def lifetimes(steps: Sequence[Step], fetches: Iterable[Tensor | Operation]) -> l
             for tensor in step.op.outputs:
                 key = (id(tensor), step.device.name)
                 held[key] = [i, i]
-                made[key] = (step.device, tensor, i)
+                made[key] = (step.device, tensor, i, -1)
                 producer[id(tensor)] = i
         elif step.tensor is not None and step.peer is not None:
             source = (id(step.tensor), step.peer.name)
             if source in held:
                 held[source][1] = i
+            key = (id(step.tensor), step.device.name)
             if id(step.tensor) in producer:
-                key = (id(step.tensor), step.device.name)
                 held[key] = [i, i]
-                made[key] = (step.device, step.tensor, producer[id(step.tensor)])
+                made[key] = (step.device, step.tensor, producer[id(step.tensor)], -1)
+            elif id(step.tensor) in fed:
+                held[key] = [i, i]
+                made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)])
     fetched = {id(f) for f in fetches if isinstance(f, Tensor)}
+    at_end = KEPT if keep_fetched else -1
     return [
-        Lifetime(alloc, -1 if key[0] in fetched else last, *made[key])
+        Lifetime(alloc, at_end if key[0] in fetched else last, *made[key])
         for key, (alloc, last) in held.items()
     ]
 
@@ -178,8 +199,12 @@ class RunTimeCheck:
             size = tensor_bytes(lifetime.tensor)
             slot = -1
             if size is None:
-                if lifetime.device.device_type == "CPU" or byte_offsets[lifetime.bytes_step] < 0:
-                    continue  # host memory is not what the check is for
+                if (
+                    lifetime.device.device_type == "CPU"  # host memory is not what it is for
+                    or lifetime.bytes_step < 0  # a fed value's size is not measured
+                    or byte_offsets[lifetime.bytes_step] < 0
+                ):
+                    continue
                 slot = byte_offsets[lifetime.bytes_step] + lifetime.tensor.value_index
             allocated.setdefault(lifetime.alloc, []).append((lifetime, size, slot))
             if lifetime.free >= 0:

@@ -51,6 +51,7 @@ class PlacementState:
         self._groups = ColocationIndex()
         self._seen = 0
         self._undecided: list[Operation] = []
+        self._variables_recorded = 0  # self.variables[:n] have their ALLOC event
 
     @property
     def current(self) -> bool:
@@ -92,10 +93,25 @@ class PlacementState:
             placement_log.write("\n".join(lines))
         return stale
 
+    def record_variables(self, run_log: RunLog) -> None:
+        """Record the memory of the variables placed since the last call (a fully traced run
+        is about to start: its memory events are drawn on top of what the variables hold)."""
+        new = self._resident_of(self.variables[self._variables_recorded :])
+        self._variables_recorded = len(self.variables)
+        if new:
+            run_log.record_variables(
+                [r.op._id for r in new],
+                [self._device_ids[r.device.name] for r in new],
+                [r.bytes for r in new],
+            )
+
     def resident(self) -> list[Resident]:
         """Every placed variable holds its value on its device for the session's life."""
+        return self._resident_of(self.variables)
+
+    def _resident_of(self, variables: Sequence[Operation]) -> list[Resident]:
         held = []
-        for op in self.variables:
+        for op in variables:
             size = tensor_bytes(op.outputs[0])
             if size:
                 held.append(Resident(self.placement.device(op.name), size, op))

@@ -34,9 +34,12 @@ class PlanCache:
         workers: StreamWorkers | None,
         device_ids: Mapping[str, int],
         gpus: CudaRuntime | None = None,
+        keep_fetched: bool = False,
     ) -> None:
-        """``gpus``: the session's real GPUs, whose streams and pools its plans run on."""
+        """``gpus``: the session's real GPUs, whose streams and pools its plans run on;
+        ``keep_fetched``: fetched values stay on their devices after a run (eager mode)."""
         self._gpus = gpus
+        self._keep_fetched = keep_fetched
         self._state = state
         self._workers = workers
         self._device_ids = dict(device_ids)
@@ -76,7 +79,7 @@ class PlanCache:
             check_dynamic_memory=dynamic,
             gpus=self._gpus,
         )
-        held = lifetimes(compiled.steps, plan.fetches)
+        held = lifetimes(compiled.steps, plan.fetches, plan.feeds, self._keep_fetched)
         compiled.live_tensors = live_tensors(compiled.steps, held)
         for device, peak in check_fits(compiled.steps, held, resident).items():
             self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)

@@ -41,11 +41,12 @@ class RunLog:
         self._cursors: deque[int] = deque(maxlen=_MAX_RUNS_KEPT)  # recorder cursor per run
         self._started = 0
         self._in_flight: tuple[RunStart, Prepared] | None = None
-        # Every placement event, kept here too: a trace shows all placements even after the
-        # recorder rolled their events over. One chunk per placement, and its recorder cursor
-        # (chunks are joined only when a trace reads them: eager mode places once per op).
-        self._placements: list[dict[str, np.ndarray]] = []
-        self._placement_cursors: list[int] = []
+        # Every placement event, and the allocation of every variable's value, kept here too: a
+        # trace shows them all even after the recorder rolled their events over. One chunk per
+        # call, and its recorder cursor (chunks are joined only when a trace reads them: eager
+        # mode places once per op).
+        self._kept: list[dict[str, np.ndarray]] = []
+        self._kept_cursors: list[int] = []
 
     # -- runs ------------------------------------------------------------------------------------
     def start(self, prepared: Prepared) -> RunStart:
@@ -161,37 +162,47 @@ class RunLog:
 
     # -- events ----------------------------------------------------------------------------------
     def record_placements(self, nodes: list[int], devices: list[int]) -> None:
+        self._record_kept(EventKind.PLACEMENT, nodes, devices, [0] * len(nodes))
+
+    def record_variables(self, nodes: list[int], devices: list[int], sizes: list[int]) -> None:
+        """Variables' values now held on their devices, for the session's life: an ALLOC each
+        that no FREE follows (recorded before the first fully traced run that holds them)."""
+        self._record_kept(EventKind.ALLOC, nodes, devices, sizes)
+
+    def _record_kept(
+        self, kind: EventKind, nodes: list[int], devices: list[int], sizes: list[int]
+    ) -> None:
         count = len(nodes)
         now = clock()
         since = self.recorder.total
-        placed = {
-            "kind": np.full(count, int(EventKind.PLACEMENT), DTYPES["kind"]),
+        chunk = {
+            "kind": np.full(count, int(kind), DTYPES["kind"]),
             "t0": np.full(count, now, DTYPES["t0"]),
             "t1": np.full(count, now, DTYPES["t1"]),
             "node": np.array(nodes, DTYPES["node"]),
             "device": np.array(devices, DTYPES["device"]),
             "stream": np.full(count, -1, DTYPES["stream"]),
-            "bytes": np.zeros(count, DTYPES["bytes"]),
+            "bytes": np.array(sizes, DTYPES["bytes"]),
             "source": np.zeros(count, DTYPES["source"]),
             "run": np.full(count, -1, DTYPES["run"]),
             "peer": np.full(count, -1, DTYPES["peer"]),
         }
         if count:
-            self._placements.append(placed)
-            self._placement_cursors.append(since)
-        self.recorder.extend(count, placed)
+            self._kept.append(chunk)
+            self._kept_cursors.append(since)
+        self.recorder.extend(count, chunk)
         self.recorder.publish(since)
 
     def events(self, runs: int | None) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
         """The last ``runs`` run records (None: all kept) and their events, after every
-        placement made before them."""
+        placement made, and variable allocated, before them."""
         count = len(self._runs)
         # Indexing from the end: a deque reaches its last items in constant time.
         kept = (
             [self._runs[i] for i in range(max(count - runs, 0), count)] if runs else [*self._runs]
         )
         batch = self.recorder.batch(self._cursors[-len(kept)] if kept and runs else 0)
-        earlier = self._placements[: bisect.bisect_left(self._placement_cursors, batch.start)]
+        earlier = self._kept[: bisect.bisect_left(self._kept_cursors, batch.start)]
         recent = batch.columns
         columns = {
             name: np.concatenate([*(chunk[name] for chunk in earlier), recent[name]])

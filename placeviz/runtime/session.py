@@ -67,6 +67,9 @@ class Session:
     whole graph at once, as TensorFlow's placer does) and keeps its device for the session's life.
     """
 
+    # Whether fetched values stay on their devices after a run (eager mode keeps them).
+    keeps_fetched_values = False
+
     def __init__(
         self,
         target: str = "",
@@ -126,7 +129,9 @@ class Session:
             self._card_sampler = CardSampler.for_devices(self._devices)
             if self._card_sampler is not None:  # a session dropped without close() stops it too
                 weakref.finalize(self, self._card_sampler.close)
-        self._plans = PlanCache(self._state, self._workers, device_ids, self._gpus)
+        self._plans = PlanCache(
+            self._state, self._workers, device_ids, self._gpus, self.keeps_fetched_values
+        )
         self._log = RunLog()
         self._threadpools: Any = None  # threadpoolctl's controller, made when first needed
         self._closed = False
@@ -265,6 +270,8 @@ class Session:
     ) -> tuple[Any, ...]:
         """Run a compiled plan and record it, also when it fails (traces are always complete)."""
         compiled = prepared[0]
+        if compiled.full_trace:
+            self._placing.record_variables(self._log)
         run = self._log.start(prepared)
         failure: RunFailure | None = None
         sampler = self._card_sampler

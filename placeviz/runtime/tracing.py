@@ -17,7 +17,7 @@ from placeviz.devices.context import Device
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.memory import Lifetime
+from placeviz.runtime.memory import KEPT, Lifetime
 from placeviz.runtime.simulation import TimelineModel
 
 _CLOCK = int(TimingSource.CLOCK)
@@ -62,10 +62,15 @@ class PlanColumns:
         producer: dict[int, int] = {}
         byte_sources: list[tuple[int, int]] = []
         static_bytes: list[int] = []
+        fed = {id(tensor): index for index, tensor in enumerate(compiled.plan.feeds)}
+        # Transfers of fed values: (step, feed index); their bytes are the fed values'.
+        fed_transfers: list[tuple[int, int]] = []
         for i, step in enumerate(steps):
             if step.kind is EventKind.TRANSFER and step.tensor is not None:
                 byte_sources.append((producer.get(id(step.tensor), -1), step.tensor.value_index))
                 static_bytes.append(_static_bytes([step.tensor]))
+                if id(step.tensor) in fed and id(step.tensor) not in producer:
+                    fed_transfers.append((i, fed[id(step.tensor)]))
             else:
                 for tensor in step.op.outputs:
                     producer[id(tensor)] = i
@@ -77,6 +82,7 @@ class PlanColumns:
             "byte_step": np.asarray([b[0] for b in byte_sources], dtype=np.int64),
             "byte_index": np.asarray([b[1] for b in byte_sources], dtype=np.int64),
         }
+        self.fed_transfers = np.asarray(fed_transfers, dtype=np.int64).reshape(-1, 2)
         self.model = TimelineModel(steps, compiled.plan.feeds, compiled.byte_offsets)
         self.modeled = self.model.any_modeled
         # Steps of a sequential, host-clocked plan follow each other in plan order.
@@ -86,6 +92,7 @@ class PlanColumns:
         self.memory_sorted: dict[str, np.ndarray] = {}
         self._memory_order: np.ndarray | None = None
         self.memory_arrays: dict[str, np.ndarray] | None = None
+        self.memory_in_plan_order = self.sequential_clock
         # Where each step's output sizes lie in a fully traced run's flat list, and how many.
         self.byte_offsets = np.maximum(np.asarray(compiled.byte_offsets, dtype=np.int64), 0)
         self.byte_lengths = np.asarray(compiled.byte_counts, dtype=np.int64)
@@ -97,10 +104,12 @@ class PlanColumns:
                     h.tensor.op._id,
                     h.tensor.value_index,
                 )
-                rows.append((h.alloc, h.free, device, node, h.bytes_step, output))
-            table = np.asarray(rows, dtype=np.int64).reshape(-1, 6)
-            names = ("alloc", "free", "device", "node", "bytes_step", "index")
+                rows.append((h.alloc, h.free, device, node, h.bytes_step, output, h.feed))
+            table = np.asarray(rows, dtype=np.int64).reshape(-1, 7)
+            names = ("alloc", "free", "device", "node", "bytes_step", "index", "feed")
             self.memory_arrays = {name: table[:, i] for i, name in enumerate(names)}
+            # values kept after the run are never freed, which the plan-order path cannot say
+            self.memory_in_plan_order &= not bool((table[:, 1] == KEPT).any())
 
     def memory_order(self) -> np.ndarray:
         """The plan-order permutation of this plan's memory events (computed once)."""
@@ -235,8 +244,10 @@ def record_run(
         t0 = [t_start + model_starts[i] for i in ran]
         t1 = [t_start + model_ends[i] for i in ran]
         sources = [model_sources[i] for i in ran]
-        # The run lasts as long as its modeled timeline, on which its steps are laid out.
-        run_event(recorder, t_start, max(t1), run_id, _MODELED)
+        # The run lasts as long as its modeled timeline, on which its steps are laid out (and
+        # what it holds to its end is freed then).
+        t_end = max(t1)
+        run_event(recorder, t_start, t_end, run_id, _MODELED)
     elif prefix:
         t0, t1 = starts, ends
         sources = _CLOCK
@@ -260,6 +271,9 @@ def record_run(
         )
     else:
         step_bytes = take(columns.static_bytes)
+    fed_bytes = _fed_bytes(feeds)
+    if len(columns.fed_transfers):
+        step_bytes = _with_fed_transfers(step_bytes, columns.fed_transfers, fed_bytes, index, count)
     devices = take(columns.devices)
     recorder.extend(
         count,
@@ -277,13 +291,45 @@ def record_run(
         },
     )
     if measured is not None:
-        _record_memory(recorder, columns, measured, steps, t0, t1, t_end, run_id)
+        _record_memory(recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id)
+
+
+def _fed_bytes(feeds: Sequence[Any]) -> np.ndarray:
+    return np.asarray([getattr(value, "nbytes", 0) for value in feeds], dtype=np.int64)
+
+
+def _with_fed_transfers(
+    step_bytes: Sequence[int] | np.ndarray,
+    fed_transfers: np.ndarray,
+    fed_bytes: np.ndarray,
+    index: np.ndarray | None,
+    count: int,
+) -> np.ndarray:
+    """The steps' bytes, each transfer of a fed value given that value's size (no step made it,
+    so nothing measured it). A copy: the static column is shared by every run's events."""
+    result = np.array(step_bytes, dtype=DTYPES["bytes"])
+    ran = np.arange(count) if index is None else index  # ascending
+    steps, fed = fed_transfers[:, 0], fed_transfers[:, 1]
+    where = np.searchsorted(ran, steps)
+    hit = (where < count) & (ran[np.minimum(where, count - 1)] == steps)
+    result[where[hit]] = fed_bytes[fed[hit]]
+    return result
+
+
+def _lifetime_sizes(
+    memory: dict[str, np.ndarray], measured: _OutputBytes, fed_bytes: np.ndarray, rows: Any
+) -> np.ndarray:
+    """Each lifetime's bytes: as its step measured them, or a fed value's own size."""
+    sizes = measured.of_steps(memory["bytes_step"][rows], memory["index"][rows])
+    feed = memory["feed"][rows]
+    return np.where(feed >= 0, fed_bytes[np.maximum(feed, 0)] if len(fed_bytes) else 0, sizes)
 
 
 def _record_memory(
     recorder: Recorder,
     columns: PlanColumns,
     measured: _OutputBytes,
+    fed_bytes: np.ndarray,
     steps: np.ndarray,
     t0: Sequence[int],
     t1: Sequence[int],
@@ -294,33 +340,43 @@ def _record_memory(
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
-    if len(steps) == columns.count and columns.sequential_clock:
-        _record_memory_in_plan_order(recorder, columns, measured, t0, t1, t_end, run_id)
+    if len(steps) == columns.count and columns.memory_in_plan_order:
+        _record_memory_in_plan_order(recorder, columns, measured, fed_bytes, t0, t1, t_end, run_id)
         return
     start_of = np.full(columns.count + 1, -1, dtype=np.int64)
     end_of = np.full(columns.count + 1, -1, dtype=np.int64)
     start_of[steps] = t0
     end_of[steps] = t1
     alloc_at = start_of[memory["alloc"]]
-    made = (alloc_at >= 0) & (end_of[memory["bytes_step"]] >= 0)
+    # a step's output exists once the step ended; a fed value is there from the start
+    produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
+    made = (alloc_at >= 0) & produced
     if not made.any():
         return
     free_at = np.where(memory["free"] >= 0, end_of[memory["free"]], -1)
     free_at = np.where(free_at >= 0, free_at, t_end)[made]
     alloc_at = alloc_at[made]
-    sizes = measured.of_steps(memory["bytes_step"][made], memory["index"][made])
+    sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
+    freed = memory["free"][made] != KEPT
     n = len(sizes)
-    times = np.concatenate((alloc_at, free_at))
-    is_alloc = np.concatenate((np.ones(n, dtype=bool), np.zeros(n, dtype=bool)))
-    order = np.lexsort((is_alloc, times))  # by time; at one instant, frees first
+    times = np.concatenate((alloc_at, free_at[freed]))
+    is_alloc = np.concatenate((np.ones(n, dtype=bool), np.zeros(int(freed.sum()), dtype=bool)))
+    # By time; at one instant frees of what was allocated before, then allocations, then frees
+    # of what was allocated at that instant.
+    rank = np.concatenate((np.ones(n), np.where(alloc_at[freed] < free_at[freed], 0, 2)))
+    order = np.lexsort((rank, times))
+
+    def both(column: np.ndarray) -> np.ndarray:
+        return np.concatenate((column, column[freed]))[order]
+
     _extend_memory(
         recorder,
         run_id,
         kinds=np.where(is_alloc, int(EventKind.ALLOC), int(EventKind.FREE))[order],
         times=times[order],
-        nodes=np.concatenate((memory["node"][made],) * 2)[order],
-        devices=np.concatenate((memory["device"][made],) * 2)[order],
-        sizes=np.concatenate((sizes, sizes))[order],
+        nodes=both(memory["node"][made]),
+        devices=both(memory["device"][made]),
+        sizes=both(sizes),
     )
 
 
@@ -328,6 +384,7 @@ def _record_memory_in_plan_order(
     recorder: Recorder,
     columns: PlanColumns,
     measured: _OutputBytes,
+    fed_bytes: np.ndarray,
     t0: Sequence[int],
     t1: Sequence[int],
     t_end: int,
@@ -341,7 +398,7 @@ def _record_memory_in_plan_order(
     starts = np.asarray(t0, dtype=np.int64)
     ends = np.append(np.asarray(t1, dtype=np.int64), t_end)  # index -1: freed when the run ends
     times = np.concatenate((starts[memory["alloc"]], ends[memory["free"]]))[order]
-    sizes = measured.of_steps(memory["bytes_step"], memory["index"])
+    sizes = _lifetime_sizes(memory, measured, fed_bytes, slice(None))
     _extend_memory(
         recorder,
         run_id,
