@@ -23,6 +23,7 @@ from placeviz.runtime.simulation import TimelineModel
 _CLOCK = int(TimingSource.CLOCK)
 _MODELED = int(TimingSource.MODELED)
 _RUN_KIND = int(EventKind.RUN)
+_NO_FEEDS = np.zeros(0, dtype=np.int64)
 
 
 class PlanColumns:
@@ -110,6 +111,9 @@ class PlanColumns:
             self.memory_arrays = {name: table[:, i] for i, name in enumerate(names)}
             # values kept after the run are never freed, which the plan-order path cannot say
             self.memory_in_plan_order &= not bool((table[:, 1] == KEPT).any())
+        # Whether a run's events need its fed values' sizes (not computed for a run otherwise).
+        feed_rows = self.memory_arrays is not None and bool((self.memory_arrays["feed"] >= 0).any())
+        self.reads_fed_sizes = bool(len(self.fed_transfers)) or feed_rows
 
     def memory_order(self) -> np.ndarray:
         """The plan-order permutation of this plan's memory events (computed once)."""
@@ -271,7 +275,7 @@ def record_run(
         )
     else:
         step_bytes = take(columns.static_bytes)
-    fed_bytes = _fed_bytes(feeds)
+    fed_bytes = _fed_bytes(feeds) if columns.reads_fed_sizes else _NO_FEEDS
     if len(columns.fed_transfers):
         step_bytes = _with_fed_transfers(step_bytes, columns.fed_transfers, fed_bytes, index, count)
     devices = take(columns.devices)
