@@ -21,6 +21,7 @@ from placeviz import (
     test,
     train,
 )
+from placeviz.api import missing as _missing
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import (
     DType,
@@ -219,9 +220,18 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def __getattr__(name: str) -> object:
-    """``pv.PlacementInspector`` imports ipywidgets on first use, not with ``import placeviz``."""
+    """``pv.PlacementInspector`` imports ipywidgets on first use, not with ``import placeviz``;
+    other missing names get ``placeviz.api.missing``'s error, which wraps this function."""
     if name == "PlacementInspector":
         from placeviz.inspector.widget import PlacementInspector
 
         return PlacementInspector
     raise AttributeError(f"module 'placeviz' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """Lists the lazily imported ``PlacementInspector`` too (tab completion, docs/api.md)."""
+    return sorted([*globals(), "PlacementInspector"])
+
+
+_missing.install()  # last: every namespace is imported by now

@@ -84,5 +84,8 @@ __all__ = [
     "InvalidArgumentError",
     "NotFoundError",
     "OpError",
+    "OperatorNotAllowedInGraphError",
     "ResourceExhaustedError",
+    "UnavailableError",
+    "UnimplementedError",
 ]

@@ -44,3 +44,5 @@ def create_local_cluster(
 
 
 _TRIES = 3
+
+__all__ = ["create_local_cluster"]

@@ -28,6 +28,7 @@ def test_the_wheel_holds_the_labextension_and_the_standalone_bundle(wheel: Path)
     assert data + SHARED + package["jupyterlab"]["_build"]["load"] in names
     assert install["packageName"] == "placeviz"
     assert "placeviz/inspector/static/placeviz-inspector.js" in names
+    assert "placeviz/api/tf1_names.txt" in names  # the names a missing-API error looks up
 
 
 def test_the_wheel_installs_and_jupyterlab_lists_it_without_node(

@@ -156,5 +156,10 @@ def get(op_type: str) -> OpDef:
         raise KeyError(f"No op type {op_type!r} is registered") from None
 
 
+def op_defs() -> list[OpDef]:
+    """Every registered op type, sorted by type (docs/api.md lists them)."""
+    return [_REGISTRY[op_type] for op_type in sorted(_REGISTRY)]
+
+
 def except_dtypes(*excluded: DType) -> frozenset[DType]:
     return frozenset(d for d in dtypes.ALL if d not in excluded)

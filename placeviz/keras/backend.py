@@ -60,3 +60,6 @@ def learning_phase_scope(training: bool) -> Iterator[None]:
         yield
     finally:
         _LEARNING_PHASE.pop()
+
+
+__all__ = ["get_session", "learning_phase", "learning_phase_scope"]

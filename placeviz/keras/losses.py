@@ -56,3 +56,12 @@ def get(identifier: Any) -> Loss:
         return _BY_NAME[identifier]
     except KeyError:
         raise ValueError(f"Unknown loss {identifier!r}; known: {', '.join(_BY_NAME)}") from None
+
+
+__all__ = [
+    "categorical_crossentropy",
+    "get",
+    "mean_absolute_error",
+    "mean_squared_error",
+    "sparse_categorical_crossentropy",
+]

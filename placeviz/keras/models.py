@@ -300,3 +300,6 @@ class Sequential(Model):
 
 def _input_like(shape: list[Any]) -> Tensor:
     return state_ops.placeholder(dtypes.float32, shape, name="input")
+
+
+__all__ = ["Model", "Sequential"]

@@ -36,3 +36,6 @@ def get(identifier: Any) -> Optimizer:
         return makers[str(identifier).lower()]()
     except KeyError:
         raise ValueError(f"Unknown optimizer {identifier!r}; known: sgd, adam") from None
+
+
+__all__ = ["SGD", "Adam", "Optimizer", "get"]
