@@ -12,8 +12,13 @@ import {
   CONTAINER_HEADER,
   LABEL_FONT_PX,
   LABEL_INSET_PX,
+  LABEL_ROOM_PX,
+  NORMAL_FONT_PX,
+  OP_HEIGHT,
   TITLE_ROOM_PX,
   TITLE_STRIP,
+  TOGGLE_INSET,
+  TOGGLE_SIZE,
   labelFontPx,
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
@@ -59,6 +64,8 @@ export interface PaintRequest {
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
+  /** The largest label font, CSS px: the inspector's font (default NORMAL_FONT_PX). */
+  fontPx?: number;
 }
 
 export interface PaintResult {
@@ -75,9 +82,6 @@ const OUTLINE_SCALE = 0.15;
 const EDGE_LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
 const COUNT_LINE_SCALE = 0.65;
-/** The +/- control of a group, in world px, at its top-right corner. */
-export const TOGGLE_SIZE = 16;
-const TOGGLE_INSET = 4;
 const CORNER_RADIUS = 6;
 const DEVICE_BAR = 5;
 /** The red corner of an op that failed or did not land where it asked. */
@@ -564,16 +568,23 @@ function groupLine(model: DagModel, box: number): string {
 
 /**
  * Names (and, closer in, types or op counts) in screen space, in each box with room for them on
- * screen, cut to their box and kept apart (labels.fitLabels); each drawn line's rectangle goes
- * into `placed`. The font is LABEL_FONT_PX at every zoom where the box is LABEL_ROOM_PX tall;
- * a shorter box (a graph fitted below READABLE_SCALE, on a narrow canvas) says its name in a
- * smaller font and cut shorter rather than not at all (boxmetrics.labelFontPx). Returns how
- * many boxes say their name.
+ * screen, cut in the middle to their box keeping what tells them apart (labels.fitLabels); each
+ * drawn line's rectangle goes into `placed`. The font follows the zoom (boxmetrics.labelFontPx):
+ * LABEL_FONT_PX at READABLE_SCALE, the inspector's own font on a graph drawn closer (a small
+ * one), and smaller and cut shorter rather than not at all on a graph fitted below
+ * READABLE_SCALE (a narrow canvas). Returns how many boxes say their name.
  */
 function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
   const { x, y, w, h } = model.layout.boxes;
+  // The op boxes' font (the shortest boxes) caps every box's, so a folded group says its name
+  // no bigger than the ops beside it; below LABEL_FONT_PX the taller groups keep that.
+  const most = Math.max(
+    LABEL_FONT_PX,
+    labelFontPx(OP_HEIGHT * scale, LABEL_ROOM_PX, request.fontPx ?? NORMAL_FONT_PX),
+  );
+  const fontOf = (b: number) => labelFontPx(h[b] * scale, LABEL_ROOM_PX, most);
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
@@ -581,8 +592,8 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const group = model.folded.boxes[b].node < 0;
     return (w[b] - (group ? TOGGLE_SIZE + TOGGLE_INSET : 0)) * scale - 2 * LABEL_INSET_PX;
   };
-  const named = Array.from(visible).filter((b) => labelFontPx(h[b] * scale) > 0 && roomOf(b) > 0);
-  const fonts = named.map((b) => labelFontPx(h[b] * scale));
+  const named = Array.from(visible).filter((b) => fontOf(b) > 0 && roomOf(b) > 0);
+  const fonts = named.map(fontOf);
   // Text is as wide as its font is big: each box's room in px of LABEL_FONT_PX text, so every
   // label is fitted (and kept apart from the others) with one measure.
   const rooms = named.map((b, k) => (roomOf(b) * LABEL_FONT_PX) / fonts[k]);
@@ -590,6 +601,7 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     ctx,
     named.map((b) => visibleText(model.labels[b])),
     rooms,
+    named.map((b) => model.labelKeeps[b]),
   );
   const seconds = named.map((b, k) => {
     const box = model.folded.boxes[b];
@@ -636,9 +648,12 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
  * Each visible container's title in its top strip, where the strip has room for it: in a smaller
  * font on a strip too short for LABEL_FONT_PX (boxmetrics.labelFontPx), as box names are.
  */
-function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
+function drawTitles(
+  { ctx, model, viewport, theme, fontPx }: PaintRequest,
+  placed: LabelRect[],
+): void {
   const { scale } = viewport;
-  const font = labelFontPx(TITLE_STRIP * scale, TITLE_ROOM_PX);
+  const font = labelFontPx(TITLE_STRIP * scale, TITLE_ROOM_PX, fontPx ?? NORMAL_FONT_PX);
   if (font === 0) {
     return;
   }
@@ -658,9 +673,15 @@ function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: Label
     const group = model.hierarchy.groups[model.folded.containers[c].group];
     const suffix = group.series > 0 ? ` ×${group.series}` : '';
     const room = (((w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12) * LABEL_FONT_PX) / font;
-    const text = fitLabel(ctx, visibleText(`${model.titles[c]}${suffix}`), room);
-    if (text !== '') {
-      fitted.push([text, sx, cy]);
+    // The name cut in the middle (keeping what tells it apart), the series count whole.
+    const name = fitLabel(
+      ctx,
+      visibleText(model.titles[c]),
+      room - ctx.measureText(suffix).width,
+      model.titleKeeps[c],
+    );
+    if (name !== '') {
+      fitted.push([`${name}${suffix}`, sx, cy]);
     }
   }
   ctx.font = `600 ${font}px sans-serif`;
