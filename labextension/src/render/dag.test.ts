@@ -436,6 +436,19 @@ describe('DagView', () => {
     expect(data.labelsDrawn).toBe(data.visibleNodes);
   });
 
+  it("keys every mark the graph draws: the dashed border of a simulated device's op", async () => {
+    useContext();
+    const doc = smallDocument();
+    doc.devices[1] = { ...doc.devices[1], kind: 'simulated' };
+    const { parent, view } = mount(doc);
+    await frame();
+    const marks = view.element.dataset.marks!.split(' ');
+    expect(marks).toEqual(expect.arrayContaining(['simulated', 'transfer', 'mismatch']));
+    const listed = [...parent.querySelectorAll<HTMLElement>('.placeviz-dag-key [data-mark]')];
+    expect(listed.map((item) => item.dataset.mark).sort()).toEqual([...marks].sort());
+    expect(listed.map((item) => item.textContent)).toContain('dashed: on a simulated device');
+  });
+
   it('brings an opened group into view after the user moved the graph', async () => {
     const view = hundredScopesView();
     await frame();

@@ -7,14 +7,16 @@
  *
  * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
  * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name),
- * data-label-overlaps, data-marked-nodes (ops of the graph named in `marked`) and
- * data-marked-boxes (drawn boxes holding one) current.
+ * data-label-overlaps, data-marked-nodes (ops of the graph named in `marked`),
+ * data-marked-boxes (drawn boxes holding one), data-marks (the marks the key lists:
+ * dagmarks.MarkId, space-separated) and data-canvas-height (CSS px) current.
  */
 import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
+import { marksUsed } from './dagmarks';
 import { readableExpanded, sideBelow, type CanvasSize, type UserFolding } from './dagfold';
 import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
@@ -117,6 +119,8 @@ export class DagView implements View {
   /** The canvas size the graph was last fitted to: until the user moves it, a resize refits. */
   private fittedFor: CanvasSize | null = null;
   private frame: number | null = null;
+  /** What the key was last drawn from (the colours, model, alerts, marked and live boxes). */
+  private keyInputs: unknown[] = [];
   private hoverBox = -1;
   private press: { x: number; y: number; dragging: boolean } | null = null;
 
@@ -808,10 +812,14 @@ export class DagView implements View {
     const markedOps = markedNodes.reduce((n, m) => n + m, 0);
     const marked = markedOps > 0 ? this.currentMarkedBoxes(model) : null;
     const theme = this.theme();
-    if (coloursStale) {
-      const network =
-        model.folded.edges.some((e) => e.network) || model.layout.links.some((l) => l.network);
-      renderKey(this.key, this.state.get('colour'), colours, theme, network, markedOps > 0);
+    const alerts = this.currentAlerts(model);
+    // The key follows the colours and the marks drawn: the graph, failures, moved and live ops.
+    const keyInputs = [colours, model, alerts, marked, live];
+    if (coloursStale || keyInputs.some((input, i) => input !== this.keyInputs[i])) {
+      this.keyInputs = keyInputs;
+      const used = marksUsed(model, { alerts, marked, live });
+      renderKey(this.key, this.state.get('colour'), colours, theme, used);
+      this.element.dataset.marks = [...used].join(' ');
       // The details pane marks transfers in the canvas's colour.
       const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
       root.style.setProperty('--placeviz-dag-transfer', theme.transfer);
@@ -837,7 +845,7 @@ export class DagView implements View {
           device === null ? UNPLACED_COLOUR : (palette.get(device)?.colour ?? UNPLACED_COLOUR),
         dimmed,
         live,
-        alerts: this.currentAlerts(model),
+        alerts,
         marked,
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),

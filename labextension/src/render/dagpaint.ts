@@ -23,6 +23,7 @@ import {
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
+import { mark, type MarkId } from './dagmarks';
 import { formatBytes } from './format';
 import { countOverlaps, fitLabel, fitLabels, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
@@ -231,8 +232,8 @@ function drawContainers({ ctx, model, viewport, theme }: PaintRequest): void {
     roundedRect(ctx, x[c], y[c], w[c], h[c], CORNER_RADIUS * 1.5);
     ctx.fillStyle = theme.container;
     ctx.fill();
-    ctx.strokeStyle = theme.muted;
-    ctx.lineWidth = 1.5 * px;
+    ctx.strokeStyle = theme[mark('opened').colour];
+    ctx.lineWidth = mark('opened').stroke.width * px;
     ctx.stroke();
     ctx.beginPath();
     ctx.moveTo(x[c], y[c] + CONTAINER_HEADER - 4);
@@ -312,7 +313,8 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
     }
   }
   const px = 1 / viewport.scale;
-  const stroke = (pick: (e: number) => boolean, colour: string, width: number, dash: number[]) => {
+  const stroke = (pick: (e: number) => boolean, id: MarkId) => {
+    const { colour, stroke: style } = mark(id);
     ctx.beginPath();
     for (const e of inView) {
       if (pick(e)) {
@@ -327,17 +329,17 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
         }
       }
     }
-    ctx.strokeStyle = colour;
-    ctx.lineWidth = width * px;
-    ctx.setLineDash(dash.map((d) => d * px));
+    ctx.strokeStyle = theme[colour];
+    ctx.lineWidth = style.width * px;
+    ctx.setLineDash(style.dash.map((d) => d * px));
     ctx.stroke();
   };
-  stroke((e) => !edges[e].crosses && !edges[e].control, theme.edge, 1.2, []);
-  stroke((e) => edges[e].control, theme.edge, 1, [1.5, 3]);
+  stroke((e) => !edges[e].crosses && !edges[e].control, 'tensor');
+  stroke((e) => edges[e].control, 'control');
   const transfer = (e: number) => edges[e].crosses && !edges[e].control;
-  stroke((e) => transfer(e) && !edges[e].network, theme.transfer, 2.5, [7, 4]);
+  stroke((e) => transfer(e) && !edges[e].network, 'transfer');
   // Between tasks: the tensor leaves its process over the network (thicker, dotted).
-  stroke((e) => transfer(e) && edges[e].network, theme.transfer, 4, [1.5, 3.5]);
+  stroke((e) => transfer(e) && edges[e].network, 'network');
   ctx.beginPath();
   for (const link of model.layout.links) {
     const path = linkPath(model, link.side, link.other);
@@ -346,9 +348,10 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
       ctx.lineTo(path[k], path[k + 1]);
     }
   }
-  ctx.strokeStyle = theme.muted;
-  ctx.lineWidth = 1.5 * px;
-  ctx.setLineDash([4 * px, 3 * px]);
+  const side = mark('side-link');
+  ctx.strokeStyle = theme[side.colour];
+  ctx.lineWidth = side.stroke.width * px;
+  ctx.setLineDash(side.stroke.dash.map((d) => d * px));
   ctx.stroke();
   ctx.setLineDash([]);
   return inView;
@@ -377,8 +380,8 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   }
   ctx.fillStyle = theme.background;
   ctx.fill();
-  ctx.strokeStyle = theme.foreground;
-  ctx.lineWidth = px;
+  ctx.strokeStyle = theme[mark('series').colour];
+  ctx.lineWidth = mark('series').stroke.width * px;
   ctx.stroke();
   const byColour = groupByColour(visible, colours);
   // One pass per opacity (a few at most): boxes filtered out, waiting in the run in flight, the rest.
@@ -401,30 +404,40 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
     });
   }
   ctx.globalAlpha = 1;
-  const outline = (pick: (b: number) => boolean, colour: string, width: number, dash: number[]) => {
+  const outline = (pick: (b: number) => boolean, id: MarkId) => {
+    const { colour, stroke } = mark(id);
     ctx.beginPath();
     for (const b of visible) {
       if (pick(b)) {
         shape(b);
       }
     }
-    ctx.strokeStyle = colour;
-    ctx.lineWidth = width * px;
-    ctx.setLineDash(dash.map((d) => d * px));
+    ctx.strokeStyle = theme[colour];
+    ctx.lineWidth = stroke.width * px;
+    ctx.setLineDash(stroke.dash.map((d) => d * px));
     ctx.stroke();
   };
   if (viewport.scale >= OUTLINE_SCALE) {
-    outline((b) => !isGroup(b) && !model.simulated[b], theme.muted, 1, []);
-    outline((b) => !isGroup(b) && model.simulated[b] === 1, theme.foreground, 1.5, [5, 3]);
+    // A plain op's thin outline (a frame, not a mark: the key has no entry for it).
+    ctx.beginPath();
+    for (const b of visible) {
+      if (!isGroup(b) && !model.simulated[b]) {
+        shape(b);
+      }
+    }
+    ctx.strokeStyle = theme.muted;
+    ctx.lineWidth = px;
+    ctx.setLineDash([]);
+    ctx.stroke();
+    outline((b) => !isGroup(b) && model.simulated[b] === 1, 'simulated');
     drawDeviceBars(request, visible);
   }
   // Folded groups get a heavy outline; requests the placer did not honour (red outline and
   // corner) and failed or unplaced ops (red, heavier) stay visible at every zoom.
-  outline(isGroup, theme.foreground, 2, []);
-  ctx.setLineDash([]);
-  outline((b) => model.mismatch[b] === 1, theme.mismatch, 2.5, []);
+  outline(isGroup, 'folded');
+  outline((b) => model.mismatch[b] === 1, 'mismatch');
   if (alerts !== null) {
-    outline((b) => alerts[b] === 1, theme.mismatch, 4, []);
+    outline((b) => alerts[b] === 1, 'failed');
   }
   ctx.beginPath();
   const corner = Math.min(OP_CORNER, Math.max(8, 6 * px));
@@ -447,7 +460,7 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   }
   if (live !== null) {
     // Ops running now in the run in flight: a heavy outline at every zoom.
-    outline((b) => live[b] === LIVE_RUNNING, theme.running, 4, []);
+    outline((b) => live[b] === LIVE_RUNNING, 'running');
   }
 }
 
@@ -526,8 +539,8 @@ function drawMarks(
       ctx.rect(x[b] - gap, y[b] - gap, w[b] + 2 * gap, h[b] + 2 * gap);
     }
   }
-  ctx.strokeStyle = theme.marked;
-  ctx.lineWidth = 2.5 * px;
+  ctx.strokeStyle = theme[mark('marked').colour];
+  ctx.lineWidth = mark('marked').stroke.width * px;
   ctx.stroke();
   ctx.beginPath();
   for (const b of visible) {
