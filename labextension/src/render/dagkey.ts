@@ -52,6 +52,7 @@ function markItem(doc: Document, mark: Mark, theme: DagTheme): HTMLElement {
     }
     if (mark.id === 'series') {
       // The two outlines a series stacks behind its box.
+      drawn.style.margin = '4px 4px 0 0'; // room for the stack beside the text
       drawn.style.boxShadow = `2px -2px 0 -1px ${theme.background}, 2px -2px 0 0 ${colour}, 4px -4px 0 -1px ${theme.background}, 4px -4px 0 0 ${colour}`;
     }
     if (mark.id === 'mismatch') {

@@ -646,12 +646,15 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
     ctx.fillStyle = textColours[colours.index[b]];
-    if (seconds[k] === '') {
-      line(names[k], sx, sy + height * (group ? 0.4 : 0.5)); // above a group's device bar
+    // Two lines a font apart around the middle (above a group's device bar), where they fit.
+    const middle = sy + height * (group ? 0.4 : 0.5);
+    const room = group ? height * 0.8 : height;
+    if (seconds[k] === '' || room < 2 * font + 4) {
+      line(names[k], sx, middle);
       return;
     }
-    line(names[k], sx, sy + height * (group ? 0.28 : 1 / 3));
-    line(seconds[k], sx, sy + height * (group ? 0.64 : 2 / 3));
+    line(names[k], sx, middle - font / 2 - 1);
+    line(seconds[k], sx, middle + font / 2 + 1);
   });
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   return drawn;
