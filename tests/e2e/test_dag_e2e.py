@@ -237,3 +237,111 @@ def test_the_wheel_scrolls_the_page_until_the_graph_has_focus(
         " return Number(d.inView) < Number(d.visibleNodes); }"
     )
     assert dag_page.evaluate("() => window.scrollY") == scrolled
+
+
+# Records every text the page's canvases draw, with the font it was drawn in (a test hook added
+# before the page's own scripts; the product draws text on the canvas only).
+RECORD_TEXT = """(() => {
+  window.__drawn = [];
+  const fill = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+    if (this.canvas.classList.contains('placeviz-dag')) {
+      window.__drawn.push({ text: String(text), font: this.font });
+    }
+    return fill.call(this, text, x, y, ...rest);
+  };
+})()"""
+
+
+def drawn_texts(page: Any) -> list[dict[str, str]]:
+    return page.evaluate("() => window.__drawn")
+
+
+def three_ops() -> pv.Trace:
+    """Two constants and their product on one simulated GPU: the smallest graph worth showing."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(1)
+    pv.reset_default_graph()
+    a = pv.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
+    b = pv.constant([[1.0, 0.0], [0.0, 1.0]], name="b")
+    product = pv.matmul(a, b, name="product")
+    sess = pv.Session()
+    sess.trace_level = pv.RunOptions.FULL_TRACE
+    sess.run(product)
+    return sess.trace()
+
+
+def notebook_cell(notebook: str, marker: str) -> str:
+    """The code of the cell of a teaching notebook that holds ``marker``, its magic line off."""
+    import json
+
+    cells = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / notebook).read_text())
+    source = next(
+        "".join(cell["source"])
+        for cell in cells["cells"]
+        if cell["cell_type"] == "code" and marker in "".join(cell["source"])
+    )
+    return source.split("\n", 1)[1] if source.startswith("%%") else source
+
+
+def averaged_towers() -> pv.Trace:
+    """Notebook 04's section 4 (each tower's gradients averaged on the CPU), as its cell runs
+    with ``%%placement --gpus 2``: its last session's trace."""
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    pv.reset_default_graph()
+    namespace: dict[str, Any] = {}
+    exec(notebook_cell("04_data_parallelism.ipynb", "tower_grads"), namespace)
+    sess = namespace["sess"]
+    sess.trace_level = pv.RunOptions.FULL_TRACE
+    sess.run(
+        namespace["train"],
+        {namespace["x"]: namespace["data"], namespace["y"]: namespace["data"][:, :1]},
+    )
+    return sess.trace()
+
+
+def test_a_three_op_graph_reads_at_the_normal_font_in_a_canvas_its_own_height(
+    dag_page: Any, tmp_path: Path
+) -> None:
+    dag_page.add_init_script(RECORD_TEXT)
+    data = open_page(dag_page, three_ops(), tmp_path / "three.html")
+    dag_page.keep_dag("dag-three-ops")
+    assert_readable(dag_page, data, most=3)
+    assert data["visibleNodes"] == "3"
+    drawn = drawn_texts(dag_page)  # every paint's
+    assert {d["text"] for d in drawn} == {"a", "b", "product"}
+    # The inspector's own font size, not the 11 px a big graph's labels get.
+    normal = dag_page.evaluate(
+        "() => getComputedStyle(document.querySelector('.placeviz-inspector')).fontSize"
+    )
+    assert {d["font"].split()[0] for d in drawn} == {normal}, (drawn, normal)
+    # The canvas is as tall as the two rows of boxes need, not the 480 px room.
+    height = dag_page.evaluate("() => document.querySelector('canvas.placeviz-dag').clientHeight")
+    assert height == int(data["canvasHeight"])
+    assert height < 200, data
+
+
+def test_the_towers_gradient_scopes_keep_their_tower_and_their_last_name(
+    dag_page: Any, tmp_path: Path
+) -> None:
+    dag_page.add_init_script(RECORD_TEXT)
+    data = open_page(dag_page, averaged_towers(), tmp_path / "towers.html")
+    dag_page.keep_dag("towers-gradient-scopes")
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    texts = {d["text"] for d in drawn_texts(dag_page)}
+    for tower in (0, 1):
+        for op in ("MatMul_grad", "Mean_grad", "sub_grad", "Square_grad"):
+            # tower_0/…/MatMul_grad: the tower that tells it apart and its distinguishing tail.
+            assert any(t.startswith(f"tower_{tower}/") and t.endswith(f"/{op}") for t in texts), (
+                op,
+                sorted(texts),
+            )
+    assert not any(t.endswith("gra…") for t in texts), sorted(texts)
+    # The dashed border of the ops on the simulated GPUs is keyed.
+    assert "simulated" in data["marks"].split()
+    keyed = dag_page.evaluate(
+        "() => [...document.querySelectorAll('.placeviz-dag-key [data-mark]')]"
+        ".map((item) => item.dataset.mark)"
+    )
+    assert sorted(keyed) == sorted(data["marks"].split())

@@ -3,6 +3,7 @@ import {
   LABEL_FONT_PX,
   LABEL_ROOM_PX,
   MIN_LABEL_FONT_PX,
+  NORMAL_FONT_PX,
   OP_HEIGHT,
   READABLE_SCALE,
   TITLE_ROOM_PX,
@@ -11,11 +12,15 @@ import {
 } from './boxmetrics';
 
 describe('labelFontPx', () => {
-  it('is the full font where a box is tall enough on screen, at every zoom', () => {
+  it('is LABEL_FONT_PX at the readable zoom, and the normal font on a box drawn closer', () => {
     expect(labelFontPx(LABEL_ROOM_PX)).toBe(LABEL_FONT_PX);
     expect(labelFontPx(OP_HEIGHT * READABLE_SCALE)).toBe(LABEL_FONT_PX);
-    expect(labelFontPx(OP_HEIGHT * 4)).toBe(LABEL_FONT_PX);
     expect(labelFontPx(TITLE_STRIP * READABLE_SCALE, TITLE_ROOM_PX)).toBe(LABEL_FONT_PX);
+    // A small graph drawn at 1:1 (and any closer zoom) says its names in the inspector's font.
+    expect(labelFontPx(OP_HEIGHT)).toBe(NORMAL_FONT_PX);
+    expect(labelFontPx(OP_HEIGHT * 4)).toBe(NORMAL_FONT_PX);
+    expect(labelFontPx(TITLE_STRIP, TITLE_ROOM_PX)).toBe(NORMAL_FONT_PX);
+    expect(labelFontPx(OP_HEIGHT, LABEL_ROOM_PX, 14)).toBe(14); // a bigger page font
   });
 
   it('is smaller, keeping the margins, where the graph is fitted below the readable zoom', () => {

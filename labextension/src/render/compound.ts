@@ -12,9 +12,10 @@ import {
   GROUP_HEIGHT,
   GROUP_WIDTH,
   OP_HEIGHT,
+  groupBoxWidth,
   opBoxWidth,
 } from './boxmetrics';
-import { displayPath, uniqueLabels } from './labels';
+import { boxPaths, shortestLabel } from './labels';
 import { layoutDag, type DagLayout } from './layout';
 import type { BoxEdge, FoldedGraph } from './scopes';
 
@@ -135,11 +136,11 @@ export function layoutCompound(
   const lifted = liftEdges(folded.edges, parentOf, depth, levelOf, C);
   const w = new Float32Array(B + C);
   const h = new Float32Array(B + C);
-  // An op box is as wide as its label needs (the labels dagmodel.ts draws, titles aside).
-  const labels = uniqueLabels(folded.boxes.map((box) => displayPath(box.name)));
+  // A box is as wide as its shortest telling label needs (what dagmodel.ts draws, titles aside).
+  const { paths, keeps } = boxPaths(folded.boxes);
   for (let b = 0; b < B; b++) {
     const group = folded.boxes[b].node < 0;
-    w[b] = group ? GROUP_WIDTH : opBoxWidth(labels[b]);
+    w[b] = (group ? groupBoxWidth : opBoxWidth)(shortestLabel(paths[b], keeps[b]));
     h[b] = group ? GROUP_HEIGHT : OP_HEIGHT;
   }
   const relX = new Float32Array(B + C);

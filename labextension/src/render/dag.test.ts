@@ -9,7 +9,8 @@ import { ViewState } from './viewstate';
 import { CPU, GPU0, columns, device, node, smallDocument } from './__tests__/fixtures';
 import { trainingStepDocument } from './__tests__/trainingstep';
 import { towersDocument } from './__tests__/towers';
-import { LABEL_FONT_PX, MIN_LABEL_FONT_PX } from './boxmetrics';
+import { LABEL_FONT_PX, MIN_LABEL_FONT_PX, NORMAL_FONT_PX } from './boxmetrics';
+import { ROOM_VARIABLE } from './dagsize';
 import type { PlacementDocument } from './types';
 import { follow } from './__tests__/follow';
 import { fakeContext, useContext } from './__tests__/canvas';
@@ -274,9 +275,9 @@ describe('DagView', () => {
     view.toggleGroup('[Adam]');
     await frame();
     readable();
-    // both opened (their ops named), with their titles
-    expect(texts).toEqual(expect.arrayContaining(['Shape', 'gradients', 'Adam']));
-    expect(texts.some((text) => text.startsWith('learning_r'))).toBe(true); // Adam's
+    // both opened (their ops named by their names cut in the middle), with their titles
+    expect(texts).toEqual(expect.arrayContaining(['…/Shape', 'gradients', 'Adam']));
+    expect(texts).toContain('…/learning_rate'); // Adam's
   });
 
   it('chooses the folding again once the canvas is laid out, for its size', async () => {
@@ -385,6 +386,67 @@ describe('DagView', () => {
     view.fit();
     await frame();
     expectAllNamed(view.element.dataset, '13');
+  });
+
+  it('draws a 3-op graph at the normal font in a canvas only as tall as it needs', async () => {
+    const { ctx, texts } = fakeContext();
+    const fonts: string[] = [];
+    ctx.fillText = (text: string) => {
+      texts.push(text);
+      fonts.push(ctx.font);
+    };
+    useContext(ctx);
+    const nodes = [node(0, 'a'), node(1, 'b'), node(2, 'product')];
+    const edges = [0, 1].map((src) => ({
+      src,
+      dst: 2,
+      kind: 'data' as const,
+      bytes: 16,
+      crosses: false,
+    }));
+    const doc = { ...smallDocument(), nodes, edges, runs: [], events: columns([]) };
+    const { parent, view } = mount(doc);
+    view.element.style.setProperty(ROOM_VARIABLE, '480px'); // the page's room, as index.css
+    const canvas = parent.querySelector('canvas')!;
+    Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: 880 });
+    Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 480 });
+    view.fit();
+    await frame();
+    const data = view.element.dataset;
+    expectAllNamed(data, '3');
+    expect([...texts].sort()).toEqual(['a', 'b', 'product']);
+    expect(new Set(fonts)).toEqual(new Set([`${NORMAL_FONT_PX}px sans-serif`]));
+    const height = Number(data.canvasHeight);
+    expect(height).toBeLessThan(200); // two rows of boxes, not 480 px of empty canvas
+    expect(canvas.style.height).toBe(`${height}px`);
+  });
+
+  it('gives a graph that needs the whole room all of it, every box named', async () => {
+    useContext();
+    const { parent, view } = mount(trainingStepDocument());
+    view.element.style.setProperty(ROOM_VARIABLE, '480px');
+    const canvas = parent.querySelector('canvas')!;
+    Object.defineProperty(canvas, 'clientWidth', { configurable: true, value: 880 });
+    Object.defineProperty(canvas, 'clientHeight', { configurable: true, value: 480 });
+    view.fit();
+    await frame();
+    const data = view.element.dataset;
+    expect(data.canvasHeight).toBe('480');
+    expect(canvas.style.height).toBe('480px');
+    expect(data.labelsDrawn).toBe(data.visibleNodes);
+  });
+
+  it("keys every mark the graph draws: the dashed border of a simulated device's op", async () => {
+    useContext();
+    const doc = smallDocument();
+    doc.devices[1] = { ...doc.devices[1], kind: 'simulated' };
+    const { parent, view } = mount(doc);
+    await frame();
+    const marks = view.element.dataset.marks!.split(' ');
+    expect(marks).toEqual(expect.arrayContaining(['simulated', 'transfer', 'mismatch']));
+    const listed = [...parent.querySelectorAll<HTMLElement>('.placeviz-dag-key [data-mark]')];
+    expect(listed.map((item) => item.dataset.mark).sort()).toEqual([...marks].sort());
+    expect(listed.map((item) => item.textContent)).toContain('dashed: on a simulated device');
   });
 
   it('brings an opened group into view after the user moved the graph', async () => {

@@ -7,17 +7,20 @@
  *
  * The element keeps data-ops, data-visible-nodes (boxes drawn: ops plus folded groups),
  * data-in-view (boxes entirely inside the canvas), data-labels-drawn (boxes that say their name),
- * data-label-overlaps, data-marked-nodes (ops of the graph named in `marked`) and
- * data-marked-boxes (drawn boxes holding one) current.
+ * data-label-overlaps, data-marked-nodes (ops of the graph named in `marked`),
+ * data-marked-boxes (drawn boxes holding one), data-marks (the marks the key lists:
+ * dagmarks.MarkId, space-separated) and data-canvas-height (CSS px) current.
  */
 import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
 import { renderKey } from './dagkey';
+import { marksUsed } from './dagmarks';
 import { readableExpanded, sideBelow, type CanvasSize, type UserFolding } from './dagfold';
 import { buildDagModel, storeEdges, storeHierarchy, type DagModel } from './dagmodel';
 import { paintDag, toggleRect, type DagTheme } from './dagpaint';
+import { canvasHeightFor, roomHeight } from './dagsize';
 import { containerLines, tooltipLines } from './dagtooltip';
 import { CONTAINER_HEADER } from './boxmetrics';
 import { groupsHiding, type Hierarchy } from './scopes';
@@ -109,11 +112,15 @@ export class DagView implements View {
   private userMoved = false;
   /** Groups the user opened or folded: kept as they are when the folding is chosen again. */
   private readonly user = { opened: new Set<string>(), folded: new Set<string>() };
-  /** The laid-out canvas size the folding was chosen for (null: not laid out then). */
+  /** The canvas's room: its width and the largest height the page gives it (measure). */
+  private room: CanvasSize = { width: FALLBACK_WIDTH, height: FALLBACK_HEIGHT };
+  /** The laid-out canvas room the folding was chosen for (null: not laid out then). */
   private foldedFor: CanvasSize | null = null;
   /** The canvas size the graph was last fitted to: until the user moves it, a resize refits. */
   private fittedFor: CanvasSize | null = null;
   private frame: number | null = null;
+  /** What the key was last drawn from (the colours, model, alerts, marked and live boxes). */
+  private keyInputs: unknown[] = [];
   private hoverBox = -1;
   private press: { x: number; y: number; dragging: boolean } | null = null;
 
@@ -567,7 +574,7 @@ export class DagView implements View {
    */
   private chooseFolding(hierarchy: Hierarchy, user: UserFolding): void {
     const laidOut = this.measure();
-    const canvas = { width: this.viewport.width, height: this.viewport.height };
+    const canvas = this.room;
     const edges = storeEdges(this.store);
     this.expanded = readableExpanded(hierarchy, this.store.nodes, edges, canvas, user);
     this.sideBelow = sideBelow(hierarchy, this.store.nodes, edges, this.expanded, canvas);
@@ -586,9 +593,7 @@ export class DagView implements View {
     const was = this.foldedFor;
     const changed = (before: number, now: number) => now < before - 2 || now - before > before / 4;
     return (
-      was === null ||
-      changed(was.width, this.viewport.width) ||
-      changed(was.height, this.viewport.height)
+      was === null || changed(was.width, this.room.width) || changed(was.height, this.room.height)
     );
   }
 
@@ -716,14 +721,28 @@ export class DagView implements View {
   }
 
   /**
-   * Size the canvas backing store to its CSS size times the device pixel ratio; returns whether
-   * the page has laid the canvas out (a hidden output has no size yet).
+   * The canvas's room (its width, and the height the page gives the graph: --placeviz-dag-room,
+   * else the canvas's laid-out height) and its height: where the page gives a room, as tall as
+   * the current graph fitted to it needs (dagsize.ts), else the room's. Sizes the canvas and its
+   * backing store (CSS size times the device pixel ratio); returns whether the page has laid the
+   * canvas out (a hidden output has no size yet).
    */
   private measure(): boolean {
     const dpr = this.devicePixelRatio();
     const laidOut = this.canvas.clientWidth > 0 && this.canvas.clientHeight > 0;
     const width = this.canvas.clientWidth || FALLBACK_WIDTH;
-    const height = this.canvas.clientHeight || FALLBACK_HEIGHT;
+    const style = this.element.ownerDocument.defaultView?.getComputedStyle(this.element);
+    const room = roomHeight(style);
+    this.room = { width, height: room ?? (this.canvas.clientHeight || FALLBACK_HEIGHT) };
+    let height = this.room.height;
+    if (room !== null) {
+      height = this.model === null ? room : canvasHeightFor(this.model.layout, this.room);
+      const css = `${height}px`;
+      if (this.canvas.style.height !== css) {
+        this.canvas.style.height = css;
+      }
+    }
+    this.element.dataset.canvasHeight = String(height);
     this.viewport.width = width;
     this.viewport.height = height;
     const pixelsWide = Math.round(width * dpr);
@@ -761,6 +780,8 @@ export class DagView implements View {
       this.invalidateModel();
     }
     const model = this.currentModel();
+    const height = this.viewport.height;
+    this.measure(); // the canvas as tall as this graph needs
     if (this.reveal !== null) {
       this.revealGroup(model, this.reveal);
       this.reveal = null;
@@ -772,6 +793,9 @@ export class DagView implements View {
       (fitted?.width !== this.viewport.width || fitted?.height !== this.viewport.height)
     ) {
       this.needsFit = true; // the page gave the canvas its real size, or a cell resized it
+    }
+    if (this.userMoved && height !== this.viewport.height) {
+      this.viewport.offsetY += (this.viewport.height - height) / 2; // keep the centre in view
     }
     if (this.needsFit) {
       this.needsFit = !laidOut;
@@ -788,10 +812,14 @@ export class DagView implements View {
     const markedOps = markedNodes.reduce((n, m) => n + m, 0);
     const marked = markedOps > 0 ? this.currentMarkedBoxes(model) : null;
     const theme = this.theme();
-    if (coloursStale) {
-      const network =
-        model.folded.edges.some((e) => e.network) || model.layout.links.some((l) => l.network);
-      renderKey(this.key, this.state.get('colour'), colours, theme, network, markedOps > 0);
+    const alerts = this.currentAlerts(model);
+    // The key follows the colours and the marks drawn: the graph, failures, moved and live ops.
+    const keyInputs = [colours, model, alerts, marked, live];
+    if (coloursStale || keyInputs.some((input, i) => input !== this.keyInputs[i])) {
+      this.keyInputs = keyInputs;
+      const used = marksUsed(model, { alerts, marked, live });
+      renderKey(this.key, this.state.get('colour'), colours, theme, used);
+      this.element.dataset.marks = [...used].join(' ');
       // The details pane marks transfers in the canvas's colour.
       const root = this.element.closest<HTMLElement>('.placeviz-inspector') ?? this.element;
       root.style.setProperty('--placeviz-dag-transfer', theme.transfer);
@@ -817,7 +845,7 @@ export class DagView implements View {
           device === null ? UNPLACED_COLOUR : (palette.get(device)?.colour ?? UNPLACED_COLOUR),
         dimmed,
         live,
-        alerts: this.currentAlerts(model),
+        alerts,
         marked,
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),

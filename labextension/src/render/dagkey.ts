@@ -1,24 +1,18 @@
 /**
  * The key under the DAG's toolbar: what the box colours of the current mode mean (devices are in
  * the device legend above; states by swatch; op time and output bytes as a scale from the
- * smallest to the largest value shown), and the marks every mode shares: transfer edges (dotted
- * between cluster tasks), red
- * failed or unplaced ops, ops not on the device they asked for, and in a comparison the ops the
- * other placement moved.
+ * smallest to the largest value shown), then every other mark the graph in view uses, each drawn
+ * as dagpaint draws it (dagmarks.MARKS: edges, transfers, dashed simulated ops, folded and opened
+ * scopes, series, failures, requests not honoured, moved and running ops).
  */
 import { NO_VALUE_COLOUR, MIXED_COLOUR, STATE_COLOURS, sequentialColour } from './colours';
 import type { BoxColours } from './dagcolour';
+import { MARKS, type Mark, type MarkId } from './dagmarks';
+import type { DagTheme } from './dagpaint';
 import { element } from './dom';
 import { formatBytes, formatNs } from './format';
 import { OP_STATES } from './opstate';
 import type { ColourMode } from './types';
-
-export interface KeyTheme {
-  transfer: string;
-  mismatch: string;
-  /** The ring of marked ops (a comparison's moved ops). */
-  marked?: string;
-}
 
 function swatch(doc: Document, colour: string, text: string, className = ''): HTMLElement {
   const item = element(doc, 'span', `placeviz-key-item ${className}`.trim());
@@ -28,24 +22,62 @@ function swatch(doc: Document, colour: string, text: string, className = ''): HT
   return item;
 }
 
-function line(doc: Document, colour: string, text: string, border: string): HTMLElement {
-  const item = element(doc, 'span', 'placeviz-key-item');
-  const mark = element(doc, 'span', 'placeviz-key-line');
-  mark.style.borderTop = `${border} ${colour}`;
-  item.append(mark, element(doc, 'span', 'placeviz-key-text', text));
+/** A CSS border for a stroke: its width, dotted or dashed as its pattern, in `colour`. */
+function border({ stroke }: Mark, colour: string): string {
+  const style =
+    stroke.dash.length === 0 ? 'solid' : stroke.dash[0] < stroke.width + 1 ? 'dotted' : 'dashed';
+  return `${Math.max(1, Math.round(stroke.width))}px ${style} ${colour}`;
+}
+
+/** The key's entry for `mark`, drawn from its stroke in the theme's colours. */
+function markItem(doc: Document, mark: Mark, theme: DagTheme): HTMLElement {
+  const item = element(doc, 'span', `placeviz-key-item placeviz-key-${mark.id}`);
+  item.dataset.mark = mark.id;
+  const colour = theme[mark.colour];
+  const drawn = element(
+    doc,
+    'span',
+    mark.shape === 'line' ? 'placeviz-key-line' : 'placeviz-key-swatch placeviz-key-mark',
+  );
+  if (mark.shape === 'line') {
+    drawn.style.borderTop = border(mark, colour);
+  } else {
+    drawn.style.border = border(mark, colour);
+    drawn.style.background = theme.background;
+    if (mark.id === 'folded' || mark.id === 'opened' || mark.id === 'series') {
+      drawn.style.borderRadius = '3px';
+    }
+    if (mark.id === 'opened') {
+      drawn.style.background = theme.container;
+    }
+    if (mark.id === 'series') {
+      // The two outlines a series stacks behind its box.
+      drawn.style.margin = '4px 4px 0 0'; // room for the stack beside the text
+      drawn.style.boxShadow = `2px -2px 0 -1px ${theme.background}, 2px -2px 0 0 ${colour}, 4px -4px 0 -1px ${theme.background}, 4px -4px 0 0 ${colour}`;
+    }
+    if (mark.id === 'mismatch') {
+      // The red corner dagpaint draws at the top right.
+      drawn.style.background = `linear-gradient(225deg, ${colour} 35%, transparent 35%)`;
+    }
+    if (mark.id === 'marked') {
+      // The ring and its top-left tab.
+      drawn.style.background = `linear-gradient(135deg, ${colour} 35%, transparent 35%)`;
+    }
+  }
+  item.append(drawn, element(doc, 'span', 'placeviz-key-text', mark.text));
   return item;
 }
 
-/** Fill `root` with the key of `mode`; `colours` are the boxes' current colours; `network`:
- * the graph shows transfers between cluster tasks; `marked`: it rings the ops a comparison's
- * other placement put elsewhere. */
+/**
+ * Fill `root` with the key of `mode`: `colours` are the boxes' current colours; `used` the
+ * marks the graph in view draws (dagmarks.marksUsed), each listed, in MARKS's order.
+ */
 export function renderKey(
   root: HTMLElement,
   mode: ColourMode,
   colours: BoxColours,
-  theme: KeyTheme,
-  network = false,
-  marked = false,
+  theme: DagTheme,
+  used: ReadonlySet<MarkId>,
 ): void {
   const doc = root.ownerDocument;
   const items: HTMLElement[] = [];
@@ -86,26 +118,10 @@ export function renderKey(
     }
     items.push(swatch(doc, NO_VALUE_COLOUR, mode === 'time' ? 'not run' : 'unknown'));
   }
-  items.push(line(doc, theme.transfer, 'transfer', '3px dashed'));
-  if (network) {
-    items.push(line(doc, theme.transfer, 'between tasks (network)', '4px dotted'));
-  }
-  items.push(swatch(doc, 'transparent', 'failed / not placed', 'placeviz-key-alert'));
-  items.push(swatch(doc, 'transparent', 'not on the device it asked for', 'placeviz-key-mismatch'));
-  if (marked) {
-    items.push(swatch(doc, 'transparent', 'moved in the other placement', 'placeviz-key-marked'));
+  for (const mark of MARKS) {
+    if (used.has(mark.id)) {
+      items.push(markItem(doc, mark, theme));
+    }
   }
   root.replaceChildren(...items);
-  const mark = (item: string) =>
-    root.querySelector<HTMLElement>(`.placeviz-key-${item} .placeviz-key-swatch`)!.style;
-  mark('alert').border = `3px solid ${theme.mismatch}`;
-  // The outline and corner dagpaint draws on an op the placer put elsewhere (soft placement).
-  mark('mismatch').border = `2px solid ${theme.mismatch}`;
-  mark('mismatch').background = `linear-gradient(225deg, ${theme.mismatch} 35%, transparent 35%)`;
-  if (marked) {
-    // The ring and top-left tab dagpaint draws around a marked op.
-    const colour = theme.marked ?? theme.transfer;
-    mark('marked').border = `2px solid ${colour}`;
-    mark('marked').background = `linear-gradient(135deg, ${colour} 35%, transparent 35%)`;
-  }
 }

@@ -73,7 +73,7 @@ describe('buildDagModel', () => {
 });
 
 describe('labels', () => {
-  it('names boxes and container titles apart from each other', () => {
+  it('names boxes and container titles by their whole names, keeping what tells them apart', () => {
     const doc = smallDocument();
     doc.nodes = [
       { ...doc.nodes[0], id: 0, name: 'layer1/MatMul' },
@@ -84,16 +84,17 @@ describe('labels', () => {
     doc.edges = [];
     const store = PlacementStore.fromDocument(doc);
     const model = buildDagModel(store, new Set(['layer1', 'layer2']));
-    const label = (name: string) =>
-      model.labels[model.folded.boxes.findIndex((b) => b.name === name)];
-    expect(label('layer1/w')).toBe('layer1/w');
-    expect(label('layer2/w')).toBe('layer2/w');
-    expect(label('layer1/MatMul')).toBe('MatMul');
-    expect(label('[gradients]')).toBe('gradients');
+    const at = (name: string) => model.folded.boxes.findIndex((b) => b.name === name);
+    const label = (name: string) => [model.labels[at(name)], model.labelKeeps[at(name)]];
+    expect(label('layer1/w')).toEqual(['layer1/w', [0]]); // beside layer2/w: keeps `layer1`
+    expect(label('layer2/w')).toEqual(['layer2/w', [0]]);
+    expect(label('layer1/MatMul')).toEqual(['layer1/MatMul', []]); // the only MatMul
+    expect(label('[gradients]')).toEqual(['gradients', []]);
     expect(model.titles).toEqual(['layer1', 'layer2']);
     const open = buildDagModel(store, new Set(['layer1', '[gradients]']));
-    const boxes = open.folded.boxes.map((b, i) => [b.name, open.labels[i]]);
-    expect(boxes).toContainEqual(['[gradients]/layer1', 'gradients/layer1']);
+    const boxes = open.folded.boxes.map((b, i) => [b.name, open.labels[i], open.labelKeeps[i]]);
+    // Beside the opened `layer1`, the folded `gradients/layer1` keeps its scope.
+    expect(boxes).toContainEqual(['[gradients]/layer1', 'gradients/layer1', [0]]);
     expect(open.titles).toEqual(['layer1', 'gradients']);
   });
 });

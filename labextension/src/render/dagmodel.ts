@@ -7,7 +7,7 @@
 import { layoutCompound, type CompoundLayout } from './compound';
 import { hostOf } from './colours';
 import { requestMismatch } from './devicespec';
-import { displayPath, uniqueLabels } from './labels';
+import { boxPaths } from './labels';
 import { SpatialGrid } from './spatial';
 import {
   buildHierarchy,
@@ -30,9 +30,14 @@ export interface DagModel {
   readonly mismatch: Uint8Array;
   /** 1 where a box's device is simulated (drawn with a dashed outline). */
   readonly simulated: Uint8Array;
-  /** What each box says: an unambiguous name; and each container's title. */
+  /**
+   * What each box says, and each container's title: its whole name, cut to its room keeping the
+   * parts in labelKeeps / titleKeeps (labels.distinguishingParts) and its last part.
+   */
   readonly labels: string[];
+  readonly labelKeeps: number[][];
   readonly titles: string[];
+  readonly titleKeeps: number[][];
   /** Per folded group, its ops per device (device id or null, count), by device id; else null. */
   readonly deviceShares: ([number | null, number][] | null)[];
   readonly expanded: ReadonlySet<string>;
@@ -90,15 +95,13 @@ export function buildDagModel(
   const simulated = Uint8Array.from(folded.boxes, (box) =>
     typeof box.device === 'number' && store.deviceById(box.device)?.kind === 'simulated' ? 1 : 0,
   );
-  // Boxes and container titles together: a folded `gradients/layer1` next to the opened
-  // `layer1` reads `gradients/layer1`.
-  const names = [
-    ...folded.boxes.map((box) => displayPath(box.name)),
-    ...folded.containers.map(({ group }) => displayPath(groups[group].key)),
-  ];
-  const unique = uniqueLabels(names);
-  const labels = unique.slice(0, folded.boxes.length);
-  const titles = unique.slice(folded.boxes.length);
+  const { paths, keeps } = boxPaths(
+    folded.boxes,
+    folded.containers.map(({ group }) => groups[group].key),
+  );
+  const B = folded.boxes.length;
+  const [labels, titles] = [paths.slice(0, B), paths.slice(B)];
+  const [labelKeeps, titleKeeps] = [keeps.slice(0, B), keeps.slice(B)];
   const deviceShares = folded.boxes.map((box, b) => {
     if (box.node >= 0) {
       return null;
@@ -121,7 +124,9 @@ export function buildDagModel(
     mismatch,
     simulated,
     labels,
+    labelKeeps,
     titles,
+    titleKeeps,
     expanded,
   };
 }

@@ -12,12 +12,18 @@ import {
   CONTAINER_HEADER,
   LABEL_FONT_PX,
   LABEL_INSET_PX,
+  LABEL_ROOM_PX,
+  NORMAL_FONT_PX,
+  OP_HEIGHT,
   TITLE_ROOM_PX,
   TITLE_STRIP,
+  TOGGLE_INSET,
+  TOGGLE_SIZE,
   labelFontPx,
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
+import { mark, type MarkId } from './dagmarks';
 import { formatBytes } from './format';
 import { countOverlaps, fitLabel, fitLabels, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
@@ -59,6 +65,8 @@ export interface PaintRequest {
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
+  /** The largest label font, CSS px: the inspector's font (default NORMAL_FONT_PX). */
+  fontPx?: number;
 }
 
 export interface PaintResult {
@@ -75,9 +83,6 @@ const OUTLINE_SCALE = 0.15;
 const EDGE_LABEL_SCALE = 0.42;
 const TYPE_LINE_SCALE = 1.3;
 const COUNT_LINE_SCALE = 0.65;
-/** The +/- control of a group, in world px, at its top-right corner. */
-export const TOGGLE_SIZE = 16;
-const TOGGLE_INSET = 4;
 const CORNER_RADIUS = 6;
 const DEVICE_BAR = 5;
 /** The red corner of an op that failed or did not land where it asked. */
@@ -227,8 +232,8 @@ function drawContainers({ ctx, model, viewport, theme }: PaintRequest): void {
     roundedRect(ctx, x[c], y[c], w[c], h[c], CORNER_RADIUS * 1.5);
     ctx.fillStyle = theme.container;
     ctx.fill();
-    ctx.strokeStyle = theme.muted;
-    ctx.lineWidth = 1.5 * px;
+    ctx.strokeStyle = theme[mark('opened').colour];
+    ctx.lineWidth = mark('opened').stroke.width * px;
     ctx.stroke();
     ctx.beginPath();
     ctx.moveTo(x[c], y[c] + CONTAINER_HEADER - 4);
@@ -308,7 +313,8 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
     }
   }
   const px = 1 / viewport.scale;
-  const stroke = (pick: (e: number) => boolean, colour: string, width: number, dash: number[]) => {
+  const stroke = (pick: (e: number) => boolean, id: MarkId) => {
+    const { colour, stroke: style } = mark(id);
     ctx.beginPath();
     for (const e of inView) {
       if (pick(e)) {
@@ -323,17 +329,17 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
         }
       }
     }
-    ctx.strokeStyle = colour;
-    ctx.lineWidth = width * px;
-    ctx.setLineDash(dash.map((d) => d * px));
+    ctx.strokeStyle = theme[colour];
+    ctx.lineWidth = style.width * px;
+    ctx.setLineDash(style.dash.map((d) => d * px));
     ctx.stroke();
   };
-  stroke((e) => !edges[e].crosses && !edges[e].control, theme.edge, 1.2, []);
-  stroke((e) => edges[e].control, theme.edge, 1, [1.5, 3]);
+  stroke((e) => !edges[e].crosses && !edges[e].control, 'tensor');
+  stroke((e) => edges[e].control, 'control');
   const transfer = (e: number) => edges[e].crosses && !edges[e].control;
-  stroke((e) => transfer(e) && !edges[e].network, theme.transfer, 2.5, [7, 4]);
+  stroke((e) => transfer(e) && !edges[e].network, 'transfer');
   // Between tasks: the tensor leaves its process over the network (thicker, dotted).
-  stroke((e) => transfer(e) && edges[e].network, theme.transfer, 4, [1.5, 3.5]);
+  stroke((e) => transfer(e) && edges[e].network, 'network');
   ctx.beginPath();
   for (const link of model.layout.links) {
     const path = linkPath(model, link.side, link.other);
@@ -342,9 +348,10 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
       ctx.lineTo(path[k], path[k + 1]);
     }
   }
-  ctx.strokeStyle = theme.muted;
-  ctx.lineWidth = 1.5 * px;
-  ctx.setLineDash([4 * px, 3 * px]);
+  const side = mark('side-link');
+  ctx.strokeStyle = theme[side.colour];
+  ctx.lineWidth = side.stroke.width * px;
+  ctx.setLineDash(side.stroke.dash.map((d) => d * px));
   ctx.stroke();
   ctx.setLineDash([]);
   return inView;
@@ -373,8 +380,8 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   }
   ctx.fillStyle = theme.background;
   ctx.fill();
-  ctx.strokeStyle = theme.foreground;
-  ctx.lineWidth = px;
+  ctx.strokeStyle = theme[mark('series').colour];
+  ctx.lineWidth = mark('series').stroke.width * px;
   ctx.stroke();
   const byColour = groupByColour(visible, colours);
   // One pass per opacity (a few at most): boxes filtered out, waiting in the run in flight, the rest.
@@ -397,30 +404,40 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
     });
   }
   ctx.globalAlpha = 1;
-  const outline = (pick: (b: number) => boolean, colour: string, width: number, dash: number[]) => {
+  const outline = (pick: (b: number) => boolean, id: MarkId) => {
+    const { colour, stroke } = mark(id);
     ctx.beginPath();
     for (const b of visible) {
       if (pick(b)) {
         shape(b);
       }
     }
-    ctx.strokeStyle = colour;
-    ctx.lineWidth = width * px;
-    ctx.setLineDash(dash.map((d) => d * px));
+    ctx.strokeStyle = theme[colour];
+    ctx.lineWidth = stroke.width * px;
+    ctx.setLineDash(stroke.dash.map((d) => d * px));
     ctx.stroke();
   };
   if (viewport.scale >= OUTLINE_SCALE) {
-    outline((b) => !isGroup(b) && !model.simulated[b], theme.muted, 1, []);
-    outline((b) => !isGroup(b) && model.simulated[b] === 1, theme.foreground, 1.5, [5, 3]);
+    // A plain op's thin outline (a frame, not a mark: the key has no entry for it).
+    ctx.beginPath();
+    for (const b of visible) {
+      if (!isGroup(b) && !model.simulated[b]) {
+        shape(b);
+      }
+    }
+    ctx.strokeStyle = theme.muted;
+    ctx.lineWidth = px;
+    ctx.setLineDash([]);
+    ctx.stroke();
+    outline((b) => !isGroup(b) && model.simulated[b] === 1, 'simulated');
     drawDeviceBars(request, visible);
   }
   // Folded groups get a heavy outline; requests the placer did not honour (red outline and
   // corner) and failed or unplaced ops (red, heavier) stay visible at every zoom.
-  outline(isGroup, theme.foreground, 2, []);
-  ctx.setLineDash([]);
-  outline((b) => model.mismatch[b] === 1, theme.mismatch, 2.5, []);
+  outline(isGroup, 'folded');
+  outline((b) => model.mismatch[b] === 1, 'mismatch');
   if (alerts !== null) {
-    outline((b) => alerts[b] === 1, theme.mismatch, 4, []);
+    outline((b) => alerts[b] === 1, 'failed');
   }
   ctx.beginPath();
   const corner = Math.min(OP_CORNER, Math.max(8, 6 * px));
@@ -443,7 +460,7 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   }
   if (live !== null) {
     // Ops running now in the run in flight: a heavy outline at every zoom.
-    outline((b) => live[b] === LIVE_RUNNING, theme.running, 4, []);
+    outline((b) => live[b] === LIVE_RUNNING, 'running');
   }
 }
 
@@ -522,8 +539,8 @@ function drawMarks(
       ctx.rect(x[b] - gap, y[b] - gap, w[b] + 2 * gap, h[b] + 2 * gap);
     }
   }
-  ctx.strokeStyle = theme.marked;
-  ctx.lineWidth = 2.5 * px;
+  ctx.strokeStyle = theme[mark('marked').colour];
+  ctx.lineWidth = mark('marked').stroke.width * px;
   ctx.stroke();
   ctx.beginPath();
   for (const b of visible) {
@@ -564,16 +581,23 @@ function groupLine(model: DagModel, box: number): string {
 
 /**
  * Names (and, closer in, types or op counts) in screen space, in each box with room for them on
- * screen, cut to their box and kept apart (labels.fitLabels); each drawn line's rectangle goes
- * into `placed`. The font is LABEL_FONT_PX at every zoom where the box is LABEL_ROOM_PX tall;
- * a shorter box (a graph fitted below READABLE_SCALE, on a narrow canvas) says its name in a
- * smaller font and cut shorter rather than not at all (boxmetrics.labelFontPx). Returns how
- * many boxes say their name.
+ * screen, cut in the middle to their box keeping what tells them apart (labels.fitLabels); each
+ * drawn line's rectangle goes into `placed`. The font follows the zoom (boxmetrics.labelFontPx):
+ * LABEL_FONT_PX at READABLE_SCALE, the inspector's own font on a graph drawn closer (a small
+ * one), and smaller and cut shorter rather than not at all on a graph fitted below
+ * READABLE_SCALE (a narrow canvas). Returns how many boxes say their name.
  */
 function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
   const { x, y, w, h } = model.layout.boxes;
+  // The op boxes' font (the shortest boxes) caps every box's, so a folded group says its name
+  // no bigger than the ops beside it; below LABEL_FONT_PX the taller groups keep that.
+  const most = Math.max(
+    LABEL_FONT_PX,
+    labelFontPx(OP_HEIGHT * scale, LABEL_ROOM_PX, request.fontPx ?? NORMAL_FONT_PX),
+  );
+  const fontOf = (b: number) => labelFontPx(h[b] * scale, LABEL_ROOM_PX, most);
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
@@ -581,8 +605,8 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const group = model.folded.boxes[b].node < 0;
     return (w[b] - (group ? TOGGLE_SIZE + TOGGLE_INSET : 0)) * scale - 2 * LABEL_INSET_PX;
   };
-  const named = Array.from(visible).filter((b) => labelFontPx(h[b] * scale) > 0 && roomOf(b) > 0);
-  const fonts = named.map((b) => labelFontPx(h[b] * scale));
+  const named = Array.from(visible).filter((b) => fontOf(b) > 0 && roomOf(b) > 0);
+  const fonts = named.map(fontOf);
   // Text is as wide as its font is big: each box's room in px of LABEL_FONT_PX text, so every
   // label is fitted (and kept apart from the others) with one measure.
   const rooms = named.map((b, k) => (roomOf(b) * LABEL_FONT_PX) / fonts[k]);
@@ -590,6 +614,7 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     ctx,
     named.map((b) => visibleText(model.labels[b])),
     rooms,
+    named.map((b) => model.labelKeeps[b]),
   );
   const seconds = named.map((b, k) => {
     const box = model.folded.boxes[b];
@@ -621,12 +646,15 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
     ctx.fillStyle = textColours[colours.index[b]];
-    if (seconds[k] === '') {
-      line(names[k], sx, sy + height * (group ? 0.4 : 0.5)); // above a group's device bar
+    // Two lines a font apart around the middle (above a group's device bar), where they fit.
+    const middle = sy + height * (group ? 0.4 : 0.5);
+    const room = group ? height * 0.8 : height;
+    if (seconds[k] === '' || room < 2 * font + 4) {
+      line(names[k], sx, middle);
       return;
     }
-    line(names[k], sx, sy + height * (group ? 0.28 : 1 / 3));
-    line(seconds[k], sx, sy + height * (group ? 0.64 : 2 / 3));
+    line(names[k], sx, middle - font / 2 - 1);
+    line(seconds[k], sx, middle + font / 2 + 1);
   });
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
   return drawn;
@@ -636,9 +664,12 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
  * Each visible container's title in its top strip, where the strip has room for it: in a smaller
  * font on a strip too short for LABEL_FONT_PX (boxmetrics.labelFontPx), as box names are.
  */
-function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: LabelRect[]): void {
+function drawTitles(
+  { ctx, model, viewport, theme, fontPx }: PaintRequest,
+  placed: LabelRect[],
+): void {
   const { scale } = viewport;
-  const font = labelFontPx(TITLE_STRIP * scale, TITLE_ROOM_PX);
+  const font = labelFontPx(TITLE_STRIP * scale, TITLE_ROOM_PX, fontPx ?? NORMAL_FONT_PX);
   if (font === 0) {
     return;
   }
@@ -658,9 +689,15 @@ function drawTitles({ ctx, model, viewport, theme }: PaintRequest, placed: Label
     const group = model.hierarchy.groups[model.folded.containers[c].group];
     const suffix = group.series > 0 ? ` ×${group.series}` : '';
     const room = (((w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12) * LABEL_FONT_PX) / font;
-    const text = fitLabel(ctx, visibleText(`${model.titles[c]}${suffix}`), room);
-    if (text !== '') {
-      fitted.push([text, sx, cy]);
+    // The name cut in the middle (keeping what tells it apart), the series count whole.
+    const name = fitLabel(
+      ctx,
+      visibleText(model.titles[c]),
+      room - ctx.measureText(suffix).width,
+      model.titleKeeps[c],
+    );
+    if (name !== '') {
+      fitted.push([`${name}${suffix}`, sx, cy]);
     }
   }
   ctx.font = `600 ${font}px sans-serif`;

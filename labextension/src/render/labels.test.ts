@@ -3,27 +3,61 @@ import {
   LEAST_KEPT,
   countOverlaps,
   displayPath,
+  distinguishingParts,
   fitLabel,
   fitLabels,
-  uniqueLabels,
+  keptParts,
+  shortestLabel,
 } from './labels';
 
 /** 6 px per character, as the tests' fake canvas measures. */
 const measure = { measureText: (text: string) => ({ width: text.length * 6 }) };
 
-describe('uniqueLabels', () => {
-  it('uses the last name where it is unique, and just enough of the scope where not', () => {
+/** Notebook 04's towers: each tower's gradients, as the scopes TF gives them. */
+const TOWERS = [0, 1].flatMap((t) =>
+  ['MatMul_grad', 'Mean_grad', 'sub_grad', 'Square_grad'].map(
+    (op) => `tower_${t}/gradients/tower_${t}/${op}`,
+  ),
+);
+
+describe('distinguishingParts', () => {
+  it('keeps, beside each path with the same last name, the part where they first differ', () => {
     expect(
-      uniqueLabels(['layer1/w', 'layer2/w', 'layer1/MatMul', 'a/b/read', 'c/b/read', 'loss']),
-    ).toEqual(['layer1/w', 'layer2/w', 'MatMul', 'a/b/read', 'c/b/read', 'loss']);
+      distinguishingParts([
+        'layer1/w',
+        'layer2/w',
+        'layer1/MatMul',
+        'mlp/dense_0/kernel/Adam',
+        'mlp/dense_1/kernel/Adam',
+        'loss',
+      ]),
+    ).toEqual([[0], [0], [], [1], [1], []]);
   });
 
-  it('lengthens only the names that collide', () => {
-    expect(uniqueLabels(['x/y/Relu', 'z/y/Relu', 'q/Add'])).toEqual([
-      'x/y/Relu',
-      'z/y/Relu',
-      'Add',
+  it("keeps the tower of each tower's gradient scope", () => {
+    expect(distinguishingParts(TOWERS)).toEqual(TOWERS.map(() => [0]));
+  });
+
+  it('keeps every part that tells a path from one look-alike or another', () => {
+    expect(distinguishingParts(['a/x/Relu', 'a/y/Relu', 'b/x/Relu'])).toEqual([
+      [0, 1],
+      [0, 1],
+      [0],
     ]);
+  });
+});
+
+describe('keptParts and shortestLabel', () => {
+  it('elide what is not kept, one ellipsis per run', () => {
+    const path = 'tower_0/gradients/tower_0/MatMul_grad';
+    expect(keptParts(path, [0])).toBe('tower_0/…/MatMul_grad');
+    expect(keptParts('mlp/dense_0/kernel/Adam', [1])).toBe('…/dense_0/…/Adam');
+    expect(keptParts('a/b/read', [])).toBe('…/read');
+    expect(keptParts('layer1/w', [0])).toBe('layer1/w');
+    expect(shortestLabel(path, [0])).toBe('tower_0/…/MatMul_grad');
+    expect(shortestLabel('mlp/dense_0/kernel/Adam', [1])).toBe('…/dense_0/…/Adam');
+    expect(shortestLabel('layer1/w', [0])).toBe('layer1/w');
+    expect(shortestLabel('loss', [])).toBe('loss');
   });
 });
 
@@ -49,7 +83,9 @@ describe('fitLabel', () => {
 describe('fitLabel on a small box', () => {
   it('keeps the distinctive end: the last name whole, else its start', () => {
     expect(fitLabel(measure, 'tower_0/conv1/conv2', 42)).toBe('…/conv2');
-    expect(fitLabel(measure, 'tower_0/conv1/conv2', 54)).toBe('to…/conv2');
+    // a head of fewer than LEAST_KEPT characters says nothing: none
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 54)).toBe('…/conv2');
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 66)).toBe('towe…/conv2');
     // no room for '…/Relu': the last name after an ellipsis, not the scope's start ('a/b…')
     expect(fitLabel(measure, 'a/b/Relu', 30)).toBe('…Relu');
     // no room for the last name whole: its start, not the scope's ('tower_0…')
@@ -61,6 +97,38 @@ describe('fitLabel on a small box', () => {
     expect(fitLabel(measure, 'averyveryverylongname', 23)).toBe('');
     expect(fitLabel(measure, 'tower_0/Conv2DBackpropFilter', 23)).toBe('');
     expect(fitLabel(measure, 'Add', 18)).toBe('Add'); // whole, however short
+  });
+});
+
+describe('fitLabel keeping the parts that tell a box apart', () => {
+  const widths = [60, 90, 126, 132, 160, 228];
+
+  it("cuts the towers' gradient scopes in the middle, keeping the tower and the last name", () => {
+    const keep = distinguishingParts(TOWERS);
+    for (const width of widths) {
+      const fitted = TOWERS.map((text, i) => fitLabel(measure, text, width, keep[i]));
+      for (const [i, text] of fitted.entries()) {
+        expect(text.length * 6).toBeLessThanOrEqual(width); // never wider than its room
+        const op = TOWERS[i].split('/').pop()!;
+        if (width >= `…/${op}`.length * 6) {
+          expect(text.endsWith(`/${op}`)).toBe(true); // the distinguishing tail, whole
+        }
+      }
+      if (width >= 'tower_0/…/Square_grad'.length * 6) {
+        // Room for the tower too: every label differs, and none is `tower_0/gra…`.
+        expect(new Set(fitted).size).toBe(TOWERS.length);
+        expect(fitted.every((text) => /^tower_\d\//.test(text))).toBe(true);
+      }
+    }
+    expect(fitLabel(measure, TOWERS[0], 126, keep[0])).toBe('tower_0/…/MatMul_grad');
+    expect(fitLabel(measure, TOWERS[0], 160, keep[0])).toBe('tower_0/…/MatMul_grad');
+    expect(fitLabel(measure, TOWERS[0], 186, keep[0])).toBe('tower_0/gradients/…/MatMul_grad');
+  });
+
+  it('elides the parts before and between the kept ones where the head does not fit', () => {
+    expect(fitLabel(measure, 'mlp/dense_0/kernel/Adam', 96, [1])).toBe('…/dense_0/…/Adam');
+    expect(fitLabel(measure, 'mlp/dense_0/kernel/Adam', 108, [1])).toBe('mlp/dense_0/…/Adam');
+    expect(fitLabel(measure, 'mlp/dense_0/kernel/Adam', 60, [1])).toBe('…/Adam');
   });
 });
 

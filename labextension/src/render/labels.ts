@@ -1,8 +1,8 @@
 /**
- * Box labels that say which op or group a box is: the shortest ending of its name that no other
- * drawn box shares (`layer1/w` and `layer2/w`, not `w` twice), cut in the middle when too long so
- * both the start and the last name stay readable (shorter still on a small box: `…/read`,
- * `Conv2DBa…`); and the count of drawn labels that overlap.
+ * Box labels that say which op or group a box is: its whole name where it fits, else cut in the
+ * middle keeping the last name and the parts that tell it from the boxes whose last name is the
+ * same (`tower_0/…/MatMul_grad` beside `tower_1/…/MatMul_grad`, never two `tower_0/gra…`);
+ * shorter still on a small box (`…/read`, `Conv2DBa…`); and the count of drawn labels that overlap.
  */
 import { isSideKey } from './auxiliary';
 
@@ -13,38 +13,104 @@ export function displayPath(key: string): string {
   return isSideKey(first) ? first.slice(1, -1) + (slash < 0 ? '' : key.slice(slash)) : key;
 }
 
-/** For each full name, its shortest trailing run of '/'-parts that is unique among `names`. */
-export function uniqueLabels(names: readonly string[]): string[] {
-  const parts = names.map((name) => name.split('/'));
-  const taken = new Int32Array(names.length).fill(1);
-  const label = (i: number) => parts[i].slice(parts[i].length - taken[i]).join('/');
-  for (;;) {
-    const byLabel = new Map<string, number[]>();
-    names.forEach((_, i) => {
-      const text = label(i);
-      const list = byLabel.get(text);
-      if (list === undefined) {
-        byLabel.set(text, [i]);
-      } else {
-        list.push(i);
-      }
-    });
-    let grew = false;
-    for (const list of byLabel.values()) {
-      if (list.length < 2) {
-        continue;
-      }
-      for (const i of list) {
-        if (taken[i] < parts[i].length) {
-          taken[i]++;
-          grew = true;
+/**
+ * For each '/'-path, the indices of the parts (the last aside) that tell it from the other paths
+ * whose last part is the same: each index where, reading from the start, another such path first
+ * parts from it. `tower_0/gradients/tower_0/MatMul_grad` beside `tower_1/…` keeps part 0;
+ * `mlp/dense_0/kernel/Adam` beside `mlp/dense_1/kernel/Adam` keeps part 1; a path whose last part
+ * no other has keeps none. One pass over a trie of prefixes per last part: linear in the parts.
+ */
+export function distinguishingParts(paths: readonly string[]): number[][] {
+  const parts = paths.map((path) => path.split('/'));
+  const byLast = new Map<string, number[]>();
+  parts.forEach((p, i) => {
+    const last = p[p.length - 1];
+    const list = byLast.get(last);
+    if (list === undefined) {
+      byLast.set(last, [i]);
+    } else {
+      list.push(i);
+    }
+  });
+  const kept: number[][] = paths.map(() => []);
+  for (const members of byLast.values()) {
+    if (members.length < 2) {
+      continue;
+    }
+    // Per prefix (its first k parts, as text), the distinct parts that follow it.
+    const next = new Map<string, Set<string>>();
+    for (const i of members) {
+      let prefix = '';
+      for (const part of parts[i]) {
+        let set = next.get(prefix);
+        if (set === undefined) {
+          set = new Set();
+          next.set(prefix, set);
         }
+        set.add(part);
+        prefix += `${part}/`;
       }
     }
-    if (!grew) {
-      return names.map((_, i) => label(i));
+    for (const i of members) {
+      const p = parts[i];
+      let prefix = '';
+      for (let k = 0; k < p.length - 1; k++) {
+        if ((next.get(prefix)?.size ?? 0) > 1) {
+          kept[i].push(k);
+        }
+        prefix += `${p[k]}/`;
+      }
     }
   }
+  return kept;
+}
+
+/**
+ * The parts `keep` of `path` and its last, in order, an ellipsis for each run left out:
+ * `tower_0/…/MatMul_grad`, `…/dense_0/…/Adam`, `…/read`; the path itself when nothing is left out.
+ */
+export function keptParts(path: string, keep: readonly number[]): string {
+  const parts = path.split('/');
+  const last = parts.length - 1;
+  const shown = new Set([...keep.filter((k) => k < last), last]);
+  const out: string[] = [];
+  for (let k = 0; k <= last; k++) {
+    if (shown.has(k)) {
+      out.push(parts[k]);
+    } else if (out[out.length - 1] !== '…') {
+      out.push('…');
+    }
+  }
+  return out.join('/');
+}
+
+/**
+ * The shortest text a box of `path` says while it tells the box apart: the path up to its last
+ * kept part, an ellipsis and its last part (`tower_0/…/MatMul_grad`; `…/read` keeping none), or
+ * the path where that is no shorter. What a box is sized for (boxmetrics.opBoxWidth).
+ */
+export function shortestLabel(path: string, keep: readonly number[]): string {
+  const parts = path.split('/');
+  if (parts.length === 1) {
+    return path;
+  }
+  const upTo = keep.length === 0 ? -1 : Math.max(...keep);
+  const head = parts.slice(0, upTo + 1).join('/');
+  const cut = `${head}${head === '' ? '' : '/'}…/${parts[parts.length - 1]}`;
+  return [cut, keptParts(path, keep)].reduce((a, b) => (b.length < a.length ? b : a), path);
+}
+
+/**
+ * The names boxes and container titles say (displayPath) and the parts each keeps when cut,
+ * boxes first: read together, so a folded `gradients/layer1` beside the opened `layer1` keeps
+ * what tells them apart.
+ */
+export function boxPaths(
+  boxes: readonly { name: string }[],
+  containers: readonly string[] = [],
+): { paths: string[]; keeps: number[][] } {
+  const paths = [...boxes.map((box) => displayPath(box.name)), ...containers.map(displayPath)];
+  return { paths, keeps: distinguishingParts(paths) };
 }
 
 /** Something that measures text in pixels (a canvas context). */
@@ -56,33 +122,56 @@ export interface Measure {
 export const LEAST_KEPT = 3;
 
 /**
- * `text` if it fits `width` px, else its start and end around an ellipsis: the last '/'-part is
- * kept whole when it fits, so `layer1/dense/kernel/read` becomes `layer1/d…/read` (or `…/read`).
- * Where not even that fits, the last part (`…Relu`) or its start (`Conv2DBa…` for
- * `tower_0/Conv2DBackpropFilter`): the name that tells a box from its neighbours in its scope.
+ * `text` if it fits `width` px, else cut in the middle, keeping its last '/'-part whole and the
+ * parts `keep` (distinguishingParts) where it can, the first of these that fits:
+ * - its start up to and past its kept parts (LEAST_KEPT characters at least), an ellipsis, its
+ *   last part: `layer1/d…/read`; with kept parts, whole parts past them only:
+ *   `tower_0/…/MatMul_grad` (part 0 kept), `tower_0/gradients/…/MatMul_grad` with more room;
+ * - the kept parts and the last, the rest elided: `…/dense_0/…/Adam`;
+ * - `…/read`; the last part after an ellipsis (`…Relu`), or its start (`Conv2DBa…` for
+ *   `tower_0/Conv2DBackpropFilter`): the name that tells a box from its neighbours in its scope.
  * A text without '/' keeps its start. '' where the room holds fewer than LEAST_KEPT characters
  * and an ellipsis.
  */
-export function fitLabel(measure: Measure, text: string, width: number): string {
-  if (measure.measureText(text).width <= width) {
+export function fitLabel(
+  measure: Measure,
+  text: string,
+  width: number,
+  keep: readonly number[] = [],
+): string {
+  const fits = (candidate: string) => measure.measureText(candidate).width <= width;
+  if (fits(text)) {
     return text;
   }
   const slash = text.lastIndexOf('/');
   const tail = slash < 0 ? '' : text.slice(slash);
-  if (tail !== '' && measure.measureText(`…${tail}`).width <= width) {
-    const head = longest(
-      measure,
-      text.length - tail.length,
-      (n) => `${text.slice(0, n)}…${tail}`,
-      width,
-    );
-    return `${text.slice(0, head)}…${tail}`;
+  if (tail !== '') {
+    const parts = text.split('/');
+    const kept = keep.filter((k) => k < parts.length - 1);
+    // The head keeps every kept part whole, with the '/' after the last of them.
+    const least =
+      kept.length === 0 ? 0 : parts.slice(0, Math.max(...kept) + 1).join('/').length + 1;
+    const cut = (n: number) => `${text.slice(0, n)}…${tail}`;
+    // A head of a character or two says nothing: none (`…/read`), or LEAST_KEPT at least.
+    const first = least > 0 ? least : LEAST_KEPT;
+    if (first <= text.length - tail.length && fits(cut(first))) {
+      const n = longest(measure, text.length - tail.length, cut, width, first);
+      // Past the kept parts, whole parts only: `tower_0/…/MatMul_grad`, not `tower_0/gra…/…`.
+      return cut(least > 0 ? text.lastIndexOf('/', n - 1) + 1 : n);
+    }
+    const elided = keptParts(text, kept);
+    if (kept.length > 0 && fits(elided)) {
+      return elided;
+    }
+    if (fits(`…${tail}`)) {
+      return `…${tail}`;
+    }
   }
   const last = tail.slice(1);
   if (last.length < LEAST_KEPT) {
     return fitStart(measure, text, width);
   }
-  if (measure.measureText(`…${last}`).width <= width) {
+  if (fits(`…${last}`)) {
     return `…${last}`;
   }
   const n = longest(measure, last.length - 1, (k) => `${last.slice(0, k)}…`, width);
@@ -98,8 +187,9 @@ export function fitLabels(
   measure: Measure,
   texts: readonly string[],
   widths: readonly number[],
+  keeps: readonly (readonly number[])[] = [],
 ): string[] {
-  const fitted = texts.map((text, i) => fitLabel(measure, text, widths[i]));
+  const fitted = texts.map((text, i) => fitLabel(measure, text, widths[i], keeps[i]));
   const byFitted = new Map<string, number[]>();
   fitted.forEach((text, i) => {
     const list = byFitted.get(text);
@@ -149,14 +239,15 @@ function fitEnd(measure: Measure, text: string, width: number): string {
   return n < LEAST_KEPT ? '' : `…${text.slice(text.length - n)}`;
 }
 
-/** The largest n in [0, max] with measure(make(n)) <= width (0 when none fits). */
+/** The largest n in [least, max] with measure(make(n)) <= width (`least` when none fits). */
 function longest(
   measure: Measure,
   max: number,
   make: (n: number) => string,
   width: number,
+  least = 0,
 ): number {
-  let low = 0;
+  let low = least;
   let high = max;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);

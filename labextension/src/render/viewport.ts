@@ -3,7 +3,7 @@
 export const MIN_SCALE = 0.002;
 export const MAX_SCALE = 4;
 /** Space kept free around the graph when it is fitted, CSS px. */
-const FIT_MARGIN = 16;
+export const FIT_MARGIN = 16;
 
 /** The zoom that shows a `width` x `height` world whole on a `view` canvas, at most `most`. */
 export function fitScale(
