@@ -132,6 +132,20 @@ describe('computeMemory', () => {
     ]);
   });
 
+  it('frees nothing for a FREE whose ALLOC is not held, and never goes below zero', () => {
+    // A loop's oldest events rolled out: the first FREE's ALLOC is gone.
+    const events: MemoryEvents = {
+      count: 3,
+      kind: Int8Array.from([EventKind.FREE, EventKind.ALLOC, EventKind.FREE]),
+      t0: Float64Array.from([5, 10, 20]),
+      node: Int32Array.from([1, 2, 2]),
+      device: Int16Array.from([0, 0, 0]),
+      bytes: Float64Array.from([16, 64, 64]),
+    };
+    const { series } = computeMemory(events);
+    expect(Array.from(series[0].bytes)).toEqual([0, 64, 0]);
+  });
+
   it('sorts events that arrive out of time order', () => {
     const events: MemoryEvents = {
       count: 3,

@@ -2,9 +2,10 @@
  * The memory panel: bytes in use over time per device, from the ALLOC and FREE events.
  *
  * - The series is the running sum of ALLOC bytes minus FREE bytes, events sorted by time (ties
- *   keep the order they were recorded in). A FREE without bytes frees what its ALLOC took: FREEs
- *   are paired with the open ALLOC of the same node, device and size (an op's empty outputs free
- *   nothing), else the oldest open ALLOC of that node on that device.
+ *   keep the order they were recorded in). A FREE frees what its ALLOC took: FREEs are paired
+ *   with the open ALLOC of the same node, device and size (an op's empty outputs free nothing),
+ *   else the oldest open ALLOC of that node on that device; a FREE with no open ALLOC (its ALLOC
+ *   rolled out of the events held) frees nothing, so no device ever shows less than zero.
  * - Past 2,000 points a device's series is downsampled by time buckets, keeping each bucket's
  *   lowest, highest and last value, so the peak is always drawn exactly.
  * - A device's memory limit is drawn as a dashed line only when it is at most 4x the device's
@@ -372,8 +373,7 @@ export class MemoryTracker {
       if (index !== undefined) {
         this.allocations.t1[index] = events.t0[e];
       }
-      const freed = index === undefined ? 0 : this.allocations.bytes[index];
-      delta = -(events.bytes[e] > 0 ? events.bytes[e] : freed);
+      delta = index === undefined ? 0 : -this.allocations.bytes[index];
     }
     track.inUse += delta;
     track.push(events.t0[e], track.inUse);
