@@ -7,12 +7,14 @@ timelines on one time axis (``labextension/src/render/compare.ts``); elsewhere a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from placeviz.contract import COMPARE_SCHEMA
 from placeviz.devices.spec import short_name
+from placeviz.events.html import write_html
 from placeviz.events.trace import DeviceSummary, Trace
 from placeviz.units import data_size, duration, signed_duration
 
@@ -99,6 +101,11 @@ class Comparison:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {COMPARE_MIME_TYPE: self.to_document(), "text/plain": repr(self)}
+
+    def to_html(self, path: str | os.PathLike[str], title: str = "placeviz comparison") -> None:
+        """One self-contained HTML file with both placements side by side, as
+        ``Trace.to_html`` writes one: no network, no kernel needed."""
+        write_html(self.to_document(), path, title, COMPARE_MIME_TYPE)
 
 
 def compare(first: Trace, second: Trace, labels: Sequence[str] = ("a", "b")) -> Comparison:
