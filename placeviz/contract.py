@@ -247,7 +247,17 @@ RUN = Record(
     (
         Field("id", integer()),
         Field("t0", integer(), comment="absolute ns (subtract origin_ns)"),
-        Field("t1", integer()),
+        Field(
+            "t1",
+            integer(),
+            comment="the RUN event's end: a run on simulated GPUs ends where its model does",
+        ),
+        Field(
+            "modeled",
+            BOOLEAN,
+            required=False,
+            comment="its times come from the cost model (simulated GPUs), not a clock",
+        ),
         Field("status", one_of(RUN_STATUSES, "RunStatus")),
         Field("error", nullable(string()), required=False),
         Field("fetches", array(string()), required=False),

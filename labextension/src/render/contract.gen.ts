@@ -112,7 +112,8 @@ export interface EdgeRecord {
 export interface RunRecord {
   id: number;
   t0: number; // absolute ns (subtract origin_ns)
-  t1: number;
+  t1: number; // the RUN event's end: a run on simulated GPUs ends where its model does
+  modeled?: boolean; // its times come from the cost model (simulated GPUs), not a clock
   status: RunStatus;
   error?: string | null;
   fetches?: string[];
