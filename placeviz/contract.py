@@ -247,17 +247,7 @@ RUN = Record(
     (
         Field("id", integer()),
         Field("t0", integer(), comment="absolute ns (subtract origin_ns)"),
-        Field(
-            "t1",
-            integer(),
-            comment="the RUN event's end: a run on simulated GPUs ends where its model does",
-        ),
-        Field(
-            "modeled",
-            BOOLEAN,
-            required=False,
-            comment="its times come from the cost model (simulated GPUs), not a clock",
-        ),
+        Field("t1", integer()),
         Field("status", one_of(RUN_STATUSES, "RunStatus")),
         Field("error", nullable(string()), required=False),
         Field("fetches", array(string()), required=False),
@@ -317,11 +307,7 @@ DEVICE_DELTA = Record(
         Field("device", string(), comment="full name; absent from a side: zeros there"),
         Field("ops", array(integer(0)), comment="[first, second]"),
         Field("busy_ns", array(integer(0)), comment="[first, second], in the last run"),
-        Field(
-            "peak_bytes",
-            array(nullable(integer(0))),
-            comment="[first, second]; null: that trace has no memory (a what-if models none)",
-        ),
+        Field("peak_bytes", array(integer(0)), comment="[first, second]"),
     ),
     "One device under both placements.",
 )

@@ -6,7 +6,6 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import placeviz as pv
@@ -65,26 +64,3 @@ def test_a_trace_shows_as_the_inspector_in_a_notebook() -> None:
     bundle = session.trace()._repr_mimebundle_()
     assert bundle[html.MIME_TYPE]["schema"] == "placeviz/1"
     assert bundle["text/plain"].startswith("<pv.Trace 1 run(s)")
-
-
-def test_a_comparison_writes_one_page_carrying_its_document(tmp_path: Path) -> None:
-    pv.config.simulate_gpus(2)
-    with pv.device("/gpu:0"):
-        a = pv.constant(np.ones((8, 8), np.float32), name="a")
-        b = pv.matmul(a, a, name="b")
-    with pv.Session() as sess:
-        sess.run(b)
-        trace = sess.trace()
-    comparison = pv.compare(trace, trace.what_if({"b": "/gpu:1"}))
-    path = tmp_path / "comparison.html"
-    comparison.to_html(path)
-    page = path.read_text("utf-8")
-    found = re.search(
-        r'<script type="application/vnd.placeviz.compare\+json" id="placeviz-document">(.*?)'
-        r"</script>",
-        page,
-        re.S,
-    )
-    assert found is not None
-    assert json.loads(found.group(1))["moved"] == comparison.to_document()["moved"]
-    assert page.count("<script") == 2  # the document and the bundle: nothing loaded from outside

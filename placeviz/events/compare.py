@@ -7,14 +7,12 @@ timelines on one time axis (``labextension/src/render/compare.ts``); elsewhere a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from placeviz.contract import COMPARE_SCHEMA, EventKind
+from placeviz.contract import COMPARE_SCHEMA
 from placeviz.devices.spec import short_name
-from placeviz.events.html import write_html
 from placeviz.events.trace import DeviceSummary, Trace
 from placeviz.units import data_size, duration, signed_duration
 
@@ -27,9 +25,7 @@ class DeviceChange:
     device: str
     ops: tuple[int, int]
     busy_s: tuple[float, float]  # in the last run
-    # bytes; None where that trace has no memory events (a what-if models no memory, a run
-    # not fully traced records none)
-    peak_memory: tuple[int | None, int | None]
+    peak_memory: tuple[int, int]  # bytes (0 where a run was not fully traced)
 
 
 @dataclass(frozen=True)
@@ -55,15 +51,13 @@ class Comparison:
             )
         self.moved = _moved(first, second)
         first_run, second_run = (t.summary(t.runs[-1]["id"] if t.runs else -1) for t in self.traces)
-        memory = (_has_memory(first), _has_memory(second))
         self.devices = [
-            DeviceChange(name, *_pairs(first_run.get(name), second_run.get(name), memory))
+            DeviceChange(name, *_pairs(first_run.get(name), second_run.get(name)))
             for name in dict.fromkeys([*first_run, *second_run])
         ]
 
     def __repr__(self) -> str:
         a, b = self.labels
-        first, second = self.traces
         lines = [
             f"step: {a} {duration(self.step_s[0])}, {b} {duration(self.step_s[1])} "
             f"({signed_duration(self.step_s[1] - self.step_s[0])})",
@@ -73,7 +67,7 @@ class Comparison:
             lines.append(
                 f"{short_name(d.device):<24} {d.ops[0]:>4}→{d.ops[1]:<4} "
                 f"{duration(d.busy_s[0]):>10}→{duration(d.busy_s[1]):<10} "
-                f"{_memory(d.peak_memory[0], first):>11}→{_memory(d.peak_memory[1], second):<11}"
+                f"{data_size(d.peak_memory[0]):>11}→{data_size(d.peak_memory[1]):<11}"
             )
         lines.append(f"{len(self.moved)} op(s) moved")
         lines += [
@@ -106,11 +100,6 @@ class Comparison:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {COMPARE_MIME_TYPE: self.to_document(), "text/plain": repr(self)}
 
-    def to_html(self, path: str | os.PathLike[str], title: str = "placeviz comparison") -> None:
-        """One self-contained HTML file with both placements side by side, as
-        ``Trace.to_html`` writes one: no network, no kernel needed."""
-        write_html(self.to_document(), path, title, COMPARE_MIME_TYPE)
-
 
 def compare(first: Trace, second: Trace, labels: Sequence[str] = ("a", "b")) -> Comparison:
     """Two placements of one graph side by side (``labels`` name them)."""
@@ -131,28 +120,14 @@ def _moved(first: Trace, second: Trace) -> list[MovedOp]:
     ]
 
 
-def _has_memory(trace: Trace) -> bool:
-    kinds = trace.events["kind"]
-    return bool(((kinds == EventKind.ALLOC) | (kinds == EventKind.FREE)).any())
-
-
-def _memory(peak: int | None, trace: Trace) -> str:
-    """A peak as the text table shows it; a trace without memory says why it has none."""
-    if peak is not None:
-        return data_size(peak)
-    return "not modelled" if trace.prediction else "not traced"
-
-
 def _same_graph(first: Trace, second: Trace) -> bool:
     return {n["name"] for n in first.nodes} == {n["name"] for n in second.nodes}
 
 
 def _pairs(
-    first: DeviceSummary | None, second: DeviceSummary | None, memory: tuple[bool, bool]
-) -> tuple[tuple[int, int], tuple[float, float], tuple[int | None, int | None]]:
-    """(ops, busy seconds, peak memory) as [first, second]; a device a side lacks has zeros, a
-    side without memory events no peak."""
+    first: DeviceSummary | None, second: DeviceSummary | None
+) -> tuple[tuple[int, int], tuple[float, float], tuple[int, int]]:
+    """(ops, busy seconds, peak memory) as [first, second]; a device a side lacks has zeros."""
     a = (first.ops, first.busy_s, first.peak_memory) if first else (0, 0.0, 0)
     b = (second.ops, second.busy_s, second.peak_memory) if second else (0, 0.0, 0)
-    peaks = (a[2] if memory[0] else None, b[2] if memory[1] else None)
-    return (a[0], b[0]), (a[1], b[1]), peaks
+    return (a[0], b[0]), (a[1], b[1]), (a[2], b[2])

@@ -68,15 +68,12 @@ def script_json(document: dict[str, Any]) -> str:
     )
 
 
-def document_html(
-    document: dict[str, Any], title: str = "placeviz inspector", mime: str = MIME_TYPE
-) -> str:
-    """The page; ``mime`` says what the document is (a trace's, or a comparison's)."""
+def document_html(document: dict[str, Any], title: str = "placeviz inspector") -> str:
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _PAGE.format(
         policy=_POLICY,
         title=safe_title,
-        mime=mime,
+        mime=MIME_TYPE,
         data=script_json(document),
         bundle=_inline_bundle(),
     )
@@ -126,10 +123,7 @@ def output_bundle(document: dict[str, Any], text: str, html: bool = True) -> dic
 
 
 def write_html(
-    document: dict[str, Any],
-    path: str | os.PathLike[str],
-    title: str = "placeviz inspector",
-    mime: str = MIME_TYPE,
+    document: dict[str, Any], path: str | os.PathLike[str], title: str = "placeviz inspector"
 ) -> None:
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(document_html(document, title, mime))
+        handle.write(document_html(document, title))

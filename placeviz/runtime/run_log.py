@@ -68,12 +68,11 @@ class RunLog:
         a simulated GPU whose shapes only the run knows); ``card_readings`` what the real GPUs
         said of their memory meanwhile (nvml.py)."""
         self._in_flight = None
+        t_end = clock()
         compiled, columns = prepared
-        t_end = record_run(
-            self.recorder, compiled, columns, run.id, run.t0, clock(), failed_step, feeds
-        )
+        record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         record_card_memory(self.recorder, card_readings, run.id)
-        self._ended(run, t_end, error, list(columns.fetch_names), columns.modeled)
+        self._ended(run, t_end, error, list(columns.fetch_names))
 
     def add_run(
         self,
@@ -91,14 +90,7 @@ class RunLog:
         run_event(self.recorder, t0, t1, run.id, int(TimingSource.CLOCK))
         self._ended(run, t1, error, [fetch.name for fetch in fetches])
 
-    def _ended(
-        self,
-        run: RunStart,
-        t1: int,
-        error: str | None,
-        fetches: list[str],
-        modeled: bool = False,
-    ) -> None:
+    def _ended(self, run: RunStart, t1: int, error: str | None, fetches: list[str]) -> None:
         """Keep the run's record and where its events start, and tell the subscribers."""
         self._cursors.append(run.since)
         self._runs.append(
@@ -106,7 +98,6 @@ class RunLog:
                 "id": run.id,
                 "t0": run.t0,
                 "t1": t1,
-                "modeled": modeled,
                 "status": "ok" if error is None else "error",
                 "error": error,
                 "fetches": fetches,

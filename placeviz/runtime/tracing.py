@@ -224,9 +224,8 @@ def record_run(
     t_end: int,
     failed_step: int | None,
     feeds: Sequence[Any],
-) -> int:
-    """Add one run's events: the run, its steps and, when fully traced, its allocations; returns
-    where the run ends (a modeled run where its model does).
+) -> None:
+    """Add one run's events: the run, its steps and, when fully traced, its allocations.
 
     ``feeds`` are the run's fed values: their shapes time the modeled steps that use them.
     """
@@ -239,7 +238,7 @@ def record_run(
     count = len(ran)
     if count == 0:
         run_event(recorder, t_start, t_end, run_id, _CLOCK)
-        return t_end
+        return
     prefix = isinstance(ran, range)
     if columns.modeled:
         measured = [end - start for start, end in zip(starts, ends)]
@@ -297,7 +296,6 @@ def record_run(
     )
     if measured is not None:
         _record_memory(recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id)
-    return t_end
 
 
 def _fed_bytes(feeds: Sequence[Any]) -> np.ndarray:

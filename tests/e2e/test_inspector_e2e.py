@@ -635,28 +635,6 @@ def test_standalone_html(offline_page: Any, tmp_path: Path) -> None:
     assert offline_page.problems == []
 
 
-def test_a_comparison_page_from_a_file_draws_both_placements(
-    offline_page: Any, tmp_path: Path
-) -> None:
-    """``Comparison.to_html``: one file that draws both placements side by side, offline."""
-    sess = build(TOWERS, gpus=4)["sess"]
-    trace = sess.trace()
-    comparison = pv.compare(trace, trace.what_if(devices=2), labels=("4 GPUs", "2 GPUs"))
-    path = tmp_path / "comparison.html"
-    comparison.to_html(path)
-    offline_page.goto(path.as_uri())
-    view = offline_page.locator(".placeviz-compare")
-    expect()(view).to_have_count(1)
-    expect()(view.locator(".placeviz-inspector")).to_have_count(2)
-    expect()(view.locator(".placeviz-compare-step")).to_contain_text("2 GPUs")
-    for side in range(2):
-        dag = view.locator(f".placeviz-compare-column[data-side='{side}'] .placeviz-dag-view")
-        expect()(dag).to_have_attribute("data-visible-nodes", at_least(1), timeout=30_000)
-    assert int(view.get_attribute("data-moved")) == len(comparison.moved) > 0
-    assert offline_page.requests == []
-    assert offline_page.problems == []
-
-
 # Markup in the text a user controls: a device function's name (it goes into the placement
 # reason) and the file name code was compiled from (it goes into each op's source line).
 PAYLOAD = '</script><img src=x onerror="window.__pwned = 1">'

@@ -65,9 +65,7 @@ describe('PlacementRenderer', () => {
     expect(root.querySelector('.placeviz-timing')!.getAttribute('data-bars')).toBe('5');
     expect(root.querySelector('input[type=range].placeviz-time')).not.toBeNull();
     expect(root.querySelector('button.placeviz-play')).not.toBeNull();
-    expect(root.querySelector('.placeviz-runs')!.textContent).toBe(
-      'run 2 of 2 · error · 100 ns measured',
-    );
+    expect(root.querySelector('.placeviz-runs')!.textContent).toBe('run 2 of 2 · error · 100 ns');
     expect(root.querySelector('.placeviz-error')!.textContent).toContain("node 'tower_0/b'");
     renderer.dispose();
   });

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readComparison } from './comparedoc';
-import {
-  deviceColumns,
-  deviceRows,
-  missingMemory,
-  movedLines,
-  MOVED_LISTED,
-  stepSummary,
-} from './comparesummary';
+import { deviceColumns, deviceRows, movedLines, MOVED_LISTED, stepSummary } from './comparesummary';
 import { CPU, GPU0, GPU1 } from './__tests__/fixtures';
 import { comparisonDocument } from './__tests__/compare-fixture';
 
@@ -65,15 +58,6 @@ describe('deviceRows', () => {
     const worker = '/job:worker/replica:0/task:1/device:GPU:0';
     const rows = deviceRows([{ device: worker, ops: [0, 3], busy_ns: [0, 0], peak_bytes: [0, 0] }]);
     expect(rows[0][0]).toBe('worker/1 GPU:0');
-  });
-
-  it('says a what-if models no memory instead of showing 0 B and a change', () => {
-    const rows = deviceRows(
-      [{ device: GPU0, ops: [2, 2], busy_ns: [10, 20], peak_bytes: [1024, null] }],
-      [missingMemory(null), missingMemory('what if b on GPU:1')],
-    );
-    expect(rows[0].slice(7)).toEqual(['1.00 KiB', 'not modelled', '—']);
-    expect(missingMemory(null)).toBe('not traced');
   });
 });
 

@@ -55,30 +55,16 @@ export function deviceColumns(labels: readonly [string, string]): string[] {
   return ['device', ...sides, ...sides, ...sides];
 }
 
-/** What a side without memory events shows for its peak: a what-if models no memory. */
-export function missingMemory(prediction: string | null): string {
-  return prediction !== null ? 'not modelled' : 'not traced';
-}
-
 /**
  * One row per device: its short name, then ops, busy time (in the last run) and peak memory,
- * each as [first, second, second − first]. A side whose trace has no memory shows `missing`'s
- * words for it (never 0 B), and no change.
+ * each as [first, second, second − first].
  */
-export function deviceRows(
-  devices: readonly DeviceDelta[],
-  missing: readonly [string, string] = [missingMemory(null), missingMemory(null)],
-): string[][] {
+export function deviceRows(devices: readonly DeviceDelta[]): string[][] {
   const count = (n: number) => n.toLocaleString('en-US');
   return devices.map((d) => {
     const cells = [shortDeviceName(d.device)];
-    const metric = (values: readonly (number | null)[], format: (v: number) => string) => {
-      const [a, b] = values;
-      cells.push(
-        a === null ? missing[0] : format(a),
-        b === null ? missing[1] : format(b),
-        a === null || b === null ? '—' : signed(b - a, format),
-      );
+    const metric = (values: number[], format: (v: number) => string) => {
+      cells.push(format(values[0]), format(values[1]), signed(values[1] - values[0], format));
     };
     metric(d.ops, count);
     metric(d.busy_ns, formatNs);
@@ -126,8 +112,7 @@ export function comparisonSummary(doc: Document, comparison: Comparison): HTMLEl
     columns.append(...deviceColumns(comparison.labels).map((text) => element(doc, 'th', '', text)));
     head.append(groups, columns);
     const body = element(doc, 'tbody', '');
-    const missing = comparison.stores.map((store) => missingMemory(store.prediction));
-    deviceRows(comparison.devices, [missing[0], missing[1]]).forEach((cells, i) => {
+    deviceRows(comparison.devices).forEach((cells, i) => {
       const row = element(doc, 'tr', 'placeviz-compare-device');
       row.dataset.device = comparison.devices[i].device;
       row.title = visibleText(comparison.devices[i].device);

@@ -112,8 +112,7 @@ export interface EdgeRecord {
 export interface RunRecord {
   id: number;
   t0: number; // absolute ns (subtract origin_ns)
-  t1: number; // the RUN event's end: a run on simulated GPUs ends where its model does
-  modeled?: boolean; // its times come from the cost model (simulated GPUs), not a clock
+  t1: number;
   status: RunStatus;
   error?: string | null;
   fetches?: string[];
@@ -145,7 +144,7 @@ export interface DeviceDelta {
   device: string; // full name; absent from a side: zeros there
   ops: number[]; // [first, second]
   busy_ns: number[]; // [first, second], in the last run
-  peak_bytes: (number | null)[]; // [first, second]; null: that trace has no memory (a what-if models none)
+  peak_bytes: number[]; // [first, second]
 }
 
 /** Two placements of one graph side by side: what moved, and what it changed. */

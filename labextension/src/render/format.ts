@@ -45,11 +45,3 @@ export function shortDeviceName(name: string): string {
   const [, job, task, device] = match;
   return job === 'localhost' && task === '0' ? device : `${job}/${task} ${device}`;
 }
-
-/**
- * A run's length and the clock it is on, in the words every view uses: "529.3 µs modelled"
- * (simulated GPUs: the cost model's time) or "476.84 ms measured" (the host's clock).
- */
-export function runLength(run: { t0: number; t1: number; modeled?: boolean }): string {
-  return `${formatNs(Math.max(0, run.t1 - run.t0))} ${run.modeled === true ? 'modelled' : 'measured'}`;
-}

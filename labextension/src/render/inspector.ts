@@ -10,7 +10,7 @@ import { now, schedule, unschedule } from './frames';
 import { DagView } from './dag';
 import { renderDetails } from './details';
 import { renderLegend } from './legend';
-import { runLength } from './format';
+import { formatNs } from './format';
 import { MemoryPanel } from './memory';
 import { Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
@@ -80,7 +80,7 @@ export function runsSummary(store: PlacementStore): string {
     store.droppedEvents > 0
       ? ` · ${store.droppedEvents.toLocaleString('en-US')} oldest events dropped (limit ${store.events.maxEvents.toLocaleString('en-US')})`
       : '';
-  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${runLength(last)}${failures}${notPlaced}${skipped}${dropped}`;
+  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}${notPlaced}${skipped}${dropped}`;
 }
 
 /** Ops whose group could not be placed (a failed placement never makes a run record), counted

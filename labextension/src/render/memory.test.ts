@@ -291,28 +291,6 @@ describe('MemoryPanel', () => {
     expect(calls.some((c) => c.method === 'purge')).toBe(true);
   });
 
-  it('says a what-if models no memory rather than that none was recorded', () => {
-    setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
-    const doc = panelsDocument();
-    const kinds = doc.events.kind;
-    const kept = kinds
-      .map((k, i) => i)
-      .filter((i) => kinds[i] !== EventKind.ALLOC && kinds[i] !== EventKind.FREE);
-    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
-      doc.events[name] = kept.map((i) => doc.events[name][i]);
-    }
-    const note = (prediction: string | null) => {
-      const parent = document.createElement('div');
-      const store = PlacementStore.fromDocument({ ...doc, prediction });
-      new MemoryPanel(parent, store, new ViewState(), { throttleMs: 0 });
-      return parent.querySelector('.placeviz-panel-note')!.textContent;
-    };
-    expect(note('what if b on GPU:1')).toBe(
-      'Memory is not modelled by a what-if: only its times are.',
-    );
-    expect(note(null)).toBe('No memory events recorded.');
-  });
-
   it('lists the live tensors at the time under the pointer', async () => {
     const { plotly } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));

@@ -587,9 +587,7 @@ export class MemoryPanel extends PlotPanel {
     this.messageLine.textContent =
       this.model.series.length === 0
         ? this.model.cards.length === 0
-          ? this.store.prediction !== null
-            ? 'Memory is not modelled by a what-if: only its times are.'
-            : 'No memory events recorded.'
+          ? 'No memory events recorded.'
           : "No op memory events recorded: only the cards' own readings (NVML)."
         : offScale.length > 0
           ? visibleText(

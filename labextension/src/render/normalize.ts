@@ -162,7 +162,6 @@ function normalizeRun(raw: Loose, position: number): RunRecord {
     id: numberOr(raw.id, position),
     t0: numberOr(raw.t0, 0),
     t1: numberOr(raw.t1, 0),
-    modeled: raw.modeled === true,
     status: raw.status === 'error' ? 'error' : 'ok',
     error: typeof raw.error === 'string' ? raw.error : null,
     fetches: Array.isArray(raw.fetches) ? raw.fetches.filter((f) => typeof f === 'string') : [],

@@ -10,7 +10,7 @@
  * Picking a run moves the time to the run's end; "all runs" restores the end state.
  */
 import { element } from './dom';
-import { formatNs, runLength } from './format';
+import { formatNs } from './format';
 import type { TimeAxis } from './timeaxis';
 import type { View, ViewChange } from './view';
 import type { ViewState, ViewStateFields } from './viewstate';
@@ -39,7 +39,7 @@ export function runSpan(run: RunRecord, count: number, originNs: number): RunSpa
     id: run.id,
     start,
     end,
-    label: `run ${run.id + 1} of ${count} · ${run.status} · ${runLength(run)}`,
+    label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
   };
 }
 

@@ -90,36 +90,6 @@ describe('TimingPanel', () => {
     expect(parent.childElementCount).toBe(0);
   });
 
-  it('ends a run mark near the right edge at its run, so its label is not cut', async () => {
-    const { plotly, calls } = fakePlotly();
-    setPlotlyLoader(() => Promise.resolve(plotly));
-    const doc = panelsDocument();
-    // A second run just after the first: its mark sits near the window's right edge.
-    const second = [
-      [EventKind.RUN, 110, 111, -1, -1, -1, 0, 1, 1, -1],
-      [EventKind.OP, 110, 111, 0, 0, -1, 100, 1, 1, -1],
-    ];
-    for (const row of second) {
-      (
-        ['kind', 't0', 't1', 'node', 'device', 'stream', 'bytes', 'source', 'run', 'peer'] as const
-      ).forEach((name, i) => doc.events[name].push(row[i]));
-    }
-    doc.runs.push({ id: 1, t0: 5110, t1: 5111, status: 'ok', error: null, fetches: ['c'] });
-    const panel = new TimingPanel(parent(), PlacementStore.fromDocument(doc), new ViewState(), {
-      throttleMs: 0,
-    });
-    await tick();
-    const react = calls.find((c) => c.method === 'react')!;
-    const notes = (react.args[2] as { annotations: { text: string; xanchor: string }[] })
-      .annotations;
-    const marks = notes.filter((note) => note.text.startsWith('run '));
-    expect(marks.map((mark) => [mark.text, mark.xanchor])).toEqual([
-      ['run 1', 'left'],
-      ['run 2', 'right'],
-    ]);
-    panel.dispose();
-  });
-
   it('sets state.hovered from the bar under the pointer', async () => {
     const { plotly } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));

@@ -474,16 +474,13 @@ export class TimingPanel extends PlotPanel {
   private annotations(): Record<string, unknown>[] {
     const theme = plotTheme(this.element);
     const window = this.window;
-    // A mark too near the right edge for its label to fit after it ends its label there.
-    const rightRoom =
-      window === null ? Infinity : (window[1] - RUN_MARK_PX * this.resolution()) / 1e6;
     const notes: Record<string, unknown>[] = this.runMarks().map((mark) => ({
       x: mark.x,
       xref: 'x',
       y: 1,
       yref: 'paper',
       yanchor: 'bottom',
-      xanchor: mark.x > rightRoom ? 'right' : 'left',
+      xanchor: 'left',
       text: mark.label,
       showarrow: false,
       font: { size: 10, color: theme.fontColor },
