@@ -595,7 +595,9 @@ export class MemoryPanel extends PlotPanel {
     this.messageLine.textContent =
       this.model.series.length === 0
         ? this.model.cards.length === 0
-          ? 'No memory events recorded.'
+          ? this.store.prediction !== null
+            ? 'Memory not modeled: a prediction models times only.'
+            : 'No memory events recorded.'
           : "No op memory events recorded: only the cards' own readings (NVML)."
         : offScale.length > 0
           ? visibleText(
