@@ -635,6 +635,11 @@ export class TimingPanel extends PlotPanel {
       annotations: this.annotations(),
     };
     await this.plotWith(plotly, traces, layout);
+    // The title and ticks were fitted to the width plotly last laid out (or a guess before its
+    // first layout): laid out at another width (the lane labels' margin, a resize), fit again.
+    if (Math.abs(this.plotWidth() - width) > 1) {
+      void this.draw();
+    }
     const left = (this.plot as unknown as { _fullLayout?: { _size?: { l?: number } } })._fullLayout
       ?._size?.l;
     if (left !== undefined) {
