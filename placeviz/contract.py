@@ -307,7 +307,11 @@ DEVICE_DELTA = Record(
         Field("device", string(), comment="full name; absent from a side: zeros there"),
         Field("ops", array(integer(0)), comment="[first, second]"),
         Field("busy_ns", array(integer(0)), comment="[first, second], in the last run"),
-        Field("peak_bytes", array(integer(0)), comment="[first, second]"),
+        Field(
+            "peak_bytes",
+            array(nullable(integer(0))),
+            comment="[first, second]; null: that side recorded no memory (a what-if models none)",
+        ),
     ),
     "One device under both placements.",
 )

@@ -7,17 +7,25 @@ timelines on one time axis (``labextension/src/render/compare.ts``); elsewhere a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from placeviz.contract import COMPARE_SCHEMA
+import numpy as np
+
+from placeviz.contract import COMPARE_SCHEMA, EventKind
 from placeviz.devices.spec import short_name
+from placeviz.events.html import write_html
 from placeviz.events.trace import DeviceSummary, Trace
 from placeviz.units import data_size, duration, signed_duration
 
 COMPARE_MIME_TYPE = "application/vnd.placeviz.compare+json"
 MOVED_LISTED = 20  # the text lists this many moved ops; the document carries them all
+# What a side's peak memory reads when its trace holds no memory events: a what-if models
+# times only, and a run not fully traced recorded none (never 0 B, which would read as saved).
+NOT_MODELED = "not modeled"
+NOT_TRACED = "not traced"
 
 
 @dataclass(frozen=True)
@@ -25,7 +33,8 @@ class DeviceChange:
     device: str
     ops: tuple[int, int]
     busy_s: tuple[float, float]  # in the last run
-    peak_memory: tuple[int, int]  # bytes (0 where a run was not fully traced)
+    # bytes; None where that side's trace has no memory events (a what-if, a run not fully traced)
+    peak_memory: tuple[int | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -51,8 +60,9 @@ class Comparison:
             )
         self.moved = _moved(first, second)
         first_run, second_run = (t.summary(t.runs[-1]["id"] if t.runs else -1) for t in self.traces)
+        memory = (_has_memory(first), _has_memory(second))
         self.devices = [
-            DeviceChange(name, *_pairs(first_run.get(name), second_run.get(name)))
+            DeviceChange(name, *_pairs(first_run.get(name), second_run.get(name), memory))
             for name in dict.fromkeys([*first_run, *second_run])
         ]
 
@@ -67,7 +77,7 @@ class Comparison:
             lines.append(
                 f"{short_name(d.device):<24} {d.ops[0]:>4}→{d.ops[1]:<4} "
                 f"{duration(d.busy_s[0]):>10}→{duration(d.busy_s[1]):<10} "
-                f"{data_size(d.peak_memory[0]):>11}→{data_size(d.peak_memory[1]):<11}"
+                f"{self._peak(d, 0):>11}→{self._peak(d, 1):<11}"
             )
         lines.append(f"{len(self.moved)} op(s) moved")
         lines += [
@@ -77,6 +87,19 @@ class Comparison:
         if len(self.moved) > MOVED_LISTED:
             lines.append(f"  and {len(self.moved) - MOVED_LISTED} more")
         return "\n".join(lines)
+
+    def _peak(self, device: DeviceChange, side: int) -> str:
+        """A side's peak memory as text, or why it has none."""
+        peak = device.peak_memory[side]
+        if peak is not None:
+            return data_size(peak)
+        return NOT_MODELED if self.traces[side].prediction else NOT_TRACED
+
+    def to_html(self, path: str | os.PathLike[str], title: str | None = None) -> None:
+        """One self-contained HTML file with both placements side by side, as ``Trace.to_html``
+        writes one: no network, no kernel needed."""
+        title = title or f"placeviz · {self.labels[0]} vs {self.labels[1]}"
+        write_html(self.to_document(), path, title, mime=COMPARE_MIME_TYPE)
 
     def to_document(self) -> dict[str, Any]:
         """The comparison document (schema ``placeviz-compare/1``) the browser renders."""
@@ -124,10 +147,18 @@ def _same_graph(first: Trace, second: Trace) -> bool:
     return {n["name"] for n in first.nodes} == {n["name"] for n in second.nodes}
 
 
+def _has_memory(trace: Trace) -> bool:
+    """Whether the trace recorded memory at all (a what-if models none)."""
+    kinds = trace.events["kind"]
+    return bool(np.isin(kinds, [int(EventKind.ALLOC), int(EventKind.FREE)]).any())
+
+
 def _pairs(
-    first: DeviceSummary | None, second: DeviceSummary | None
-) -> tuple[tuple[int, int], tuple[float, float], tuple[int, int]]:
-    """(ops, busy seconds, peak memory) as [first, second]; a device a side lacks has zeros."""
+    first: DeviceSummary | None, second: DeviceSummary | None, memory: tuple[bool, bool]
+) -> tuple[tuple[int, int], tuple[float, float], tuple[int | None, int | None]]:
+    """(ops, busy seconds, peak memory) as [first, second]; a device a side lacks has zeros, and
+    a side without memory events (``memory``) no peak (None)."""
     a = (first.ops, first.busy_s, first.peak_memory) if first else (0, 0.0, 0)
     b = (second.ops, second.busy_s, second.peak_memory) if second else (0, 0.0, 0)
-    return (a[0], b[0]), (a[1], b[1]), (a[2], b[2])
+    peaks = (a[2] if memory[0] else None, b[2] if memory[1] else None)
+    return (a[0], b[0]), (a[1], b[1]), peaks

@@ -68,12 +68,16 @@ def script_json(document: dict[str, Any]) -> str:
     )
 
 
-def document_html(document: dict[str, Any], title: str = "placeviz inspector") -> str:
+def document_html(
+    document: dict[str, Any], title: str = "placeviz inspector", mime: str = MIME_TYPE
+) -> str:
+    """The page of a document of type ``mime``: a placement document, or a comparison's
+    (``application/vnd.placeviz.compare+json``), which the bundle draws side by side."""
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _PAGE.format(
         policy=_POLICY,
         title=safe_title,
-        mime=MIME_TYPE,
+        mime=mime,
         data=script_json(document),
         bundle=_inline_bundle(),
     )
@@ -123,7 +127,10 @@ def output_bundle(document: dict[str, Any], text: str, html: bool = True) -> dic
 
 
 def write_html(
-    document: dict[str, Any], path: str | os.PathLike[str], title: str = "placeviz inspector"
+    document: dict[str, Any],
+    path: str | os.PathLike[str],
+    title: str = "placeviz inspector",
+    mime: str = MIME_TYPE,
 ) -> None:
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(document_html(document, title))
+        handle.write(document_html(document, title, mime))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plotchecks import plot_problems, read_plots
 
 import placeviz as pv
 from placeviz.contract import EventKind
@@ -376,6 +377,12 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
                              Number(p.querySelector('.main-svg').getAttribute('height'))])"""
         )
         assert heights and all(abs(box - svg) < 1 for box, svg in heights), heights
+        # Every plot's x ticks read apart (3 or more), and no label or title is cut. (At a 600 px
+        # page JupyterLab leaves a plot 220 px: its legend, tick labels and lane labels do not fit
+        # yet; standalone pages are checked at 600 px in test_time_e2e.py.)
+        plots = read_plots(page.locator(".jp-NotebookPanel:visible"))
+        problems = plot_problems(plots, least_ticks=3)
+        assert plots and not problems, "\n".join(problems)
         # ... and every graph, refitted to its new width, still names every box it shows.
         named = page.evaluate(
             """() => [...document.querySelectorAll('.jp-NotebookPanel .placeviz-dag-view')]

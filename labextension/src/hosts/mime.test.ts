@@ -65,7 +65,9 @@ describe('PlacementRenderer', () => {
     expect(root.querySelector('.placeviz-timing')!.getAttribute('data-bars')).toBe('5');
     expect(root.querySelector('input[type=range].placeviz-time')).not.toBeNull();
     expect(root.querySelector('button.placeviz-play')).not.toBeNull();
-    expect(root.querySelector('.placeviz-runs')!.textContent).toBe('run 2 of 2 · error · 100 ns');
+    expect(root.querySelector('.placeviz-runs')!.textContent).toBe(
+      'run 2 of 2 · error · step 100 ns (measured) · wall clock 100 ns',
+    );
     expect(root.querySelector('.placeviz-error')!.textContent).toContain("node 'tower_0/b'");
     renderer.dispose();
   });

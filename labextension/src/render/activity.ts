@@ -7,11 +7,14 @@ import { EventCursor, type CursorEvents } from './cursor';
 import { TimeAxis } from './timeaxis';
 import { EventKind, type EventBatch } from './types';
 
-export type ActivityEvents = Pick<EventBatch, 'kind' | 't0' | 't1' | 'run'> & CursorEvents;
+export type ActivityEvents = Pick<EventBatch, 'kind' | 't0' | 't1' | 'run' | 'source'> &
+  CursorEvents;
 
 export class RunActivity {
   /** Per run id: [first op or transfer start, last one's end], ns since origin. */
   readonly spans = new Map<number, [number, number]>();
+  /** Per run id: the timing sources of its op and transfer events, as a bit set (1 << code). */
+  readonly sources = new Map<number, number>();
   private lo = Infinity;
   private hi = -Infinity;
   private memoryLo = Infinity;
@@ -24,6 +27,7 @@ export class RunActivity {
     const { start, end, restart } = this.cursor.advance(events);
     if (restart) {
       this.spans.clear();
+      this.sources.clear();
       this.lo = this.memoryLo = Infinity;
       this.hi = this.memoryHi = -Infinity;
     }
@@ -40,6 +44,7 @@ export class RunActivity {
           span[0] = Math.min(span[0], t0);
           span[1] = Math.max(span[1], t1);
         }
+        this.sources.set(run, (this.sources.get(run) ?? 0) | (1 << events.source[e]));
       }
       if (kind === EventKind.RUN || kind === EventKind.OP || kind === EventKind.TRANSFER) {
         this.lo = Math.min(this.lo, t0);

@@ -186,6 +186,35 @@ describe('createComparison', () => {
     expect(range?.map((x) => Math.round(x * 1e6))).toEqual([91, 193]);
   });
 
+  it('gives both timelines and memory plots one x range with the same ticks, from 0 at each step', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const { element, inspectors } = mount();
+    await frame();
+    // Each side shows its last run (the step compared), on that run's clock.
+    expect(inspectors.map((i) => i.state.get('run'))).toEqual([0, 1]);
+    const axisOf = (plot: Element) => {
+      const draws = calls.filter((c) => c.method === 'react' && c.args[0] === plot);
+      const layout = draws[draws.length - 1].args[2] as {
+        xaxis: { range: number[]; tickvals: number[]; ticktext: string[]; title: { text: string } };
+      };
+      return layout.xaxis;
+    };
+    for (const kind of ['timing', 'memory']) {
+      const plots = [...element.querySelectorAll(`.placeviz-${kind} .placeviz-plot`)];
+      const [a, b] = plots.map(axisOf);
+      // One range length (the longer step's), one set of labels, at least 3 of them, from 0.
+      expect(a.range[1] - a.range[0]).toBeCloseTo(b.range[1] - b.range[0], 12);
+      expect(a.ticktext).toEqual(b.ticktext);
+      expect(a.ticktext.length).toBeGreaterThanOrEqual(3);
+      expect(a.ticktext[0]).toBe('0 ns');
+      expect(new Set(a.ticktext).size).toBe(a.ticktext.length);
+      // Each title names its own run and kind of time.
+      expect(a.title.text).toMatch(/^time since run 1 started \(measured\)$/);
+      expect(b.title.text).toMatch(/^time since run 2 started \(modeled\)$/);
+    }
+  });
+
   it('stops lining up the timelines once disposed', () => {
     setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
     const host = document.body.appendChild(document.createElement('div'));

@@ -2,9 +2,10 @@
  * The comparison view: two placements of one graph side by side (a ComparisonDocument, schema
  * placeviz-compare/1, made by `pv.compare(a, b)` or `%%placement --compare simple,cost`): the
  * summary (comparesummary.ts) on top, then an inspector per placement in two columns, each headed
- * by its label. The moved ops are ringed in both DAGs, and the two timelines show the same
- * window, 0 to the longer step from where each one's last step starts; a zoom or pan in one
- * applies to the other.
+ * by its label. The moved ops are ringed in both DAGs. Each inspector shows its last run (the
+ * step compared), so every time in it reads on that run's clock (clock.ts), from 0 at its first
+ * op; the two timelines and memory plots show the same window, 0 to the longer step, with the
+ * same ticks; a zoom or pan in one applies to the other.
  */
 import { lastStep, readComparison, type Comparison } from './comparedoc';
 export { readComparison, type Comparison } from './comparedoc';
@@ -52,7 +53,20 @@ function alignTimelines(
   stepNs: readonly [number, number],
 ): () => void {
   const timelines: TimelineWindow[] = inspectors.map((inspector) => inspector.timeline);
-  const starts = stores.map(stepStart);
+  // Where each side's shown run starts: the run picked in it (the last, to begin with).
+  const start = (side: number): number => {
+    const run = inspectors[side].state.get('run');
+    const activity = stores[side].activity();
+    const span = run === null ? undefined : activity.spans.get(run);
+    return span === undefined ? stepStart(stores[side]) : activity.timeAxis.toShown(span[0]);
+  };
+  // Each shows its last run: the step compared, on its own clock.
+  stores.forEach((store, side) => {
+    const last = store.runs[store.runs.length - 1];
+    if (last !== undefined && store.activity().spans.has(last.id)) {
+      inspectors[side].state.set({ run: last.id });
+    }
+  });
   const steps = stepNs.filter((s) => Number.isFinite(s) && s > 0);
   const span = steps.length > 0 ? Math.max(...steps) : null;
   const common = (side: number): [number, number] | null => {
@@ -60,7 +74,7 @@ function alignTimelines(
       return null;
     }
     const pad = Math.max(span * 0.01, 1);
-    return [starts[side] - pad, starts[side] + span + pad];
+    return [start(side) - pad, start(side) + span + pad];
   };
   let syncing = false;
   const both = (set: () => void) => {
@@ -79,13 +93,12 @@ function alignTimelines(
       }
       const to = 1 - from;
       both(() => {
-        if (window === null && inspectors[from].state.get('run') === null) {
+        if (window === null) {
           timelines.forEach((t, side) => t.setWindow(common(side)));
           return;
         }
-        const shown = timeline.window; // a picked run's span when `window` is null
-        const offset = starts[to] - starts[from];
-        timelines[to].setWindow(shown === null ? null : [shown[0] + offset, shown[1] + offset]);
+        const offset = start(to) - start(from);
+        timelines[to].setWindow([window[0] + offset, window[1] + offset]);
       });
     }),
   );

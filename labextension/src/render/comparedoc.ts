@@ -24,6 +24,12 @@ function pair(value: unknown): number[] {
   return [numberOr(list[0], 0), numberOr(list[1], 0)];
 }
 
+/** [first, second] peak bytes; null where that side recorded no memory (never read as 0). */
+function peaks(value: unknown): (number | null)[] {
+  const list = Array.isArray(value) ? value : [];
+  return [0, 1].map((i) => (list[i] === null ? null : numberOr(list[i], 0)));
+}
+
 /**
  * A store's last step, [start, end] in its document's ns: from its last run's first op or
  * transfer to its last (the kernel's step_ns), else that run's record; null without runs.
@@ -88,7 +94,7 @@ export function readComparison(data: unknown): Comparison {
       device: d.device as string,
       ops: pair(d.ops),
       busy_ns: pair(d.busy_ns),
-      peak_bytes: pair(d.peak_bytes),
+      peak_bytes: peaks(d.peak_bytes),
     }));
   return { schema, labels, stores, stepNs, moved, devices };
 }

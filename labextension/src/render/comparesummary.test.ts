@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { readComparison } from './comparedoc';
-import { deviceColumns, deviceRows, movedLines, MOVED_LISTED, stepSummary } from './comparesummary';
+import {
+  deviceColumns,
+  deviceRows,
+  missingMemory,
+  movedLines,
+  MOVED_LISTED,
+  stepSummary,
+} from './comparesummary';
 import { CPU, GPU0, GPU1 } from './__tests__/fixtures';
 import { comparisonDocument } from './__tests__/compare-fixture';
 
@@ -58,6 +65,27 @@ describe('deviceRows', () => {
     const worker = '/job:worker/replica:0/task:1/device:GPU:0';
     const rows = deviceRows([{ device: worker, ops: [0, 3], busy_ns: [0, 0], peak_bytes: [0, 0] }]);
     expect(rows[0][0]).toBe('worker/1 GPU:0');
+  });
+});
+
+describe('missing memory', () => {
+  it('reads "not modeled" for a what-if that modeled none, never 0 B or a saving', () => {
+    const doc = comparisonDocument();
+    doc.devices = [
+      { device: GPU0, ops: [2, 2], busy_ns: [30, 20], peak_bytes: [21_495_808, null] },
+    ];
+    const comparison = readComparison(doc);
+    const [row] = deviceRows(comparison.devices, missingMemory(comparison));
+    expect(row.slice(7)).toEqual(['20.5 MiB', 'not modeled', 'n/a']);
+    // A run that was not fully traced recorded none either: its side says so.
+    doc.devices[0].peak_bytes = [null, 1024];
+    doc.documents[1].prediction = undefined;
+    const traced = readComparison(doc);
+    expect(deviceRows(traced.devices, missingMemory(traced))[0].slice(7)).toEqual([
+      'not traced',
+      '1.00 KiB',
+      'n/a',
+    ]);
   });
 });
 

@@ -55,16 +55,37 @@ export function deviceColumns(labels: readonly [string, string]): string[] {
   return ['device', ...sides, ...sides, ...sides];
 }
 
+/** What a side's peak memory reads when it recorded none: a what-if models times only. */
+export const NOT_MODELED = 'not modeled';
+/** ... and a run that was not fully traced recorded no memory events. */
+export const NOT_TRACED = 'not traced';
+
+/** Per side, what its missing memory reads: NOT_MODELED for a prediction, else NOT_TRACED. */
+export function missingMemory(comparison: Pick<Comparison, 'stores'>): [string, string] {
+  const word = (side: number) =>
+    comparison.stores[side].prediction === null ? NOT_TRACED : NOT_MODELED;
+  return [word(0), word(1)];
+}
+
 /**
  * One row per device: its short name, then ops, busy time (in the last run) and peak memory,
- * each as [first, second, second − first].
+ * each as [first, second, second − first]; a side with no peak (null) reads `missing` for it,
+ * and the change then reads "n/a", never a saving.
  */
-export function deviceRows(devices: readonly DeviceDelta[]): string[][] {
+export function deviceRows(
+  devices: readonly DeviceDelta[],
+  missing: readonly [string, string] = [NOT_TRACED, NOT_TRACED],
+): string[][] {
   const count = (n: number) => n.toLocaleString('en-US');
   return devices.map((d) => {
     const cells = [shortDeviceName(d.device)];
-    const metric = (values: number[], format: (v: number) => string) => {
-      cells.push(format(values[0]), format(values[1]), signed(values[1] - values[0], format));
+    const metric = (values: (number | null)[], format: (v: number) => string) => {
+      const [a, b] = values;
+      cells.push(
+        a === null ? missing[0] : format(a),
+        b === null ? missing[1] : format(b),
+        a === null || b === null ? 'n/a' : signed(b - a, format),
+      );
     };
     metric(d.ops, count);
     metric(d.busy_ns, formatNs);
@@ -112,7 +133,7 @@ export function comparisonSummary(doc: Document, comparison: Comparison): HTMLEl
     columns.append(...deviceColumns(comparison.labels).map((text) => element(doc, 'th', '', text)));
     head.append(groups, columns);
     const body = element(doc, 'tbody', '');
-    deviceRows(comparison.devices).forEach((cells, i) => {
+    deviceRows(comparison.devices, missingMemory(comparison)).forEach((cells, i) => {
       const row = element(doc, 'tr', 'placeviz-compare-device');
       row.dataset.device = comparison.devices[i].device;
       row.title = visibleText(comparison.devices[i].device);

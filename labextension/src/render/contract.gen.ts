@@ -144,7 +144,7 @@ export interface DeviceDelta {
   device: string; // full name; absent from a side: zeros there
   ops: number[]; // [first, second]
   busy_ns: number[]; // [first, second], in the last run
-  peak_bytes: number[]; // [first, second]
+  peak_bytes: (number | null)[]; // [first, second]; null: that side recorded no memory (a what-if models none)
 }
 
 /** Two placements of one graph side by side: what moved, and what it changed. */

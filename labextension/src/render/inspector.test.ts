@@ -83,7 +83,9 @@ describe('createInspector', () => {
     expect(root.dataset.running).toBe('0');
     expect(root.dataset.liveRun).toBe('');
     expect(root.dataset.events).toBe('8');
-    expect(header.textContent).toBe('run 2 of 2 · error · 100 ns');
+    expect(header.textContent).toBe(
+      'run 2 of 2 · error · step 100 ns (measured) · wall clock 100 ns',
+    );
     inspector.dispose();
   });
 
@@ -160,10 +162,12 @@ describe('createInspector', () => {
 describe('runsSummary', () => {
   it('names the latest run, its status and duration, and earlier failures', () => {
     const doc = smallDocument();
-    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('run 2 of 2 · error · 100 ns');
+    expect(runsSummary(PlacementStore.fromDocument(doc))).toBe(
+      'run 2 of 2 · error · step 100 ns (measured) · wall clock 100 ns',
+    );
     doc.runs.push({ id: 2, t0: 1400, t1: 2600, status: 'ok' });
     expect(runsSummary(PlacementStore.fromDocument(doc))).toBe(
-      'run 3 of 3 · ok · 1.2 µs · 1 failed',
+      'run 3 of 3 · ok · wall clock 1.2 µs · 1 failed',
     );
     doc.runs = [];
     expect(runsSummary(PlacementStore.fromDocument(doc))).toBe('no runs yet');
@@ -183,14 +187,14 @@ describe('runsSummary', () => {
     const store = PlacementStore.fromDocument(doc);
     expect(store.runs.length).toBe(RUNS_LISTED);
     expect(store.runs[0].id).toBe(500);
-    expect(runsSummary(store)).toBe('run 1500 of 1500 · ok · 100 ns');
+    expect(runsSummary(store)).toBe('run 1500 of 1500 · ok · wall clock 100 ns');
     store.addSkipped(123_456);
     expect(runsSummary(store)).toBe(
-      'run 1500 of 1500 · ok · 100 ns · 123,456 events not streamed (in the trace)',
+      'run 1500 of 1500 · ok · wall clock 100 ns · 123,456 events not streamed (in the trace)',
     );
     const bounded = PlacementStore.fromDocument(doc, 5);
     expect(runsSummary(bounded)).toBe(
-      'run 1500 of 1500 · ok · 100 ns · 2 oldest events dropped (limit 5)',
+      'run 1500 of 1500 · ok · wall clock 100 ns · 2 oldest events dropped (limit 5)',
     );
     store.reset();
     expect(store.skippedEvents).toBe(0);

@@ -10,9 +10,9 @@ import { now, schedule, unschedule } from './frames';
 import { DagView } from './dag';
 import { renderDetails } from './details';
 import { renderLegend } from './legend';
-import { formatNs } from './format';
+import { runClock, runLine } from './clock';
 import { MemoryPanel } from './memory';
-import { Scrubber } from './scrubber';
+import { findRun, Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
 import { ViewState } from './viewstate';
 import { runsMade, type PlacementStore, type StoreChange } from './store';
@@ -56,10 +56,11 @@ export function predictionBanner(prediction: string): string {
 }
 
 /**
- * "run 3 of 3 · ok · 1.20 ms", or "no runs yet"; with " · N events not streamed (in the trace)"
- * when a fast loop's live view skipped runs' events. Runs are numbered from 1 by id.
+ * "run 3 of 3 · ok · step 1.20 ms (modeled) · wall clock 3.1 ms" for the picked run (`run`, its
+ * id), else the last (clock.ts's runLine), or "no runs yet"; with " · N events not streamed (in
+ * the trace)" when a fast loop's live view skipped runs' events. Runs are numbered from 1 by id.
  */
-export function runsSummary(store: PlacementStore): string {
+export function runsSummary(store: PlacementStore, run: number | null = null): string {
   const runs = store.runs;
   const unplaced = unplacedOps(store.nodes);
   const notPlaced =
@@ -70,6 +71,7 @@ export function runsSummary(store: PlacementStore): string {
     return `no runs yet${notPlaced}`;
   }
   const last = runs[runs.length - 1];
+  const shown = (run === null ? undefined : findRun(runs, run)) ?? last;
   const failed = runs.filter((r) => r.status === 'error').length;
   const failures = failed > 0 && last.status !== 'error' ? ` · ${failed} failed` : '';
   const skipped =
@@ -80,7 +82,8 @@ export function runsSummary(store: PlacementStore): string {
     store.droppedEvents > 0
       ? ` · ${store.droppedEvents.toLocaleString('en-US')} oldest events dropped (limit ${store.events.maxEvents.toLocaleString('en-US')})`
       : '';
-  return `run ${last.id + 1} of ${runsMade(runs)} · ${last.status} · ${formatNs(last.t1 - last.t0)}${failures}${notPlaced}${skipped}${dropped}`;
+  const line = runLine(shown, runsMade(runs), runClock(store, shown.id));
+  return `${line}${failures}${notPlaced}${skipped}${dropped}`;
 }
 
 /** Ops whose group could not be placed (a failed placement never makes a run record), counted
@@ -200,7 +203,13 @@ export function createInspector(
     if (root.dataset.drawn === undefined) {
       root.dataset.drawn = '0';
     }
-    summary.textContent = visibleText(progressSummary(store) ?? runsSummary(store));
+    const picked = state.get('run');
+    summary.textContent = visibleText(progressSummary(store) ?? runsSummary(store, picked));
+    // The step the header names, on the clock the plots and the scrubber read (clock.ts).
+    const shownRun = picked ?? store.runs[store.runs.length - 1]?.id ?? null;
+    const step = shownRun === null ? null : runClock(store, shownRun).step;
+    summary.dataset.run = shownRun === null ? '' : String(shownRun);
+    summary.dataset.stepNs = step === null ? '' : String(step);
     const failed = store.runs.filter((r) => r.status === 'error' && r.error);
     errors.replaceChildren(
       ...failed.slice(-3).map((run) => {
@@ -216,6 +225,8 @@ export function createInspector(
     errors.hidden = failed.length === 0;
   };
   renderHeader();
+  // The header names the picked run's step.
+  disposers.push(state.listen((changed) => changed.has('run') && renderHeader()));
 
   // The store's one listener: its changes are coalesced per animation frame and handed to every
   // view with what changed, however many live messages arrived in between.

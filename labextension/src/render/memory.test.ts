@@ -307,7 +307,7 @@ describe('MemoryPanel', () => {
     };
     plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 35, clientY: 50 }));
     const title = panel.element.querySelector('.placeviz-live-title')!;
-    expect(title.textContent).toBe('Largest live tensors at 35 ns');
+    expect(title.textContent).toBe('Largest live tensors at 35 ns since run 1 started');
     const nodes = () =>
       [...panel.element.querySelectorAll('.placeviz-live-tensors li')].map((li) =>
         li.getAttribute('data-node'),
@@ -635,7 +635,7 @@ describe('MemoryPanel with card readings', () => {
     plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 55, clientY: 50 }));
     expect(line().textContent).toBe("GPU:0's card (NVML): 3.00 GiB used");
     expect(panel.element.querySelector('.placeviz-live-title')!.textContent).toBe(
-      'Largest live tensors at 55 ns',
+      'Largest live tensors at 55 ns since run 1 started',
     );
     // Without a pointer: the reading at the op peak (700 B on GPU:0 at 10 ns).
     plot.dispatchEvent(new MouseEvent('mouseleave'));
@@ -678,7 +678,7 @@ describe('MemoryPanel with card readings', () => {
     expect(panel.element.querySelector('.placeviz-panel-note')!.textContent).toContain('NVML');
     // Listed at the highest reading's time.
     expect(panel.element.querySelector('.placeviz-live-title')!.textContent).toBe(
-      'Card memory at 50 ns (peak)',
+      'Card memory at 50 ns since the first event (peak)',
     );
     panel.dispose();
   });

@@ -34,7 +34,8 @@ import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
 import { cursorShapes, pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
-import { axisTicks, axisTitle, defaultWindow } from './timewindow';
+import { axisTicks, defaultWindow } from './timewindow';
+import { axisTitle, runClock, timeWords, type RunClock } from './clock';
 import { EventCursor, type CursorEvents } from './cursor';
 import { growColumn } from './events';
 import { EventKind, type DeviceRecord, type EventBatch } from './types';
@@ -49,6 +50,8 @@ export const LIMIT_SCALE = 4;
 export const LIVE_TENSORS_SHOWN = 5;
 /** The plot's right margin (px) without a card axis: the timeline's. */
 export const RIGHT_MARGIN = 12;
+/** How far the x tick labels sit below the axis (px): below the y axis's 0 beside them. */
+const TICK_STANDOFF_PX = 8;
 /** The right margin (px) with the card axis: its tick labels and title (plotly may widen it). */
 export const CARD_AXIS_MARGIN = 64;
 /** The right axis's title. */
@@ -563,6 +566,11 @@ export class MemoryPanel extends PlotPanel {
     void this.draw();
   }
 
+  /** The clock the panel's times read (clock.ts): the picked run's, else the first run's. */
+  private clock(): RunClock {
+    return runClock(this.store, this.state.get('run'));
+  }
+
   /** The runs' collapsed time axis, shared with the timeline (real ns <-> display ns). */
   private get timeAxis(): TimeAxis {
     this.axis ??= this.store.activity().timeAxis;
@@ -587,7 +595,9 @@ export class MemoryPanel extends PlotPanel {
     this.messageLine.textContent =
       this.model.series.length === 0
         ? this.model.cards.length === 0
-          ? 'No memory events recorded.'
+          ? this.store.prediction !== null
+            ? 'Memory not modeled: a prediction models times only.'
+            : 'No memory events recorded.'
           : "No op memory events recorded: only the cards' own readings (NVML)."
         : offScale.length > 0
           ? visibleText(
@@ -680,7 +690,7 @@ export class MemoryPanel extends PlotPanel {
     this.cardLine.textContent = text;
     this.cardLine.hidden = text === '';
     if (t !== null && this.model.allocations.length === 0) {
-      this.liveTitle.textContent = `Card memory at ${formatNs(t)}${why}`;
+      this.liveTitle.textContent = `Card memory at ${timeWords(this.clock(), t)}${why}`;
     }
   }
 
@@ -696,7 +706,7 @@ export class MemoryPanel extends PlotPanel {
       return;
     }
     this.renderCards(t, why);
-    this.liveTitle.textContent = `Largest live tensors at ${formatNs(t)}${why}`;
+    this.liveTitle.textContent = `Largest live tensors at ${timeWords(this.clock(), t)}${why}`;
     const live = liveTensorsAt(this.model.allocations, t);
     if (live.length === 0) {
       const item = doc.createElement('li');
@@ -743,6 +753,8 @@ export class MemoryPanel extends PlotPanel {
     const unit = byteUnit(max);
     const axis = this.timeAxis;
     const ms = (t: number) => axis.toShown(t) / 1e6;
+    const clock = this.clock();
+    const at = (t: number) => formatNs(t - clock.origin);
     const end = Math.max(
       this.store.endTime(),
       ...this.model.series.map((s) => s.t[s.t.length - 1]),
@@ -761,15 +773,15 @@ export class MemoryPanel extends PlotPanel {
       // Display times on the collapsed axis; the real ones in the hover text.
       const x = [ms(s.t[0])];
       const y = [0];
-      const at = [formatNs(s.t[0])];
+      const times = [at(s.t[0])];
       for (let i = 0; i < s.t.length; i++) {
         x.push(ms(s.t[i]));
         y.push(s.bytes[i] / unit.scale);
-        at.push(formatNs(s.t[i]));
+        times.push(at(s.t[i]));
       }
       x.push(ms(end));
       y.push(s.bytes[s.bytes.length - 1] / unit.scale);
-      at.push(formatNs(end));
+      times.push(at(end));
       traces.push({
         type: 'scatter',
         mode: 'lines',
@@ -778,7 +790,7 @@ export class MemoryPanel extends PlotPanel {
         x,
         y,
         line: { color: colour, width: 1.5, shape: 'hv' },
-        customdata: at,
+        customdata: times,
         hovertemplate: `%{y:.3~f} ${unit.name} at %{customdata}<extra>${label}</extra>`,
       });
       if (drawLimit) {
@@ -803,7 +815,7 @@ export class MemoryPanel extends PlotPanel {
         x: [ms(s.peakTime)],
         y: [s.peak / unit.scale],
         marker: { color: colour, size: 8, symbol: 'triangle-down' },
-        hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))} at ${formatNs(s.peakTime)}<extra>${label}</extra>`,
+        hovertemplate: `peak ${escapePlotlyText(formatBytes(s.peak))} at ${at(s.peakTime)}<extra>${label}</extra>`,
       });
     }
     const cards = this.cardTraces();
@@ -821,6 +833,7 @@ export class MemoryPanel extends PlotPanel {
     }
     const unit = byteUnit(Math.max(...cards.map((c) => c.peak)));
     const axis = this.timeAxis;
+    const clock = this.clock();
     const traces = cards.map((card): PlotlyTrace => {
       const device = this.deviceRecord(card.device);
       const label = escapePlotlyText(this.cardLabel(card.device));
@@ -844,7 +857,7 @@ export class MemoryPanel extends PlotPanel {
           width: 1.5,
           dash: 'dot',
         },
-        customdata: Array.from(card.t, (t) => formatNs(t)),
+        customdata: Array.from(card.t, (t) => formatNs(t - clock.origin)),
         hovertemplate: `card (NVML): %{y:.3~f} ${unit.name} used at %{customdata}<extra>${shown}</extra>`,
       };
     });
@@ -858,9 +871,10 @@ export class MemoryPanel extends PlotPanel {
     const window = this.zoom ?? defaultWindow(this.store.activity(), run);
     const right = cardUnit === null ? RIGHT_MARGIN : CARD_AXIS_MARGIN;
     const width = (this.plot.clientWidth || 900) - this.left - right;
+    const clock = this.clock();
     const layout = {
       height: this.options.height ?? 220,
-      margin: { l: this.left, r: right, t: 8, b: 36 },
+      margin: { l: this.left, r: right, t: 8, b: 36 + TICK_STANDOFF_PX },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
@@ -872,12 +886,14 @@ export class MemoryPanel extends PlotPanel {
       // timeline's zoom shows anew.
       uirevision: `placeviz:${run ?? 'all'}:${this.zoom?.join(',') ?? ''}`,
       xaxis: {
-        title: { text: axisTitle(this.timeAxis.windows.length > 1 && run === null) },
+        title: { text: axisTitle(clock, this.timeAxis.windows.length > 1 && run === null, width) },
         gridcolor: theme.grid,
         zeroline: false,
         range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
         tickmode: 'array',
-        ...axisTicks(this.timeAxis, window, width),
+        // Clear of the y axis's 0, which sits level with the first tick's label otherwise.
+        ticklabelstandoff: TICK_STANDOFF_PX,
+        ...axisTicks(this.timeAxis, clock, window, width),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       // The cards' NVML readings: their own scale on the right (see the module comment).

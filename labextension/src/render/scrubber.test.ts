@@ -48,14 +48,18 @@ describe('Scrubber', () => {
     expect(input.max).toBe('215');
     expect(input.value).toBe('215');
     expect(state.get('time')).toBeNull();
-    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('end · 300 ns');
+    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe(
+      'end · 300 ns since run 1 started',
+    );
   });
 
   it('sets state.time from the slider; the far end means the end (null)', () => {
     const { input, state, parent } = setup();
     slide(input, 120); // 5 ns into the second run's window
     expect(state.get('time')).toBe(205);
-    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe('205 ns / 300 ns');
+    expect(parent.querySelector('.placeviz-time-label')!.textContent).toBe(
+      '205 ns / 300 ns since run 1 started',
+    );
     slide(input, 215);
     expect(state.get('time')).toBeNull();
   });
@@ -121,8 +125,8 @@ describe('Scrubber', () => {
     expect(select.hidden).toBe(false);
     expect([...select.options].map((o) => o.textContent)).toEqual([
       'all runs (2)',
-      'run 1 of 2 · ok · 100 ns',
-      'run 2 of 2 · error · 100 ns',
+      'run 1 of 2 · ok · step 100 ns (measured) · wall clock 100 ns',
+      'run 2 of 2 · error · step 100 ns (measured) · wall clock 100 ns',
     ]);
     select.value = '1';
     select.dispatchEvent(new Event('change'));
@@ -190,7 +194,7 @@ describe('Scrubber', () => {
     scrubber.update({ ...NOTHING, tables: true });
     expect(select.options[1]).not.toBe(first);
     expect(select.options.length).toBe(4);
-    expect(select.options[3].textContent).toBe('run 3 of 3 · ok · 100 ns');
+    expect(select.options[3].textContent).toBe('run 3 of 3 · ok · wall clock 100 ns');
     expect(select.value).toBe('1');
   });
 

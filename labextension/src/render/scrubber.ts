@@ -10,6 +10,7 @@
  * Picking a run moves the time to the run's end; "all runs" restores the end state.
  */
 import { element } from './dom';
+import { runClock, runLine, sinceWords, type RunClock } from './clock';
 import { formatNs } from './format';
 import type { TimeAxis } from './timeaxis';
 import type { View, ViewChange } from './view';
@@ -31,16 +32,19 @@ export interface RunSpan {
 /** How many runs the picker lists (the newest): the others are reached by number. */
 export const RUN_OPTIONS = 30;
 
-/** "run 3 of 9 · ok · 1.20 ms" (numbered from 1 by id), with its span relative to the origin. */
-export function runSpan(run: RunRecord, count: number, originNs: number): RunSpan {
+/**
+ * A run's record span relative to the origin, and its picker label, "run 3 of 9 · ok · step
+ * 1.20 ms (modeled) · wall clock 3.1 ms" (clock.ts's runLine; the step when `clock` is given).
+ */
+export function runSpan(
+  run: RunRecord,
+  count: number,
+  originNs: number,
+  clock: RunClock | null = null,
+): RunSpan {
   const start = run.t0 - originNs;
   const end = Math.max(start, run.t1 - originNs);
-  return {
-    id: run.id,
-    start,
-    end,
-    label: `run ${run.id + 1} of ${count} · ${run.status} · ${formatNs(end - start)}`,
-  };
+  return { id: run.id, start, end, label: runLine(run, count, clock) };
 }
 
 /** The record of run `id` in `runs` (sorted by id); undefined when it is not listed. */
@@ -296,7 +300,8 @@ export class Scrubber implements View {
       const options = shown.map((run) => {
         const option = doc.createElement('option');
         option.value = String(run.id);
-        option.textContent = visibleText(runSpan(run, count, this.store.originNs).label);
+        const clock = runClock(this.store, run.id);
+        option.textContent = visibleText(runSpan(run, count, this.store.originNs, clock).label);
         return option;
       });
       this.runSelect.replaceChildren(all, ...options);
@@ -322,8 +327,14 @@ export class Scrubber implements View {
     const [lo, hi] = this.range;
     const shown = time === null ? hi : Math.min(hi, Math.max(lo, time));
     this.input.value = String(time === null ? this.shown[1] : this.toShown(shown));
+    // On the clock the plots read (clock.ts): the picked run's, else the first run's.
+    const clock = runClock(this.store, this.selectedRun);
+    const since = sinceWords(clock);
+    this.element.dataset.clockOrigin = String(clock.origin);
     this.label.textContent =
-      time === null ? `end · ${formatNs(hi)}` : `${formatNs(time)} / ${formatNs(hi)}`;
+      time === null
+        ? `end · ${formatNs(hi - clock.origin)} ${since}`
+        : `${formatNs(time - clock.origin)} / ${formatNs(hi - clock.origin)} ${since}`;
     const playing = this.playing;
     this.playButton.textContent = playing ? '❚❚' : '▶';
     this.playButton.title = playing ? 'Pause' : 'Play';

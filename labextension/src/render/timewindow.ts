@@ -1,31 +1,18 @@
 /**
  * What the memory and timing panels share about their x axis, so that they line up: the runs'
  * collapsed time axis (timeaxis.ts), the window shown by default on it, and its ticks (round
- * display times labelled with the real times they stand for).
+ * times on the run's clock, clock.ts, labelled with the real times they stand for).
  */
 import type { RunActivity } from './activity';
-import { formatNs } from './format';
+import type { RunClock } from './clock';
+import { niceTicks, timeTickLabels } from './ticks';
 import type { AxisMap } from './timingmodel';
 import { padWindow } from './timingmodel';
 
 /** Least room between two ticks' labels (px). */
 const TICK_PX = 110;
-
-/** About `count` round tick positions in [lo, hi]. */
-export function niceTicks(lo: number, hi: number, count: number): number[] {
-  const span = hi - lo;
-  if (!(span > 0)) {
-    return [];
-  }
-  const raw = span / Math.max(1, count);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
-  const ticks: number[] = [];
-  for (let x = Math.ceil(lo / step) * step; x <= hi; x += step) {
-    ticks.push(x);
-  }
-  return ticks;
-}
+/** Ticks an axis gets however narrow its plot. */
+export const LEAST_TICKS = 3;
 
 /**
  * The display window (ns along the collapsed axis) shown first: the picked run's active span,
@@ -45,23 +32,25 @@ export function defaultWindow(activity: RunActivity, run: number | null): [numbe
   return all === null ? null : padWindow(all);
 }
 
-/** Plotly x axis ticks (ms along the axis) for a window `widthPx` wide, labelled in real time. */
+/**
+ * Plotly x axis ticks (ms along the axis) for a window `widthPx` wide: round times on `clock`
+ * (0 at its run's start), at least LEAST_TICKS, labelled with the real times they stand for on
+ * that clock (past a collapsed gap, the time the run that follows really started), no two alike.
+ */
 export function axisTicks(
   axis: AxisMap,
+  clock: Pick<RunClock, 'origin'>,
   window: readonly [number, number] | null,
   widthPx: number,
 ): { tickvals: number[]; ticktext: string[] } {
   if (window === null) {
     return { tickvals: [], ticktext: [] };
   }
-  const ticks = niceTicks(window[0], window[1], Math.max(2, Math.floor(widthPx / TICK_PX)));
+  const zero = axis.toShown(clock.origin);
+  const count = Math.max(LEAST_TICKS, Math.floor(widthPx / TICK_PX));
+  const ticks = niceTicks(window[0] - zero, window[1] - zero, count, LEAST_TICKS);
   return {
-    tickvals: ticks.map((x) => x / 1e6),
-    ticktext: ticks.map((x) => formatNs(axis.toReal(x))),
+    tickvals: ticks.map((x) => (x + zero) / 1e6),
+    ticktext: timeTickLabels(ticks.map((x) => axis.toReal(x + zero) - clock.origin)),
   };
-}
-
-/** The x axis title: says when idle gaps between runs are collapsed. */
-export function axisTitle(collapsed: boolean): string {
-  return collapsed ? 'time since origin (idle gaps between runs collapsed)' : 'time since origin';
 }

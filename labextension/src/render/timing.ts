@@ -20,7 +20,8 @@ import { textColourOn } from './colours';
 import { panelDeviceColour } from './devicecolour';
 import { pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
-import { axisTicks, axisTitle, defaultWindow } from './timewindow';
+import { axisTicks, defaultWindow } from './timewindow';
+import { axisTitle, runClock, runName, type RunClock } from './clock';
 import {
   TimingModel,
   barAt,
@@ -43,7 +44,7 @@ import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
 import { TIMING_SOURCE_LABELS } from './types';
 
-export { niceTicks } from './timewindow';
+export { niceTicks } from './ticks';
 
 const LANE_PX = 26;
 const BAR_PX = 16;
@@ -227,6 +228,11 @@ export class TimingPanel extends PlotPanel {
     }
   }
 
+  /** The clock the axis reads: the picked run's, else the first run's (clock.ts). */
+  clock(): RunClock {
+    return runClock(this.store, this.state.get('run'));
+  }
+
   private defaultWindow(): [number, number] | null {
     return defaultWindow(this.store.activity(), this.state.get('run'));
   }
@@ -319,7 +325,7 @@ export class TimingPanel extends PlotPanel {
     let last = -Infinity;
     for (const { run, x } of starts) {
       if (x - last >= minGap) {
-        marks.push({ x: x / 1e6, label: `run ${run + 1}` });
+        marks.push({ x: x / 1e6, label: runName(run) });
         last = x;
       }
     }
@@ -474,13 +480,16 @@ export class TimingPanel extends PlotPanel {
   private annotations(): Record<string, unknown>[] {
     const theme = plotTheme(this.element);
     const window = this.window;
+    // A mark's label reads rightwards from it, or leftwards near the plot's right edge, where
+    // it would be cut (a cluster cell's last run, "run" without its number).
+    const room = window === null ? Infinity : RUN_MARK_PX * this.resolution();
     const notes: Record<string, unknown>[] = this.runMarks().map((mark) => ({
       x: mark.x,
       xref: 'x',
       y: 1,
       yref: 'paper',
       yanchor: 'bottom',
-      xanchor: 'left',
+      xanchor: window !== null && window[1] - mark.x * 1e6 < room ? 'right' : 'left',
       text: mark.label,
       showarrow: false,
       font: { size: 10, color: theme.fontColor },
@@ -591,6 +600,8 @@ export class TimingPanel extends PlotPanel {
     const window = this.window;
     const traces = this.traces();
     const collapsed = this.axis.windows.length > 1 && this.state.get('run') === null;
+    const clock = this.clock();
+    const width = this.plotWidth();
     const layout = {
       height: this.options.height ?? Math.max(140, 64 + LANE_PX * lanes.length),
       // At least the memory plot's own left margin (its y axis title and ticks).
@@ -603,12 +614,12 @@ export class TimingPanel extends PlotPanel {
       dragmode: 'zoom',
       uirevision: 'placeviz',
       xaxis: {
-        title: { text: axisTitle(collapsed) },
+        title: { text: axisTitle(clock, collapsed, width) },
         gridcolor: theme.grid,
         zeroline: false,
         range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
         tickmode: 'array',
-        ...axisTicks(this.axis, window, this.plotWidth()),
+        ...axisTicks(this.axis, clock, window, width),
       },
       yaxis: {
         automargin: true,
@@ -624,6 +635,11 @@ export class TimingPanel extends PlotPanel {
       annotations: this.annotations(),
     };
     await this.plotWith(plotly, traces, layout);
+    // The title and ticks were fitted to the width plotly last laid out (or a guess before its
+    // first layout): laid out at another width (the lane labels' margin, a resize), fit again.
+    if (Math.abs(this.plotWidth() - width) > 1) {
+      void this.draw();
+    }
     const left = (this.plot as unknown as { _fullLayout?: { _size?: { l?: number } } })._fullLayout
       ?._size?.l;
     if (left !== undefined) {

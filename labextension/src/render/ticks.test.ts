@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { niceTicks, timeTickLabels } from './ticks';
+import { TimeAxis } from './timeaxis';
+import { axisTicks, LEAST_TICKS } from './timewindow';
+
+/** A small seeded generator (mulberry32): the same ranges on every run, many of them. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A value spread over many orders of magnitude: 10^[lo, hi) times a random mantissa. */
+const magnitude = (next: () => number, lo: number, hi: number) => 10 ** (lo + next() * (hi - lo));
+
+const distinct = (labels: readonly string[]) => new Set(labels).size === labels.length;
+
+describe('niceTicks', () => {
+  it('gives at least the ticks asked for, however narrow the range', () => {
+    const next = random(1);
+    for (let i = 0; i < 2000; i++) {
+      const lo = (next() - 0.3) * magnitude(next, 0, 10);
+      const hi = lo + magnitude(next, -2, 10);
+      const ticks = niceTicks(lo, hi, 1 + Math.floor(next() * 12), LEAST_TICKS);
+      expect(ticks.length, `${lo}..${hi}`).toBeGreaterThanOrEqual(LEAST_TICKS);
+      expect(ticks.every((t) => t >= lo - (hi - lo) * 1e-9 && t <= hi + (hi - lo) * 1e-9)).toBe(
+        true,
+      );
+      expect(ticks.every((t, k) => k === 0 || t > ticks[k - 1])).toBe(true);
+    }
+  });
+
+  it('puts 0 at exactly 0', () => {
+    expect(niceTicks(-0.3, 1, 4)).toContain(0);
+    expect(Object.is(niceTicks(-0.5, 3, 3)[0], 0)).toBe(true);
+  });
+});
+
+describe('timeTickLabels', () => {
+  it('reads the issue’s repeated labels apart', () => {
+    // Ticks 0.4 µs apart around 1.28 ms: two decimals of a millisecond read 1.28 ms five times.
+    const values = [1_280_000, 1_280_400, 1_280_800, 1_281_200, 1_281_600];
+    const labels = timeTickLabels(values);
+    expect(distinct(labels)).toBe(true);
+    expect(labels[0]).toBe('1.2800 ms');
+    // A second and a quarter, 1 µs apart.
+    expect(distinct(timeTickLabels([1.226e9, 1.226001e9, 1.226002e9]))).toBe(true);
+  });
+
+  it('gives every label of an axis one unit and as many digits as the spacing needs', () => {
+    expect(timeTickLabels([0, 200, 400, 600])).toEqual(['0 ns', '200 ns', '400 ns', '600 ns']);
+    expect(timeTickLabels([0, 500_000, 1_000_000, 1_500_000])).toEqual([
+      '0.0 ms',
+      '0.5 ms',
+      '1.0 ms',
+      '1.5 ms',
+    ]);
+    expect(timeTickLabels([-1000, 0, 1000])).toEqual(['\u22121 µs', '0 µs', '1 µs']);
+  });
+
+  it('never repeats a label over many generated ranges', () => {
+    const next = random(2);
+    for (let i = 0; i < 3000; i++) {
+      const lo = (next() - 0.2) * magnitude(next, 0, 11);
+      const hi = lo + magnitude(next, 0, 10);
+      const ticks = niceTicks(lo, hi, 2 + Math.floor(next() * 14), LEAST_TICKS);
+      const labels = timeTickLabels(ticks);
+      expect(distinct(labels), `${lo}..${hi}: ${labels.join(', ')}`).toBe(true);
+    }
+  });
+});
+
+describe('axisTicks', () => {
+  it('labels ticks in the clock’s time, from 0 at its run’s start', () => {
+    const axis = new TimeAxis([[614_000, 1_143_300]]);
+    const { ticktext, tickvals } = axisTicks(axis, { origin: 614_000 }, [608_000, 1_150_000], 800);
+    expect(ticktext[0]).toBe('0 µs');
+    expect(tickvals[0]).toBeCloseTo(0.614, 9);
+    expect(ticktext.length).toBeGreaterThanOrEqual(LEAST_TICKS);
+  });
+
+  it('never repeats a label on a collapsed axis of many runs, at any width or zoom', () => {
+    const next = random(3);
+    for (let i = 0; i < 1500; i++) {
+      // Runs of a loop: active for 10^[2,7) ns, idle for 10^[3,10) ns between them.
+      const windows: [number, number][] = [];
+      let t = magnitude(next, 0, 9);
+      const runs = 1 + Math.floor(next() * 8);
+      for (let r = 0; r < runs; r++) {
+        const length = magnitude(next, 2, 7);
+        windows.push([t, t + length]);
+        t += length + magnitude(next, 3, 10);
+      }
+      const axis = new TimeAxis(windows);
+      const [shownLo, shownHi] = axis.extent!;
+      // The whole axis, or a zoom into part of it.
+      const zoom = next() < 0.5 ? 1 : magnitude(next, -4, 0);
+      const lo = shownLo + next() * (shownHi - shownLo) * (1 - zoom);
+      const window: [number, number] = [lo, lo + (shownHi - shownLo) * zoom + 1];
+      const origin = windows[Math.floor(next() * windows.length)][0];
+      const width = 200 + next() * 1800;
+      const { tickvals, ticktext } = axisTicks(axis, { origin }, window, width);
+      expect(tickvals.length).toBeGreaterThanOrEqual(LEAST_TICKS);
+      expect(distinct(ticktext), ticktext.join(', ')).toBe(true);
+    }
+  });
+});
