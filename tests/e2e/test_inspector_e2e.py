@@ -320,11 +320,12 @@ def inspectors_shown(code_cells: list[dict[str, Any]]) -> int:
 
 
 # Notebooks whose graphs, refitted to a 1,300 px page (a comparison's to half of it), leave boxes
-# unnamed: none since a box too small for its name in the full font says it smaller and cut
-# shorter (notebook 08's comparisons, two zoo graphs of 15-18 boxes side by side, named 10 of 15
-# before). An entry is asserted as it is, so the test fails the day its every box is named and
+# unnamed. Notebook 08's cifar10 comparison names 17 of its 18 boxes on each side since boxes
+# grew to fit their middle-cut names (up to 320 world px): the wider graph is fitted smaller in
+# a half-page column, and one narrow box there has room for fewer than labels.ts's least kept
+# characters. An entry is asserted as it is, so the test fails the day its every box is named and
 # the entry must go.
-UNNAMED_BOXES: set[str] = set()
+UNNAMED_BOXES: set[str] = {"08_real_models.ipynb"}
 
 
 @pytest.mark.parametrize("name", sorted(TEACHING))
