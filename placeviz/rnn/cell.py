@@ -154,10 +154,12 @@ class LayerRNNCell(RNNCell):
 
 
 def check_floating(dtype: Any) -> None:
+    """Cells compute with sigmoid and tanh, which TF has for floats only."""
     dtype = dtypes.as_dtype(dtype)
-    if not (dtype.is_floating or dtype.is_complex):
+    if not dtype.is_floating:
         raise ValueError(
-            f"RNN cell only supports floating point inputs, but received dtype: {dtype.name}"
+            "RNN cell only supports floating point inputs, but received dtype: "
+            f"<dtype: '{dtype.name}'>"
         )
 
 
