@@ -37,6 +37,8 @@ from placeviz.graph.ops.nn_impl import (
 )
 from placeviz.graph.ops.nn_ops import elu, leaky_relu, relu6, selu, softmax, softplus
 from placeviz.graph.ops.selection_ops import top_k
+from placeviz.rnn import rnn_cell
+from placeviz.rnn.static_rnn import static_bidirectional_rnn, static_rnn
 
 __all__ = [
     "atrous_conv2d",
@@ -67,6 +69,7 @@ __all__ = [
     "moments",
     "relu",
     "relu6",
+    "rnn_cell",
     "selu",
     "sigmoid",
     "sigmoid_cross_entropy_with_logits",
@@ -75,6 +78,8 @@ __all__ = [
     "softmax_cross_entropy_with_logits_v2",
     "softplus",
     "sparse_softmax_cross_entropy_with_logits",
+    "static_bidirectional_rnn",
+    "static_rnn",
     "tanh",
     "top_k",
 ]

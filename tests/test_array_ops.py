@@ -87,8 +87,14 @@ def test_zeros_needs_a_static_shape() -> None:
         array_ops.zeros(TensorShape([None, 2]))
     with pytest.raises(ValueError, match="non-negative"):
         array_ops.ones([2, -1])
-    with pytest.raises(TypeError, match="not a tensor"):
-        array_ops.zeros(placeholder([2], dtypes.int32))
+
+
+def test_zeros_of_a_shape_tensor_fill_it_at_run_time() -> None:
+    """As TF's (an RNN's zero state): ``zeros/Const`` filled as the ``zeros`` op."""
+    dims = placeholder([2], dtypes.int32)
+    z = array_ops.zeros(dims)
+    assert z.op.type == "Fill" and z.op.name == "zeros"
+    assert [t.name for t in z.op.inputs] == [dims.name, "zeros/Const:0"]
 
 
 def test_fill_takes_its_dtype_from_the_value() -> None:

@@ -55,6 +55,7 @@ class VariableScope:
         name_scope: str = "",
         custom_getter: CustomGetter | None = None,
         dtype: Any = dtypes.float32,
+        caching_device: Any = None,
     ) -> None:
         self._reuse = reuse
         self._name = name
@@ -62,6 +63,7 @@ class VariableScope:
         self._name_scope = name_scope
         self._custom_getter = custom_getter
         self._dtype = dtypes.as_dtype(dtype)
+        self._caching_device = caching_device
 
     @property
     def name(self) -> str:
@@ -87,6 +89,14 @@ class VariableScope:
     @property
     def dtype(self) -> dtypes.DType:
         return self._dtype
+
+    @property
+    def caching_device(self) -> Any:
+        """Where variables made in this scope are read (their ``read`` op); None: beside them."""
+        return self._caching_device
+
+    def set_caching_device(self, caching_device: Any) -> None:
+        self._caching_device = caching_device
 
     def reuse_variables(self) -> None:
         """From now on ``get_variable`` in this scope finds variables instead of creating them."""
@@ -135,6 +145,7 @@ class VariableScope:
                 "trainable": True if trainable is None else trainable,
                 "collections": collections,
                 "validate_shape": validate_shape,
+                "caching_device": self._caching_device,
             }
             if custom_getter is None:
                 return _true_getter(**kwargs)
@@ -257,6 +268,7 @@ class _Settings(NamedTuple):
             name_scope,
             _wrap_custom_getter(self.custom_getter, base.custom_getter),
             base.dtype if self.dtype is None else self.dtype,
+            base.caching_device,
         )
 
 
@@ -350,6 +362,7 @@ def _true_getter(
     trainable: bool = True,
     collections: Sequence[str] | None = None,
     validate_shape: bool = True,
+    caching_device: Any = None,
 ) -> Variable:
     """The store's getter, what a custom getter calls as ``getter``: finds or makes ``name``."""
     graph = get_default_graph()
@@ -378,6 +391,7 @@ def _true_getter(
         dtype=variable_dtype,
         collections=collections,
         validate_shape=validate_shape,
+        caching_device=caching_device,
     )
     store.variables[name] = variable
     return variable

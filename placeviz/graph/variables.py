@@ -78,6 +78,7 @@ class Variable(metaclass=_VariableMeta):
         dtype: Any = None,
         collections: Sequence[str] | None = None,
         validate_shape: bool = True,
+        caching_device: Any = None,
     ) -> None:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
@@ -106,6 +107,13 @@ class Variable(metaclass=_VariableMeta):
                 self._initializer = state_ops.assign(
                     self._ref, self._initial_value, validate_shape=validate_shape, name="Assign"
                 ).op
+            # A caching device (static_rnn sets one) reads the variable where the device scopes
+            # say, not colocated with it: TF's RefVariable snapshot.
+            with (
+                graph.device(caching_device)
+                if caching_device is not None
+                else graph.colocate_with(self._variable_op)
+            ):
                 self._snapshot = state_ops.read_variable(self._ref)
         self._graph = graph
         self.trainable = trainable

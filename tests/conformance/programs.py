@@ -2572,6 +2572,7 @@ from conformance import (  # noqa: E402, F401
     programs_conv,
     programs_keras,
     programs_linalg,
+    programs_rnn,
     programs_saver,
     programs_train,
     programs_variables,

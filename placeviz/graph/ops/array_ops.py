@@ -148,8 +148,11 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Te
 
 
 def _filled(shape: Any, value: int, dtype: dtypes.DType, name: str) -> Tensor:
-    dims = static_dims(shape)
     graph = get_default_graph()
+    if is_tensor_like(shape):  # a shape computed in the graph (an RNN's zero state): a Fill
+        with graph.name_scope(name) as scope:
+            return _fill_shape(convert_to_tensor(shape), value, dtype, scope)
+    dims = static_dims(shape)
     with graph.name_scope(name) as scope:
         if _count(dims) < _SMALL_CONSTANT_ELEMENTS:
             return constant_op.constant(value, dtype, dims, name=scope)
@@ -631,7 +634,7 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
     Identity of it instead (``concat/concat``, beside the ``concat/concat_dim`` Const it made
     of an int axis)."""
     items = values if isinstance(values, list | tuple) else [values]
-    index = _static_axis(axis)
+    index = _static_axis(axis, "concat")
     if len(items) == 1:
         tensors = _convert_all(items, "concat")
         with op_scope(name, tensors):
@@ -647,14 +650,14 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
         return make_op("ConcatV2", [*tensors, axis_t], scope, {"axis": index}).outputs[0]
 
 
-def _static_axis(axis: Any) -> int:
+def _static_axis(axis: Any, op: str) -> int:
     """An int, or a scalar int tensor whose value construction knows (a split's split_dim, as
     its gradient passes it): the attr shape rules and gradients read."""
     if not is_tensor_like(axis):
         return operator.index(axis)
     value = constant_value(convert_to_tensor(axis))
     if value is None or value.ndim:
-        raise TypeError(f"concat's axis must be an int or a constant scalar tensor, not {axis!r}")
+        raise TypeError(f"{op}'s axis must be an int or a constant scalar tensor, not {axis!r}")
     return int(value)
 
 
@@ -755,17 +758,18 @@ registry.register(
 def split(
     value: Any,
     num_or_size_splits: Any,
-    axis: int = 0,
+    axis: Any = 0,
     num: int | None = None,
     name: str = "split",
 ) -> list[Tensor]:
     """An int makes that many equal pieces (Split); a list of sizes makes pieces that size
     (SplitV), one of which may be -1. TF's names: the sizes are an int32 Const made before the
-    op's scope, the axis ``split/split_dim``."""
-    axis = operator.index(axis)
+    op's scope, the axis ``split/split_dim``, or the axis tensor given (an LSTM cell's)."""
+    given_axis = axis
+    axis = _static_axis(axis, "split")
     if isinstance(num_or_size_splits, numbers.Integral):
         with op_scope(name, (value,)) as scope:
-            split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+            split_dim = _split_dim(given_axis, axis)
             tensor = convert_to_tensor(value, name="value")
             attrs: dict[str, Any] = {"num_split": int(num_or_size_splits), "axis": axis}
             return list(make_op("Split", [split_dim, tensor], scope, attrs).outputs)
@@ -777,9 +781,16 @@ def split(
         sizes_t = constant_op.constant(list(sizes), dtypes.int32)
     with op_scope(name, (value,)) as scope:
         tensor = convert_to_tensor(value, name="value")
-        split_dim = constant_op.constant(axis, dtypes.int32, name="split_dim")
+        split_dim = _split_dim(given_axis, axis)
         attrs = {"size_splits": sizes, "axis": axis}
         return list(make_op("SplitV", [tensor, sizes_t, split_dim], scope, attrs).outputs)
+
+
+def _split_dim(given: Any, axis: int) -> Tensor:
+    """The axis input: the tensor given, else an int32 ``split_dim`` Const in the op's scope."""
+    if is_tensor_like(given):
+        return convert_to_tensor(given)
+    return constant_op.constant(axis, dtypes.int32, name="split_dim")
 
 
 # -- Slice -------------------------------------------------------------------------------------
