@@ -277,17 +277,10 @@ def _jump(target: VariableScope, settings: _Settings) -> Iterator[VariableScope]
     """Back into ``target``: its name and name scope, under a new name scope for its last part."""
     graph = get_default_graph()
     store = _store(graph)
-    outer = store.current
     last = target.name.split("/")[-1]
-    with graph.name_scope(last) if last else contextlib.nullcontext():
-        store.current = settings.applied_to(target, target.name, target.original_name_scope)
-        store.open(target.name)
-        counts = dict(store.opened)
-        try:
-            yield store.current
-        finally:
-            store.current = outer
-            store.opened = counts
+    entered = settings.applied_to(target, target.name, target.original_name_scope)
+    with graph.name_scope(last) if last else contextlib.nullcontext(), _inside(store, entered):
+        yield store.current
 
 
 @contextlib.contextmanager
@@ -296,18 +289,24 @@ def reentered(target: VariableScope) -> Iterator[VariableScope]:
     legacy layers call again (``dense/MatMul_1``), opening no new one (no ``dense_1/``)."""
     graph = get_default_graph()
     store = _store(graph)
+    reused = _Settings(True, None, None, None)
+    entered = reused.applied_to(target, target.name, target.original_name_scope)
+    with graph.name_scope(target.original_name_scope or None), _inside(store, entered):
+        yield store.current
+
+
+@contextlib.contextmanager
+def _inside(store: _Store, scope: VariableScope) -> Iterator[None]:
+    """``scope`` is the current one (its name counted as opened) while the block runs."""
     outer = store.current
-    with graph.name_scope(target.original_name_scope or None):
-        store.current = _Settings(True, None, None, None).applied_to(
-            target, target.name, target.original_name_scope
-        )
-        store.open(target.name)
-        counts = dict(store.opened)
-        try:
-            yield store.current
-        finally:
-            store.current = outer
-            store.opened = counts
+    store.current = scope
+    store.open(scope.name)
+    counts = dict(store.opened)
+    try:
+        yield
+    finally:
+        store.current = outer
+        store.opened = counts
 
 
 @contextlib.contextmanager
