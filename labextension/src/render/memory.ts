@@ -914,6 +914,11 @@ export class MemoryPanel extends PlotPanel {
       shapes: this.cursorShapes(),
     };
     await this.plotWith(plotly, traces, layout);
+    // The title and ticks were fitted to the plot's width before this layout (or a guess while
+    // the page had not laid it out): laid out at another width, fit again, as the timeline does.
+    if (Math.abs((this.plot.clientWidth || 900) - this.left - right - width) > 1) {
+      void this.draw();
+    }
     // What plotly made of the right margin (the card axis may have widened it).
     const size = (this.plot as unknown as { _fullLayout?: { _size?: { r?: number } } })._fullLayout
       ?._size?.r;
