@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cells import build, run_spans, towers_loop
 from plotchecks import plot_problems, read_plots
 
 import placeviz as pv
-from placeviz.contract import EventKind
 from placeviz.events.html import bundle as html_bundle
 
 pytestmark = pytest.mark.e2e
@@ -54,16 +54,6 @@ def expect() -> Any:
     from playwright.sync_api import expect as playwright_expect
 
     return playwright_expect
-
-
-def build(code: str, gpus: int) -> dict[str, Any]:
-    """Run ``code`` (a cell's body) in a fresh graph on ``gpus`` simulated GPUs; its names."""
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(gpus)
-    pv.reset_default_graph()
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "<cell>", "exec"), namespace)
-    return namespace
 
 
 def op_count(code: str, gpus: int) -> int:
@@ -851,33 +841,7 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
         page.close()
 
 
-LOOP = """\
-import placeviz as tf
-
-with tf.device("/cpu:0"):
-    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="input")
-losses = []
-for i in range(2):
-    with tf.device("/gpu:%d" % i), tf.name_scope("tower_%d" % i):
-        h = tf.nn.relu(tf.matmul(x, x, name="MatMul"), name="Relu")
-        losses.append(tf.reduce_sum(h, name="loss"))
-with tf.device("/cpu:0"):
-    total = tf.add_n(losses, name="total")
-sess = tf.Session()
-for _ in range(4):
-    sess.run(total)
-"""
-
-
-def active_span(document: dict[str, Any], run: int) -> tuple[float, float]:
-    """A run's first op or transfer start and its last one's end, ns since the origin."""
-    events = document["events"]
-    spans = [
-        (t0, max(t0, t1))
-        for kind, t0, t1, r in zip(events["kind"], events["t0"], events["t1"], events["run"])
-        if r == run and kind in (EventKind.OP, EventKind.TRANSFER)
-    ]
-    return min(s[0] for s in spans), max(s[1] for s in spans)
+LOOP = towers_loop()
 
 
 def test_the_timeline_shows_a_picked_run_with_op_names(offline_page: Any, tmp_path: Path) -> None:
@@ -895,7 +859,7 @@ def test_the_timeline_shows_a_picked_run_with_op_names(offline_page: Any, tmp_pa
     scrubber = root.locator(".placeviz-scrubber")
     for run in (2, 0):
         root.locator("select.placeviz-run").select_option(str(run))
-        lo, hi = active_span(document, run)
+        lo, hi = run_spans(document)[run]
         expect()(scrubber).to_have_attribute("data-range-start", _number())
         assert float(scrubber.get_attribute("data-range-start")) == pytest.approx(lo)
         assert float(scrubber.get_attribute("data-range-end")) == pytest.approx(hi)

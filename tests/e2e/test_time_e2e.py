@@ -12,53 +12,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cells import build, run_spans, towers_loop
 from plotchecks import plot_problems, read_plots
 
 import placeviz as pv
-from placeviz.contract import EventKind
 
 pytestmark = pytest.mark.e2e
 
-# Two towers and a sum, run four times: a loop's runs, their idle gaps collapsed on the axes.
-LOOP = """\
-import placeviz as tf
-
-with tf.device("/cpu:0"):
-    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="input")
-losses = []
-for i in range(2):
-    with tf.device("/gpu:%d" % i), tf.name_scope("tower_%d" % i):
-        h = tf.nn.relu(tf.matmul(x, x, name="MatMul"), name="Relu")
-        losses.append(tf.reduce_sum(h, name="loss"))
-with tf.device("/cpu:0"):
-    total = tf.add_n(losses, name="total")
-sess = tf.Session()
-full = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
-for _ in range(4):
-    sess.run(total, options=full)
-"""
+LOOP = towers_loop(", options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)")
 
 WIDTHS = (1400, 1300, 600)  # the browser tests' pages, and a narrow one
-
-
-def build(code: str, gpus: int) -> dict[str, Any]:
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(gpus)
-    pv.reset_default_graph()
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "<cell>", "exec"), namespace)
-    return namespace
-
-
-def run_steps(document: dict[str, Any]) -> dict[int, int]:
-    """Per run id, its step from the document's events: first op or transfer start to last end."""
-    events = document["events"]
-    spans: dict[int, list[int]] = {}
-    for kind, t0, t1, run in zip(events["kind"], events["t0"], events["t1"], events["run"]):
-        if kind in (EventKind.OP, EventKind.TRANSFER) and run >= 0:
-            span = spans.setdefault(run, [t0, max(t0, t1)])
-            span[0], span[1] = min(span[0], t0), max(span[1], t1)
-    return {run: hi - lo for run, (lo, hi) in spans.items()}
 
 
 @pytest.fixture
@@ -88,7 +51,7 @@ def test_header_scrubber_axes_and_document_agree_on_each_runs_step(
     sess = build(LOOP, gpus=2)["sess"]
     trace = sess.trace(runs=None)
     document = trace.to_document()
-    steps = run_steps(document)
+    steps = {run: hi - lo for run, (lo, hi) in run_spans(document).items()}
     assert len(steps) == 4
     # The summary's step (what pv.compare and its summary print) is the last run's.
     assert round(trace.step_s * 1e9) == steps[3]
