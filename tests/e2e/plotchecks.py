@@ -45,6 +45,25 @@ def read_plots(root: Any) -> list[dict[str, Any]]:
     return list(root.evaluate(_READ_PLOTS))
 
 
+def read_plots_in_view(inspectors: Any, settle_ms: int = 5_000) -> list[dict[str, Any]]:
+    """The plots of every inspector the locator ``inspectors`` finds, each read once it has been
+    scrolled into view and its plots have stopped changing: a notebook does not lay out cells out
+    of view (their text measures as nothing), so a plot is only what a reader sees once in view."""
+    plots: list[dict[str, Any]] = []
+    for i in range(inspectors.count()):
+        inspector = inspectors.nth(i)
+        inspector.scroll_into_view_if_needed()
+        seen = read_plots(inspector)
+        for _ in range(settle_ms // 250):
+            inspector.page.wait_for_timeout(250)
+            now = read_plots(inspector)
+            if now == seen:
+                break
+            seen = now
+        plots.extend(seen)
+    return plots
+
+
 def plot_problems(plots: list[dict[str, Any]], least_ticks: int = 2) -> list[str]:
     """What is wrong with ``plots``: repeated or too few x tick labels, clipped text, the y
     axis's 0 on an x tick label; empty when nothing is."""

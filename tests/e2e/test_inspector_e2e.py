@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from cells import build, run_spans, towers_loop
-from plotchecks import plot_problems, read_plots
+from plotchecks import plot_problems, read_plots_in_view
 
 import placeviz as pv
 from placeviz.events.html import bundle as html_bundle
@@ -371,7 +371,7 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
         # Every plot's x ticks read apart (3 or more), and no label or title is cut. (At a 600 px
         # page JupyterLab leaves a plot 220 px: its legend, tick labels and lane labels do not fit
         # yet; standalone pages are checked at 600 px in test_time_e2e.py.)
-        plots = read_plots(page.locator(".jp-NotebookPanel:visible"))
+        plots = read_plots_in_view(roots)
         problems = plot_problems(plots, least_ticks=3)
         assert plots and not problems, "\n".join(problems)
         # ... and every graph, refitted to its new width, still names every box it shows.

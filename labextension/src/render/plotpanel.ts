@@ -25,7 +25,12 @@ export abstract class PlotPanel implements View {
   private readonly throttle: Throttle;
   private unlisten: () => void = () => undefined;
   private resizeObserver: ResizeObserver | null = null;
+  private intersectionObserver: IntersectionObserver | null = null;
   private width = 0;
+  /** Whether the panel is in the viewport: null until the browser says, true where it cannot. */
+  private inView: boolean | null = typeof IntersectionObserver === 'function' ? null : true;
+  /** The last draw happened out of view, where its text may have been measured as nothing. */
+  private drawnOutOfView = false;
 
   protected constructor(
     parent: HTMLElement,
@@ -58,6 +63,18 @@ export abstract class PlotPanel implements View {
       });
       this.resizeObserver.observe(this.element);
     }
+    // A notebook skips laying out cells out of view (JupyterLab's content-visibility): plotly
+    // measures their text as nothing, so margins and fitted titles come out wrong, and nothing
+    // resizes when the cell comes into view. Draw again then.
+    if (typeof IntersectionObserver === 'function') {
+      this.intersectionObserver = new IntersectionObserver((entries) => {
+        this.inView = entries[entries.length - 1].isIntersecting;
+        if (this.inView && this.drawnOutOfView) {
+          this.onResize();
+        }
+      });
+      this.intersectionObserver.observe(this.element);
+    }
     this.refreshModel();
   }
 
@@ -89,6 +106,7 @@ export abstract class PlotPanel implements View {
     this.disposed = true;
     this.throttle.cancel();
     this.resizeObserver?.disconnect();
+    this.intersectionObserver?.disconnect();
     this.unlisten();
     this.plotted?.purge(this.plot);
     this.element.remove();
@@ -141,6 +159,7 @@ export abstract class PlotPanel implements View {
       if (this.disposed) {
         return;
       }
+      this.drawnOutOfView = this.inView !== true;
       await this.react(plotly);
       this.plotted = plotly;
     } catch (error) {

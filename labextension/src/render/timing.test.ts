@@ -225,6 +225,47 @@ describe('TimingPanel', () => {
     panel.dispose();
   });
 
+  it('draws again when it comes into view after drawing out of view (a skipped cell)', async () => {
+    let seen: ((entries: { isIntersecting: boolean }[]) => void) | null = null;
+    vi.stubGlobal(
+      'IntersectionObserver',
+      class {
+        constructor(callback: typeof seen) {
+          seen = callback;
+        }
+        observe() {}
+        disconnect() {}
+      },
+    );
+    const { plotly, calls } = fakePlotly();
+    (plotly as unknown as { Plots: unknown }).Plots = { resize: () => undefined };
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const panel = new TimingPanel(
+      document.createElement('div'),
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      { throttleMs: 0 },
+    );
+    await tick();
+    const reacts = () => calls.filter((c) => c.method === 'react').length;
+    const first = reacts();
+    expect(first).toBeGreaterThan(0); // drawn before the browser said where it is
+    seen!([{ isIntersecting: false }]);
+    await tick();
+    expect(reacts()).toBe(first); // out of view: nothing to draw yet
+    seen!([{ isIntersecting: true }]);
+    await tick();
+    await tick();
+    const shown = reacts();
+    expect(shown).toBe(first + 1); // into view: measured again
+    seen!([{ isIntersecting: false }]);
+    seen!([{ isIntersecting: true }]); // drawn in view last time: nothing to do
+    await tick();
+    await tick();
+    expect(reacts()).toBe(shown);
+    panel.dispose();
+  });
+
   it('zooms and pans from the keyboard when focused, and shows all again with 0', async () => {
     const { plotly } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));
