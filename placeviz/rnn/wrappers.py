@@ -122,7 +122,6 @@ class DropoutWrapper(_Wrapper):
             self._input_keep_prob = _keep_prob(input_keep_prob, "input_keep_prob")
             self._state_keep_prob = _keep_prob(state_keep_prob, "state_keep_prob")
             self._output_keep_prob = _keep_prob(output_keep_prob, "output_keep_prob")
-        self._variational_recurrent = variational_recurrent
         self._seed = seed
         self._noise: dict[str, Any] = {}
         if variational_recurrent:
