@@ -713,3 +713,103 @@ def test_real_models_the_cost_placer_on_the_encoder(real_models) -> None:
     assert 0.55 < gpu0_busy_ratio(comparison) < 0.8  # "down by about a third"
     text = output_text(real_models["bert-found"])
     assert re.search(r"step: simple \d+ µs, cost \d+ µs\n\d+ ops moved", text), text
+
+
+@pytest.fixture(scope="module")
+def model_parallel_rnn(executed: Any) -> dict[str, Any]:
+    return executed("09_model_parallel_rnn.ipynb")
+
+
+RNN_CELL = "lm/rnn/rnn/multi_rnn_cell/cell_{}/basic_lstm_cell/"
+RNN_OPS = {
+    "lm/embedding": "CPU:0",
+    "lm/embedding_lookup": "CPU:0",
+    "lm/rnn/multi_rnn_cell/cell_0/basic_lstm_cell/kernel": "GPU:0",
+    RNN_CELL.format(0) + "MatMul_3": "GPU:0",
+    "lm/rnn/multi_rnn_cell/cell_1/basic_lstm_cell/kernel": "GPU:1",
+    RNN_CELL.format(1) + "MatMul_3": "GPU:1",
+    "gradients/" + RNN_CELL.format(1) + "MatMul_3_grad/MatMul": "GPU:1",
+    "lm/softmax/MatMul": "GPU:1",
+}
+
+
+def printed_table(text: str, side: str) -> dict[int, list[float]]:
+    """A wavefront table the notebook printed: each layer's step start times."""
+    block = text.split(f"{side}: ", 1)[1]
+    rows = re.findall(r"^layer (\d): ([\d. ]+)$", block, re.MULTILINE)[:2]
+    return {int(layer): [float(v) for v in values.split()] for layer, values in rows}
+
+
+def test_model_parallel_rnn_places_a_layer_per_gpu_and_trains(model_parallel_rnn) -> None:
+    cell = model_parallel_rnn["per-gpu"]
+    text = output_text(cell)
+    losses = [float(v) for v in re.search(r"^loss: (.*)$", text, re.MULTILINE).group(1).split()]
+    assert len(losses) == 5 and losses[-1] < losses[0], text
+    assert printed_devices(text) == RNN_OPS, text
+    assert "pinned by `with device('/gpu:1')`" in text, text
+    (document,) = placeviz_documents(cell)
+    validate(document)
+    placed = devices_by_name(document)
+    for layer in range(2):
+        ops = [name for name in placed if name.startswith(RNN_CELL.format(layer))]
+        assert len(ops) > 8 * 10 and {placed[name] for name in ops} == {f"GPU:{layer}"}
+
+
+def test_model_parallel_rnn_the_timeline_shows_layers_a_step_apart(model_parallel_rnn) -> None:
+    """The tables the notebook prints: forward, layer 1 starts step t between layer 0's starts
+    of t + 1 and t + 2; backward, from the last step of the top layer, layer 0 a step behind:
+    its step t + 1 (going back in time) runs while layer 1 runs step t."""
+    text = output_text(model_parallel_rnn["wavefront"])
+    assert "layer l + 1 starts step t while layer l runs step t + 1: True" in text, text
+    forward, backward = printed_table(text, "forward"), printed_table(text, "backward")
+    for t in range(6):
+        assert forward[0][t + 1] < forward[1][t] < forward[0][t + 2], text
+    assert backward[1][7] < backward[0][7], text
+    for t in range(1, 7):
+        layer0 = (backward[0][t + 1], backward[0][t])
+        layer1 = (backward[1][t], backward[1][t - 1])
+        assert max(layer0[0], layer1[0]) < min(layer0[1], layer1[1]), (t, text)
+    assert max(forward[1]) < min(backward[1] + backward[0]), text  # backward after forward
+
+
+def test_model_parallel_rnn_on_one_gpu_the_layers_take_turns(model_parallel_rnn) -> None:
+    text = output_text(model_parallel_rnn["one-gpu-steps"])
+    two, one = (float(v) for v in re.search(r"forward pass: (\d+) µs .*, (\d+) µs", text).groups())
+    assert two < 0.6 * one, text  # about 8 + 1 cell-steps against 2 x 8
+    busy = re.findall(r"busy \{'CPU:0': \d+, 'GPU:0': (\d+)(?:, 'GPU:1': (\d+))?\}", text)
+    (gpu0, gpu1), (alone, _) = busy
+    assert abs(int(gpu0) + int(gpu1) - int(alone)) < 0.05 * int(alone), text  # the same work
+    steps = re.search(r"a layer per GPU: step (\d+) µs", text)
+    predicted = re.search(r"what_if\(devices=1\) predicts (\d+) µs", text)
+    assert int(predicted.group(1)) > int(steps.group(1)), text
+    (comparison,) = comparisons(model_parallel_rnn["one-gpu-steps"])
+    assert comparison["labels"] == ["a layer per GPU", "what if one GPU"]
+    folded = devices_by_name(comparison["documents"][1])
+    assert "GPU:1" not in folded.values()
+
+
+def test_model_parallel_rnn_the_cost_placer_scatters_the_layers(model_parallel_rnn) -> None:
+    """What the notebook says of the cost placer: both GPUs used, GPU:0's busy time about
+    halved, and no layer per GPU (each layer's steps on both GPUs, or the layers on one)."""
+    (comparison,) = comparisons(model_parallel_rnn["cost"])
+    assert comparison["labels"] == ["simple", "cost"]
+    for document in comparison["documents"]:
+        validate(document)
+    simple, cost = (devices_by_name(d) for d in comparison["documents"])
+    cells = [n for n in simple if n.startswith(("lm/rnn/rnn/", "gradients/lm/rnn/rnn/"))]
+    assert {simple[n] for n in cells} == {"GPU:0"}
+    assert {cost[n] for n in cells} >= {"GPU:0", "GPU:1"}
+    assert 0.35 < gpu0_busy_ratio(comparison) < 0.65
+    text = output_text(model_parallel_rnn["cost-found"])
+    rows = dict(re.findall(r"^  layer (\d): ((?:GPU:\d ?)+)$", text, re.MULTILINE))
+    devices = [set(rows[layer].split()) for layer in ("0", "1")]
+    assert not (len(devices[0]) == len(devices[1]) == 1 and devices[0] != devices[1]), text
+    assert "cost model: earliest finish" in text, text
+
+
+def test_model_parallel_rnn_the_dropout_noise_is_drawn_on_each_layers_gpu(
+    model_parallel_rnn,
+) -> None:
+    text = output_text(model_parallel_rnn["dropout"])
+    devices = re.findall(r"^lm/random_uniform(?:_\d)?/RandomUniform: (\S+)$", text, re.MULTILINE)
+    assert devices == ["/device:GPU:0"] * 3 + ["/device:GPU:1"] * 3, text

@@ -12,6 +12,9 @@ the structure is the original's.
   its stages split over the GPUs.
 - ``bert_encoder``: a BERT-style encoder (the embedding on the CPU, batched attention, dropout,
   layer norm, gelu), its layers split over the GPUs, Adam with clipped gradients.
+- ``lstm_lm``: tensorflow/models' PTB word language model, model parallel as Google's NMT and
+  tensorflow/nmt run it: the embedding on the CPU, each LSTM layer on its own GPU
+  (``DeviceWrapper``), the softmax on the last layer's GPU, SGD with clipped gradients.
 
 Every builder returns a ``Model``: the op a training step runs, its loss, and a feed of random
 inputs of the right shapes.
@@ -290,8 +293,81 @@ def bert_encoder(
     return Model(train_op, loss, feed)
 
 
+# -- LSTM language model: a layer per GPU ------------------------------------------------------
+def _lstm_layer(tf: Any, width: int, keep_prob: float, device: str | None) -> Any:
+    """One layer of the stack: an LSTM cell, its output dropped with one mask for every time
+    step (variational dropout) when ``keep_prob < 1``, all of it on ``device`` when given. The
+    dropout's mask is drawn where the cell is built, so it is built under the device too."""
+    with tf.device(device) if device else contextlib.nullcontext():
+        cell = tf.nn.rnn_cell.BasicLSTMCell(width, forget_bias=0.0)
+        if keep_prob < 1:
+            cell = tf.nn.rnn_cell.DropoutWrapper(
+                cell, output_keep_prob=keep_prob, variational_recurrent=True, dtype=tf.float32
+            )
+    return tf.nn.rnn_cell.DeviceWrapper(cell, device) if device else cell
+
+
+def _unroll(tf: Any, cell: Any, embedded: Any, steps: int) -> list[Any]:
+    """The stack run over the time steps: the one place that says how. ``static_rnn`` unrolls
+    it into one copy of the cell's ops per step (no control flow); ``tf.nn.dynamic_rnn(cell,
+    embedded, dtype=tf.float32)`` would loop over them in a ``while_loop`` instead."""
+    inputs = tf.unstack(embedded, num=steps, axis=1)
+    outputs, _ = tf.nn.static_rnn(cell, inputs, dtype=tf.float32)
+    return outputs
+
+
+def lstm_lm(
+    tf: Any,
+    gpus: int = 2,
+    batch: int = 16,
+    steps: int = 10,
+    width: int = 128,
+    layers: int = 2,
+    vocab: int = 1000,
+    keep_prob: float = 1.0,
+    initializer: Any = None,
+    seed: int = 0,
+    pin: bool = True,
+) -> Model:
+    """Next-word prediction over ``steps`` words; layer ``l`` on GPU ``l * gpus // layers``
+    (``pin=False``: no GPU scopes, the embedding still on the CPU). Weights start uniform in
+    [-0.1, 0.1] as the PTB model's, or from ``initializer``."""
+    rng = np.random.default_rng(seed)
+    ids = tf.placeholder(tf.int32, [batch, steps], name="input_ids")
+    targets = tf.placeholder(tf.int32, [batch, steps], name="targets")
+    init = initializer or tf.random_uniform_initializer(-0.1, 0.1)
+    with tf.variable_scope("lm", initializer=init):
+        with tf.device("/cpu:0"):
+            embedding = tf.get_variable("embedding", [vocab, width])
+            embedded = tf.nn.embedding_lookup(embedding, ids)
+        cells = []
+        for layer in range(layers):
+            device = f"/gpu:{layer * gpus // layers}" if gpus else "/cpu:0"
+            cells.append(_lstm_layer(tf, width, keep_prob, device if pin else None))
+        with _gpu(tf, 0, gpus, pin):
+            outputs = _unroll(tf, tf.nn.rnn_cell.MultiRNNCell(cells), embedded, steps)
+        with _gpu(tf, gpus - 1, gpus, pin), tf.variable_scope("softmax"):
+            flat = tf.reshape(tf.concat(outputs, 1), [-1, width])
+            weights = tf.get_variable("w", [width, vocab])
+            biases = tf.get_variable("b", [vocab])
+            logits = tf.nn.bias_add(tf.matmul(flat, weights), biases)
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=tf.reshape(targets, [-1]), logits=logits
+                ),
+                name="loss",
+            )
+    optimizer = tf.train.GradientDescentOptimizer(1.0)
+    grads, variables = zip(*optimizer.compute_gradients(loss, colocate_gradients_with_ops=True))
+    clipped, _ = tf.clip_by_global_norm(grads, 5.0)
+    train_op = optimizer.apply_gradients(zip(clipped, variables))
+    words = rng.integers(0, vocab, (batch, steps + 1)).astype(np.int32)
+    return Model(train_op, loss, {ids: words[:, :-1], targets: words[:, 1:]})
+
+
 ZOO: dict[str, Callable[..., Model]] = {
     "cifar10": cifar10_towers,
     "resnet": resnet,
     "bert": bert_encoder,
+    "lstm": lstm_lm,
 }

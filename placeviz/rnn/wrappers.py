@@ -9,9 +9,12 @@ import numbers
 from typing import Any
 
 from placeviz.graph.core import Tensor, get_default_graph
+from placeviz.graph.ops import array_ops, math_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.dropout import dropout
+from placeviz.graph.ops.random_ops import random_uniform
 from placeviz.graph.ops.shape_ops import constant_value
+from placeviz.graph.shapes import TensorShape
 from placeviz.rnn import nest
 from placeviz.rnn.cell import LSTMStateTuple, RNNCell
 
@@ -89,7 +92,12 @@ class DeviceWrapper(_Wrapper):
 
 class DropoutWrapper(_Wrapper):
     """Dropout of the cell's inputs, outputs and new state (never an LSTM's memory ``c``),
-    each with its keep probability; the seeds derive from ``seed`` as TensorFlow's do."""
+    each with its keep probability; the seeds derive from ``seed`` as TensorFlow's do.
+
+    With ``variational_recurrent=True`` every time step drops the same units (Gal and
+    Ghahramani): the wrapper draws one ``[1, size]`` uniform noise per dropped part when it is
+    built, under the scopes it is built in, and each step turns it into a mask with ``Floor``.
+    TF asks for ``dtype`` then, and for ``input_size`` when the inputs are dropped."""
 
     def __init__(
         self,
@@ -104,22 +112,30 @@ class DropoutWrapper(_Wrapper):
         dropout_state_filter_visitor: Any = None,
     ) -> None:
         super().__init__(cell)
-        if variational_recurrent:
-            raise NotImplementedError(
-                "DropoutWrapper(variational_recurrent=True) is not in placeviz yet: use the "
-                "default, a fresh mask per time step"
-            )
         if dropout_state_filter_visitor is not None and not callable(dropout_state_filter_visitor):
             raise TypeError(
                 "dropout_state_filter_visitor must be callable. "
                 f"Received: {dropout_state_filter_visitor}"
             )
         self._state_filter = dropout_state_filter_visitor or _default_state_filter
-        self._seed = seed
         with get_default_graph().name_scope("DropoutWrapperInit"):
             self._input_keep_prob = _keep_prob(input_keep_prob, "input_keep_prob")
             self._state_keep_prob = _keep_prob(state_keep_prob, "state_keep_prob")
             self._output_keep_prob = _keep_prob(output_keep_prob, "output_keep_prob")
+        self._seed = seed
+        self._noise: dict[str, Any] = {}
+        if variational_recurrent:
+            if dtype is None:
+                raise ValueError("When variational_recurrent=True, dtype must be provided")
+            if _should_dropout(self._input_keep_prob):
+                if input_size is None:
+                    raise ValueError(
+                        "When variational_recurrent=True and input_keep_prob < 1.0 or is "
+                        "unknown, input_size must be provided"
+                    )
+                self._noise["input"] = self._batch_noise(input_size, "input", dtype)
+            self._noise["state"] = self._batch_noise(cell.state_size, "state", dtype)
+            self._noise["output"] = self._batch_noise(cell.output_size, "output", dtype)
 
     @property
     def wrapped_cell(self) -> Any:
@@ -132,17 +148,35 @@ class DropoutWrapper(_Wrapper):
         text = f"{self._seed}{salt_prefix}_{index}".encode()
         return int(hashlib.md5(text).hexdigest()[:8], 16) & 0x7FFFFFFF
 
+    def _batch_noise(self, sizes: Any, salt: str, dtype: Any) -> Any:
+        """Uniform noise of shape ``[1, size]`` for each size in ``sizes``: one mask for the
+        whole batch and every step."""
+        index = 0
+
+        def noise(size: Any) -> Tensor:
+            nonlocal index
+            i, index = index, index + 1
+            dims = [size] if isinstance(size, int) else TensorShape(size).as_list()
+            shape = array_ops.concat(([1], dims), 0)
+            return random_uniform(shape, seed=self._gen_seed(salt, i), dtype=dtype)
+
+        return _map_up_to(sizes, lambda _, size: noise(size), sizes)
+
     def _dropout(self, values: Any, salt: str, keep_prob: Any, filtered: Any = None) -> Any:
         shallow = values if filtered is None else filtered
         index = 0
 
-        def drop(do_dropout: Any, value: Any) -> Any:
+        def drop(do_dropout: Any, value: Any, noise: Any = None) -> Any:
             nonlocal index
             i, index = index, index + 1
             if isinstance(do_dropout, bool) and not do_dropout:
                 return value
-            return dropout(value, rate=1.0 - keep_prob, seed=self._gen_seed(salt, i))
+            if noise is None:
+                return dropout(value, rate=1.0 - keep_prob, seed=self._gen_seed(salt, i))
+            return _variational_dropout(value, noise, keep_prob)
 
+        if salt in self._noise:
+            return _map_up_to(shallow, drop, values, self._noise[salt])
         return _map_up_to(shallow, drop, values)
 
     def __call__(self, inputs: Any, state: Any) -> Any:  # type: ignore[override]
@@ -155,6 +189,15 @@ class DropoutWrapper(_Wrapper):
         if _should_dropout(self._output_keep_prob):
             output = self._dropout(output, "output", self._output_keep_prob)
         return output, new_state
+
+
+def _variational_dropout(value: Any, noise: Tensor, keep_prob: Any) -> Tensor:
+    """TF's: ``floor(keep_prob + noise)`` is 1 with probability ``keep_prob``, else 0; the
+    kept values are scaled by ``1 / keep_prob``."""
+    binary = math_ops.floor(keep_prob + noise)
+    dropped = math_ops.divide(value, keep_prob) * binary
+    dropped.set_shape(value.shape)
+    return dropped
 
 
 class ResidualWrapper(_Wrapper):
@@ -211,9 +254,10 @@ def _traverse_shallow(visitor: Any, structure: Any) -> Any:
     return verdict
 
 
-def _map_up_to(shallow: Any, fn: Any, values: Any) -> Any:
-    """``fn(flag, value)`` for each leaf of ``shallow`` and the part of ``values`` under it."""
+def _map_up_to(shallow: Any, fn: Any, *structures: Any) -> Any:
+    """``fn(flag, *parts)`` for each leaf of ``shallow`` and the parts of ``structures`` under
+    it (TF's ``map_structure_up_to``), in the first structure's shape."""
     if not nest.is_nested(shallow):
-        return fn(shallow, values)
-    parts = zip(shallow, values, strict=True)
-    return nest.rebuild(values, [_map_up_to(s, fn, v) for s, v in parts])
+        return fn(shallow, *structures)
+    parts = zip(shallow, *structures, strict=True)
+    return nest.rebuild(structures[0], [_map_up_to(s, fn, *p) for s, *p in parts])

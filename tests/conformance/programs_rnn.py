@@ -150,6 +150,123 @@ family(
 )
 
 
+# Variational dropout (one mask for every step): the noise is drawn when the wrapper is built,
+# so its ops, names and seeds are compared; values only where they do not depend on the draw.
+def _variational(tf: Any, cell: Any, **keep: Any) -> Any:
+    return _cells(tf).DropoutWrapper(
+        cell, variational_recurrent=True, dtype=tf.float32, seed=5, **keep
+    )
+
+
+family(
+    "rnn_dropout_variational",
+    {
+        "output": _forward(
+            lambda tf: _variational(tf, _cells(tf).BasicLSTMCell(4), output_keep_prob=0.5)
+        ),
+        "all_three": _forward(
+            lambda tf: _variational(
+                tf,
+                _cells(tf).BasicLSTMCell(4),
+                input_keep_prob=0.6,
+                output_keep_prob=0.8,
+                state_keep_prob=0.7,
+                input_size=tf.TensorShape([DEPTH]),
+            )
+        ),
+        "multi_state": _forward(
+            lambda tf: _variational(
+                tf,
+                _cells(tf).MultiRNNCell([_cells(tf).BasicLSTMCell(3), _cells(tf).GRUCell(2)]),
+                state_keep_prob=0.6,
+            )
+        ),
+        "no_seed": _forward(
+            lambda tf: _cells(tf).DropoutWrapper(
+                _cells(tf).GRUCell(3),
+                output_keep_prob=0.5,
+                variational_recurrent=True,
+                dtype=tf.float32,
+            )
+        ),
+    },
+    skip=("values",),
+)
+
+
+@program(cpus=2)
+def rnn_dropout_variational_layer_per_device(tf: Any) -> Any:
+    """Each layer's wrapper built under its device: the noise is drawn there, beside the
+    layer that uses it."""
+    cells = tf.nn.rnn_cell
+    layers = []
+    for device in ("/cpu:0", "/cpu:1"):
+        with tf.device(device):
+            cell = _variational(tf, cells.BasicLSTMCell(3), output_keep_prob=0.5)
+        layers.append(cells.DeviceWrapper(cell, device))
+    with tf.variable_scope("lm", initializer=_pattern(tf)):
+        outputs, _ = tf.nn.static_rnn(cells.MultiRNNCell(layers), _inputs(tf), dtype=tf.float32)
+    return Runs(tf.global_variables_initializer(), [tf.shape(o) for o in outputs])
+
+
+@program
+def rnn_dropout_variational_one_mask_for_every_step(tf: Any) -> Any:
+    """What variational means, true whatever the draw: every step and every row of the batch
+    zeroes the same units, and a kept unit is the undropped output over ``keep_prob``."""
+    cells = tf.nn.rnn_cell
+    with tf.variable_scope("m", initializer=_pattern(tf)):
+        plain, _ = tf.nn.static_rnn(cells.BasicLSTMCell(4), _inputs(tf), dtype=tf.float32)
+    with tf.variable_scope("m", initializer=_pattern(tf), reuse=True):
+        wrapped = _variational(tf, cells.BasicLSTMCell(4), output_keep_prob=0.5)
+        dropped, _ = tf.nn.static_rnn(wrapped, _inputs(tf), dtype=tf.float32)
+    zeros = [tf.equal(d, 0.0) for d in dropped]
+    same_mask = [tf.equal(z, zeros[0][:1]) for z in zeros]
+    kept_scaled = [
+        tf.logical_or(z, tf.abs(d - p / 0.5) < 1e-6) for z, d, p in zip(zeros, dropped, plain)
+    ]
+    return Runs(tf.global_variables_initializer(), [same_mask, kept_scaled])
+
+
+@program
+def rnn_dropout_variational_keep_fed_one(tf: Any) -> Any:
+    """Keep probabilities fed at run time: the noise is built for every part, and fed 1.0 the
+    masks keep everything, so the values are the undropped cell's, through training steps."""
+    keep = tf.placeholder_with_default(1.0, [], name="keep")
+    with tf.variable_scope("m", initializer=_pattern(tf)):
+        cell = _variational(
+            tf,
+            tf.nn.rnn_cell.BasicLSTMCell(3),
+            input_keep_prob=keep,
+            output_keep_prob=keep,
+            state_keep_prob=keep,
+            input_size=DEPTH,
+        )
+        outputs, state = tf.nn.static_rnn(cell, _inputs(tf), dtype=tf.float32)
+    loss = tf.reduce_mean(tf.square(outputs[-1] - 0.5), name="loss")
+    step = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    return Runs(
+        tf.global_variables_initializer(),
+        [outputs, state],
+        step,
+        step,
+        [loss, tf.trainable_variables()],
+    )
+
+
+@program(error=["When variational_recurrent=True, dtype must be provided"])
+def rnn_error_variational_without_dtype(tf: Any) -> Any:
+    return tf.nn.rnn_cell.DropoutWrapper(
+        tf.nn.rnn_cell.GRUCell(2), output_keep_prob=0.5, variational_recurrent=True
+    )
+
+
+@program(error=["input_size must be provided"])
+def rnn_error_variational_input_dropout_without_input_size(tf: Any) -> Any:
+    return tf.nn.rnn_cell.DropoutWrapper(
+        tf.nn.rnn_cell.GRUCell(2), input_keep_prob=0.5, variational_recurrent=True, dtype=tf.float32
+    )
+
+
 @program
 def rnn_initial_state_given(tf: Any) -> Any:
     cell = tf.nn.rnn_cell.BasicLSTMCell(3)

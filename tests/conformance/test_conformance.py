@@ -97,6 +97,23 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
         r"|clip_by_global_norm/(clip_by_global_norm/_0|mul_1)$|global_norm/L2Loss$"
         r"|Adam(/mul(_1)?)?$",
     ),
+    # the LSTM language model's embedding gradient, as zoo_bert's: its update, the clipping and
+    # the global norm reading it, and the update's group (values, which agree, are compared)
+    **{
+        name: (
+            DENSE_GATHER_GRADIENT,
+            r"GradientDescent/update_lm/embedding/|gradients/lm/embedding_lookup_grad/"
+            r"|clip_by_global_norm/(clip_by_global_norm/_0|mul_1)$|global_norm/L2Loss$"
+            r"|GradientDescent(/NoOp)?$",
+        )
+        for name in (
+            "zoo_lstm",
+            "zoo_lstm_trained",
+            "zoo_lstm_four_layers_trained",
+            "zoo_lstm_layer_per_gpu_soft_placement",
+            "zoo_lstm_variational_dropout",
+        )
+    },
     # every shadow variable's initial value: TF's cond and its IsVariableInitialized ops
     "zoo_cifar10": (
         EMA_INITIALIZED_VALUE,

@@ -292,6 +292,7 @@ TEACHING = {
     "06_automatic_placement.ipynb": "automatic-placement",
     "07_parameter_servers.ipynb": "parameter-servers",
     "08_real_models.ipynb": "real-models",
+    "09_model_parallel_rnn.ipynb": "model-parallel-rnn",
 }
 
 
