@@ -124,9 +124,10 @@ export const LEAST_KEPT = 3;
 /**
  * `text` if it fits `width` px, else cut in the middle, keeping its last '/'-part whole and the
  * parts `keep` (distinguishingParts) where it can, the first of these that fits:
- * - its start up to and past its kept parts (LEAST_KEPT characters at least), an ellipsis, its
- *   last part: `layer1/d…/read`; with kept parts, whole parts past them only:
- *   `tower_0/…/MatMul_grad` (part 0 kept), `tower_0/gradients/…/MatMul_grad` with more room;
+ * - its start in whole parts (up to and past its kept parts), an ellipsis, its last part:
+ *   `layer1/…/read`, `tower_0/…/MatMul_grad` (part 0 kept), `tower_0/gradients/…/MatMul_grad`
+ *   with more room; never a part cut inside (`tow…/conv1`), so every box in a scope is cut by
+ *   one rule (`tower_0/…/conv1` or `…/conv1` beside `…/pool1`);
  * - the kept parts and the last, the rest elided: `…/dense_0/…/Adam`;
  * - `…/read`; the last part after an ellipsis (`…Relu`), or its start (`Conv2DBa…` for
  *   `tower_0/Conv2DBackpropFilter`): the name that tells a box from its neighbours in its scope.
@@ -152,12 +153,12 @@ export function fitLabel(
     const least =
       kept.length === 0 ? 0 : parts.slice(0, Math.max(...kept) + 1).join('/').length + 1;
     const cut = (n: number) => `${text.slice(0, n)}…${tail}`;
-    // A head of a character or two says nothing: none (`…/read`), or LEAST_KEPT at least.
-    const first = least > 0 ? least : LEAST_KEPT;
+    // The head is whole parts: its first part at least (or up to its kept parts).
+    const first = least > 0 ? least : parts[0].length + 1;
     if (first <= text.length - tail.length && fits(cut(first))) {
       const n = longest(measure, text.length - tail.length, cut, width, first);
-      // Past the kept parts, whole parts only: `tower_0/…/MatMul_grad`, not `tower_0/gra…/…`.
-      return cut(least > 0 ? text.lastIndexOf('/', n - 1) + 1 : n);
+      // Whole parts only: `tower_0/…/MatMul_grad`, not `tower_0/gra…/MatMul_grad`.
+      return cut(text.lastIndexOf('/', n - 1) + 1);
     }
     const elided = keptParts(text, kept);
     if (kept.length > 0 && fits(elided)) {
