@@ -6,6 +6,7 @@ import {
   distinguishingParts,
   fitLabel,
   fitLabels,
+  freeSpot,
   keptParts,
   shortestLabel,
 } from './labels';
@@ -157,5 +158,16 @@ describe('countOverlaps', () => {
     ];
     expect(countOverlaps(rects)).toBe(2);
     expect(countOverlaps([])).toBe(0);
+  });
+});
+
+describe('freeSpot', () => {
+  it('takes the first place that covers no label and stays in the plot', () => {
+    const placed = [{ x: 0, y: 0, w: 40, h: 12 }];
+    const at = (x: number, y: number) => ({ x, y, w: 30, h: 12 });
+    expect(freeSpot([at(10, 6), at(50, 6)], placed, 200)).toEqual(at(50, 6));
+    expect(freeSpot([at(10, 12), at(50, 6)], placed, 200)).toEqual(at(10, 12)); // edges touch
+    expect(freeSpot([at(180, 20)], placed, 200)).toBeNull(); // past the right edge
+    expect(freeSpot([at(-5, 20)], placed, 200)).toBeNull();
   });
 });

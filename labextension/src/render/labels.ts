@@ -268,6 +268,26 @@ export interface LabelRect {
   h: number;
 }
 
+/** Whether `a` and `b` overlap (touching edges do not count). */
+export function overlaps(a: LabelRect, b: LabelRect): boolean {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+/**
+ * The first of `candidates` inside [0, width] across that overlaps none of `placed`; null when
+ * every one would cover another label or leave the plot.
+ */
+export function freeSpot(
+  candidates: readonly LabelRect[],
+  placed: readonly LabelRect[],
+  width: number,
+): LabelRect | null {
+  return (
+    candidates.find((c) => c.x >= 0 && c.x + c.w <= width && !placed.some((p) => overlaps(c, p))) ??
+    null
+  );
+}
+
 /** Pairs of rectangles that overlap (touching edges do not count): a sweep along x. */
 export function countOverlaps(rects: readonly LabelRect[]): number {
   const order = rects.map((_, i) => i).sort((a, b) => rects[a].x - rects[b].x);
