@@ -74,10 +74,14 @@ export interface PaintResult {
   inView: number;
   /** Drawn boxes whose name is painted. */
   labelsDrawn: number;
+  /** The names of drawn boxes too small to say them (the first few), for tests to tell. */
+  unnamed: string[];
   /** Pairs of drawn labels that overlap. */
   labelOverlaps: number;
 }
 
+/** Unnamed boxes' names a paint reports at most. */
+const UNNAMED_LISTED = 5;
 /** Zoom (screen px per world px) from which outlines, then edge labels and every edge are drawn. */
 const OUTLINE_SCALE = 0.15;
 const EDGE_LABEL_SCALE = 0.42;
@@ -124,7 +128,8 @@ export function paintDag(request: PaintRequest): PaintResult {
   drawRings(request);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const labels: LabelRect[] = [];
-  const labelsDrawn = drawLabels(request, visible, labels);
+  const unnamed: string[] = [];
+  const labelsDrawn = drawLabels(request, visible, labels, unnamed);
   drawTitles(request, labels);
   if (scale >= EDGE_LABEL_SCALE) {
     drawEdgeLabels(request, edgesInView, visible, labels);
@@ -132,6 +137,7 @@ export function paintDag(request: PaintRequest): PaintResult {
   return {
     inView: boxesInside(request, visible),
     labelsDrawn,
+    unnamed,
     labelOverlaps: countOverlaps(labels),
   };
 }
@@ -587,7 +593,12 @@ function groupLine(model: DagModel, box: number): string {
  * one), and smaller and cut shorter rather than not at all on a graph fitted below
  * READABLE_SCALE (a narrow canvas). Returns how many boxes say their name.
  */
-function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
+function drawLabels(
+  request: PaintRequest,
+  visible: Int32Array,
+  placed: LabelRect[],
+  unnamed: string[],
+): number {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
   const { x, y, w, h } = model.layout.boxes;
@@ -632,6 +643,12 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     placed.push({ x: sx, y: cy - font / 2, w: width, h: font });
   };
   let drawn = 0;
+  const said = new Set(named.filter((_, k) => names[k] !== ''));
+  for (const b of visible) {
+    if (!said.has(b) && unnamed.length < UNNAMED_LISTED) {
+      unnamed.push(model.labels[b]);
+    }
+  }
   named.forEach((b, k) => {
     if (names[k] === '') {
       return;
