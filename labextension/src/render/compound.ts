@@ -138,21 +138,10 @@ export function layoutCompound(
   const h = new Float32Array(B + C);
   // A box is as wide as its shortest telling label needs (what dagmodel.ts draws, titles aside).
   const { paths, keeps } = boxPaths(folded.boxes);
-  // An op box beside folded groups is as big as a group: the zoom that fits them (a narrow
-  // canvas fits them small) leaves it room to say its name wherever they say theirs.
-  const besideGroups = children.map((items) =>
-    items.some((item) => item < B && folded.boxes[item].node < 0),
-  );
   for (let b = 0; b < B; b++) {
     const group = folded.boxes[b].node < 0;
-    const label = shortestLabel(paths[b], keeps[b]);
-    const big = group || besideGroups[levelOf(b)];
-    w[b] = group
-      ? groupBoxWidth(label)
-      : big
-        ? Math.max(GROUP_WIDTH, opBoxWidth(label))
-        : opBoxWidth(label);
-    h[b] = big ? GROUP_HEIGHT : OP_HEIGHT;
+    w[b] = (group ? groupBoxWidth : opBoxWidth)(shortestLabel(paths[b], keeps[b]));
+    h[b] = group ? GROUP_HEIGHT : OP_HEIGHT;
   }
   const relX = new Float32Array(B + C);
   const relY = new Float32Array(B + C);
