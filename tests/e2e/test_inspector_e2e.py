@@ -309,13 +309,6 @@ def inspectors_shown(code_cells: list[dict[str, Any]]) -> int:
     return count
 
 
-# Notebooks whose graphs, refitted to a 1,300 px page (a comparison's to half of it), leave boxes
-# unnamed. Notebook 08's cifar10 comparison names 17 of its 18 boxes on each side: its one op box
-# beside the folded groups (AddN, 28 by 99 world px) is about 6 px tall at the zoom that fits the
-# groups, too short for any font (data-unnamed names it). An entry is asserted as it is, so the
-# test fails the day its every box is named and the entry must go.
-UNNAMED_BOXES: set[str] = {"08_real_models.ipynb"}
-
 # Page widths every teaching notebook's plots are read at: a wide page, and a narrow one.
 NARROW_PAGES_PX = (1300, 600)
 
@@ -389,8 +382,7 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
                 .map((v) => [v.dataset.labelsDrawn, v.dataset.visibleNodes, v.dataset.unnamed])"""
         )
         assert named, named
-        every_box_named = all(drawn == shown for drawn, shown, _ in named)
-        assert every_box_named != (name in UNNAMED_BOXES), named
+        assert all(drawn == shown for drawn, shown, _ in named), named
         for i in range(cells.count()):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
             keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")

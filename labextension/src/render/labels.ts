@@ -266,6 +266,8 @@ export interface LabelRect {
   y: number;
   w: number;
   h: number;
+  /** The box whose name it is, for a name drawn beside its box's own room (a tag). */
+  box?: number;
 }
 
 /** Whether `a` and `b` overlap (touching edges do not count). */
