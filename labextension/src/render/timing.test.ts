@@ -140,6 +140,37 @@ describe('TimingPanel', () => {
     expect(tooltip.hidden).toBe(true);
   });
 
+  it('cuts lane labels to a narrow plot and shows one whole over it', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      { throttleMs: 0 },
+    );
+    const plot = panel.element.querySelector('.placeviz-plot') as HTMLElement & {
+      _fullLayout?: unknown;
+    };
+    // A 220 px plot (a 600 px JupyterLab page with its file browser open).
+    Object.defineProperty(plot, 'clientWidth', { configurable: true, value: 220 });
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    const ticks = (react.args[2] as { yaxis: { ticktext: string[] } }).yaxis.ticktext;
+    expect(ticks[3]).toBe('GPU:1 · 60%');
+    expect(Math.max(...ticks.map((t) => t.length))).toBeLessThanOrEqual(12);
+    plot._fullLayout = {
+      xaxis: { _offset: 80, _length: 128, p2l: (px: number) => (px / 128) * 1e-4 },
+      yaxis: { _offset: 0, _length: 100, p2l: (py: number) => py / 20 - 0.5 },
+    };
+    // Left of the plot area, level with lane 3: that lane's whole label.
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 40, clientY: 70 }));
+    const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.textContent).toBe('GPU:1 stream 0 · busy 60% (modeled)');
+  });
+
   it('merges bars too thin to draw apart into one "N ops" block: hover lists, click zooms', async () => {
     const { plotly, calls } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));
