@@ -310,13 +310,8 @@ def inspectors_shown(code_cells: list[dict[str, Any]]) -> int:
     return count
 
 
-# Notebooks whose graphs, refitted to a 1,300 px page (a comparison's to half of it), leave boxes
-# unnamed. Notebook 08's cifar10 comparison names 17 of its 18 boxes on each side since boxes
-# grew to fit their middle-cut names (up to 320 world px): the wider graph is fitted smaller in
-# a half-page column, and one narrow box there has room for fewer than labels.ts's least kept
-# characters. An entry is asserted as it is, so the test fails the day its every box is named and
-# the entry must go.
-UNNAMED_BOXES: set[str] = {"08_real_models.ipynb"}
+# Page widths every teaching notebook's plots are read at: a wide page, and a narrow one.
+NARROW_PAGES_PX = (1300, 600)
 
 
 @pytest.mark.parametrize("name", sorted(TEACHING))
@@ -369,20 +364,26 @@ def test_the_teaching_notebook_runs_all_in_jupyterlab(
                              Number(p.querySelector('.main-svg').getAttribute('height'))])"""
         )
         assert heights and all(abs(box - svg) < 1 for box, svg in heights), heights
-        # Every plot's x ticks read apart (3 or more), and no label or title is cut. (At a 600 px
-        # page JupyterLab leaves a plot 220 px: its legend, tick labels and lane labels do not fit
-        # yet; standalone pages are checked at 600 px in test_time_e2e.py.)
-        plots = read_plots_in_view(roots)
-        problems = plot_problems(plots, least_ticks=3)
-        assert plots and not problems, "\n".join(problems)
+        # Every plot's x ticks read apart (3 or more), and no label or title is cut, on a wide
+        # page and on a 600 px one (where JupyterLab leaves an output about 500 px).
+        problems = []
+        for width in NARROW_PAGES_PX:
+            page.set_viewport_size({"width": width, "height": 2400})
+            page.wait_for_timeout(1000)
+            plots = read_plots_in_view(roots)
+            assert plots, f"no plots at {width} px"
+            problems += [f"{width} px page: {p}" for p in plot_problems(plots, least_ticks=3)]
+        assert not problems, "\n".join(problems)
+        page.set_viewport_size({"width": 1300, "height": 2400})
+        page.wait_for_timeout(1000)
+        read_plots_in_view(roots)  # back at 1,300 px, settled, for the boxes and screenshots
         # ... and every graph, refitted to its new width, still names every box it shows.
         named = page.evaluate(
             """() => [...document.querySelectorAll('.jp-NotebookPanel .placeviz-dag-view')]
-                .map((v) => [v.dataset.labelsDrawn, v.dataset.visibleNodes])"""
+                .map((v) => [v.dataset.labelsDrawn, v.dataset.visibleNodes, v.dataset.unnamed])"""
         )
         assert named, named
-        every_box_named = all(drawn == shown for drawn, shown in named)
-        assert every_box_named != (name in UNNAMED_BOXES), named
+        assert all(drawn == shown for drawn, shown, _ in named), named
         for i in range(cells.count()):
             output = cells.nth(i).locator(".jp-Cell-outputWrapper")
             keep_screenshot(output, f"{TEACHING[name]}-{i + 1}")

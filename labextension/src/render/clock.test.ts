@@ -80,12 +80,17 @@ describe('one clock in every view', () => {
       // The picker lists the same step.
       const option = [...scrubber.runSelect.options].find((o) => o.value === String(run))!;
       expect(option.textContent).toBe(runLine(store.runs[run], 3, runClock(store, run)));
-      // The axis reads 0 at the run's start and its step at the run's end.
+      // The axis reads 0 at the run's start, and each tick the time since then at its place, up
+      // to the run's end.
       const clock = runClock(store, run);
       const start = axis.toShown(clock.origin);
       const ticks = axisTicks(axis, clock, [start, start + clock.step!], 900);
       expect(ticks.ticktext[0]).toMatch(/^0(\.0+)? [nµ]s$/);
-      expect(seconds(ticks.ticktext[ticks.ticktext.length - 1])).toBeCloseTo(seconds(step), 12);
+      ticks.tickvals.forEach((x, k) => {
+        const since = axis.toReal(x * 1e6) - clock.origin;
+        expect(seconds(ticks.ticktext[k])).toBeCloseTo(since / 1e9, 12);
+        expect(since).toBeLessThanOrEqual(clock.step! + 1e-6);
+      });
     }
     // All runs: the first run's clock; the end is the last run's end since then.
     state.set({ run: null });

@@ -242,8 +242,9 @@ describe('DagView', () => {
     expect(data.visibleNodes).toBe('101');
     expect(data.inView).toBe('101');
     // On jsdom's 640 x 380 canvas the 100 folded blocks say their names; the input, a smaller
-    // op box, has no room for its name at this zoom.
-    expect(data.labelsDrawn).toBe('100');
+    // op box with no room for its name at this zoom, says it on a tag in its colour.
+    expect(data.labelsDrawn).toBe('101');
+    expect(data.unnamed).toBe('');
     expect(data.labelOverlaps).toBe('0');
     view.toggleGroup('block42');
     await frame();

@@ -833,8 +833,9 @@ export class DagView implements View {
     let inView = 0;
     let labelsDrawn = 0;
     let labelOverlaps = 0;
+    let unnamed: string[] = [];
     if (this.ctx !== null) {
-      ({ inView, labelsDrawn, labelOverlaps } = paintDag({
+      ({ inView, labelsDrawn, labelOverlaps, unnamed } = paintDag({
         ctx: this.ctx,
         model,
         nodes: this.store.nodes,
@@ -858,6 +859,7 @@ export class DagView implements View {
     data.visibleNodes = String(boxes);
     data.inView = String(inView);
     data.labelsDrawn = String(labelsDrawn);
+    data.unnamed = unnamed.join(' | ');
     data.labelOverlaps = String(labelOverlaps);
     data.markedNodes = String(markedOps);
     data.markedBoxes = String(marked === null ? 0 : marked.reduce((n, m) => n + m, 0));

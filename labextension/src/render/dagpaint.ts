@@ -13,6 +13,7 @@ import {
   LABEL_FONT_PX,
   LABEL_INSET_PX,
   LABEL_ROOM_PX,
+  MIN_LABEL_FONT_PX,
   NORMAL_FONT_PX,
   OP_HEIGHT,
   TITLE_ROOM_PX,
@@ -25,7 +26,7 @@ import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
 import type { DagModel } from './dagmodel';
 import { mark, type MarkId } from './dagmarks';
 import { formatBytes } from './format';
-import { countOverlaps, fitLabel, fitLabels, type LabelRect } from './labels';
+import { countOverlaps, fitLabel, fitLabels, overlaps, type LabelRect } from './labels';
 import type { NodeRecord } from './types';
 import type { Viewport } from './viewport';
 import { visibleText } from './visible';
@@ -74,10 +75,17 @@ export interface PaintResult {
   inView: number;
   /** Drawn boxes whose name is painted. */
   labelsDrawn: number;
+  /** The names of drawn boxes too small to say them (the first few), for tests to tell. */
+  unnamed: string[];
   /** Pairs of drawn labels that overlap. */
   labelOverlaps: number;
 }
 
+/** A tag's text keeps this far from its sides, and has at least this much room (CSS px). */
+const TAG_PAD_PX = 3;
+const TAG_ROOM_PX = 40;
+/** Unnamed boxes' names a paint reports at most. */
+const UNNAMED_LISTED = 5;
 /** Zoom (screen px per world px) from which outlines, then edge labels and every edge are drawn. */
 const OUTLINE_SCALE = 0.15;
 const EDGE_LABEL_SCALE = 0.42;
@@ -124,7 +132,8 @@ export function paintDag(request: PaintRequest): PaintResult {
   drawRings(request);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const labels: LabelRect[] = [];
-  const labelsDrawn = drawLabels(request, visible, labels);
+  const unnamed: string[] = [];
+  const labelsDrawn = drawLabels(request, visible, labels, unnamed);
   drawTitles(request, labels);
   if (scale >= EDGE_LABEL_SCALE) {
     drawEdgeLabels(request, edgesInView, visible, labels);
@@ -132,6 +141,7 @@ export function paintDag(request: PaintRequest): PaintResult {
   return {
     inView: boxesInside(request, visible),
     labelsDrawn,
+    unnamed,
     labelOverlaps: countOverlaps(labels),
   };
 }
@@ -587,7 +597,12 @@ function groupLine(model: DagModel, box: number): string {
  * one), and smaller and cut shorter rather than not at all on a graph fitted below
  * READABLE_SCALE (a narrow canvas). Returns how many boxes say their name.
  */
-function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRect[]): number {
+function drawLabels(
+  request: PaintRequest,
+  visible: Int32Array,
+  placed: LabelRect[],
+  unnamed: string[],
+): number {
   const { ctx, model, nodes, viewport, colours } = request;
   const { scale } = viewport;
   const { x, y, w, h } = model.layout.boxes;
@@ -656,7 +671,66 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     line(names[k], sx, middle - font / 2 - 1);
     line(seconds[k], sx, middle + font / 2 + 1);
   });
+  const said = new Set(named.filter((_, k) => names[k] !== ''));
+  const small = Array.from(visible).filter((b) => !said.has(b));
+  drawn += scale >= OUTLINE_SCALE ? drawTags(request, small, placed) : 0;
+  for (const b of small) {
+    if (!placed.some((r) => r.box === b) && unnamed.length < UNNAMED_LISTED) {
+      unnamed.push(model.labels[b]);
+    }
+  }
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
+  return drawn;
+}
+
+/**
+ * The names of `boxes`, too small on screen to hold them (an op box beside the folded groups of a
+ * graph fitted to a narrow canvas is a few px tall), each on a tag in its box's colour centred on
+ * it, MIN_LABEL_FONT_PX text cut to at least TAG_ROOM_PX, where the tag covers no other label;
+ * how many are drawn. Their rectangles go into `placed`, with their box.
+ */
+function drawTags(request: PaintRequest, boxes: readonly number[], placed: LabelRect[]): number {
+  const { ctx, model, viewport, colours, theme } = request;
+  const { scale, offsetX, offsetY } = viewport;
+  const { x, y, w, h } = model.layout.boxes;
+  const font = MIN_LABEL_FONT_PX;
+  let drawn = 0;
+  for (const b of boxes) {
+    ctx.font = `${LABEL_FONT_PX}px sans-serif`;
+    const room = Math.max(w[b] * scale - 2 * TAG_PAD_PX, TAG_ROOM_PX);
+    const text = fitLabel(
+      ctx,
+      visibleText(model.labels[b]),
+      (room * LABEL_FONT_PX) / font,
+      model.labelKeeps[b],
+    );
+    if (text === '') {
+      continue;
+    }
+    ctx.font = `${font}px sans-serif`;
+    const width = ctx.measureText(text).width + 2 * TAG_PAD_PX;
+    const height = font + 4;
+    const cx = (x[b] + w[b] / 2) * scale + offsetX;
+    const cy = (y[b] + h[b] / 2) * scale + offsetY;
+    const tag: LabelRect = { x: cx - width / 2, y: cy - height / 2, w: width, h: height, box: b };
+    if (placed.some((r) => overlaps(r, tag))) {
+      continue;
+    }
+    const colour = colours.palette[colours.index[b]];
+    ctx.beginPath();
+    roundedRect(ctx, tag.x, tag.y, tag.w, tag.h, 3);
+    ctx.fillStyle = colour;
+    ctx.fill();
+    ctx.strokeStyle = theme.foreground;
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    ctx.fillStyle = textColourOn(colour);
+    ctx.textAlign = 'center';
+    ctx.fillText(text, cx, cy);
+    ctx.textAlign = 'left';
+    placed.push(tag);
+    drawn++;
+  }
   return drawn;
 }
 

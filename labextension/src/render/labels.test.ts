@@ -6,6 +6,7 @@ import {
   distinguishingParts,
   fitLabel,
   fitLabels,
+  freeSpot,
   keptParts,
   shortestLabel,
 } from './labels';
@@ -72,9 +73,9 @@ describe('displayPath', () => {
 describe('fitLabel', () => {
   it('keeps a label that fits and cuts one that does not in the middle, keeping the last name', () => {
     expect(fitLabel(measure, 'layer1/w', 60)).toBe('layer1/w');
-    const cut = fitLabel(measure, 'layer1/dense/kernel/read', 60);
-    expect(cut).toMatch(/^l.*…\/read$/);
-    expect(cut.length * 6).toBeLessThanOrEqual(60);
+    expect(fitLabel(measure, 'layer1/dense/kernel/read', 60)).toBe('…/read');
+    expect(fitLabel(measure, 'layer1/dense/kernel/read', 80)).toBe('layer1/…/read');
+    expect(fitLabel(measure, 'layer1/dense/kernel/read', 120)).toBe('layer1/dense/…/read');
     expect(fitLabel(measure, 'averyveryverylongname', 30)).toBe('aver…');
     expect(fitLabel(measure, 'abc', 3)).toBe('');
   });
@@ -83,9 +84,10 @@ describe('fitLabel', () => {
 describe('fitLabel on a small box', () => {
   it('keeps the distinctive end: the last name whole, else its start', () => {
     expect(fitLabel(measure, 'tower_0/conv1/conv2', 42)).toBe('…/conv2');
-    // a head of fewer than LEAST_KEPT characters says nothing: none
-    expect(fitLabel(measure, 'tower_0/conv1/conv2', 54)).toBe('…/conv2');
-    expect(fitLabel(measure, 'tower_0/conv1/conv2', 66)).toBe('towe…/conv2');
+    // one rule for every box of a scope: a head of whole parts or none, never `towe…/conv2`
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 66)).toBe('…/conv2');
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 89)).toBe('…/conv2');
+    expect(fitLabel(measure, 'tower_0/conv1/conv2', 90)).toBe('tower_0/…/conv2');
     // no room for '…/Relu': the last name after an ellipsis, not the scope's start ('a/b…')
     expect(fitLabel(measure, 'a/b/Relu', 30)).toBe('…Relu');
     // no room for the last name whole: its start, not the scope's ('tower_0…')
@@ -156,5 +158,16 @@ describe('countOverlaps', () => {
     ];
     expect(countOverlaps(rects)).toBe(2);
     expect(countOverlaps([])).toBe(0);
+  });
+});
+
+describe('freeSpot', () => {
+  it('takes the first place that covers no label and stays in the plot', () => {
+    const placed = [{ x: 0, y: 0, w: 40, h: 12 }];
+    const at = (x: number, y: number) => ({ x, y, w: 30, h: 12 });
+    expect(freeSpot([at(10, 6), at(50, 6)], placed, 200)).toEqual(at(50, 6));
+    expect(freeSpot([at(10, 12), at(50, 6)], placed, 200)).toEqual(at(10, 12)); // edges touch
+    expect(freeSpot([at(180, 20)], placed, 200)).toBeNull(); // past the right edge
+    expect(freeSpot([at(-5, 20)], placed, 200)).toBeNull();
   });
 });

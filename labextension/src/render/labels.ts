@@ -124,9 +124,10 @@ export const LEAST_KEPT = 3;
 /**
  * `text` if it fits `width` px, else cut in the middle, keeping its last '/'-part whole and the
  * parts `keep` (distinguishingParts) where it can, the first of these that fits:
- * - its start up to and past its kept parts (LEAST_KEPT characters at least), an ellipsis, its
- *   last part: `layer1/d…/read`; with kept parts, whole parts past them only:
- *   `tower_0/…/MatMul_grad` (part 0 kept), `tower_0/gradients/…/MatMul_grad` with more room;
+ * - its start in whole parts (up to and past its kept parts), an ellipsis, its last part:
+ *   `layer1/…/read`, `tower_0/…/MatMul_grad` (part 0 kept), `tower_0/gradients/…/MatMul_grad`
+ *   with more room; never a part cut inside (`tow…/conv1`), so every box in a scope is cut by
+ *   one rule (`tower_0/…/conv1` or `…/conv1` beside `…/pool1`);
  * - the kept parts and the last, the rest elided: `…/dense_0/…/Adam`;
  * - `…/read`; the last part after an ellipsis (`…Relu`), or its start (`Conv2DBa…` for
  *   `tower_0/Conv2DBackpropFilter`): the name that tells a box from its neighbours in its scope.
@@ -152,12 +153,12 @@ export function fitLabel(
     const least =
       kept.length === 0 ? 0 : parts.slice(0, Math.max(...kept) + 1).join('/').length + 1;
     const cut = (n: number) => `${text.slice(0, n)}…${tail}`;
-    // A head of a character or two says nothing: none (`…/read`), or LEAST_KEPT at least.
-    const first = least > 0 ? least : LEAST_KEPT;
+    // The head is whole parts: its first part at least (or up to its kept parts).
+    const first = least > 0 ? least : parts[0].length + 1;
     if (first <= text.length - tail.length && fits(cut(first))) {
       const n = longest(measure, text.length - tail.length, cut, width, first);
-      // Past the kept parts, whole parts only: `tower_0/…/MatMul_grad`, not `tower_0/gra…/…`.
-      return cut(least > 0 ? text.lastIndexOf('/', n - 1) + 1 : n);
+      // Whole parts only: `tower_0/…/MatMul_grad`, not `tower_0/gra…/MatMul_grad`.
+      return cut(text.lastIndexOf('/', n - 1) + 1);
     }
     const elided = keptParts(text, kept);
     if (kept.length > 0 && fits(elided)) {
@@ -265,6 +266,28 @@ export interface LabelRect {
   y: number;
   w: number;
   h: number;
+  /** The box whose name it is, for a name drawn beside its box's own room (a tag). */
+  box?: number;
+}
+
+/** Whether `a` and `b` overlap (touching edges do not count). */
+export function overlaps(a: LabelRect, b: LabelRect): boolean {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+/**
+ * The first of `candidates` inside [0, width] across that overlaps none of `placed`; null when
+ * every one would cover another label or leave the plot.
+ */
+export function freeSpot(
+  candidates: readonly LabelRect[],
+  placed: readonly LabelRect[],
+  width: number,
+): LabelRect | null {
+  return (
+    candidates.find((c) => c.x >= 0 && c.x + c.w <= width && !placed.some((p) => overlaps(c, p))) ??
+    null
+  );
 }
 
 /** Pairs of rectangles that overlap (touching edges do not count): a sweep along x. */

@@ -893,7 +893,7 @@ export class MemoryPanel extends PlotPanel {
         tickmode: 'array',
         // Clear of the y axis's 0, which sits level with the first tick's label otherwise.
         ticklabelstandoff: TICK_STANDOFF_PX,
-        ...axisTicks(this.timeAxis, clock, window, width),
+        ...axisTicks(this.timeAxis, clock, window, width, right),
       },
       yaxis: { title: { text: unit }, gridcolor: theme.grid, rangemode: 'tozero' },
       // The cards' NVML readings: their own scale on the right (see the module comment).

@@ -115,3 +115,21 @@ export function pointerToData(
   const x = toX.call(xa, px);
   return { x, y: toY.call(ya, py), xPerPx: Math.abs(toX.call(xa, px + 1) - x) };
 }
+
+/**
+ * A pointer event's y in data coordinates where it is left of the plot area (over the y axis's
+ * tick labels); null elsewhere or before plotly has drawn.
+ */
+export function pointerToYLabel(plot: HTMLElement, event: MouseEvent): number | null {
+  const ya = (plot as unknown as { _fullLayout?: { xaxis?: AxisLike; yaxis?: AxisLike } })
+    ._fullLayout?.yaxis;
+  const xa = (plot as unknown as { _fullLayout?: { xaxis?: AxisLike } })._fullLayout?.xaxis;
+  const toY = ya?.p2l ?? ya?.p2c;
+  if (!xa || !ya || !toY) {
+    return null;
+  }
+  const rect = plot.getBoundingClientRect();
+  const px = event.clientX - rect.left;
+  const py = event.clientY - rect.top - ya._offset;
+  return px >= 0 && px < xa._offset && py >= 0 && py <= ya._length ? toY.call(ya, py) : null;
+}

@@ -84,6 +84,37 @@ describe('axisTicks', () => {
     expect(ticktext.length).toBeGreaterThanOrEqual(LEAST_TICKS);
   });
 
+  it('puts ticks past collapsed gaps at multiples of one step inside the runs', () => {
+    // Three runs of 5 µs, ms apart: the gaps are collapsed, so display time is not real time.
+    const windows: [number, number][] = [
+      [0, 5_000],
+      [1_153_000, 1_158_000],
+      [2_005_000, 2_010_000],
+    ];
+    const axis = new TimeAxis(windows);
+    const [lo, hi] = axis.extent!;
+    for (const width of [150, 300, 900, 1600]) {
+      const { tickvals, ticktext } = axisTicks(axis, { origin: 0 }, [lo - 100, hi + 100], width);
+      expect(tickvals.length, `${width} px`).toBeGreaterThanOrEqual(LEAST_TICKS);
+      const real = tickvals.map((x) => axis.toReal(x * 1e6));
+      // Each in a run, its label the real time there, a multiple of the closest two's spacing.
+      expect(real.every((t) => windows.some(([a, b]) => t >= a - 1e-6 && t <= b + 1e-6))).toBe(
+        true,
+      );
+      // Round times: a common step of at least a tenth of a run ...
+      const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+      const step = real.map(Math.round).reduce(gcd);
+      expect(step, real.join(', ')).toBeGreaterThanOrEqual(500);
+      // ... and ticks in one run a step apart, the same in every run.
+      const inRun = windows.flatMap(([a, b]) => {
+        const mine = real.filter((t) => t >= a - 1e-6 && t <= b + 1e-6);
+        return mine.slice(1).map((t, k) => Math.round(t - mine[k]));
+      });
+      expect(new Set(inRun).size, inRun.join(', ')).toBeLessThanOrEqual(1);
+      expect(distinct(ticktext)).toBe(true);
+    }
+  });
+
   it('never repeats a label on a collapsed axis of many runs, at any width or zoom', () => {
     const next = random(3);
     for (let i = 0; i < 1500; i++) {

@@ -19,13 +19,13 @@ function niceBelow(raw: number): number {
 }
 
 /** The smallest nice step at least `raw`. */
-function niceAbove(raw: number): number {
+export function niceAbove(raw: number): number {
   const power = 10 ** Math.floor(Math.log10(raw));
   return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw * (1 - 1e-12)) ?? 10 * power;
 }
 
 /** The next nice step below `step`: 5 → 2 → 1 → 0.5. */
-function smallerStep(step: number): number {
+export function smallerStep(step: number): number {
   return niceBelow(step * (1 - 1e-9));
 }
 

@@ -5,7 +5,7 @@
  */
 import type { RunActivity } from './activity';
 import type { RunClock } from './clock';
-import { niceTicks, timeTickLabels } from './ticks';
+import { niceAbove, niceTicks, smallerStep, timeTickLabels } from './ticks';
 import type { AxisMap } from './timingmodel';
 import { padWindow } from './timingmodel';
 
@@ -32,25 +32,186 @@ export function defaultWindow(activity: RunActivity, run: number | null): [numbe
   return all === null ? null : padWindow(all);
 }
 
+/** The axis ticks are read on: a time axis's map, and the runs' spans it keeps (real ns). */
+type TickAxis = AxisMap & { readonly windows?: readonly (readonly [number, number])[] };
+
+/** An average tick label character (px) at the axis font, and at the small font. */
+const CHAR_PX = 6.4;
+const SMALL_FONT_PX = 9;
+const SMALL_CHAR_PX = 5.3;
+/** Least room between two tick labels (px). */
+const LABEL_GAP_PX = 10;
+/** Steps tried at most, from the coarsest down. */
+const MOST_STEPS = 40;
+
+/** Plotly x axis ticks: positions (display ms), labels, and a smaller font where one is needed. */
+export interface AxisTicks {
+  tickvals: number[];
+  ticktext: string[];
+  tickfont?: { size: number };
+}
+
 /**
  * Plotly x axis ticks (ms along the axis) for a window `widthPx` wide: round times on `clock`
- * (0 at its run's start), at least LEAST_TICKS, labelled with the real times they stand for on
- * that clock (past a collapsed gap, the time the run that follows really started), no two alike.
+ * (0 at its run's start), labelled with the real times they stand for, no two alike, and at least
+ * LEAST_TICKS. Past collapsed idle gaps (several runs in view) the ticks are multiples of one
+ * step inside each run's span, so every label is a round time and ticks a step apart read a step
+ * apart; labels never overlap (a smaller font where the plot is narrow) nor run past the plot's
+ * left (`leftPx`) and right (`rightPx`) margins.
  */
 export function axisTicks(
-  axis: AxisMap,
+  axis: TickAxis,
   clock: Pick<RunClock, 'origin'>,
   window: readonly [number, number] | null,
   widthPx: number,
-): { tickvals: number[]; ticktext: string[] } {
-  if (window === null) {
+  rightPx = 12,
+  leftPx = 40,
+): AxisTicks {
+  if (window === null || !(window[1] > window[0])) {
     return { tickvals: [], ticktext: [] };
   }
-  const zero = axis.toShown(clock.origin);
-  const count = Math.max(LEAST_TICKS, Math.floor(widthPx / TICK_PX));
-  const ticks = niceTicks(window[0] - zero, window[1] - zero, count, LEAST_TICKS);
+  const origin = clock.origin;
+  const width = Math.max(widthPx, 1);
+  const nsPerPx = (window[1] - window[0]) / width;
+  const wanted = Math.max(LEAST_TICKS, Math.floor(widthPx / TICK_PX));
+  const spans = runSpansInView(axis, window);
+  const active = spans.length > 1 ? spans.reduce((sum, [a, b]) => sum + b - a, 0) : 0;
+  const span = active > 0 ? active : window[1] - window[0];
+  // The axis font; a smaller one; that with the unit on the last label only ("0.5", "1.0 ms").
+  const tiers: [number, number, boolean][] = [
+    [0, CHAR_PX, false],
+    [SMALL_FONT_PX, SMALL_CHAR_PX, false],
+    [SMALL_FONT_PX, SMALL_CHAR_PX, true],
+  ];
+  for (const [font, charPx, unitLast] of tiers) {
+    let best: number[] = [];
+    let step = niceAbove(span);
+    for (let i = 0; i < MOST_STEPS && step >= span * 1e-9 && step >= 4 * nsPerPx; i++) {
+      const values =
+        spans.length > 1 ? inSpans(axis, origin, spans, step) : onAxis(axis, origin, window, step);
+      const place = { axis, origin, window, nsPerPx, charPx, rightPx, leftPx };
+      const kept = spaced(place, values, unitLast);
+      if (kept.length >= wanted) {
+        best = kept;
+        break;
+      }
+      if (kept.length > best.length) {
+        best = kept;
+      }
+      step = smallerStep(step);
+    }
+    if (best.length >= LEAST_TICKS) {
+      const labels = timeTickLabels(best);
+      return {
+        tickvals: best.map((v) => axis.toShown(v + origin) / 1e6),
+        ticktext: unitLast ? labels.map((l, k) => (k < labels.length - 1 ? number(l) : l)) : labels,
+        ...(font > 0 ? { tickfont: { size: font } } : {}),
+      };
+    }
+  }
+  // No round times fit apart (a very narrow plot): LEAST_TICKS along the axis, as plotly sets them.
+  const zero = axis.toShown(origin);
+  const ticks = niceTicks(window[0] - zero, window[1] - zero, LEAST_TICKS, LEAST_TICKS);
   return {
     tickvals: ticks.map((x) => (x + zero) / 1e6),
-    ticktext: timeTickLabels(ticks.map((x) => axis.toReal(x + zero) - clock.origin)),
+    ticktext: timeTickLabels(ticks.map((x) => axis.toReal(x + zero) - origin)),
   };
+}
+
+/** The runs' active spans (display ns) inside `window`, clipped to it. */
+function runSpansInView(axis: TickAxis, window: readonly [number, number]): [number, number][] {
+  const spans: [number, number][] = [];
+  for (const [a, b] of axis.windows ?? []) {
+    const lo = Math.max(axis.toShown(a), window[0]);
+    const hi = Math.min(axis.toShown(b), window[1]);
+    if (hi > lo) {
+      spans.push([lo, hi]);
+    }
+  }
+  return spans;
+}
+
+/** Multiples of `step` (real ns since `origin`) inside each span: slope 1, so a step apart. */
+function inSpans(
+  axis: TickAxis,
+  origin: number,
+  spans: readonly (readonly [number, number])[],
+  step: number,
+): number[] {
+  const values: number[] = [];
+  for (const [lo, hi] of spans) {
+    const a = axis.toReal(lo) - origin;
+    const b = axis.toReal(hi) - origin;
+    for (let k = Math.ceil(a / step - 1e-9); k * step <= b + step * 1e-9; k++) {
+      const v = k * step === 0 ? 0 : k * step;
+      if (values.length === 0 || v > values[values.length - 1]) {
+        values.push(v);
+      }
+    }
+  }
+  return values;
+}
+
+/** Multiples of `step` along the axis in `window`, as the real times (since origin) they show. */
+function onAxis(
+  axis: TickAxis,
+  origin: number,
+  window: readonly [number, number],
+  step: number,
+): number[] {
+  const zero = axis.toShown(origin);
+  const values: number[] = [];
+  const lo = window[0] - zero;
+  const hi = window[1] - zero;
+  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) {
+    const v = axis.toReal(k * step + zero) - origin;
+    if (values.length === 0 || v > values[values.length - 1]) {
+      values.push(v);
+    }
+  }
+  return values;
+}
+
+/** A tick label without its unit: `0.5 ms` → `0.5`. */
+function number(label: string): string {
+  return label.slice(0, label.lastIndexOf(' '));
+}
+
+/** Where ticks go: the axis, the window (display ns) and its scale, and the room for labels. */
+interface Placing {
+  axis: TickAxis;
+  origin: number;
+  window: readonly [number, number];
+  nsPerPx: number;
+  charPx: number;
+  rightPx: number;
+  leftPx: number;
+}
+
+/**
+ * The values (real ns since origin, increasing) whose labels (`unitLast`: but the last without
+ * their unit), `charPx` a character, keep LABEL_GAP_PX apart and inside the plot with its
+ * margins; the first of each crowd kept.
+ */
+function spaced(place: Placing, values: readonly number[], unitLast: boolean): number[] {
+  const { axis, origin, window, nsPerPx, charPx, rightPx, leftPx } = place;
+  if (values.length === 0 || values.length > 1000) {
+    return [];
+  }
+  const labels = timeTickLabels(values);
+  const right = (window[1] - window[0]) / nsPerPx;
+  const kept: number[] = [];
+  let lastEnd = -Infinity;
+  values.forEach((v, k) => {
+    const x = (axis.toShown(v + origin) - window[0]) / nsPerPx;
+    const whole = (labels[k].length * charPx) / 2;
+    const half = unitLast ? (number(labels[k]).length * charPx) / 2 : whole;
+    // Any of them may be the last, which says its unit (centred, so on both sides): room for it.
+    if (x - whole < -leftPx || x + whole > right + rightPx || x - whole < lastEnd + LABEL_GAP_PX) {
+      return;
+    }
+    kept.push(v);
+    lastEnd = x + half;
+  });
+  return kept;
 }

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { niceTicks, TimingPanel } from './timing';
-import { EventKind } from './types';
+import { COLUMN_NAMES } from './contract.gen';
+import { EventKind, TimingSource } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { columns, node } from './__tests__/fixtures';
@@ -44,14 +45,16 @@ describe('TimingPanel', () => {
     await tick();
     const react = calls.find((c) => c.method === 'react')!;
     const layout = react.args[2] as { yaxis: { ticktext: string[] } };
-    expect(layout.yaxis.ticktext[1]).toBe('&lt;img src=x onerror=alert(1)&gt;:0 stream 0 · 30%');
+    expect(layout.yaxis.ticktext[1]).toBe(
+      '&lt;img src=x onerror=alert(1)&gt;:0 stream 0 · busy 30%',
+    );
     // One trace per lane (the transfers lane: one per destination device).
     const traces = react.args[1] as { mode: string; x: (number | null)[]; text?: string[] }[];
     const bars = traces.filter((t) => t.mode === 'none');
     expect(bars.length).toBe(5);
     // GPU:0's 30 ns bar, 265 px wide, as a rectangle around lane 1 (16 of its 26 px high), drawn
     // a pixel short so back-to-back bars stay apart.
-    const nsPerPx = 102 / 900;
+    const nsPerPx = 102 / (900 - 56 - 12); // a 900 px element less its margins, before layout
     const [x0, x1, , , , end] = bars[1].x;
     expect(x0).toBeCloseTo(10 / 1e6, 12);
     expect(x1).toBeCloseTo((40 - nsPerPx) / 1e6, 12);
@@ -60,9 +63,9 @@ describe('TimingPanel', () => {
     expect(y[0]).toBeCloseTo(1 - 8 / 26);
     expect(y[2]).toBeCloseTo(1 + 8 / 26);
     // Bars wide enough are labelled with their op's name, escaped (shortened where the bar is too
-    // short for it); the plot is 900 px for 102 ns, so every bar here (10 ns: 88 px) has room.
+    // short for it); the plot is 832 px for 102 ns, so every bar here (10 ns: 81 px) has room.
     const labels = traces.filter((t) => t.mode === 'text').flatMap((t) => t.text ?? []);
-    expect(labels.sort()).toEqual(['&lt;img src=x onerror=alert(1…', 'a', 'b', 'c']);
+    expect(labels.sort()).toEqual(['&lt;img src=x onerror=alert…', 'a', 'b', 'c']);
     expect(root.dataset.labelledBars).toBe('4');
     // The transfer is an arrow from CPU:0's lane to GPU:0's, with its bytes.
     const notes = (react.args[2] as { annotations: Record<string, unknown>[] }).annotations;
@@ -88,6 +91,23 @@ describe('TimingPanel', () => {
     expect(withCursor[0].x0).toBeCloseTo(50 / 1e6);
     panel.dispose();
     expect(parent.childElementCount).toBe(0);
+  });
+
+  it("keeps transfers' bytes clear of each other: one that has no free place is left out", async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const doc = panelsDocument();
+    // A transfer back from GPU:0 to the CPU while the CPU's goes out: both arrows' middles are
+    // at one place, and every place along the second covers the first's bytes.
+    const back = [EventKind.TRANSFER, 8, 12, 1, 0, -1, 50, TimingSource.CLOCK, 0, 1];
+    COLUMN_NAMES.forEach((c, i) => (doc.events[c] as number[]).push(back[i]));
+    const parent = document.createElement('div');
+    new TimingPanel(parent, PlacementStore.fromDocument(doc), new ViewState(), { throttleMs: 0 });
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    const notes = (react.args[2] as { annotations: Record<string, unknown>[] }).annotations;
+    expect(notes.filter((n) => n.showarrow === true)).toHaveLength(2);
+    expect(notes.filter((n) => n.showarrow === false).map((n) => n.text)).toEqual(['100 B']);
   });
 
   it('sets state.hovered from the bar under the pointer', async () => {
@@ -118,6 +138,37 @@ describe('TimingPanel', () => {
     plot.dispatchEvent(new MouseEvent('mouseleave'));
     expect(state.get('hovered')).toBeNull();
     expect(tooltip.hidden).toBe(true);
+  });
+
+  it('cuts lane labels to a narrow plot and shows one whole over it', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const parent = document.createElement('div');
+    const panel = new TimingPanel(
+      parent,
+      PlacementStore.fromDocument(panelsDocument()),
+      new ViewState(),
+      { throttleMs: 0 },
+    );
+    const plot = panel.element.querySelector('.placeviz-plot') as HTMLElement & {
+      _fullLayout?: unknown;
+    };
+    // A 220 px plot (a 600 px JupyterLab page with its file browser open).
+    Object.defineProperty(plot, 'clientWidth', { configurable: true, value: 220 });
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    const ticks = (react.args[2] as { yaxis: { ticktext: string[] } }).yaxis.ticktext;
+    expect(ticks[3]).toBe('GPU:1 · 60%');
+    expect(Math.max(...ticks.map((t) => t.length))).toBeLessThanOrEqual(12);
+    plot._fullLayout = {
+      xaxis: { _offset: 80, _length: 128, p2l: (px: number) => (px / 128) * 1e-4 },
+      yaxis: { _offset: 0, _length: 100, p2l: (py: number) => py / 20 - 0.5 },
+    };
+    // Left of the plot area, level with lane 3: that lane's whole label.
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 40, clientY: 70 }));
+    const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.textContent).toBe('GPU:1 stream 0 · busy 60% (modeled)');
   });
 
   it('merges bars too thin to draw apart into one "N ops" block: hover lists, click zooms', async () => {

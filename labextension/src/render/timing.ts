@@ -18,7 +18,7 @@ import { PlotPanel } from './plotpanel';
 import { formatBytes, formatNs } from './format';
 import { textColourOn } from './colours';
 import { panelDeviceColour } from './devicecolour';
-import { pointerToData, type PanelOptions } from './panel';
+import { pointerToData, pointerToYLabel, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
 import { axisTicks, defaultWindow } from './timewindow';
 import { axisTitle, runClock, runName, type RunClock } from './clock';
@@ -30,18 +30,21 @@ import {
   deviceShort,
   fitLabel,
   laneLabels,
+  laneText,
   panWindow,
   WIDE_PX,
   padWindow,
   transferArrows,
   zoomWindow,
   type BarRef,
+  type LaneLabel,
   type LaneSegments,
 } from './timingmodel';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
+import { freeSpot, type LabelRect } from './labels';
 import { TIMING_SOURCE_LABELS } from './types';
 
 export { niceTicks } from './ticks';
@@ -60,6 +63,11 @@ const ARROW_TEXT_PX = 40;
 const RUN_MARK_PX = 56;
 /** Blocks of bars merged (too thin to draw apart) are drawn this pale: not one long op. */
 const MERGED_OPACITY = 0.6;
+/** A 10 px label's character and height (px), to keep labels apart before plotly draws them. */
+const TEXT_CHAR_PX = 6;
+const TEXT_HEIGHT_PX = 12;
+/** Where along its arrow a transfer's bytes go, the first of these clear of other labels. */
+const ARROW_TEXT_AT = [0.5, 0.35, 0.65, 0.2, 0.8];
 /** Names a merged block's tooltip lists at most. */
 const BLOCK_NAMES = 5;
 /** A block of merged bars as drawn: segment k of one colour's segments in a lane. */
@@ -71,6 +79,20 @@ interface Block {
   x1: number;
 }
 
+/**
+ * The lane labels take at most this share of the plot's width (their margin, which the memory
+ * plot takes too), in characters of LANE_CHAR_PX: a narrow page keeps most of it for time.
+ */
+const LANE_SHARE = 0.35;
+const LANE_CHAR_PX = 6.3;
+
+/** Characters a lane label has in a plot `widthPx` wide (laneText cuts it to them). */
+export function laneChars(widthPx: number): number {
+  return Math.max(12, Math.floor((LANE_SHARE * widthPx) / LANE_CHAR_PX));
+}
+
+/** The least left margin (px): the memory plot's own (its y axis title and ticks). */
+const LEFT_PX = 56;
 /** Plot width assumed before plotly has laid the plot out. */
 const DEFAULT_PLOT_PX = 900;
 /** W/S zoom by this factor; A/D pan by this fraction of the view. */
@@ -81,7 +103,9 @@ export class TimingPanel extends PlotPanel {
   protected readonly messageLine: HTMLDivElement;
   private readonly tooltip: HTMLDivElement;
   private readonly model = new TimingModel();
+  /** Per lane, its label whole (tooltips) and in parts (cut to the plot's width). */
   private labels: string[] = [];
+  private laneParts: LaneLabel[] = [];
   private axis!: TimeAxis;
   private hoveredHere: number | null = null;
   /** The display window (ns along the axis) the user zoomed to; null: the default view. */
@@ -94,6 +118,8 @@ export class TimingPanel extends PlotPanel {
   private readonly windowListeners = new Set<(window: [number, number] | null) => void>();
   /** Per lane, its bars as last drawn: single bars and blocks of merged ones. */
   private drawn: LaneSegments[][] = [];
+  /** The labels drawn on bars (px in the plot area), which the transfers' bytes keep clear of. */
+  private placed: LabelRect[] = [];
 
   constructor(
     parent: HTMLElement,
@@ -194,7 +220,8 @@ export class TimingPanel extends PlotPanel {
       r.t1 - store.originNs,
     ]);
     const utilisation = this.model.utilisation(this.model.span(runs));
-    this.labels = laneLabels(this.model, store.devices, utilisation);
+    this.laneParts = laneLabels(this.model, store.devices, utilisation);
+    this.labels = this.laneParts.map((label) => laneText(label));
     this.element.dataset.bars = String(this.model.opBars);
     this.element.dataset.lanes = String(this.model.lanes.length);
     const parts: string[] = [];
@@ -207,7 +234,10 @@ export class TimingPanel extends PlotPanel {
     this.messageLine.textContent =
       this.model.lanes.length === 0
         ? 'No op timings recorded.'
-        : visibleText(`Timing source — ${parts.join(' · ')}`);
+        : visibleText(
+            `Timing source — ${parts.join(' · ')}. Busy: the share of the runs' time a ` +
+              'device ran ops (the rest it waited).',
+          );
   }
 
   protected hasData(): boolean {
@@ -239,7 +269,8 @@ export class TimingPanel extends PlotPanel {
 
   private plotWidth(): number {
     const full = (this.plot as unknown as { _fullLayout?: { _size?: { w?: number } } })._fullLayout;
-    return full?._size?.w || DEFAULT_PLOT_PX;
+    // Before plotly's first layout: the element less the margins (the memory plot's guess too).
+    return full?._size?.w || (this.plot.clientWidth || DEFAULT_PLOT_PX) - LEFT_PX - this.right;
   }
 
   /** Display ns per pixel in the current window. */
@@ -417,7 +448,10 @@ export class TimingPanel extends PlotPanel {
     const window = this.window;
     const theme = plotTheme(this.element);
     const byColour = new Map<string, { x: number[]; y: number[]; text: string[] }>();
+    this.placed = [];
     const add = (colour: string, x: number, y: number, text: string) => {
+      const width = text.length * TEXT_CHAR_PX;
+      this.placed.push(this.textRect(x * 1e6, y, width));
       let group = byColour.get(colour);
       if (group === undefined) {
         group = { x: [], y: [], text: [] };
@@ -524,17 +558,31 @@ export class TimingPanel extends PlotPanel {
         opacity: 0.9,
       });
       const length = Math.hypot((to.x - from.x) * 1e6, (to.y - from.y) * LANE_PX * resolution);
-      if (arrows.length <= ARROW_TEXT && length >= ARROW_TEXT_PX * resolution) {
-        // The bytes at the arrow's middle, clear of the lane labels and the bars' names.
+      const text =
+        arrow.count > 1
+          ? `${arrow.count}× · ${formatBytes(arrow.bytes)}`
+          : formatBytes(arrow.bytes);
+      // The bytes along the arrow, at its middle or nearest it, where they cover no bar's name,
+      // no other arrow's bytes and stay in the plot; none where there is no such place.
+      const along = ARROW_TEXT_AT.map((f) => ({
+        x: from.x + (to.x - from.x) * f,
+        y: from.y + (to.y - from.y) * f,
+      }));
+      const width = text.length * TEXT_CHAR_PX;
+      const rects = along.map((at) => this.textRect(at.x * 1e6, at.y, width));
+      const spot =
+        arrows.length <= ARROW_TEXT && length >= ARROW_TEXT_PX * resolution
+          ? freeSpot(rects, this.placed, this.plotWidth())
+          : null;
+      if (spot !== null) {
+        this.placed.push(spot);
+        const at = along[rects.indexOf(spot)];
         notes.push({
-          x: (from.x + to.x) / 2,
-          y: (from.y + to.y) / 2,
+          x: at.x,
+          y: at.y,
           xref: 'x',
           yref: 'y',
-          text:
-            arrow.count > 1
-              ? `${arrow.count}× · ${formatBytes(arrow.bytes)}`
-              : formatBytes(arrow.bytes),
+          text,
           showarrow: false,
           font: { size: 10, color: theme.fontColor },
           bgcolor: theme.background,
@@ -543,6 +591,12 @@ export class TimingPanel extends PlotPanel {
       }
     }
     return notes;
+  }
+
+  /** A label `width` px wide centred at display time `x` (ns) on lane `y`: px in the plot area. */
+  private textRect(x: number, y: number, width: number): LabelRect {
+    const left = (x - (this.window?.[0] ?? 0)) / this.resolution() - width / 2;
+    return { x: left, y: (y + 0.5) * LANE_PX - TEXT_HEIGHT_PX / 2, w: width, h: TEXT_HEIGHT_PX };
   }
 
   /** The user zoomed or panned with the pointer: redraw the bars at the new level of detail. */
@@ -604,8 +658,7 @@ export class TimingPanel extends PlotPanel {
     const width = this.plotWidth();
     const layout = {
       height: this.options.height ?? Math.max(140, 64 + LANE_PX * lanes.length),
-      // At least the memory plot's own left margin (its y axis title and ticks).
-      margin: { l: 56, r: this.right, t: 18, b: 40 },
+      margin: { l: LEFT_PX, r: this.right, t: 18, b: 40 },
       paper_bgcolor: theme.background,
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
@@ -619,13 +672,15 @@ export class TimingPanel extends PlotPanel {
         zeroline: false,
         range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,
         tickmode: 'array',
-        ...axisTicks(this.axis, clock, window, width),
+        ...axisTicks(this.axis, clock, window, width, this.right),
       },
       yaxis: {
         automargin: true,
         tickmode: 'array',
         tickvals: lanes.map((_, i) => i),
-        ticktext: this.labels.map((label) => escapePlotlyText(label)),
+        ticktext: this.laneParts.map((label) =>
+          escapePlotlyText(laneText(label, laneChars(this.plot.clientWidth || DEFAULT_PLOT_PX))),
+        ),
         range: [lanes.length - 0.5, -0.5],
         fixedrange: true,
         showgrid: false,
@@ -689,6 +744,14 @@ export class TimingPanel extends PlotPanel {
   private onPointer(event: MouseEvent): void {
     const at = pointerToData(this.plot, event);
     this.pointerX = at === null ? null : at.x * 1e6;
+    const label = at === null ? pointerToYLabel(this.plot, event) : null;
+    if (label !== null && this.labels[Math.round(label)] !== undefined) {
+      // Over a lane's label, cut on a narrow plot: the whole of it.
+      this.setHover(null, null);
+      this.tooltip.textContent = visibleText(this.labels[Math.round(label)]);
+      this.placeTooltip(event);
+      return;
+    }
     const block = this.blockAt(event);
     const hit = block === null ? this.hitTest(event) : null;
     this.setHover(hit, hit === null ? null : event);

@@ -12,6 +12,9 @@ import {
   computeTiming,
   fitLabel,
   laneLabels,
+  laneText,
+  busyShare,
+  middleCut,
   padWindow,
   panWindow,
   transferArrows,
@@ -67,13 +70,26 @@ describe('TimingModel', () => {
   it('makes a lane per device and stream, then one for transfers', () => {
     const { store, model, span } = storeModel();
     const labels = laneLabels(model, store.devices, model.utilisation(span));
-    expect(labels).toEqual([
-      'CPU:0 · 10%',
-      'GPU:0 stream 0 · 30%',
+    expect(labels.map((label) => laneText(label))).toEqual([
+      'CPU:0 · busy 10%',
+      'GPU:0 stream 0 · busy 30%',
       'GPU:0 stream 1',
-      'GPU:1 stream 0 · 60% (modeled)',
+      'GPU:1 stream 0 · busy 60% (modeled)',
       'transfers',
     ]);
+    // A narrow plot's lanes say less, each in the characters it is given.
+    expect(labels.map((label) => laneText(label, 12))).toEqual([
+      'CPU:0 · 10%',
+      'GPU:0 · 30%',
+      'stream 1',
+      'GPU:1 · 60%',
+      'transfers',
+    ]);
+    for (const chars of [4, 8, 12, 20, 40]) {
+      for (const label of labels) {
+        expect(laneText(label, chars).length).toBeLessThanOrEqual(Math.max(chars, 8));
+      }
+    }
     expect(model.lanes.map((l) => l.bars.length)).toEqual([1, 1, 1, 1, 1]);
     expect(model.lanes[4].kind).toBe('transfer');
     expect(model.opBars).toBe(4);
@@ -359,5 +375,25 @@ describe('TimeAxis', () => {
       expect(axis.toReal(axis.toShown(t))).toBeCloseTo(t);
     }
     expect(axis.starts).toEqual([100, 215, 330]);
+  });
+});
+
+describe('busyShare', () => {
+  it('says a small share with the digits it needs, never 0% for ops that ran', () => {
+    expect(busyShare(0.4)).toBe('40%');
+    expect(busyShare(0.034)).toBe('3%');
+    expect(busyShare(0.0004)).toBe('0.04%');
+    expect(busyShare(0.0000123)).toBe('0.0012%');
+    expect(busyShare(0.004)).toBe('0.4%');
+    expect(busyShare(1)).toBe('100%');
+    expect(busyShare(0)).toBe('0%');
+  });
+});
+
+describe('middleCut', () => {
+  it('keeps the start and the end of a name around an ellipsis', () => {
+    expect(middleCut('/job:worker/replica:0/task:1/GPU:0', 12)).toBe('/job:…/GPU:0');
+    expect(middleCut('GPU:0', 12)).toBe('GPU:0');
+    expect(middleCut('worker/1 GPU:0', 9).length).toBe(9);
   });
 });

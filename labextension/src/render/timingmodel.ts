@@ -316,26 +316,83 @@ export function deviceShort(devices: readonly DeviceRecord[], id: number): strin
   return device ? shortDeviceName(device.name) : id < 0 ? 'unplaced' : `device ${id}`;
 }
 
-/** "GPU:0 stream 1", with " · 40%" and " (modeled)" on a device's first lane. */
+/**
+ * A lane's label in parts, so a narrow plot can say less of it (laneText): its device, its stream,
+ * and on a device's first lane the share of the runs' time its ops ran and whether that is
+ * modeled.
+ */
+export interface LaneLabel {
+  device: string;
+  stream: number | null;
+  busy: string | null;
+  modeled: boolean;
+}
+
+/** Lane labels: the device and stream, with busy share and "(modeled)" on a device's first. */
 export function laneLabels(
   model: TimingModel,
   devices: readonly DeviceRecord[],
   utilisation: ReadonlyMap<number, number>,
-): string[] {
+): LaneLabel[] {
   return model.lanes.map((lane, i) => {
     if (lane.kind === 'transfer') {
-      return 'transfers';
+      return { device: 'transfers', stream: null, busy: null, modeled: false };
     }
-    const name = deviceShort(devices, lane.device);
-    let label = lane.stream >= 0 ? `${name} stream ${lane.stream}` : name;
-    if (i === 0 || model.lanes[i - 1].device !== lane.device) {
-      label += ` · ${Math.round((utilisation.get(lane.device) ?? 0) * 100)}%`;
-      if (model.sources.get(lane.device)?.has(TimingSource.MODELED)) {
-        label += ' (modeled)';
-      }
-    }
-    return label;
+    const first = i === 0 || model.lanes[i - 1].device !== lane.device;
+    return {
+      device: deviceShort(devices, lane.device),
+      stream: lane.stream >= 0 ? lane.stream : null,
+      busy: first ? busyShare(utilisation.get(lane.device) ?? 0) : null,
+      modeled: first && (model.sources.get(lane.device)?.has(TimingSource.MODELED) ?? false),
+    };
   });
+}
+
+/**
+ * A busy share as a percentage with the digits it needs to say something: `40%`, `3%`, and two
+ * significant digits under 1% (`0.04%`: a cluster task whose step is mostly messaging), never a
+ * `0%` for a device whose ops ran at all.
+ */
+export function busyShare(share: number): string {
+  const percent = share * 100;
+  if (percent <= 0) {
+    return '0%';
+  }
+  if (percent >= 1) {
+    return `${Math.min(100, Math.round(percent))}%`;
+  }
+  const digits = Math.max(2, 1 - Math.floor(Math.log10(percent)));
+  return `${Number(percent.toFixed(Math.min(digits, 6)))}%`;
+}
+
+/**
+ * A lane's label in at most `chars` characters, the first that fits of: `GPU:0 stream 1 · busy
+ * 40% (modeled)`; without "(modeled)" (the timing source line says it); `GPU:0 · 40%`; the device
+ * cut in the middle before its share (`wor…GPU:0 · 3%`). Whole by default (the tooltip's).
+ */
+export function laneText(label: LaneLabel, chars = Infinity): string {
+  const stream = label.stream === null ? '' : ` stream ${label.stream}`;
+  const busy = label.busy === null ? '' : ` · busy ${label.busy}`;
+  const short = label.busy === null ? '' : ` · ${label.busy}`;
+  const options = [
+    `${label.device}${stream}${busy}${label.modeled ? ' (modeled)' : ''}`,
+    `${label.device}${stream}${busy}`,
+    `${label.device}${stream}${short}`,
+    // A device's later lanes under its first: the stream tells them apart.
+    label.busy === null && stream !== '' ? stream.trim() : `${label.device}${short}`,
+  ];
+  const fitting = options.find((o) => o.length <= chars);
+  return fitting ?? `${middleCut(label.device, chars - short.length)}${short}`;
+}
+
+/** `text` in at most `chars` characters (2 at least): its start and its end around an ellipsis. */
+export function middleCut(text: string, chars: number): string {
+  if (text.length <= chars) {
+    return text;
+  }
+  const room = Math.max(2, chars) - 1;
+  const end = Math.ceil(room / 2);
+  return `${text.slice(0, room - end)}…${text.slice(text.length - end)}`;
 }
 
 /**
