@@ -150,6 +150,7 @@ from placeviz.graph.ops.math_ops import (
     tanh,
     where_v2,
 )
+from placeviz.graph.control_flow import case, cond
 from placeviz.graph.ops.random_ops import (
     random_normal,
     random_uniform,

@@ -32,6 +32,8 @@ class EventKind(IntEnum):
     # t0: the card's own reading of its used memory (NVML), taken while a run was in flight;
     # device = the first device carved from that card, bytes = the card's used bytes
     CARD_MEMORY = 6
+    # t0..t1: an op of a cond's branch not taken did not run (node, device): dead inputs
+    NOT_RUN = 7
 
     @property
     def label(self) -> str:

@@ -40,8 +40,16 @@ from placeviz.graph.core import (
     as_value_element,
     is_tensor_like,
 )
+from placeviz.graph.grads import control_flow_grad
 from placeviz.graph.grads.shapes import shape_of
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, state_ops
+from placeviz.graph.ops import (
+    array_ops,
+    constant_op,
+    control_flow_ops,
+    math_ops,
+    shape_ops,
+    state_ops,
+)
 from placeviz.graph.variables import Variable
 
 _GradLists = dict[Operation, list[list[Tensor]]]
@@ -202,7 +210,10 @@ class _Backprop:
         for i, grad in enumerate(out_grads):
             if grad is None and op.outputs[i].dtype.is_floating:
                 # The ys do not depend on this output: its gradient is zero.
-                out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
+                if op.type in control_flow_ops.SWITCH_TYPES:
+                    out_grads[i] = control_flow_grad.zeros_for_switch(op, i)
+                else:
+                    out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:

@@ -161,6 +161,19 @@ class Variable(metaclass=_VariableMeta):
     def value(self) -> Tensor:
         return self._current_value()
 
+    def initialized_value(self) -> Tensor:
+        """The value once initialized, else the initial value: TF1's
+        ``cond(is_variable_initialized(v), v.read_value, lambda: v.initial_value)``, built
+        outside any control dependencies, so one variable can start from another's value."""
+        from placeviz.graph.control_flow import cond
+
+        with self._graph.as_default(), self._graph.control_dependencies(None):
+            return cond(
+                state_ops.is_variable_initialized(self._ref),
+                self.read_value,
+                lambda: self._initial_value,
+            )
+
     def _current_value(self) -> Tensor:
         """The ``read`` snapshot; in eager mode a fresh read, since each op runs only once."""
         return self.read_value() if executing_eagerly() else self._snapshot

@@ -279,10 +279,13 @@ def record_run(
     if len(columns.fed_transfers):
         step_bytes = _with_fed_transfers(step_bytes, columns.fed_transfers, fed_bytes, index, count)
     devices = take(columns.devices)
+    kinds = take(columns.kinds)
+    if compiled.not_run:
+        kinds = _with_not_run(kinds, compiled.not_run, index, count)
     recorder.extend(
         count,
         {
-            "kind": take(columns.kinds),
+            "kind": kinds,
             "t0": t0,
             "t1": t1,
             "node": take(columns.nodes),
@@ -296,6 +299,20 @@ def record_run(
     )
     if measured is not None:
         _record_memory(recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id)
+
+
+def _with_not_run(
+    kinds: np.ndarray, not_run: Sequence[int], index: np.ndarray | None, count: int
+) -> np.ndarray:
+    """The steps' kinds, NOT_RUN for the ops a branch not taken left dead (a copy: the static
+    column is shared by every run's events)."""
+    result = np.array(kinds)
+    ran = np.arange(count) if index is None else index  # ascending
+    steps = np.asarray(sorted(not_run), dtype=np.int64)
+    where = np.searchsorted(ran, steps)
+    hit = (where < count) & (ran[np.minimum(where, count - 1)] == steps)
+    result[where[hit]] = int(EventKind.NOT_RUN)
+    return result
 
 
 def _fed_bytes(feeds: Sequence[Any]) -> np.ndarray:

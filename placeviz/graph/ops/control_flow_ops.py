@@ -1,0 +1,107 @@
+"""TensorFlow 1's control-flow ops: Switch, RefSwitch and Merge (``tf.cond`` builds on them).
+
+A Switch forwards its data to one of two outputs; the other output carries ``DEAD``, which the
+executor propagates: an op with a dead input (data or control) does not run and its outputs are
+dead too, until a Merge, which forwards the one input that is alive. That is how the branch a
+cond does not take stays unexecuted (TensorFlow's dead tensors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz import dtypes
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.registry import OpDef, OutputSpec, free_cost
+from placeviz.graph.shapes import TensorShape
+
+
+class _Dead:
+    """The value of a tensor that a Switch did not forward (its ``nbytes`` is what a trace
+    measures of it: nothing)."""
+
+    __slots__ = ()
+    nbytes = 0
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
+
+SWITCH_TYPES = frozenset({"Switch", "RefSwitch"})
+MERGE_TYPES = frozenset({"Merge"})
+
+
+def _infer_switch(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    data, pred = inputs
+    if pred.dtype.base_dtype is not dtypes.bool:
+        raise TypeError(
+            f"Input 'pred' of 'Switch' Op has type {pred.dtype.name} that does not match "
+            "expected type of bool."
+        )
+    if pred.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
+    return [(data.shape, data.dtype), (data.shape, data.dtype)]
+
+
+def _switch_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def switch(data: Any, pred: Any) -> tuple[Any, Any]:
+        return (DEAD, data) if bool(pred) else (data, DEAD)
+
+    return switch
+
+
+def _infer_merge(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    """The shape every input shares: dimensions where they differ unknown, rank too."""
+    first = inputs[0]
+    for tensor in inputs[1:]:
+        if tensor.dtype.base_dtype is not first.dtype.base_dtype:
+            raise TypeError(
+                f"Input 'inputs' of 'Merge' Op has types [{', '.join(t.dtype.name for t in inputs)}]"
+                " that are not all the same"
+            )
+    dims = first.shape.dims
+    for tensor in inputs[1:]:
+        other = tensor.shape.dims
+        if dims is None or other is None or len(dims) != len(other):
+            dims = None
+            break
+        dims = tuple(a if a == b else None for a, b in zip(dims, other))
+    return [(TensorShape(dims), first.dtype.base_dtype), (TensorShape(()), dtypes.int32)]
+
+
+def _merge_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    indices = [np.int32(i) for i in range(len(op.inputs))]
+
+    def merge(*values: Any) -> tuple[Any, Any]:
+        for value, index in zip(values, indices):
+            if value is not DEAD:
+                return value, index
+        return DEAD, DEAD
+
+    return merge
+
+
+registry.register(
+    OpDef(
+        type="Switch", infer=_infer_switch, kernel=_switch_kernel, cost=free_cost, multi_output=True
+    )
+)
+registry.register(
+    OpDef(
+        type="RefSwitch",
+        infer=_infer_switch,
+        kernel=_switch_kernel,
+        cost=free_cost,
+        multi_output=True,
+        ref_output=True,
+    )
+)
+registry.register(
+    OpDef(type="Merge", infer=_infer_merge, kernel=_merge_kernel, cost=free_cost, multi_output=True)
+)
