@@ -43,6 +43,7 @@ from placeviz.dtypes import (
 )
 from placeviz.events.compare import Comparison, compare
 from placeviz.events.trace import Trace
+from placeviz.graph.control_flow import case, cond
 from placeviz.graph.core import (
     Graph,
     Operation,
@@ -150,7 +151,6 @@ from placeviz.graph.ops.math_ops import (
     tanh,
     where_v2,
 )
-from placeviz.graph.control_flow import case, cond
 from placeviz.graph.ops.random_ops import (
     random_normal,
     random_uniform,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
-from placeviz.graph.ops import control_flow_ops, state_ops
+from placeviz.graph.ops import control_flow_ops, state_ops  # noqa: F401 (registers Switch, Merge)
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.rnn import nest
@@ -92,10 +92,12 @@ class CondContext:
 
     def _branch_output(self, value: Any) -> Tensor:
         if isinstance(value, Operation):  # TF's with_dependencies([op], pivot)
-            with self.graph.name_scope("control_dependency") as scope:
-                with self.graph.colocate_with(self.pivot.op):
-                    with self.graph.control_dependencies([value]):
-                        return make_op("Identity", [self.pivot], scope).outputs[0]
+            with (
+                self.graph.name_scope("control_dependency") as scope,
+                self.graph.colocate_with(self.pivot.op),
+                self.graph.control_dependencies([value]),
+            ):
+                return make_op("Identity", [self.pivot], scope).outputs[0]
         tensor = convert_to_tensor(value)
         if tensor not in self._values:  # `lambda: x` of an outer x
             self._values.add(tensor)
@@ -222,7 +224,8 @@ def cond(
         for tensor in (p_1, pivot_1, pivot_2, pred_id):
             graph.prevent_fetching(tensor.op)
         results = []
-        for fn, pivot, branch, label in ((true_fn, pivot_1, 1, "true_fn"), (false_fn, pivot_2, 0, "false_fn")):
+        branches = ((true_fn, pivot_1, 1, "true_fn"), (false_fn, pivot_2, 0, "false_fn"))
+        for fn, pivot, branch, label in branches:
             context = CondContext(pred_id, pivot, branch)
             context.enter()
             try:
@@ -238,7 +241,9 @@ def cond(
         try:
             _same_structure(orig_t, orig_f)
         except TypeError as exc:
-            raise TypeError(f"Incompatible return types of 'true_fn' and 'false_fn': {exc}") from None
+            raise TypeError(
+                f"Incompatible return types of 'true_fn' and 'false_fn': {exc}"
+            ) from None
         except ValueError as exc:
             raise ValueError(
                 f"Incompatible return values of 'true_fn' and 'false_fn': {exc}"

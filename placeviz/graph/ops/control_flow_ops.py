@@ -61,9 +61,9 @@ def _infer_merge(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
     first = inputs[0]
     for tensor in inputs[1:]:
         if tensor.dtype.base_dtype is not first.dtype.base_dtype:
+            names = ", ".join(t.dtype.name for t in inputs)
             raise TypeError(
-                f"Input 'inputs' of 'Merge' Op has types [{', '.join(t.dtype.name for t in inputs)}]"
-                " that are not all the same"
+                f"Input 'inputs' of 'Merge' Op has types [{names}] that are not all the same"
             )
     dims = first.shape.dims
     for tensor in inputs[1:]:
