@@ -148,7 +148,11 @@ def merge(inputs: Sequence[Tensor], name: str | None = None) -> tuple[Tensor, Te
     """``(output, value_index)``: the one input that is alive, and which it is."""
     graph = inputs[0].graph
     with graph.name_scope(name or "Merge") as scope:
-        op = make_op("Merge", list(inputs), scope)
+        if all(t.dtype.is_ref_dtype for t in inputs):  # kept with the first reference (TF)
+            with graph.colocate_with(inputs[0].op):
+                op = make_op("RefMerge", list(inputs), scope)
+        else:
+            op = make_op("Merge", list(inputs), scope)
     return op.outputs[0], op.outputs[1]
 
 

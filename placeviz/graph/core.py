@@ -510,9 +510,12 @@ class Graph:
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
-        """Ops created inside run after ``control_inputs``; None clears outer dependencies."""
+        """Ops created inside run after ``control_inputs``; None clears outer dependencies and,
+        as TensorFlow's, the cond branch being built (its Switches are made outside it)."""
+        context = self._control_flow_context
         if control_inputs is None:
             self._control_stack.append(None)
+            self._control_flow_context = None
         else:
             deps: list[Operation] = []
             for item in control_inputs:
@@ -527,6 +530,7 @@ class Graph:
             yield
         finally:
             self._control_stack.pop()
+            self._control_flow_context = context
 
     @contextlib.contextmanager
     def as_default(self) -> Iterator[Graph]:

@@ -129,6 +129,11 @@ def _alive(name: str, value: Any) -> Any:
     return value
 
 
+def _deref(value: Any) -> Any:
+    read = getattr(value, "read", None)
+    return value if read is None else read()
+
+
 def _no_memory_check(step: int, measured: Sequence[int]) -> None:
     return None
 
@@ -619,8 +624,10 @@ class CompiledPlan:
         value = name
         if fetch.op._id in self._maybe_dead:
             value = f"{self._bind('alive', functools.partial(_alive, fetch.name))}({name})"
-        if fetch.op.op_def.ref_output:
+        if fetch.op.op_def.ref_output and not fetch.op.inputs:
             value = f"{name}.read()"
+        elif fetch.op.op_def.ref_output:  # a RefMerge: a variable, or what an assign returned
+            value = f"{self._bind('deref', _deref)}({value})"
         if self._gpus is not None and device in self._gpus:
             to_host = self._gpus.gpu(device).to_host
             value = f"{self._bind('host', to_host)}({value})"

@@ -23,7 +23,12 @@ import numpy as np
 
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
-from placeviz.errors import DTypeMismatchError, InvalidArgumentError, NotFoundError
+from placeviz.errors import (
+    DTypeMismatchError,
+    InaccessibleTensorError,
+    InvalidArgumentError,
+    NotFoundError,
+)
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -582,7 +587,7 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
         )
     if what != "feed" and not graph.is_fetchable(element):
         op = element.op if isinstance(element, Tensor) else element
-        raise ValueError(
+        raise InaccessibleTensorError(
             f"Operation {op.name!r} has been marked as not fetchable: it is inside a cond's "
             f"branch (created at {op.source}), whose value exists only when that branch runs."
         )

@@ -8,6 +8,7 @@ cond does not take stays unexecuted (TensorFlow's dead tensors).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ class _Dead:
 DEAD = _Dead()
 
 SWITCH_TYPES = frozenset({"Switch", "RefSwitch"})
-MERGE_TYPES = frozenset({"Merge"})
+MERGE_TYPES = frozenset({"Merge", "RefMerge"})
 
 
 def _infer_switch(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
@@ -56,8 +57,11 @@ def _switch_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return switch
 
 
-def _infer_merge(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    """The shape every input shares: dimensions where they differ unknown, rank too."""
+def _infer_merge(
+    inputs: Sequence[Tensor], attrs: Mapping[str, Any], ref: bool = False
+) -> list[OutputSpec]:
+    """The shape every input shares: dimensions where they differ unknown, rank too (of
+    references, a RefMerge's: a reference)."""
     first = inputs[0]
     for tensor in inputs[1:]:
         if tensor.dtype.base_dtype is not first.dtype.base_dtype:
@@ -72,7 +76,8 @@ def _infer_merge(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
             dims = None
             break
         dims = tuple(a if a == b else None for a, b in zip(dims, other))
-    return [(TensorShape(dims), first.dtype.base_dtype), (TensorShape(()), dtypes.int32)]
+    dtype = first.dtype if ref else first.dtype.base_dtype
+    return [(TensorShape(dims), dtype), (TensorShape(()), dtypes.int32)]
 
 
 def _merge_kernel(xp: Any, op: Operation, state: Any) -> Any:
@@ -104,4 +109,14 @@ registry.register(
 )
 registry.register(
     OpDef(type="Merge", infer=_infer_merge, kernel=_merge_kernel, cost=free_cost, multi_output=True)
+)
+registry.register(
+    OpDef(
+        type="RefMerge",
+        infer=functools.partial(_infer_merge, ref=True),
+        kernel=_merge_kernel,
+        cost=free_cost,
+        multi_output=True,
+        ref_output=True,
+    )
 )

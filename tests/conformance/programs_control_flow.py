@@ -1,0 +1,375 @@
+"""Conformance programs: TF1's control flow (issue 26): ``cond`` and ``case`` built from Switch
+and Merge, values with the predicate fed both ways, nested conds, branches on other devices,
+ref variables switched into a branch, gradients through conds and training steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from conformance.harness import Note, Run, Runs, program
+from conformance.programs import family
+
+__all__: list[str] = []
+
+X = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+
+
+def _fed(tf: Any, build: Any) -> Any:
+    """A cond on a fed predicate, run once each way."""
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.placeholder(tf.float32, [3], name="x")
+    result = build(tf, p, x)
+    return Runs(Run(result, {p: True, x: X}), Run(result, {p: False, x: X}))
+
+
+family(
+    "cond_fed",
+    {
+        "mul_or_add": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: x * 2.0, lambda: x + 1.0)
+        ),
+        "outer_value": lambda tf: _fed(tf, lambda tf, p, x: tf.cond(p, lambda: x, lambda: -x)),
+        "both_outer": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: x, lambda: tf.square(x))
+        ),
+        "constants": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
+        ),
+        "python_values": lambda tf: _fed(tf, lambda tf, p, x: tf.cond(p, lambda: 1.0, lambda: 2.0)),
+        "tuple": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: (x, x * 2.0), lambda: (x * 3.0, x))
+        ),
+        "nested_structure": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                p, lambda: [x, (x + 1.0, x * x)], lambda: [x - 1.0, (x, tf.abs(x))]
+            ),
+        ),
+        "singleton_list": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: [x], lambda: [-x])
+        ),
+        "strict_singleton": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: [x], lambda: [-x], strict=True)
+        ),
+        "named": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: x * 2.0, lambda: x, name="choose")
+        ),
+        "in_name_scope": lambda tf: _fed(
+            tf, lambda tf, p, x: _in_scope(tf, "block", lambda: tf.cond(p, lambda: x, lambda: -x))
+        ),
+        "reduce_in_branch": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(p, lambda: tf.reduce_sum(x), lambda: tf.reduce_max(x)),
+        ),
+        "matmul_in_branch": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                p,
+                lambda: tf.matmul(tf.reshape(x, [1, 3]), tf.ones([3, 2])),
+                lambda: tf.zeros([1, 2]),
+            ),
+        ),
+        "int_values": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(p, lambda: tf.constant([1, 2]), lambda: tf.constant([3, 4])),
+        ),
+        "pred_computed": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                tf.logical_and(p, tf.reduce_sum(x) > 0.0), lambda: x * 10.0, lambda: x
+            ),
+        ),
+        "two_conds_one_pred": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: [
+                tf.cond(p, lambda: x + 1.0, lambda: x),
+                tf.cond(p, lambda: x, lambda: x - 1.0),
+            ],
+        ),
+        "merge_used_twice": lambda tf: _fed(
+            tf, lambda tf, p, x: (lambda r: r * r + r)(tf.cond(p, lambda: x, lambda: x * 0.5))
+        ),
+        "shape_differs": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: x, lambda: tf.concat([x, x], 0))
+        ),
+        "nested_true": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                p,
+                lambda: tf.cond(tf.reduce_sum(x) > 0.0, lambda: x * 2.0, lambda: x * 3.0),
+                lambda: x,
+            ),
+        ),
+        "nested_both": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                p,
+                lambda: tf.cond(p, lambda: x + 1.0, lambda: x + 2.0),
+                lambda: tf.cond(tf.logical_not(p), lambda: x + 3.0, lambda: x + 4.0),
+            ),
+        ),
+        "nested_outer_value": lambda tf: _fed(
+            tf,
+            lambda tf, p, x: tf.cond(
+                p, lambda: tf.cond(p, lambda: x, lambda: -x), lambda: tf.constant(X)
+            ),
+        ),
+        "control_dependency_op": lambda tf: _fed(
+            tf, lambda tf, p, x: tf.cond(p, lambda: tf.no_op(), lambda: tf.no_op())
+        ),
+    },
+)
+
+
+def _in_scope(tf: Any, name: str, build: Any) -> Any:
+    with tf.name_scope(name):
+        return build()
+
+
+family(
+    "cond_const_pred",
+    {
+        "true": lambda tf: tf.cond(
+            tf.constant(True), lambda: tf.constant(1), lambda: tf.constant(2)
+        ),
+        "false": lambda tf: tf.cond(
+            tf.constant(False), lambda: tf.constant(1), lambda: tf.constant(2)
+        ),
+        "comparison": lambda tf: tf.cond(
+            tf.constant(3.0) < tf.constant(4.0),
+            lambda: tf.constant(10.0),
+            lambda: tf.constant(20.0),
+        ),
+    },
+)
+
+
+def _devices(tf: Any) -> Any:
+    """Each branch asks for its own CPU: the ops follow their device scopes; the Switches of
+    outer values stay with those values."""
+    p = tf.placeholder(tf.bool, [], name="p")
+    with tf.device("/cpu:0"):
+        x = tf.constant(X, name="x")
+
+    def on(device: str, fn: Any) -> Any:
+        def branch() -> Any:
+            with tf.device(device):
+                return fn()
+
+        return branch
+
+    r = tf.cond(p, on("/cpu:1", lambda: x * 2.0), on("/cpu:0", lambda: x + 1.0))
+    return Runs(Run(r, {p: True}), Run(r, {p: False}))
+
+
+def _cond_in_device_scope(tf: Any) -> Any:
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.constant(X, name="x")
+    with tf.device("/cpu:1"):
+        r = tf.cond(p, lambda: x * 2.0, lambda: tf.constant(X) + 1.0)
+    return Runs(Run(r, {p: True}), Run(r, {p: False}))
+
+
+program(_devices, name="cond_branches_on_two_cpus", cpus=2)
+program(_cond_in_device_scope, name="cond_inside_device_scope", cpus=2)
+
+
+def _ref_assign(tf: Any) -> Any:
+    """An assign in a branch reads the variable's reference through a RefSwitch, which stays
+    with the variable."""
+    with tf.device("/cpu:1"):
+        v = tf.Variable([1.0, 2.0], name="v")
+    p = tf.placeholder(tf.bool, [], name="p")
+    r = tf.cond(p, lambda: tf.assign(v, [5.0, 6.0]), lambda: tf.identity(v))
+    return Runs(
+        tf.global_variables_initializer(),
+        Run(r, {p: False}),
+        Run(r, {p: True}),
+        Run(v.value()),
+    )
+
+
+def _ref_assign_add(tf: Any) -> Any:
+    v = tf.Variable(0.0, name="counter")
+    p = tf.placeholder(tf.bool, [], name="p")
+    r = tf.cond(p, lambda: tf.assign_add(v, 1.0), lambda: tf.assign_sub(v, 2.0))
+    return Runs(
+        tf.global_variables_initializer(),
+        Run(r, {p: True}),
+        Run(r, {p: True}),
+        Run(r, {p: False}),
+        Run(v.value()),
+    )
+
+
+def _variable_read_in_branch(tf: Any) -> Any:
+    v = tf.Variable([3.0, 4.0], name="v")
+    p = tf.placeholder(tf.bool, [], name="p")
+    r = tf.cond(p, lambda: v * 2.0, lambda: v.read_value())
+    return Runs(tf.global_variables_initializer(), Run(r, {p: True}), Run(r, {p: False}))
+
+
+program(_ref_assign, name="cond_ref_assign_on_other_cpu", cpus=2)
+program(_ref_assign_add, name="cond_ref_assign_add_or_sub")
+program(_variable_read_in_branch, name="cond_variable_read_in_branch")
+
+
+def _initialized_value(tf: Any) -> Any:
+    v = tf.Variable([1.0, 2.0], name="v")
+    value = v.initialized_value()
+    return Runs(Run(value), v.initializer, Run(tf.assign(v, [7.0, 8.0])), Run(value))
+
+
+program(_initialized_value, name="cond_variable_initialized_value")
+
+
+def _gradient(build: Any) -> Any:
+    def run(tf: Any) -> Any:
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.placeholder(tf.float32, [3], name="x")
+        v = tf.Variable([0.5, -1.0, 2.0], name="v")
+        y = build(tf, p, x, v)
+        loss = tf.reduce_sum(y * y)
+        grads = tf.gradients(loss, [x, v])
+        return Runs(
+            tf.global_variables_initializer(),
+            Run([loss, grads], {p: True, x: X}),
+            Run([loss, grads], {p: False, x: X}),
+        )
+
+    return run
+
+
+family(
+    "cond_gradient",
+    {
+        "mul_or_const": _gradient(
+            lambda tf, p, x, v: tf.cond(p, lambda: x * 2.0 + v, lambda: tf.constant(X))
+        ),
+        "both_use_inputs": _gradient(
+            lambda tf, p, x, v: tf.cond(p, lambda: x * v, lambda: tf.square(x) - v)
+        ),
+        "outer_values": _gradient(lambda tf, p, x, v: tf.cond(p, lambda: x, lambda: v)),
+        "tanh_sigmoid": _gradient(
+            lambda tf, p, x, v: tf.cond(p, lambda: tf.tanh(x * v), lambda: tf.sigmoid(x + v))
+        ),
+        "nested": _gradient(
+            lambda tf, p, x, v: tf.cond(
+                p, lambda: tf.cond(p, lambda: x * v, lambda: x), lambda: v * 3.0
+            )
+        ),
+        "used_after": _gradient(lambda tf, p, x, v: tf.cond(p, lambda: x * v, lambda: x + v) * v),
+        "tuple": _gradient(
+            lambda tf, p, x, v: tf.add_n(list(tf.cond(p, lambda: (x * v, v), lambda: (v, x - v))))
+        ),
+    },
+)
+
+
+def _train(optimizer: Any, steps: int = 3) -> Any:
+    """A linear model whose loss a fed flag switches between two forms; values after steps."""
+
+    def run(tf: Any) -> Any:
+        p = tf.placeholder(tf.bool, [], name="p")
+        x = tf.constant([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]], name="x")
+        y = tf.constant([[1.0], [2.0], [0.0]], name="y")
+        w = tf.Variable([[0.1], [-0.2]], name="w")
+        b = tf.Variable(0.3, name="b")
+        pred = tf.matmul(x, w) + b
+        loss = tf.cond(
+            p,
+            lambda: tf.reduce_mean(tf.square(pred - y)),
+            lambda: tf.reduce_mean(tf.abs(pred - y)) + 0.1 * tf.reduce_sum(w * w),
+        )
+        train = optimizer(tf).minimize(loss)
+        runs = [tf.global_variables_initializer()]
+        for step in range(steps):
+            runs.append(Run(train, {p: step % 2 == 0}))
+        runs.append(Run([w.value(), b.value(), loss], {p: True}))
+        return Runs(*runs)
+
+    return run
+
+
+family(
+    "cond_train",
+    {
+        "sgd": _train(lambda tf: tf.train.GradientDescentOptimizer(0.1)),
+        "momentum": _train(lambda tf: tf.train.MomentumOptimizer(0.1, 0.9)),
+        "adam": _train(lambda tf: tf.train.AdamOptimizer(0.05)),
+    },
+)
+
+
+def _case_program(tf: Any) -> Any:
+    i = tf.placeholder(tf.int32, [], name="i")
+    x = tf.constant(X, name="x")
+    r = tf.case(
+        [(tf.equal(i, 0), lambda: x * 2.0), (tf.equal(i, 1), lambda: x + 10.0)],
+        default=lambda: -x,
+    )
+    return Runs(Run(r, {i: 0}), Run(r, {i: 1}), Run(r, {i: 5}))
+
+
+def _case_first_true(tf: Any) -> Any:
+    i = tf.placeholder(tf.int32, [], name="i")
+    r = tf.case(
+        [(i > 0, lambda: tf.constant(1)), (i > 1, lambda: tf.constant(2))],
+        default=lambda: tf.constant(0),
+        name="pick",
+    )
+    return Runs(Run(r, {i: 3}), Run(r, {i: 1}), Run(r, {i: -1}))
+
+
+program(_case_program, name="case_three_ways")
+program(_case_first_true, name="case_first_true_wins")
+
+
+family(
+    "cond_error",
+    {
+        "python_bool": lambda tf: tf.cond(True, lambda: tf.constant(1), lambda: tf.constant(2)),
+        "float_pred": lambda tf: tf.cond(
+            tf.constant(1.0), lambda: tf.constant(1), lambda: tf.constant(2)
+        ),
+        "vector_pred": lambda tf: tf.cond(
+            tf.constant([True, False]), lambda: tf.constant(1), lambda: tf.constant(2)
+        ),
+        "different_dtypes": lambda tf: tf.cond(
+            tf.constant(True), lambda: tf.constant(1), lambda: tf.constant(2.0)
+        ),
+        "different_structures": lambda tf: tf.cond(
+            tf.constant(True),
+            lambda: (tf.constant(1), tf.constant(2)),
+            lambda: tf.constant(3),
+        ),
+        "different_lengths": lambda tf: tf.cond(
+            tf.constant(True),
+            lambda: [tf.constant(1), tf.constant(2)],
+            lambda: [tf.constant(3), tf.constant(4), tf.constant(5)],
+        ),
+        "no_return": lambda tf: tf.cond(tf.constant(True), lambda: None, lambda: tf.constant(1)),
+        "not_callable": lambda tf: tf.cond(tf.constant(True), tf.constant(1), lambda: 2),
+    },
+    error=(),
+)
+
+
+def _fetch_branch_op(tf: Any) -> Any:
+    p = tf.placeholder(tf.bool, [], name="p")
+    tf.cond(p, lambda: tf.constant(1.0) * 2.0, lambda: tf.constant(3.0))
+    return Run(tf.get_default_graph().get_tensor_by_name("cond/mul:0"), {p: True})
+
+
+program(_fetch_branch_op, name="cond_error_fetch_branch_op", error=("not fetchable",))
+
+
+def _names(tf: Any) -> Any:
+    p = tf.placeholder(tf.bool, [], name="p")
+    r = tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
+    return Note(name=r.name, op=r.op.type, inputs=[t.name for t in r.op.inputs])
+
+
+program(_names, name="cond_result_names")
