@@ -193,6 +193,7 @@ from placeviz.graph.variables import (
     trainable_variables,
     variables_initializer,
 )
+from placeviz.graph.while_loop import while_loop
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
 from placeviz.runtime.session import Session

@@ -30,7 +30,8 @@ from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
-from placeviz.runtime.plan import Plan
+from placeviz.runtime.frames import Execution, FrameRunner
+from placeviz.runtime.plan import Frame, Plan
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -194,6 +195,8 @@ class CompiledPlan:
         self.check_dynamic_memory = check_dynamic_memory
         self.steps: list[Step] = []
         self.not_run: list[int] = []  # after a run: steps of ops in branches not taken
+        self.executions: list[Execution] = []  # after a run: each op run inside a loop's frame
+        self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
         self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,
@@ -316,6 +319,10 @@ class CompiledPlan:
                     text = f"{dst_slot} = DEAD if {source_slot} is DEAD else {fn}({source_slot})"
                 lines.append(_Line(text, [source_slot], [dst_slot], index))
                 slots[dst_key] = dst_slot
+            frame = plan.frames.get(op._id)
+            if frame is not None:
+                self._frame_step(plan, op, frame, slots, ready, op_steps, lines, contexts, state)
+                continue
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
                 deps.update(op_steps.get(control._id, ()))
@@ -377,6 +384,55 @@ class CompiledPlan:
             lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
         return lines, results, args, constants
+
+    def _frame_step(
+        self,
+        plan: Plan,
+        rep: Operation,
+        frame: Frame,
+        slots: dict[tuple[int, str], str],
+        ready: dict[tuple[int, str], int],
+        op_steps: dict[int, tuple[int, ...]],
+        lines: list[_Line],
+        contexts: dict[str, KernelContext],
+        state: SessionState,
+    ) -> None:
+        """A while loop as one step (its LoopCond's): a line that calls its FrameRunner with
+        the outer values its ops read, each from the device of the op that reads it."""
+
+        def kernel(op: Operation) -> Callable[..., Any]:
+            place = plan.devices[op._id]
+            xp = backends.array_module(place)
+            context = contexts.get(xp.__name__)
+            if context is None:
+                context = contexts[xp.__name__] = KernelContext(state, xp)
+            build = op.op_def.kernel_for("cupy" if place.backend == "cupy" else "numpy")
+            with backends.device_scope(place):
+                return build(xp, op, context)
+
+        device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
+        runner = FrameRunner(frame.context, frame.ops, device_of, kernel, self.executions)
+        keys = runner.argument_keys
+        deps = {ready[k] for k in keys if k in ready}
+        members = {m._id for m in frame.ops}
+        for member in frame.ops:
+            for control in member.control_inputs:
+                if control._id not in members:
+                    deps.update(op_steps.get(control._id, ()))
+        device = plan.devices[rep._id]
+        index = self._add_step(Step(EventKind.OP, rep, device, deps=tuple(sorted(deps))))
+        for member in frame.ops:
+            op_steps[member._id] = (index,)
+        inputs = [slots[k] for k in keys]
+        outputs = [f"t{t.op._id}_{t.value_index}" for t in frame.exits]
+        for tensor, name in zip(frame.exits, outputs):
+            key = (id(tensor), plan.devices[tensor.op._id].name)
+            slots[key] = name
+            ready[key] = index
+        self._frame_outputs[index] = list(frame.exits)
+        call = f"{self._bind('frame', runner)}({', '.join(inputs)})"
+        text = f"{_tuple(outputs)} = {call}" if outputs else call
+        lines.append(_Line(text, inputs, outputs, index))
 
     def _dead_condition(
         self,
@@ -494,6 +550,7 @@ class CompiledPlan:
         if step.op.op_def.ref_output:
             return []
         tensors = [step.tensor] if step.kind is EventKind.TRANSFER else list(step.op.outputs)
+        tensors = self._frame_outputs.get(step_index, tensors)
         offset = self.byte_slots
         self.byte_offsets[step_index] = offset
         self.byte_counts[step_index] = len(line.defs)
@@ -731,6 +788,7 @@ class CompiledPlan:
         done, each GPU step's times come from its CUDA events (also when the run failed)."""
         self.interrupted_step = None
         self.not_run.clear()
+        self.executions.clear()
         clocks = self._clocks
         failed: int | None = None
         began = 0

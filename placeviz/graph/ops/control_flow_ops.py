@@ -120,3 +120,36 @@ registry.register(
         ref_output=True,
     )
 )
+
+
+# -- while loops: a frame's Enter, NextIteration, LoopCond and Exit ----------------------------
+LOOP_TYPES = frozenset({"Enter", "Exit", "NextIteration", "LoopCond"})
+
+
+def _infer_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return [(inputs[0].shape, inputs[0].dtype.base_dtype)]
+
+
+def _infer_loop_cond(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    pred = inputs[0]
+    if pred.dtype.base_dtype is not dtypes.bool:
+        raise TypeError(
+            f"Input 'input' of 'LoopCond' Op has type {pred.dtype.name} that does not match "
+            "expected type of bool."
+        )
+    if pred.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
+    return [(TensorShape(()), dtypes.bool)]
+
+
+def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x: x
+
+
+for _type, _infer in (
+    ("Enter", _infer_forward),
+    ("Exit", _infer_forward),
+    ("NextIteration", _infer_forward),
+    ("LoopCond", _infer_loop_cond),
+):
+    registry.register(OpDef(type=_type, infer=_infer, kernel=_forward_kernel, cost=free_cost))
