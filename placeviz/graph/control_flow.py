@@ -162,7 +162,7 @@ def _unpack_if_singleton(value: Any) -> Any:
     return value
 
 
-def _same_structure(a: Any, b: Any) -> None:
+def assert_same_structure(a: Any, b: Any) -> None:
     """TF's ``nest.assert_same_structure``: ValueError for another nesting, TypeError for
     another kind of sequence at the same place."""
     if nest.is_nested(a) != nest.is_nested(b):
@@ -185,7 +185,7 @@ def _same_structure(a: Any, b: Any) -> None:
             f"second structure: {b!r}."
         )
     for x, y in zip(a, b):
-        _same_structure(x, y)
+        assert_same_structure(x, y)
 
 
 def cond(
@@ -243,7 +243,7 @@ def cond(
         if not strict:
             orig_t, orig_f = _unpack_if_singleton(orig_t), _unpack_if_singleton(orig_f)
         try:
-            _same_structure(orig_t, orig_f)
+            assert_same_structure(orig_t, orig_f)
         except TypeError as exc:
             raise TypeError(
                 f"Incompatible return types of 'true_fn' and 'false_fn': {exc}"

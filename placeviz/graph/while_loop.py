@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from placeviz.graph.control_flow import merge, switch_ref_or_tensor
+from placeviz.graph.control_flow import assert_same_structure, merge, switch_ref_or_tensor
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
@@ -135,13 +135,14 @@ class WhileContext:
         enters = []
         with self.graph.control_dependencies(None):
             for value, invariant in zip(real, invariants):
-                entered = _enter(value, self, is_constant=False, shape=invariant)
+                entered = _enter(value, self, is_constant=False, shape=TensorShape(None))
                 if not _shape_less_than_or_equal(value.shape, invariant):
                     raise ValueError(
                         f"The shape invariant specified for {value.name} is not compatible with "
                         f"the initial shape of the loop variable. It enters the loop with shape "
                         f"{value.shape}, but the specified shape invariant is {invariant}."
                     )
+                entered._shape = invariant  # TF's use_input_shape=False: the invariant's
                 enters.append(entered)
         for entered in enters:
             entered.op._control_flow_context = self
@@ -154,9 +155,11 @@ class WhileContext:
         switches = [switch_ref_or_tensor(x, self.pivot) for x in merges]
         for_body = [state_ops.identity(s[1]) for s in switches]
         self.pivot_for_body = for_body[0]
-        body_result = body(*nest.pack_sequence_as(list(loop_vars), for_body))
+        packed_for_body = nest.pack_sequence_as(list(loop_vars), for_body)
+        body_result = body(*packed_for_body)
         if not nest.is_nested(body_result):
             body_result = [body_result]
+        assert_same_structure(list(packed_for_body), list(body_result))
         result = [convert_to_tensor(x) for x in nest.flatten(body_result)]
         if len(merges) != len(result):
             raise ValueError(

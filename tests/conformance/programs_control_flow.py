@@ -373,3 +373,251 @@ def _names(tf: Any) -> Any:
 
 
 program(_names, name="cond_result_names")
+
+
+# -- while loops ---------------------------------------------------------------------------------
+
+
+def _loop(build: Any, feed: Any = None) -> Any:
+    """A loop over a fed vector, run with two values."""
+
+    def run(tf: Any) -> Any:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        result = build(tf, x)
+        return Runs(Run(result, {x: X}), Run(result, {x: X * 0.5}))
+
+    return run
+
+
+family(
+    "while",
+    {
+        "count_to_ten": lambda tf: tf.while_loop(
+            lambda i: i < 10, lambda i: i + 1, [tf.constant(0)]
+        ),
+        "count_scalar_not_list": lambda tf: tf.while_loop(
+            lambda i: i < 5, lambda i: i + 2, [tf.constant(1)]
+        ),
+        "two_vars": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, a: i < 3, lambda i, a: (i + 1, a * 2.0 + x), [tf.constant(0), x]
+            )
+        ),
+        "data_dependent": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: tf.reduce_sum(tf.abs(a)) < 100.0, lambda a: a * 3.0, [x]
+            )
+        ),
+        "never_runs": _loop(
+            lambda tf, x: tf.while_loop(lambda a: tf.reduce_sum(a) > 1e9, lambda a: a * 2.0, [x])
+        ),
+        "maximum_iterations": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: tf.reduce_sum(a) < 1e9, lambda a: a + 1.0, [x], maximum_iterations=4
+            )
+        ),
+        "maximum_iterations_two_vars": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, a: i < 100,
+                lambda i, a: (i + 1, a - 1.0),
+                [tf.constant(0), x],
+                maximum_iterations=3,
+            )
+        ),
+        "maximum_iterations_tensor": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: True, lambda a: a * 2.0, [x], maximum_iterations=tf.constant(5)
+            )
+        ),
+        "maximum_iterations_zero": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: True, lambda a: a * 2.0, [x], maximum_iterations=0
+            )
+        ),
+        "outer_constant_in_body": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, s: i < 4, lambda i, s: (i + 1, s + x * 2.0), [tf.constant(0), x * 0.0]
+            )
+        ),
+        "outer_value_in_cond": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: tf.reduce_sum(a) < tf.reduce_sum(x) * 8.0, lambda a: a + 1.0, [x]
+            )
+        ),
+        "tuple_structure": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, ab: i < 3,
+                lambda i, ab: (i + 1, (ab[0] + ab[1], ab[1] * 2.0)),
+                (tf.constant(0), (x, x + 1.0)),
+            )
+        ),
+        "list_structure": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a, b, c: tf.reduce_sum(a) < 50.0,
+                lambda a, b, c: [a + b, b + c, c + 1.0],
+                [x, x, x],
+            )
+        ),
+        "return_same_structure": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: tf.reduce_sum(a) < 20.0,
+                lambda a: a * 2.0,
+                [x],
+                return_same_structure=True,
+            )
+        ),
+        "named": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda a: tf.reduce_sum(a) < 20.0, lambda a: a * 2.0, [x], name="grow"
+            )
+        ),
+        "parallel_iterations_1": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, a: i < 5,
+                lambda i, a: (i + 1, a * 1.5),
+                [tf.constant(0), x],
+                parallel_iterations=1,
+            )
+        ),
+        "constants_in_body": lambda tf: tf.while_loop(
+            lambda i, s: i < 3,
+            lambda i, s: (i + 1, s + tf.constant([1.0, 2.0])),
+            [tf.constant(0), tf.zeros([2])],
+        ),
+        "matmul_body": lambda tf: tf.while_loop(
+            lambda i, m: i < 3,
+            lambda i, m: (i + 1, tf.matmul(m, tf.constant([[0.5, 1.0], [0.0, 1.0]]))),
+            [tf.constant(0), tf.constant([[1.0, 2.0], [3.0, 4.0]])],
+        ),
+        "cond_in_body": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, a: i < 6,
+                lambda i, a: (
+                    i + 1,
+                    tf.cond(tf.equal(i % 2, 0), lambda: a * 2.0, lambda: a - 1.0),
+                ),
+                [tf.constant(0), x],
+            )
+        ),
+        "nested_loops": lambda tf: tf.while_loop(
+            lambda i, total: i < 3,
+            lambda i, total: (
+                i + 1,
+                total
+                + tf.while_loop(lambda j, s: j < i + 2, lambda j, s: (j + 1, s + j), [0, 0])[1],
+            ),
+            [tf.constant(0), tf.constant(0)],
+        ),
+        "nested_outer_value": _loop(
+            lambda tf, x: tf.while_loop(
+                lambda i, a: i < 2,
+                lambda i, a: (
+                    i + 1,
+                    tf.while_loop(lambda b: tf.reduce_sum(b) < 40.0, lambda b: b + x, [a]),
+                ),
+                [tf.constant(0), x],
+            )
+        ),
+        "shape_invariant": lambda tf: tf.while_loop(
+            lambda i, a: i < 3,
+            lambda i, a: (i + 1, tf.concat([a, a], 0)),
+            [tf.constant(0), tf.constant([1.0])],
+            shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])],
+        ),
+        "int64_counter": lambda tf: tf.while_loop(
+            lambda i: i < 7, lambda i: i * 2, [tf.constant(1, dtype=tf.int64)]
+        ),
+        "loop_then_more_ops": _loop(
+            lambda tf, x: (
+                tf.reduce_sum(
+                    tf.while_loop(lambda a: tf.reduce_max(a) < 10.0, lambda a: a + 2.0, [x])
+                )
+                * 3.0
+            )
+        ),
+        "two_loops": _loop(
+            lambda tf, x: [
+                tf.while_loop(lambda a: tf.reduce_sum(a) < 10.0, lambda a: a + 1.0, [x]),
+                tf.while_loop(lambda a: tf.reduce_sum(a) < 20.0, lambda a: a * 2.0, [x]),
+            ]
+        ),
+        "loop_in_cond": lambda tf: _loop_in_cond(tf),
+        "variable_read_in_body": lambda tf: _variable_in_loop(tf),
+    },
+)
+
+
+def _loop_in_cond(tf: Any) -> Any:
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.constant(X, name="x")
+    r = tf.cond(
+        p,
+        lambda: tf.while_loop(lambda a: tf.reduce_sum(a) < 30.0, lambda a: a * 2.0 + 1.0, [x]),
+        lambda: x,
+    )
+    return Runs(Run(r, {p: True}), Run(r, {p: False}))
+
+
+def _variable_in_loop(tf: Any) -> Any:
+    v = tf.Variable([1.0, 2.0, 3.0], name="v")
+    r = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a + v), [tf.constant(0), v * 0.0])
+    return Runs(tf.global_variables_initializer(), Run(r))
+
+
+def _loop_devices(tf: Any) -> Any:
+    """The loop's body ops follow the device scope around them; the loop's own ops go with
+    their data as TF places them."""
+    x = tf.constant(X, name="x")
+    with tf.device("/cpu:1"):
+        r = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2.0), [tf.constant(0), x])
+    return Run(r)
+
+
+def _loop_body_on_other_cpu(tf: Any) -> Any:
+    x = tf.constant(X, name="x")
+
+    def body(i: Any, a: Any) -> Any:
+        with tf.device("/cpu:1"):
+            doubled = a * 2.0
+        return i + 1, doubled
+
+    return Run(tf.while_loop(lambda i, a: i < 3, body, [tf.constant(0), x]))
+
+
+program(_loop_devices, name="while_in_device_scope", cpus=2)
+program(_loop_body_on_other_cpu, name="while_body_op_on_other_cpu", cpus=2)
+
+
+family(
+    "while_error",
+    {
+        "shape_changes": lambda tf: tf.while_loop(
+            lambda i, a: i < 3,
+            lambda i, a: (i + 1, tf.concat([a, a], 0)),
+            [tf.constant(0), tf.constant([1.0])],
+        ),
+        "invariant_incompatible": lambda tf: tf.while_loop(
+            lambda a: tf.reduce_sum(a) < 3.0,
+            lambda a: a + 1.0,
+            [tf.constant([1.0, 2.0])],
+            shape_invariants=[tf.TensorShape([3])],
+        ),
+        "body_returns_fewer": lambda tf: tf.while_loop(
+            lambda i, a: i < 3, lambda i, a: i + 1, [tf.constant(0), tf.constant(1.0)]
+        ),
+        "no_loop_vars": lambda tf: tf.while_loop(lambda: True, lambda: 1, []),
+        "cond_not_callable": lambda tf: tf.while_loop(True, lambda i: i + 1, [tf.constant(0)]),
+        "parallel_iterations_0": lambda tf: tf.while_loop(
+            lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], parallel_iterations=0
+        ),
+        "float_condition": lambda tf: tf.while_loop(
+            lambda i: tf.cast(i, tf.float32), lambda i: i + 1, [tf.constant(0)]
+        ),
+        "fetch_body_op": lambda tf: _fetch_loop_op(tf),
+    },
+)
+
+
+def _fetch_loop_op(tf: Any) -> Any:
+    tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)])
+    return Run(tf.get_default_graph().get_tensor_by_name("while/add:0"))
