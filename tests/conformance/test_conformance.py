@@ -64,10 +64,6 @@ KERAS_LEARNING_PHASE = (
     "PlaceholderWithDefault and tf.cond (Switch, Merge); placeviz decides when building (fit "
     "builds for training, predict and evaluate for inference; values compared in keras_layer_*)"
 )
-STATIC_RNN_SEQUENCE_LENGTH = (
-    "not listed: static_rnn's sequence_length picks each step's output and state with tf.cond "
-    "(Switch, Merge), which placeviz lacks; it raises NotImplementedError saying so"
-)
 
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
 # the test XPASSes, which fails the suite until the entry goes.
@@ -78,7 +74,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "keras_graph_dense": KERAS_RESOURCE_VARIABLES,
     "keras_graph_dropout": KERAS_LEARNING_PHASE,
-    "rnn_sequence_length": STATIC_RNN_SEQUENCE_LENGTH,
     "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
