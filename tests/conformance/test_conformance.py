@@ -24,10 +24,6 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # differences this harness found outside it. Every program below fails for each reason it
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
-MISSING_OPERATORS = (
-    "not listed: missing API (Variable.initialized_value, which TensorFlow builds with tf.cond's "
-    "Switch and Merge)"
-)
 DENSE_GATHER_GRADIENT = (
     "documented difference: GatherV2's gradient is dense here (UnsortedSegmentSum); TensorFlow's "
     "is an IndexedSlices, fetched as (values, indices, dense_shape)"
@@ -77,7 +73,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
-    "variable_initialized_value": MISSING_OPERATORS,
 }
 
 # Known differences confined to some ops of a program: those ops' facts are set aside (a
