@@ -58,6 +58,8 @@ class WhileContext:
         self.pivot_for_body: Tensor | None = None
         self.enters: list[Tensor] = []
         self.exits: list[Tensor] = []
+        # tensor id -> tensor: the values a gradient reads per iteration (the runner keeps them)
+        self.history_tensors: dict[int, Tensor] = {}
 
     def control_pivot(self) -> Tensor:
         pivot = self.pivot_for_body if self.pivot_for_body is not None else self.pivot_for_pred
@@ -238,9 +240,11 @@ def while_loop(
     name: str | None = None,
     maximum_iterations: Any = None,
     return_same_structure: bool = False,
+    _context: Callable[..., WhileContext] | None = None,
 ) -> Any:
     """Repeat ``body`` while ``cond`` holds, as TF1's graph-mode ``while_loop`` builds it: the
-    loop variables' final values (a structure like ``loop_vars``)."""
+    loop variables' final values (a structure like ``loop_vars``). ``_context`` makes the
+    loop's context (a gradient's backward loop reads the forward loop's history)."""
     graph = get_default_graph()
     with graph.name_scope(name or "while"):
         if not loop_vars:
@@ -286,7 +290,7 @@ def while_loop(
                     f"{len(flat)} tensors, shape_invariants {len(flat_invariants)} shapes"
                 )
             invariants = flat_invariants
-        context = WhileContext(limit, parallel_iterations, back_prop)
+        context = (_context or WhileContext)(limit, parallel_iterations, back_prop)
         context.enter()
         try:
             body_result, exits = context.build(cond, body, structure, invariants)

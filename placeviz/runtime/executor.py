@@ -411,7 +411,9 @@ class CompiledPlan:
                 return build(xp, op, context)
 
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
-        runner = FrameRunner(frame.context, frame.ops, device_of, kernel, self.executions)
+        runner = FrameRunner(
+            frame.context, frame.ops, device_of, kernel, self.executions, state.loop_history
+        )
         keys = runner.argument_keys
         deps = {ready[k] for k in keys if k in ready}
         members = {m._id for m in frame.ops}

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.control_flow_ops import DEAD
 from placeviz.graph.validate import dependencies
+from placeviz.graph.while_loop import WhileContext
 
 
 class Execution(NamedTuple):
@@ -38,7 +39,7 @@ def _direct_child(op: Operation, context: Any) -> Any:
     child = None
     inner = op._control_flow_context
     while inner is not None and inner is not context:
-        if type(inner).__name__ == "WhileContext":
+        if isinstance(inner, WhileContext):
             child = inner
         inner = inner.outer
     return child
@@ -54,7 +55,9 @@ class FrameRunner:
         device_of: dict[int, str],
         kernel: Callable[[Operation], Callable[..., Any]],
         executions: list[Execution],
+        history: Callable[[Any], Any] | None = None,
     ) -> None:
+        """``history(context)``: where a loop whose gradient was built keeps its values."""
         self.context = context
         self.name = context.name
         self.exits = [t for t in context.exits if t.op in set(ops)]
@@ -84,7 +87,7 @@ class FrameRunner:
                 inner.setdefault(id(child), []).append(op)
         for group in inner.values():
             child = _direct_child(group[0], context)
-            runner = FrameRunner(child, group, device_of, kernel, executions)
+            runner = FrameRunner(child, group, device_of, kernel, executions, history)
             key = group[0]._id
             units[key] = (runner, [tensor_id for tensor_id, _ in runner.argument_keys])
             for op in group:
@@ -100,6 +103,9 @@ class FrameRunner:
         }
         self._kernels = {op._id: kernel(op) for op in ops if _direct_child(op, context) is None}
         self._units = units
+        kept = getattr(context, "history_tensors", {})
+        self._history = history(context) if history is not None and kept else None
+        self._kept = {key: tensor for key, tensor in kept.items()}
 
     @staticmethod
     def _iteration_order(
@@ -141,6 +147,11 @@ class FrameRunner:
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
         index = self._argument_index
+        history = self._history
+        if history is not None:
+            history.clear()
+            for key in self._kept:
+                history.values.setdefault(key, [])
         following: dict[int, Any] = {}  # Merge op id -> the value NextIteration sent it
         results: dict[int, Any] = {}
         iteration = 0
@@ -200,6 +211,10 @@ class FrameRunner:
                     go_on = bool(result)
             if not go_on:
                 break
+            if history is not None:  # the body ran: keep what the gradient reads of it
+                for key in self._kept:
+                    history.values[key].append(values.get(key, DEAD))
+                history.iterations = iteration + 1
             following = sent
             iteration += 1
         return tuple(results.get(id(t), DEAD) for t in self.exits)

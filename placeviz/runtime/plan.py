@@ -21,6 +21,7 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.state_ops import missing_feed_message
 from placeviz.graph.validate import dependencies, validate
+from placeviz.graph.while_loop import WhileContext
 from placeviz.placement.placer import Placement, PlacementFailure
 
 
@@ -140,7 +141,7 @@ def outermost_loop(op: Operation) -> Any:
     found = None
     context = op._control_flow_context
     while context is not None:
-        if type(context).__name__ == "WhileContext":
+        if isinstance(context, WhileContext):
             found = context
         context = context.outer
     return found

@@ -153,3 +153,50 @@ for _type, _infer in (
     ("LoopCond", _infer_loop_cond),
 ):
     registry.register(OpDef(type=_type, infer=_infer, kernel=_forward_kernel, cost=free_cost))
+
+
+# -- a while loop's gradient: what the forward loop kept, per iteration ------------------------
+def _infer_history_read(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    kept = attrs["tensor"]
+    return [(kept.shape, kept.dtype.base_dtype)]
+
+
+def _history_read_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    history = state.loop_history(op.attrs["loop"])
+    key = id(op.attrs["tensor"])
+
+    def read(index: Any) -> Any:
+        return history.values[key][int(index)]
+
+    return read
+
+
+def _infer_iterations(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return [(TensorShape(()), dtypes.int32)]
+
+
+def _iterations_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    history = state.loop_history(op.attrs["loop"])
+    return lambda *after: np.asarray(history.iterations, dtype=np.int32)
+
+
+# placeviz's stand-ins for TF's StackPopV2 and the forward loop's counter: the backward loop reads
+# the forward loop's value of a tensor at one iteration, and how many iterations it ran.
+registry.register(
+    OpDef(
+        type="LoopHistoryRead",
+        infer=_infer_history_read,
+        kernel=_history_read_kernel,
+        cost=free_cost,
+        supported={"CPU": registry.ALL_DEVICES["CPU"]},
+    )
+)
+registry.register(
+    OpDef(
+        type="LoopIterationCount",
+        infer=_infer_iterations,
+        kernel=_iterations_kernel,
+        cost=free_cost,
+        supported={"CPU": registry.ALL_DEVICES["CPU"]},
+    )
+)
