@@ -20,9 +20,6 @@ from placeviz.graph.ops import array_ops, math_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.while_loop import WhileContext, output_context, while_context_of, while_loop
 
-# The forward loop's own plumbing: the one-iteration gradient stops at it.
-_PLUMBING = frozenset({"Merge", "Switch", "RefSwitch", "NextIteration", "Exit", "LoopCond"})
-
 
 class GradWhileContext(WhileContext):
     """The backward loop: a forward loop's value is read from its history at ``index``."""
@@ -44,13 +41,9 @@ class GradWhileContext(WhileContext):
 
 
 def is_loop_plumbing(op: Operation, loop: WhileContext) -> bool:
-    """Whether ``op`` is one of ``loop``'s Enter/Merge/Switch/NextIteration/Exit/LoopCond ops
-    (a constant Enter, an outer value read by the body, is not: it is an x)."""
-    if op._control_flow_context is not loop:
-        return False
-    if op.type == "Enter":
-        return not op.attrs.get("is_constant")
-    return op.type in _PLUMBING
+    """Whether ``op`` is one of ``loop``'s own Enter/Merge/Switch/NextIteration/Exit/LoopCond
+    ops (not a constant Enter, an outer value the body reads: that is an x)."""
+    return op._id in loop.plumbing
 
 
 def loop_gradient(

@@ -60,6 +60,9 @@ class WhileContext:
         self.exits: list[Tensor] = []
         # tensor id -> tensor: the values a gradient reads per iteration (the runner keeps them)
         self.history_tensors: dict[int, Tensor] = {}
+        # ids of the loop's own Enter (of a loop variable), Merge, LoopCond, Switch,
+        # NextIteration and Exit ops (a cond in the body has Switches and Merges of its own)
+        self.plumbing: set[int] = set()
 
     def control_pivot(self) -> Tensor:
         pivot = self.pivot_for_body if self.pivot_for_body is not None else self.pivot_for_pred
@@ -176,6 +179,9 @@ class WhileContext:
             with self.graph.name_scope("Exit") as scope:
                 exits.append(make_op("Exit", [s[0]], scope).outputs[0])
         self.exits = exits
+        for tensor in (*enters, *merges, self.pivot, *(s[0] for s in switches), *exits):
+            self.plumbing.add(tensor.op._id)
+        self.plumbing.update(m.op.inputs[1].op._id for m in merges)
         if self.outer is not None:  # the outer frame knows them: no Enter for them there
             for x in exits:
                 self.outer._values.add(x)

@@ -621,3 +621,125 @@ family(
 def _fetch_loop_op(tf: Any) -> Any:
     tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)])
     return Run(tf.get_default_graph().get_tensor_by_name("while/add:0"))
+
+
+# -- while loops: gradients and training ---------------------------------------------------------
+
+
+def _loop_gradient(build: Any) -> Any:
+    """The gradient of a loss of a loop's result with respect to the fed value and a variable
+    the body reads."""
+
+    def run(tf: Any) -> Any:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        v = tf.Variable([0.5, -1.5, 0.25], name="v")
+        result = build(tf, x, v)
+        loss = tf.reduce_sum(result * result)
+        grads = tf.gradients(loss, [x, v])
+        return Runs(
+            tf.global_variables_initializer(),
+            Run([loss, grads], {x: X * 0.3}),
+            Run([loss, grads], {x: X * 0.1}),
+        )
+
+    return run
+
+
+family(
+    "while_gradient",
+    {
+        "tanh_recurrence": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda i, a: i < 3, lambda i, a: (i + 1, tf.tanh(a * v + x)), [0, x]
+            )[1]
+        ),
+        "square_repeatedly": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda i, a: i < 2, lambda i, a: (i + 1, a * a), [0, x + v]
+            )[1]
+        ),
+        "data_dependent_trip_count": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda a: tf.reduce_sum(tf.abs(a)) < 5.0, lambda a: a * 1.5 + v * 0.1, [x + 0.5]
+            )
+        ),
+        "maximum_iterations": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda a: True, lambda a: tf.tanh(a) * v, [x], maximum_iterations=4
+            )
+        ),
+        "no_iterations": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(lambda a: tf.reduce_sum(a) > 100.0, lambda a: a * v, [x])
+        ),
+        "two_float_vars": _loop_gradient(
+            lambda tf, x, v: tf.add_n(
+                list(
+                    tf.while_loop(
+                        lambda i, a, b: i < 3,
+                        lambda i, a, b: (i + 1, a * b, b + a * v),
+                        [0, x, v],
+                    )[1:]
+                )
+            )
+        ),
+        "cond_in_body": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda i, a: i < 4,
+                lambda i, a: (
+                    i + 1,
+                    tf.cond(tf.equal(i % 2, 0), lambda: a * v, lambda: tf.sigmoid(a + x)),
+                ),
+                [0, x],
+            )[1]
+        ),
+        "loop_after_ops": _loop_gradient(
+            lambda tf, x, v: (
+                tf.while_loop(
+                    lambda i, a: i < 3, lambda i, a: (i + 1, a + tf.exp(-a * a)), [0, x * v]
+                )[1]
+                * 2.0
+            )
+        ),
+    },
+)
+
+
+def _rnn_like(tf: Any) -> Any:
+    """A recurrence written with while_loop (an Elman RNN over three steps), its weights
+    trained by plain gradient descent: values after three steps."""
+    inputs = tf.constant(np.cos(np.arange(3 * 2 * 3) * 0.9).reshape(3, 2, 3).astype(np.float32))
+    w = tf.Variable(np.sin(np.arange(9) * 0.7).reshape(3, 3).astype(np.float32) * 0.5, name="w")
+    u = tf.Variable(np.cos(np.arange(9) * 0.3).reshape(3, 3).astype(np.float32) * 0.5, name="u")
+
+    def body(t: Any, h: Any) -> Any:
+        return t + 1, tf.tanh(tf.matmul(tf.gather(inputs, t), w) + tf.matmul(h, u))
+
+    _, h = tf.while_loop(lambda t, h: t < 3, body, [tf.constant(0), tf.zeros([2, 3])])
+    loss = tf.reduce_mean(tf.square(h - 0.25))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    return Runs(
+        tf.global_variables_initializer(), train, train, train, Run([w.value(), u.value(), loss])
+    )
+
+
+def _train_loop(optimizer: Any) -> Any:
+    def run(tf: Any) -> Any:
+        x = tf.constant([1.0, -0.5], name="x")
+        v = tf.Variable([0.3, 0.7], name="v")
+        _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * v + x), [0, x])
+        loss = tf.reduce_sum(tf.square(y - 1.0))
+        train = optimizer(tf).minimize(loss)
+        return Runs(tf.global_variables_initializer(), train, train, Run([v.value(), loss]))
+
+    return run
+
+
+program(_rnn_like, name="while_train_elman_rnn")
+family(
+    "while_train",
+    {
+        "sgd": _train_loop(lambda tf: tf.train.GradientDescentOptimizer(0.05)),
+        "adam": _train_loop(lambda tf: tf.train.AdamOptimizer(0.05)),
+        "momentum": _train_loop(lambda tf: tf.train.MomentumOptimizer(0.02, 0.9)),
+    },
+)
