@@ -34,6 +34,9 @@ class EventKind(IntEnum):
     CARD_MEMORY = 6
     # t0..t1: an op of a cond's branch not taken did not run (node, device): dead inputs
     NOT_RUN = 7
+    # t0..t1: a while loop ran (node = its LoopCond); each op execution inside it is an OP (or
+    # NOT_RUN) event within that span (its frame and iteration: CompiledPlan.executions)
+    FRAME = 8
 
     @property
     def label(self) -> str:

@@ -104,3 +104,28 @@ def test_a_loop_in_a_branch_not_taken_does_not_run() -> None:
             assert len(compiled.executions) > 0
             np.testing.assert_allclose(sess.run(r, {p: False}), [1.0])
             assert compiled.executions == []
+
+
+def test_the_trace_has_an_event_per_op_execution_inside_the_loop() -> None:
+    """The loop's step is a FRAME event; each execution inside it an OP (or NOT_RUN) event
+    within that span."""
+    from placeviz.contract import EventKind
+
+    with pv.Graph().as_default():
+        r = pv.while_loop(lambda a: a < 3.0, lambda a: a + 1.0, [pv.constant(0.0)])
+        with pv.Session() as sess:
+            assert sess.run(r) == 3.0
+            trace = sess.trace()
+    names = {n["id"]: n["name"] for n in trace.nodes}
+    ev = trace.events
+    frame = [i for i, k in enumerate(ev["kind"]) if k == int(EventKind.FRAME)]
+    assert [names[int(ev["node"][i])] for i in frame] == ["while/LoopCond"]
+    body = [int(k) for k, n in zip(ev["kind"], ev["node"]) if names.get(int(n)) == "while/add"]
+    assert body == [int(EventKind.OP)] * 3 + [int(EventKind.NOT_RUN)]
+    inside = [
+        i
+        for i, k in enumerate(ev["kind"])
+        if int(k) in steps and names.get(int(ev["node"][i]), "").startswith("while/")
+    ]
+    (span,) = frame
+    assert all(ev["t0"][span] <= ev["t0"][i] <= ev["t1"][i] <= ev["t1"][span] for i in inside)

@@ -197,6 +197,7 @@ class CompiledPlan:
         self.not_run: list[int] = []  # after a run: steps of ops in branches not taken
         self.executions: list[Execution] = []  # after a run: each op run inside a loop's frame
         self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
+        self.frame_devices: dict[int, str] = {}  # op id in a loop -> its device's name
         self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,
@@ -411,9 +412,11 @@ class CompiledPlan:
                 return build(xp, op, context)
 
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
+        index = len(self.steps)  # the step this loop is
         runner = FrameRunner(
-            frame.context, frame.ops, device_of, kernel, self.executions, state.loop_history
+            frame.context, frame.ops, device_of, kernel, self.executions, state.loop_history, index
         )
+        self.frame_devices.update(device_of)
         keys = runner.argument_keys
         deps = {ready[k] for k in keys if k in ready}
         members = {m._id for m in frame.ops}
@@ -422,7 +425,7 @@ class CompiledPlan:
                 if control._id not in members:
                     deps.update(op_steps.get(control._id, ()))
         device = plan.devices[rep._id]
-        index = self._add_step(Step(EventKind.OP, rep, device, deps=tuple(sorted(deps))))
+        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps))))
         for member in frame.ops:
             op_steps[member._id] = (index,)
         inputs = [slots[k] for k in keys]

@@ -23,15 +23,18 @@ from placeviz.graph.while_loop import WhileContext
 
 
 class Execution(NamedTuple):
-    """One op's run inside a frame: which op, in which frame and iteration, when, and whether
-    it ran (False: a dead input, as in the iteration that leaves the loop)."""
+    """One op's run inside a frame: which op, in which frame (its name, and its LoopCond's node
+    id) and iteration, when, whether it ran (False: a dead input, as in the iteration that
+    leaves the loop), and the plan step of the outermost loop it is part of."""
 
     op: Operation
     frame: str
+    loop: int
     iteration: int
     t0: int
     t1: int
     ran: bool
+    step: int
 
 
 def _direct_child(op: Operation, context: Any) -> Any:
@@ -56,10 +59,13 @@ class FrameRunner:
         kernel: Callable[[Operation], Callable[..., Any]],
         executions: list[Execution],
         history: Callable[[Any], Any] | None = None,
+        step: int = -1,
     ) -> None:
         """``history(context)``: where a loop whose gradient was built keeps its values."""
         self.context = context
         self.name = context.name
+        self._loop = context.pivot.op._id
+        self._step = step
         self.exits = [t for t in context.exits if t.op in set(ops)]
         self._device_of = device_of
         members = {op._id for op in ops}
@@ -87,7 +93,7 @@ class FrameRunner:
                 inner.setdefault(id(child), []).append(op)
         for group in inner.values():
             child = _direct_child(group[0], context)
-            runner = FrameRunner(child, group, device_of, kernel, executions, history)
+            runner = FrameRunner(child, group, device_of, kernel, executions, history, step)
             key = group[0]._id
             units[key] = (runner, [tensor_id for tensor_id, _ in runner.argument_keys])
             for op in group:
@@ -221,7 +227,9 @@ class FrameRunner:
 
     def _record(self, op: Operation, iteration: int, t0: int, ran: bool) -> None:
         self._executions.append(
-            Execution(op, self.name, iteration, t0, time.perf_counter_ns(), ran)
+            Execution(
+                op, self.name, self._loop, iteration, t0, time.perf_counter_ns(), ran, self._step
+            )
         )
 
 
