@@ -42,9 +42,9 @@ FED_TRAINING_FLAG = (
     "tf.cond's Switch and Merge, which placeviz lacks; it raises NotImplementedError saying so"
 )
 TF_CASE_SCHEDULE = (
-    "not listed: piecewise_constant picks its value with tf.case (Switch, Merge and an Assert), "
-    "which placeviz lacks; it builds a chain of SelectV2 ops in the same scope (values compared "
-    "in train_piecewise_constant)"
+    "not listed: piecewise_constant picks its value with tf.case(exclusive=True), whose Assert "
+    "placeviz lacks (pv.case has no exclusive or default-less form); it builds a chain of "
+    "SelectV2 ops in the same scope (values compared in train_piecewise_constant)"
 )
 WHILE_GRADIENT_STACKS = (
     "documented difference: a while loop's gradient keeps the forward values per iteration in "
@@ -57,9 +57,9 @@ DYNAMIC_RNN_TENSOR_ARRAYS = (
     "variables and values are TensorFlow's"
 )
 EMA_INITIALIZED_VALUE = (
-    "not listed: ExponentialMovingAverage starts a variable's shadow from tf.cond("
-    "IsVariableInitialized) (Switch, RefSwitch, Merge); placeviz starts it from the variable's "
-    "initial value (values compared in train_ema_variables)"
+    "not listed: ExponentialMovingAverage starts a variable's shadow from its "
+    "initialized_value() (a cond on IsVariableInitialized); placeviz's moving averages start it "
+    "from the variable's initial value (values compared in train_ema_variables)"
 )
 KERAS_RESOURCE_VARIABLES = (
     "not listed: TF's Keras layers make resource variables (VarHandleOp, AssignVariableOp, "
@@ -67,7 +67,7 @@ KERAS_RESOURCE_VARIABLES = (
 )
 KERAS_LEARNING_PHASE = (
     "not listed: TF1 Keras picks training or inference at run time with a keras_learning_phase "
-    "PlaceholderWithDefault and tf.cond (Switch, Merge); placeviz decides when building (fit "
+    "PlaceholderWithDefault and tf.cond; placeviz's Keras decides when building (fit "
     "builds for training, predict and evaluate for inference; values compared in keras_layer_*)"
 )
 
