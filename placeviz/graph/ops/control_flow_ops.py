@@ -188,7 +188,6 @@ registry.register(
         infer=_infer_history_read,
         kernel=_history_read_kernel,
         cost=free_cost,
-        supported={"CPU": registry.ALL_DEVICES["CPU"]},
     )
 )
 registry.register(
@@ -197,6 +196,5 @@ registry.register(
         infer=_infer_iterations,
         kernel=_iterations_kernel,
         cost=free_cost,
-        supported={"CPU": registry.ALL_DEVICES["CPU"]},
     )
 )
