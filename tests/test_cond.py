@@ -137,3 +137,10 @@ def test_a_plan_with_a_cond_checks_only_the_ops_a_switch_reaches() -> None:
     line = next(text for text in source.splitlines() if f"t{before.op._id}_0 =" in text)
     assert "DEAD" not in line
     assert any("DEAD" in text for text in source.splitlines() if f"t{r.op._id}_0" in text)
+
+
+def test_eager_cond_runs_only_the_branch_its_predicate_picks() -> None:
+    pv.enable_eager_execution()
+    x = pv.constant([1.0, 2.0])
+    picked = pv.cond(pv.constant(False), lambda: pv.constant(0.0), lambda: x * 3.0)
+    np.testing.assert_allclose(picked.numpy(), [3.0, 6.0])

@@ -134,3 +134,12 @@ def test_the_trace_has_an_event_per_op_execution_inside_the_loop() -> None:
     ]
     (span,) = frame
     assert all(ev["t0"][span] <= ev["t0"][i] <= ev["t1"][i] <= ev["t1"][span] for i in inside)
+
+
+def test_eager_while_loop_runs_the_body_in_python() -> None:
+    pv.enable_eager_execution()
+    x = pv.constant([1.0, 2.0])
+    _, doubled = pv.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2.0), [0, x])
+    np.testing.assert_allclose(doubled.numpy(), [8.0, 16.0])
+    capped = pv.while_loop(lambda a: True, lambda a: a + 1.0, [x], maximum_iterations=4)
+    np.testing.assert_allclose(capped.numpy(), [5.0, 6.0])

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
+from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.ops import control_flow_ops, state_ops  # noqa: F401 (registers Switch, Merge)
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -218,6 +218,9 @@ def cond(
     if isinstance(pred, bool):
         raise TypeError("'pred' must not be a Python bool.")
     pred_tensor = convert_to_tensor(pred)
+    if executing_eagerly():  # TF's eager cond: the predicate has a value, one branch runs
+        result = true_fn() if bool(pred_tensor.numpy()) else false_fn()
+        return result if strict else _unpack_if_singleton(result)
     graph: Graph = pred_tensor.graph
     entered = graph.as_default() if graph is not get_default_graph() else _nothing()
     with entered, graph.name_scope(name or "cond"):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from placeviz.graph.control_flow import assert_same_structure, merge, switch_ref_or_tensor
-from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
+from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
@@ -282,6 +282,15 @@ def while_loop(
                 shape_invariants = (TensorShape(()), shape_invariants)
         else:
             limit = None
+        if executing_eagerly():  # TF's eager loop: Python runs the body while cond holds
+            values = list(loop_vars)
+            while bool(convert_to_tensor(cond(*values)).numpy()):
+                step = body(*values)
+                values = list(step) if nest.is_nested(step) else [step]
+            packed_eager = values
+            if maximum_iterations is not None:
+                return packed_eager[1]
+            return packed_eager[0] if try_to_pack else packed_eager
         flat = [convert_to_tensor(x) for x in nest.flatten(loop_vars)]
         structure = nest.pack_sequence_as(loop_vars, flat)
         if shape_invariants is None:
