@@ -144,3 +144,37 @@ def test_eager_cond_runs_only_the_branch_its_predicate_picks() -> None:
     x = pv.constant([1.0, 2.0])
     picked = pv.cond(pv.constant(False), lambda: pv.constant(0.0), lambda: x * 3.0)
     np.testing.assert_allclose(picked.numpy(), [3.0, 6.0])
+
+
+def test_each_branch_runs_on_the_gpu_its_scope_asks_for(gpus4: None) -> None:
+    """Branch ops follow their device scopes; the Switch that brings a value into a branch
+    stays with the value; the branch not taken is recorded as not run on its own GPU."""
+    graph = pv.Graph()
+    with graph.as_default():
+        p = pv.placeholder(pv.bool, [], name="p")
+        with pv.device("/gpu:0"):
+            x = pv.constant([1.0, 2.0], name="x")
+
+        def on(gpu: str, fn):  # type: ignore[no-untyped-def]
+            def branch():  # type: ignore[no-untyped-def]
+                with pv.device(gpu):
+                    return fn()
+
+            return branch
+
+        r = pv.cond(p, on("/gpu:1", lambda: x * 2.0), on("/gpu:2", lambda: x + 1.0))
+        with pv.Session() as sess:
+            np.testing.assert_allclose(sess.run(r, {p: True}), [2.0, 4.0])
+            placement = dict(sess.placement)
+            trace = sess.trace()
+    assert placement["cond/mul"].endswith("GPU:1")
+    assert placement["cond/add"].endswith("GPU:2")
+    assert placement["cond/mul/Switch"].endswith("GPU:0")  # with x
+    devices = {d["id"]: d["name"] for d in trace.devices}
+    names = {n["id"]: n["name"] for n in trace.nodes}
+    skipped = {
+        names[int(n)]: devices[int(d)]
+        for k, n, d in zip(trace.events["kind"], trace.events["node"], trace.events["device"])
+        if int(k) == int(EventKind.NOT_RUN)
+    }
+    assert skipped["cond/add"].endswith("GPU:2")
