@@ -43,6 +43,7 @@ from placeviz.dtypes import (
 )
 from placeviz.events.compare import Comparison, compare
 from placeviz.events.trace import Trace
+from placeviz.graph.control_flow import case, cond
 from placeviz.graph.core import (
     Graph,
     Operation,
@@ -192,6 +193,7 @@ from placeviz.graph.variables import (
     trainable_variables,
     variables_initializer,
 )
+from placeviz.graph.while_loop import while_loop
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
 from placeviz.runtime.session import Session

@@ -65,6 +65,11 @@ class UnimplementedError(OpError):
     """placeviz does not do this yet (e.g. run a cluster of servers)."""
 
 
+class InaccessibleTensorError(ValueError):
+    """A fetch of an op inside a cond's branch, which has a value only when that branch runs:
+    TF's class, a ValueError as there."""
+
+
 class OperatorNotAllowedInGraphError(TypeError):
     """A Python operation on a graph tensor that needs its value (``bool(t)``, ``for x in t``):
     TF's class, a TypeError as there."""
@@ -80,6 +85,7 @@ __all__ = [
     "CancelledError",
     "DTypeMismatchError",
     "FailedPreconditionError",
+    "InaccessibleTensorError",
     "InternalError",
     "InvalidArgumentError",
     "NotFoundError",

@@ -38,6 +38,7 @@ from placeviz.graph.ops.nn_impl import (
 from placeviz.graph.ops.nn_ops import elu, leaky_relu, relu6, selu, softmax, softplus
 from placeviz.graph.ops.selection_ops import top_k
 from placeviz.rnn import rnn_cell
+from placeviz.rnn.dynamic_rnn import bidirectional_dynamic_rnn, dynamic_rnn
 from placeviz.rnn.static_rnn import static_bidirectional_rnn, static_rnn
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "avg_pool2d",
     "batch_normalization",
     "bias_add",
+    "bidirectional_dynamic_rnn",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
@@ -54,6 +56,7 @@ __all__ = [
     "depthwise_conv2d",
     "depthwise_conv2d_native",
     "dropout",
+    "dynamic_rnn",
     "elu",
     "embedding_lookup",
     "fused_batch_norm",

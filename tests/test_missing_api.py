@@ -29,7 +29,7 @@ def namespace(path: str) -> ModuleType:
         ("nn", "conv3d"),
         ("nn", "ctc_loss"),
         ("", "image"),
-        ("", "while_loop"),
+        ("", "scan"),
         ("train", "AdagradDAOptimizer"),
         ("keras.layers", "LSTM"),
         ("math", "acos"),

@@ -68,7 +68,11 @@ def test_dropout_wrapper_keeps_an_lstm_memory_and_drops_its_output_state() -> No
 
 
 def test_unsupported_options_say_what_is_missing() -> None:
-    with pytest.raises(NotImplementedError, match="control flow"):
-        pv.nn.static_rnn(
-            cells.GRUCell(2), [pv.zeros([2, 2])], dtype=pv.float32, sequence_length=[1, 2]
+    with pytest.raises(NotImplementedError, match="ReverseSequence"):
+        pv.nn.static_bidirectional_rnn(
+            cells.GRUCell(2),
+            cells.GRUCell(2),
+            [pv.zeros([2, 2])],
+            dtype=pv.float32,
+            sequence_length=[1, 2],
         )

@@ -157,6 +157,7 @@ class Operation:
     __slots__ = (
         "__weakref__",
         "_colocation",
+        "_control_flow_context",
         "_device_scopes",
         "_device_text",
         "_id",
@@ -197,6 +198,8 @@ class Operation:
         # The steps that decided the request, innermost first.
         self._device_scopes: tuple[RequestStep, ...] = ()
         self._colocation: tuple[str, ...] = ()
+        # The cond branch (or loop) the op was built in: placeviz.graph.control_flow's contexts.
+        self._control_flow_context: Any = None
 
     @property
     def device(self) -> str:
@@ -246,6 +249,14 @@ class Operation:
 
     def run(self, feed_dict: Mapping[Any, Any] | None = None, session: Any = None) -> None:
         _session_for(self, session).run(self, feed_dict=feed_dict)
+
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """As TensorFlow's: read ``tensor`` in place of input ``index`` (a cond branch reads an
+        outer value through a Switch made after the op)."""
+        inputs = list(self.inputs)
+        inputs[index] = tensor
+        self.inputs = tuple(inputs)
+        self.graph._edges_changed += 1
 
     def _add_control_input(self, op: Operation) -> None:
         """As TensorFlow's: this op waits for ``op``, which may have been created after it."""
@@ -319,6 +330,9 @@ class Graph:
         self._variable_creators: list[Callable[..., Any]] = []
         self._finalized = False
         self._edges_changed = 0  # control inputs added to existing ops (plans must be rebuilt)
+        # The cond branch or loop body being built (placeviz.graph.control_flow), else None.
+        self._control_flow_context: Any = None
+        self._unfetchable: set[int] = set()  # op ids inside control flow (TF's prevent_fetching)
         self.seed: int | None = None
 
     # -- lookup ------------------------------------------------------------------------------
@@ -496,9 +510,12 @@ class Graph:
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
-        """Ops created inside run after ``control_inputs``; None clears outer dependencies."""
+        """Ops created inside run after ``control_inputs``; None clears outer dependencies and,
+        as TensorFlow's, the cond branch being built (its Switches are made outside it)."""
+        context = self._control_flow_context
         if control_inputs is None:
             self._control_stack.append(None)
+            self._control_flow_context = None
         else:
             deps: list[Operation] = []
             for item in control_inputs:
@@ -513,6 +530,7 @@ class Graph:
             yield
         finally:
             self._control_stack.pop()
+            self._control_flow_context = context
 
     @contextlib.contextmanager
     def as_default(self) -> Iterator[Graph]:
@@ -521,6 +539,13 @@ class Graph:
             yield self
         finally:
             _graph_stack().pop()
+
+    def prevent_fetching(self, op: Operation) -> None:
+        self._unfetchable.add(op._id)
+
+    def is_fetchable(self, element: Tensor | Operation) -> bool:
+        op = element.op if isinstance(element, Tensor) else element
+        return op._id not in self._unfetchable
 
     def finalize(self) -> None:
         self._finalized = True
@@ -581,6 +606,10 @@ class Graph:
             raise
         self._apply_colocation(op)
         self._record(op)
+        context = self._control_flow_context
+        if context is not None:
+            op._control_flow_context = context
+            context.add_op(op)
         if _eager is not None and self is _global_graph():
             _eager.on_create(op)
         return op

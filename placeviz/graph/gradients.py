@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from placeviz.graph import grads as _grads
+from placeviz.graph import while_grad
 from placeviz.graph.core import (
     Graph,
     Operation,
@@ -40,9 +41,18 @@ from placeviz.graph.core import (
     as_value_element,
     is_tensor_like,
 )
+from placeviz.graph.grads import control_flow_grad
 from placeviz.graph.grads.shapes import shape_of
-from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, state_ops
+from placeviz.graph.ops import (
+    array_ops,
+    constant_op,
+    control_flow_ops,
+    math_ops,
+    shape_ops,
+    state_ops,
+)
 from placeviz.graph.variables import Variable
+from placeviz.graph.while_loop import while_context_of
 
 _GradLists = dict[Operation, list[list[Tensor]]]
 
@@ -99,14 +109,24 @@ class _Backprop:
     """One call's state: the ops between xs and ys, pending counts and gradients so far."""
 
     def __init__(
-        self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool, gate: bool
+        self,
+        graph: Graph,
+        ys: list[Tensor],
+        xs: list[Tensor],
+        colocate: bool,
+        gate: bool,
+        boundary: Any = None,
     ) -> None:
+        """``boundary``: a while loop whose Enter/Merge/Switch/NextIteration/Exit ops the pass
+        does not cross (one iteration of its body, for the loop's gradient)."""
         self.graph = graph
         self.ys = ys
         self.xs = xs
         self.colocate = colocate
         self.gate = gate
+        self.boundary = boundary
         self.between = self._between_ops()
+        self._exits_ready: dict[Any, list[Operation]] = {}
         self.pending: defaultdict[Operation, int] = defaultdict(int)
         for op in self.between:
             for tensor in op.inputs:
@@ -119,7 +139,10 @@ class _Backprop:
         only float outputs lead on (TF's ``_IsBackpropagatable``): no gradient flows through an
         ArgMax's indices or a Shape, so the ops that read them are not between."""
         consumers: defaultdict[Operation, list[Operation]] = defaultdict(list)
+        boundary = self.boundary
         for op in self.graph.get_operations():
+            if boundary is not None and while_grad.is_loop_plumbing(op, boundary):
+                continue
             for tensor in op.inputs:
                 if tensor.dtype.base_dtype.is_floating:
                     consumers[tensor.op].append(op)
@@ -135,6 +158,8 @@ class _Backprop:
         while queue:
             op = queue.popleft()
             if op in reached and op not in between:
+                if boundary is not None and while_grad.is_loop_plumbing(op, boundary):
+                    continue
                 between[op] = None
                 queue.extend(t.op for t in op.inputs)
         return between
@@ -154,6 +179,10 @@ class _Backprop:
                 queue.append(y.op)
         while queue:
             op = queue.popleft()
+            loop = self._loop_of_exit(op)
+            if loop is not None:
+                queue.extend(self._loop_gradient(loop, op))
+                continue
             with self._colocated(op):
                 out_grads = self._aggregate(op)
                 if op not in stop_ops and any(g is not None for g in out_grads):
@@ -169,6 +198,33 @@ class _Backprop:
                 if self.pending[tensor.op] == 0 and tensor.op in self.between:
                     queue.append(tensor.op)
         return [self._final_grad(x) for x in self.xs]
+
+    def _loop_of_exit(self, op: Operation) -> Any:
+        if op.type != "Exit" or self.boundary is not None:
+            return None
+        return while_context_of(op._control_flow_context)
+
+    def _loop_gradient(self, loop: Any, exit_op: Operation) -> list[Operation]:
+        """Once every exit of ``loop`` the ys depend on has its gradients, the loop's gradient
+        as one backward loop (``while_grad``); then the ops feeding the loop are ready."""
+        ready = self._exits_ready.setdefault(loop, [])
+        ready.append(exit_op)
+        needed = [e for e in loop.exits if e.op in self.between]
+        if len(ready) < len(needed):
+            return []
+        grads = [self._aggregate(e.op)[0] for e in loop.exits]
+        with self._colocated(exit_op):
+            inputs = while_grad.loop_gradient(loop, grads, _Backprop, self.gate)
+        for tensor, grad in inputs:
+            self._add_grad(tensor, grad)
+        following = []
+        for op in self.graph.get_operations():
+            if op.type == "Enter" and op._control_flow_context is loop and op in self.between:
+                source = op.inputs[0].op
+                self.pending[source] -= 1
+                if self.pending[source] == 0 and source in self.between:
+                    following.append(source)
+        return following
 
     def _seed(self, index: int, y: Tensor, seed: Any) -> Tensor:
         """``grad_ys[index]``, or ones shaped like y (TF's Shape, grad_ys_<i> and Fill)."""
@@ -202,7 +258,10 @@ class _Backprop:
         for i, grad in enumerate(out_grads):
             if grad is None and op.outputs[i].dtype.is_floating:
                 # The ys do not depend on this output: its gradient is zero.
-                out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
+                if op.type in control_flow_ops.SWITCH_TYPES:
+                    out_grads[i] = control_flow_grad.zeros_for_switch(op, i)
+                else:
+                    out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:

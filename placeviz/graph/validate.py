@@ -31,7 +31,11 @@ def validate(ops: Sequence[Operation]) -> bool:
 
 
 def dependencies(op: Operation) -> Iterator[Operation]:
-    """The ops ``op`` waits for: its inputs' producers and its control inputs."""
+    """The ops ``op`` waits for: its inputs' producers and its control inputs; a loop's Merge
+    does not wait for its NextIteration (the back edge of a while loop, TF's rule)."""
+    if op.type == "Merge":
+        inputs = (t.op for t in op.inputs if t.op.type != "NextIteration")
+        return itertools.chain(inputs, op.control_inputs)
     return itertools.chain((t.op for t in op.inputs), op.control_inputs)
 
 

@@ -62,6 +62,51 @@ def without_variable_creators() -> Iterator[None]:
         graph._variable_creators = saved
 
 
+def _guard_uninitialized_dependencies(scope: str, value: Tensor) -> Tensor:
+    """TF's ``_try_guard_against_uninitialized_dependencies``: an initial value that reads
+    another variable reads that variable's ``initialized_value()`` instead, through copies of
+    the ops in between named ``<op>_<variable>`` (so initializers can run in any order)."""
+    if _has_cycle(value.op, {}):
+        return value
+    return _safe_tensor(scope, value, {})
+
+
+def _has_cycle(op: Operation, state: dict[str, bool]) -> bool:
+    if op.name in state:
+        return state[op.name]
+    state[op.name] = True
+    if any(_has_cycle(t.op, state) for t in op.inputs):
+        return True
+    state[op.name] = False
+    return False
+
+
+def _safe_tensor(scope: str, tensor: Tensor, cache: dict[str, Operation]) -> Tensor:
+    op = cache.get(tensor.op.name)
+    if op is None:
+        op = cache[tensor.op.name] = _safe_op(scope, tensor.op, cache)
+    return op.outputs[tensor.value_index]
+
+
+def _safe_op(scope: str, op: Operation, cache: dict[str, Operation]) -> Operation:
+    if op.type == "IsVariableInitialized":
+        return op
+    if op.type == "VariableV2":
+        graph = op.graph
+        for key in (GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES):
+            for variable in graph.get_collection(key):
+                if getattr(variable, "name", None) == f"{op.name}:0":
+                    return variable.initialized_value().op
+        return op
+    inputs = [_safe_tensor(scope, t, cache) for t in op.inputs]
+    if all(new is old for new, old in zip(inputs, op.inputs)):
+        return op
+    op_type = "Switch" if op.type == "RefSwitch" else op.type
+    copy = op.graph.create_op(op_type, inputs, name=f"{op.name}_{scope}", attrs=dict(op.attrs))
+    copy._colocation = op._colocation  # TF copies the node's attrs, its _class among them
+    return copy
+
+
 class Variable(metaclass=_VariableMeta):
     """``Variable(initial_value)`` creates the ops TensorFlow 1 creates for it.
 
@@ -100,12 +145,19 @@ class Variable(metaclass=_VariableMeta):
             self._initial_value = convert_to_tensor(
                 initial_value, dtype=dtype, name="initial_value"
             )
+            if self._initial_value.op._control_flow_context is not None:
+                raise ValueError(
+                    f"Initializer for variable {scope[:-1]} is from inside a control-flow "
+                    "construct, such as a loop or conditional. When creating a variable inside "
+                    "a loop or conditional, use a lambda as the initializer."
+                )
             shape = self._initial_value.shape if validate_shape else None
             self._variable_op = state_ops.variable_op(shape, self._initial_value.dtype, name=scope)
             self._ref = self._variable_op.outputs[0]
+            guarded = _guard_uninitialized_dependencies(scope, self._initial_value)
             with graph.colocate_with(self._variable_op):
                 self._initializer = state_ops.assign(
-                    self._ref, self._initial_value, validate_shape=validate_shape, name="Assign"
+                    self._ref, guarded, validate_shape=validate_shape, name="Assign"
                 ).op
             # A caching device (static_rnn sets one) reads the variable where the device scopes
             # say, not colocated with it: TF's RefVariable snapshot.
@@ -160,6 +212,19 @@ class Variable(metaclass=_VariableMeta):
 
     def value(self) -> Tensor:
         return self._current_value()
+
+    def initialized_value(self) -> Tensor:
+        """The value once initialized, else the initial value: TF1's
+        ``cond(is_variable_initialized(v), v.read_value, lambda: v.initial_value)``, built
+        outside any control dependencies, so one variable can start from another's value."""
+        from placeviz.graph.control_flow import cond
+
+        with self._graph.as_default(), self._graph.control_dependencies(None):
+            return cond(
+                state_ops.is_variable_initialized(self._ref),
+                self.read_value,
+                lambda: self._initial_value,
+            )
 
     def _current_value(self) -> Tensor:
         """The ``read`` snapshot; in eager mode a fresh read, since each op runs only once."""

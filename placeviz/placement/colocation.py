@@ -67,7 +67,10 @@ class ColocationIndex:
             self._by_name[op.name] = op
             for tensor in op.inputs:
                 if tensor.op.op_def.ref_output and not op.op_def.value_inputs:
-                    self._union(op, tensor.op)
+                    if self._by_name.get(tensor.op.name) is tensor.op:
+                        self._union(op, tensor.op)
+                    else:  # a cond's RefSwitch, made after the op that reads through it
+                        self._waiting.setdefault(tensor.op.name, []).append(op)
             for group in op._colocation:
                 name = group.removeprefix("loc:@")
                 target = self._by_name.get(name)

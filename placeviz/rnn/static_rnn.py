@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from placeviz.graph.ops import array_ops
+from placeviz import dtypes
+from placeviz.graph.control_flow import cond
+from placeviz.graph.core import is_tensor_like
+from placeviz.graph.ops import array_ops, math_ops, selection_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import variable_scope
 from placeviz.rnn import nest
+from placeviz.rnn.cell import zero_state_tensors
 from placeviz.rnn.wrappers import assert_like_rnncell
 
 
@@ -34,11 +38,6 @@ def static_rnn(
         raise TypeError(f"Argument `inputs` must be a sequence. Received: {inputs}")
     if not inputs:
         raise ValueError("Argument `inputs` must not be empty.")
-    if sequence_length is not None:
-        raise NotImplementedError(
-            "static_rnn(sequence_length=...) picks each step's output with tf.cond, and "
-            "placeviz has no control flow yet: pad the sequences, or leave sequence_length out"
-        )
     outputs = []
     with variable_scope(scope or "rnn") as varscope:
         if varscope.caching_device is None:
@@ -53,12 +52,74 @@ def static_rnn(
                     "If no initial_state is provided, argument `dtype` must be specified"
                 )
             state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
+        if sequence_length is not None:
+            lengths = _SequenceLengths(sequence_length, cell, batch_size, dtype or state)
         for time, step_input in enumerate(inputs):
             if time > 0:
                 varscope.reuse_variables()
-            output, state = cell(step_input, state)
+            if sequence_length is not None:
+                output, state = lengths.step(time, state, lambda x=step_input, s=state: cell(x, s))
+            else:
+                output, state = cell(step_input, state)
             outputs.append(output)
     return outputs, state
+
+
+class _SequenceLengths:
+    """TF's ``static_rnn`` with ``sequence_length``: each step is a cond (``_rnn_step``): past
+    every sequence's end, zeros and the state as it was; before any ends, the cell's result;
+    in between, per batch row, whichever the row's length says (``Select``)."""
+
+    def __init__(self, sequence_length: Any, cell: Any, batch_size: Any, dtype: Any) -> None:
+        lengths = convert_to_tensor(sequence_length, name="sequence_length")
+        if lengths.shape.ndims not in (None, 1):
+            raise ValueError(
+                f"Argument `sequence_length` must be a vector of length {batch_size}. "
+                f"Received sequence_length={sequence_length}."
+            )
+        state_dtype = dtype if not nest.is_nested(dtype) and not is_tensor_like(dtype) else None
+        if state_dtype is None:
+            state_dtype = nest.flatten(dtype)[0].dtype
+        self.zero_output = zero_state_tensors(cell.output_size, batch_size, state_dtype)
+        self.lengths = array_ops.cast(lengths, dtypes.int32)
+        self.shortest = math_ops.reduce_min(self.lengths)
+        self.longest = math_ops.reduce_max(self.lengths)
+
+    def step(self, time: int, state: Any, call_cell: Any) -> tuple[Any, Any]:
+        flat_state = nest.flatten(state)
+        flat_zero = nest.flatten(self.zero_output)
+        copy = time >= self.lengths
+
+        def copy_one_through(old: Any, new: Any) -> Any:
+            if new.shape.ndims == 0:
+                return new
+            with new.graph.colocate_with(new.op):
+                return selection_ops.where(copy, old, new)
+
+        def some_through(new_output: list[Any], new_state: list[Any]) -> list[Any]:
+            return [copy_one_through(z, o) for z, o in zip(flat_zero, new_output)] + [
+                copy_one_through(s, n) for s, n in zip(flat_state, new_state)
+            ]
+
+        def maybe_copy_some_through() -> list[Any]:
+            new_output, new_state = call_cell()
+            flat_output, flat_new_state = nest.flatten(new_output), nest.flatten(new_state)
+            return cond(
+                time < self.shortest,
+                lambda: flat_output + flat_new_state,
+                lambda: some_through(flat_output, flat_new_state),
+            )
+
+        result = cond(time >= self.longest, lambda: flat_zero + flat_state, maybe_copy_some_through)
+        final_output, final_state = result[: len(flat_zero)], result[len(flat_zero) :]
+        for tensor, like in zip(final_output, flat_zero):
+            tensor.set_shape(like.shape)
+        for tensor, like in zip(final_state, flat_state):
+            tensor.set_shape(like.shape)
+        return (
+            nest.pack_sequence_as(self.zero_output, final_output),
+            nest.pack_sequence_as(state, final_state),
+        )
 
 
 def _batch_size(flat_inputs: list[Any]) -> Any:
@@ -109,6 +170,12 @@ def static_bidirectional_rnn(
         raise TypeError(f"inputs must be a sequence. Received: {inputs}")
     if not inputs:
         raise ValueError("inputs must not be empty")
+    if sequence_length is not None:
+        raise NotImplementedError(
+            "static_bidirectional_rnn(sequence_length=...) reverses each sequence within its "
+            "length (TF's ReverseSequence), which placeviz does not have: pad the sequences, or "
+            "leave sequence_length out"
+        )
     with variable_scope(scope or "bidirectional_rnn"):
         with variable_scope("fw") as fw_scope:
             output_fw, state_fw = static_rnn(

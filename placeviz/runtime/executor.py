@@ -26,10 +26,12 @@ from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
+from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
-from placeviz.runtime.plan import Plan
+from placeviz.runtime.frames import Execution, FrameRunner
+from placeviz.runtime.plan import Frame, Plan
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -96,6 +98,43 @@ class _Outcome:
                 event.set()
 
 
+def maybe_dead(plan: Plan) -> set[int]:
+    """Ids of the plan's ops a Switch's dead output can reach, through data or control edges
+    (the Switches themselves included)."""
+    switches = [op for op in plan.ops if op.type in SWITCH_TYPES]
+    if not switches:
+        return set()
+    consumers: dict[int, list[Operation]] = {}
+    for op in plan.ops:
+        for tensor in op.inputs:
+            consumers.setdefault(tensor.op._id, []).append(op)
+        for control in op.control_inputs:
+            consumers.setdefault(control._id, []).append(op)
+    reached: set[int] = set()
+    stack = list(switches)
+    while stack:
+        op = stack.pop()
+        if op._id in reached:
+            continue
+        reached.add(op._id)
+        stack.extend(consumers.get(op._id, ()))
+    return reached
+
+
+def _alive(name: str, value: Any) -> Any:
+    """A fetched value, which a branch not taken leaves without one (TF's error)."""
+    if value is DEAD:
+        raise InvalidArgumentError(
+            f"Retval[0] does not have value: '{name}' is in a branch of a cond that did not run"
+        )
+    return value
+
+
+def _deref(value: Any) -> Any:
+    read = getattr(value, "read", None)
+    return value if read is None else read()
+
+
 def _no_memory_check(step: int, measured: Sequence[int]) -> None:
     return None
 
@@ -155,6 +194,11 @@ class CompiledPlan:
         # Measure outputs whose sizes static shapes do not give, on GPUs, and call ``MEM``.
         self.check_dynamic_memory = check_dynamic_memory
         self.steps: list[Step] = []
+        self.not_run: list[int] = []  # after a run: steps of ops in branches not taken
+        self.executions: list[Execution] = []  # after a run: each op run inside a loop's frame
+        self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
+        self.frame_devices: dict[int, str] = {}  # op id in a loop -> its device's name
+        self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,
             "_Cancelled": _Cancelled,
@@ -240,6 +284,13 @@ class CompiledPlan:
         lines: list[_Line] = []
         constants: list[_Line] = []  # steps of fixed-output ops: no code, only their sizes
         buffers = self._reused_buffers(plan)
+        # Ops a Switch's dead output can reach check their inputs (control flow only: graphs
+        # without a Switch keep the plain lines); op id -> (expression true when it was dead,
+        # the names it reads), for the ops that wait on it through a control edge.
+        self._maybe_dead = maybe_dead(plan)
+        dead_of: dict[int, tuple[str, list[str]]] = {}
+        if self._maybe_dead:
+            self._namespace["DEAD"] = DEAD
         for op in plan.ops:
             device = plan.devices[op._id]
             for transfer in plan.transfers.get(op._id, ()):
@@ -265,15 +316,25 @@ class CompiledPlan:
                 fn = self._bind("copy", copy)
                 source_slot = slots[src_key]
                 text = f"{dst_slot} = {fn}({source_slot})"
+                if transfer.tensor.op._id in self._maybe_dead:  # a dead value moves nothing
+                    text = f"{dst_slot} = DEAD if {source_slot} is DEAD else {fn}({source_slot})"
                 lines.append(_Line(text, [source_slot], [dst_slot], index))
                 slots[dst_key] = dst_slot
+            frame = plan.frames.get(op._id)
+            if frame is not None:
+                self._frame_step(plan, op, frame, slots, ready, op_steps, lines, contexts, state)
+                continue
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
                 deps.update(op_steps.get(control._id, ()))
+            inputs = [slots[(id(t), device.name)] for t in op.inputs]
+            dead, dead_uses = self._dead_condition(op, inputs, fed, dead_of)
             if op.op_def.control_only:
                 op_steps[op._id] = tuple(sorted(deps))  # waits for its inputs; nothing to run
+                if dead:
+                    dead_of[op._id] = (dead, dead_uses)
                 continue
-            fixed = op.op_def.fixed_output
+            fixed = op.op_def.fixed_output and not dead
             step = Step(EventKind.OP, op, device, deps=tuple(sorted(deps)), runs_code=not fixed)
             index = self._add_step(step)
             op_steps[op._id] = (index,)
@@ -284,9 +345,10 @@ class CompiledPlan:
             kernel = op.op_def.kernel_for("cupy" if device.backend == "cupy" else "numpy")
             with backends.device_scope(device):
                 built = kernel(xp, op, context)
-            inputs = [slots[(id(t), device.name)] for t in op.inputs]
             if fixed:  # its one value, computed now, is what every run's consumers read
                 outputs = [self._bind("c", built())]
+            elif dead and not op.outputs:
+                outputs = [f"t{op._id}_d"]  # None when it ran, DEAD when it did not
             else:
                 outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
             for tensor, name in zip(op.outputs, outputs):
@@ -297,14 +359,120 @@ class CompiledPlan:
             if fixed:
                 constants.append(_Line("", [], outputs, index))
                 continue
-            fn = self._bind("k", built)
-            arguments = [*inputs, f"out={buffers[op._id]}"] if op._id in buffers else inputs
-            call = f"{fn}({', '.join(arguments)})"
+            if op.op_def.fixed_output:
+                call = self._bind("c", built())
+            else:
+                fn = self._bind("k", built)
+                arguments = [*inputs, f"out={buffers[op._id]}"] if op._id in buffers else inputs
+                call = f"{fn}({', '.join(arguments)})"
             unpack = "," if op.op_def.multi_output and len(outputs) == 1 else ""
+            uses = list(inputs)
+            if dead:
+                skipped: Any = DEAD
+                if op.op_def.multi_output:
+                    skipped = (DEAD,) * len(outputs)
+                skip = self._bind("skip", functools.partial(self._skip, index, skipped))
+                call = f"{skip}() if {dead} else {call}"
+                uses.extend(dead_uses)
+                unpack = ""
+            if op._id in self._maybe_dead:
+                if op.type in SWITCH_TYPES:
+                    both = " and ".join(f"{o} is DEAD" for o in outputs)
+                    dead_of[op._id] = (f"({both})", list(outputs))
+                elif outputs:
+                    dead_of[op._id] = (f"{outputs[0]} is DEAD", [outputs[0]])
             text = f"{', '.join(outputs)}{unpack} = {call}" if outputs else call
-            lines.append(_Line(text, inputs, outputs, index))
+            lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
         return lines, results, args, constants
+
+    def _frame_step(
+        self,
+        plan: Plan,
+        rep: Operation,
+        frame: Frame,
+        slots: dict[tuple[int, str], str],
+        ready: dict[tuple[int, str], int],
+        op_steps: dict[int, tuple[int, ...]],
+        lines: list[_Line],
+        contexts: dict[str, KernelContext],
+        state: SessionState,
+    ) -> None:
+        """A while loop as one step (its LoopCond's): a line that calls its FrameRunner with
+        the outer values its ops read, each from the device of the op that reads it."""
+
+        def kernel(op: Operation) -> Callable[..., Any]:
+            place = plan.devices[op._id]
+            xp = backends.array_module(place)
+            context = contexts.get(xp.__name__)
+            if context is None:
+                context = contexts[xp.__name__] = KernelContext(state, xp)
+            build = op.op_def.kernel_for("cupy" if place.backend == "cupy" else "numpy")
+            with backends.device_scope(place):
+                return build(xp, op, context)
+
+        device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
+        index = len(self.steps)  # the step this loop is
+        runner = FrameRunner(
+            frame.context, frame.ops, device_of, kernel, self.executions, state.loop_history, index
+        )
+        self.frame_devices.update(device_of)
+        keys = runner.argument_keys
+        deps = {ready[k] for k in keys if k in ready}
+        members = {m._id for m in frame.ops}
+        for member in frame.ops:
+            for control in member.control_inputs:
+                if control._id not in members:
+                    deps.update(op_steps.get(control._id, ()))
+        device = plan.devices[rep._id]
+        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps))))
+        for member in frame.ops:
+            op_steps[member._id] = (index,)
+        inputs = [slots[k] for k in keys]
+        outputs = [f"t{t.op._id}_{t.value_index}" for t in frame.exits]
+        for tensor, name in zip(frame.exits, outputs):
+            key = (id(tensor), plan.devices[tensor.op._id].name)
+            slots[key] = name
+            ready[key] = index
+        self._frame_outputs[index] = list(frame.exits)
+        call = f"{self._bind('frame', runner)}({', '.join(inputs)})"
+        text = f"{_tuple(outputs)} = {call}" if outputs else call
+        lines.append(_Line(text, inputs, outputs, index))
+
+    def _dead_condition(
+        self,
+        op: Operation,
+        inputs: list[str],
+        fed: set[int],
+        dead_of: dict[int, tuple[str, list[str]]],
+    ) -> tuple[str, list[str]]:
+        """The expression that is true in a run where ``op`` must not run, and the names it
+        reads; ``""`` for an op no dead value reaches. TensorFlow's rule: an op is dead when any
+        input (data or control) is; a Merge only when all its inputs are."""
+        if op._id not in self._maybe_dead:
+            return "", []
+        reached = [
+            name
+            for name, tensor in zip(inputs, op.inputs)
+            if tensor.op._id in self._maybe_dead and id(tensor) not in fed
+        ]
+        if op.type in MERGE_TYPES:
+            if len(reached) < len(inputs):
+                return "", []
+            return " and ".join(f"{n} is DEAD" for n in reached), reached
+        terms = [f"{n} is DEAD" for n in reached]
+        uses = list(reached)
+        for control in op.control_inputs:
+            if control._id in dead_of:
+                expression, names = dead_of[control._id]
+                terms.append(expression)
+                uses.extend(names)
+        return " or ".join(terms), uses
+
+    def _skip(self, step: int, value: Any) -> Any:
+        """An op that did not run (a branch not taken): its outputs are dead."""
+        self.not_run.append(step)
+        return value
 
     def _reused_buffers(self, plan: Plan) -> dict[int, str]:
         """Ops that write their output into a buffer the plan owns (``out=``), by op id.
@@ -387,6 +555,7 @@ class CompiledPlan:
         if step.op.op_def.ref_output:
             return []
         tensors = [step.tensor] if step.kind is EventKind.TRANSFER else list(step.op.outputs)
+        tensors = self._frame_outputs.get(step_index, tensors)
         offset = self.byte_slots
         self.byte_offsets[step_index] = offset
         self.byte_counts[step_index] = len(line.defs)
@@ -515,8 +684,12 @@ class CompiledPlan:
         device = plan.devices[fetch.op._id]
         name = slots[(id(fetch), device.name)]
         value = name
-        if fetch.op.op_def.ref_output:
+        if fetch.op._id in self._maybe_dead:
+            value = f"{self._bind('alive', functools.partial(_alive, fetch.name))}({name})"
+        if fetch.op.op_def.ref_output and not fetch.op.inputs:
             value = f"{name}.read()"
+        elif fetch.op.op_def.ref_output:  # a RefMerge: a variable, or what an assign returned
+            value = f"{self._bind('deref', _deref)}({value})"
         if self._gpus is not None and device in self._gpus:
             to_host = self._gpus.gpu(device).to_host
             value = f"{self._bind('host', to_host)}({value})"
@@ -619,6 +792,8 @@ class CompiledPlan:
         On real GPUs one host thread launches every step and the streams overlap; once they are
         done, each GPU step's times come from its CUDA events (also when the run failed)."""
         self.interrupted_step = None
+        self.not_run.clear()
+        self.executions.clear()
         clocks = self._clocks
         failed: int | None = None
         began = 0

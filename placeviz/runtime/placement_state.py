@@ -78,7 +78,7 @@ class PlacementState:
         entries = self.placement._entries
         for op, device, reason in decisions:
             entries[op.name] = (device, reason)
-            if op.op_def.ref_output:
+            if op.op_def.ref_output and not op.inputs:  # a variable, not a RefSwitch of one
                 self.variables.append(op)
         run_log.record_placements(
             [op._id for op, _, _ in decisions],

@@ -14,12 +14,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.state_ops import missing_feed_message
 from placeviz.graph.validate import dependencies, validate
+from placeviz.graph.while_loop import WhileContext
 from placeviz.placement.placer import Placement, PlacementFailure
 
 
@@ -33,6 +35,17 @@ class Transfer:
 
 
 @dataclass
+class Frame:
+    """A while loop's ops in one plan: they run iteration by iteration (``runtime.frames``),
+    as one step of the plan, which its LoopCond stands for."""
+
+    context: Any  # the loop's WhileContext
+    ops: list[Operation]  # its ops, nested loops' included, in creation order
+    arguments: list[Tensor]  # the outer values its ops read
+    exits: list[Tensor]  # the loop's results (its Exits' outputs)
+
+
+@dataclass
 class Plan:
     ops: list[Operation]  # to execute, in order (fed placeholders are not among them)
     devices: dict[int, Device]  # op id -> where it runs
@@ -40,9 +53,26 @@ class Plan:
     fetches: list[Tensor | Operation]
     # before op id: the transfers its inputs need first
     transfers: dict[int, list[Transfer]] = field(default_factory=dict)
+    # op id of a loop's LoopCond -> the loop, which runs as one step in its place
+    frames: dict[int, Frame] = field(default_factory=dict)
 
     def all_transfers(self) -> list[Transfer]:
         return [t for ts in self.transfers.values() for t in ts]
+
+    def inputs_of(self, op: Operation) -> list[Tensor]:
+        """What a step reads: an op's inputs; a loop's, the outer values its ops read."""
+        frame = self.frames.get(op._id)
+        if frame is None:
+            return list(op.inputs)
+        return list(frame.arguments)
+
+    def readers(self, op: Operation) -> list[tuple[Tensor, Operation]]:
+        """(tensor, reading op) per input edge of a step (a loop's: of its ops)."""
+        frame = self.frames.get(op._id)
+        if frame is None:
+            return [(t, op) for t in op.inputs]
+        members = {m._id for m in frame.ops}
+        return [(t, m) for m in frame.ops for t in m.inputs if t.op._id not in members]
 
 
 def build_plan(
@@ -71,14 +101,18 @@ def build_plan(
                 stack.append(tensor.op)
         stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
     in_creation_order = validate(list(needed.values()))
-    ops = execution_order(needed, in_creation_order, placement.schedule_order)
-    for op in ops:
+    frames = find_frames(needed)
+    if frames:
+        ops = _order_with_frames(needed, frames)
+    else:
+        ops = execution_order(needed, in_creation_order, placement.schedule_order)
+    for op in needed.values() if frames else ops:
         failure = failures.get(op._id)
         if failure is not None:
             raise failure.error
         if op.op_def.needs_feed:
             raise InvalidArgumentError(missing_feed_message(op), op=op)
-    devices = {op._id: placement.device(op.name) for op in ops}
+    devices = {op._id: placement.device(op.name) for op in (needed.values() if frames else ops)}
     for tensor in feeds:
         if tensor.op.name in placement:
             devices.setdefault(tensor.op._id, placement.device(tensor.op.name))
@@ -88,11 +122,11 @@ def build_plan(
         reader = next((op for op in ops if tensor in op.inputs), None)
         if reader is not None:
             devices.setdefault(tensor.op._id, devices[reader._id])
-    plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches))
+    plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches), frames=frames)
     made: set[tuple[int, str]] = set()
     for op in ops:
-        dst = devices[op._id]
-        for tensor in op.inputs:
+        for tensor, reader in plan.readers(op):
+            dst = devices[reader._id]
             src = devices[tensor.op._id]
             key = (id(tensor), dst.name)
             if src is dst or src.name == dst.name or key in made:
@@ -100,6 +134,71 @@ def build_plan(
             made.add(key)
             plan.transfers.setdefault(op._id, []).append(Transfer(tensor, src, dst))
     return plan
+
+
+def outermost_loop(op: Operation) -> Any:
+    """The outermost while loop the op was built in, else None."""
+    found = None
+    context = op._control_flow_context
+    while context is not None:
+        if isinstance(context, WhileContext):
+            found = context
+        context = context.outer
+    return found
+
+
+def find_frames(needed: Mapping[int, Operation]) -> dict[int, Frame]:
+    """The needed ops of each outermost loop, by the id of its LoopCond."""
+    members: dict[int, list[Operation]] = {}
+    contexts: dict[int, Any] = {}
+    for index in sorted(needed):
+        op = needed[index]
+        context = outermost_loop(op)
+        if context is not None:
+            members.setdefault(id(context), []).append(op)
+            contexts[id(context)] = context
+    frames: dict[int, Frame] = {}
+    for key, ops in members.items():
+        context = contexts[key]
+        inside = {op._id for op in ops}
+        arguments = list(
+            dict.fromkeys(t for op in ops for t in op.inputs if t.op._id not in inside)
+        )
+        exits = [t for t in context.exits if t.op._id in inside]
+        frames[context.pivot.op._id] = Frame(context, ops, arguments, exits)
+    return frames
+
+
+def _order_with_frames(
+    needed: Mapping[int, Operation], frames: Mapping[int, Frame]
+) -> list[Operation]:
+    """Creation order as far as edges allow, each loop one unit (its LoopCond) placed once all
+    it reads is ready."""
+    unit: dict[int, int] = {op_id: op_id for op_id in needed}
+    for rep, frame in frames.items():
+        for op in frame.ops:
+            unit[op._id] = rep
+    waiting: dict[int, set[int]] = {u: set() for u in set(unit.values())}
+    for op_id, op in needed.items():
+        for dep in dependencies(op):
+            if dep._id in needed and unit[dep._id] != unit[op_id]:
+                waiting[unit[op_id]].add(unit[dep._id])
+    users: dict[int, list[int]] = {}
+    for u, deps in waiting.items():
+        for d in deps:
+            users.setdefault(d, []).append(u)
+    counts = {u: len(deps) for u, deps in waiting.items()}
+    ready = [u for u, c in counts.items() if c == 0]
+    heapq.heapify(ready)
+    result = []
+    while ready:
+        u = heapq.heappop(ready)
+        result.append(needed[u])
+        for user in users.get(u, ()):
+            counts[user] -= 1
+            if counts[user] == 0:
+                heapq.heappush(ready, user)
+    return result
 
 
 def execution_order(

@@ -23,7 +23,12 @@ import numpy as np
 
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
-from placeviz.errors import DTypeMismatchError, InvalidArgumentError, NotFoundError
+from placeviz.errors import (
+    DTypeMismatchError,
+    InaccessibleTensorError,
+    InvalidArgumentError,
+    NotFoundError,
+)
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -563,8 +568,7 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
             if what == "feed":  # TF's class and words
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: {reason}") from None
             raise InvalidArgumentError(f"Cannot interpret {what} {item!r}: {reason}") from None
-        return element
-    if isinstance(item, Tensor | Operation):
+    elif isinstance(item, Tensor | Operation):
         element = item
     elif hasattr(item, "_as_graph_element"):
         element = item._as_graph_element()
@@ -580,6 +584,12 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
             "this graph (the session's): it belongs to another graph. Build it inside "
             "`with sess.graph.as_default():` or create the session with graph=.",
             op=op,
+        )
+    if what != "feed" and not graph.is_fetchable(element):
+        op = element.op if isinstance(element, Tensor) else element
+        raise InaccessibleTensorError(
+            f"Operation {op.name!r} has been marked as not fetchable: it is inside a cond's "
+            f"branch (created at {op.source}), whose value exists only when that branch runs."
         )
     return element
 

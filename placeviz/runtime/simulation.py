@@ -128,6 +128,8 @@ def _tensors_of(step: Step) -> list[Tensor]:
 
 
 def _modeled(step: Step) -> bool:
+    if step.kind is EventKind.FRAME:  # a while loop: timed by the host's clock as it runs
+        return False
     if step.kind is EventKind.OP:
         return _simulated(step.device)
     return _simulated(step.device) or _simulated(step.peer)

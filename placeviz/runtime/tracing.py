@@ -49,6 +49,7 @@ class PlanColumns:
             dtype=DTYPES["node"],
         )
         self.devices = np.array([device_ids[s.device.name] for s in steps], dtype=DTYPES["device"])
+        self.device_ids = device_ids  # for the events of ops run inside while loops
         self.peers = np.array(
             [device_ids[s.peer.name] if s.peer is not None else -1 for s in steps],
             dtype=DTYPES["peer"],
@@ -279,10 +280,13 @@ def record_run(
     if len(columns.fed_transfers):
         step_bytes = _with_fed_transfers(step_bytes, columns.fed_transfers, fed_bytes, index, count)
     devices = take(columns.devices)
+    kinds = take(columns.kinds)
+    if compiled.not_run:
+        kinds = _with_not_run(kinds, compiled.not_run, index, count)
     recorder.extend(
         count,
         {
-            "kind": take(columns.kinds),
+            "kind": kinds,
             "t0": t0,
             "t1": t1,
             "node": take(columns.nodes),
@@ -296,6 +300,72 @@ def record_run(
     )
     if measured is not None:
         _record_memory(recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id)
+    if compiled.executions:
+        spans = {}
+        for position, step in enumerate(ran):
+            if compiled.steps[step].kind is EventKind.FRAME:
+                spans[step] = (t0[position], t1[position], _source_at(sources, position))
+        _record_executions(recorder, compiled, columns, spans, run_id)
+
+
+def _source_at(sources: Any, position: int) -> int:
+    return int(sources) if isinstance(sources, int) else int(sources[position])
+
+
+def _record_executions(
+    recorder: Recorder,
+    compiled: CompiledPlan,
+    columns: PlanColumns,
+    spans: dict[int, tuple[int, int, int]],
+    run_id: int,
+) -> None:
+    """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
+    dead), laid out within its loop's step: the step's span, scaled from the clocks the loop's
+    runner read (each execution's frame and iteration: ``CompiledPlan.executions``)."""
+    rows = [e for e in compiled.executions if e.step in spans]
+    if not rows:
+        return
+    first = {step: min(e.t0 for e in rows if e.step == step) for step in spans}
+    last = {step: max(e.t1 for e in rows if e.step == step) for step in spans}
+    t0, t1 = [], []
+    for e in rows:
+        begin, end, _ = spans[e.step]
+        scale = (end - begin) / max(last[e.step] - first[e.step], 1)
+        t0.append(begin + int((e.t0 - first[e.step]) * scale))
+        t1.append(begin + int((e.t1 - first[e.step]) * scale))
+    devices = [columns.device_ids[compiled.frame_devices[e.op._id]] for e in rows]
+    recorder.extend(
+        len(rows),
+        {
+            "kind": np.array(
+                [int(EventKind.OP if e.ran else EventKind.NOT_RUN) for e in rows],
+                dtype=DTYPES["kind"],
+            ),
+            "t0": np.array(t0, dtype=DTYPES["t0"]),
+            "t1": np.array(t1, dtype=DTYPES["t1"]),
+            "node": np.array([e.op._id for e in rows], dtype=DTYPES["node"]),
+            "device": np.array(devices, dtype=DTYPES["device"]),
+            "stream": np.array(devices, dtype=DTYPES["stream"]),
+            "bytes": 0,
+            "source": np.array([spans[e.step][2] for e in rows], dtype=DTYPES["source"]),
+            "run": run_id,
+            "peer": -1,
+        },
+    )
+
+
+def _with_not_run(
+    kinds: np.ndarray, not_run: Sequence[int], index: np.ndarray | None, count: int
+) -> np.ndarray:
+    """The steps' kinds, NOT_RUN for the ops a branch not taken left dead (a copy: the static
+    column is shared by every run's events)."""
+    result = np.array(kinds)
+    ran = np.arange(count) if index is None else index  # ascending
+    steps = np.asarray(sorted(not_run), dtype=np.int64)
+    where = np.searchsorted(ran, steps)
+    hit = (where < count) & (ran[np.minimum(where, count - 1)] == steps)
+    result[where[hit]] = int(EventKind.NOT_RUN)
+    return result
 
 
 def _fed_bytes(feeds: Sequence[Any]) -> np.ndarray:

@@ -2569,6 +2569,7 @@ from conformance import (  # noqa: E402, F401
     programs_activations,
     programs_batchnorm,
     programs_classify,
+    programs_control_flow,
     programs_conv,
     programs_keras,
     programs_linalg,

@@ -589,3 +589,92 @@ def rnn_sequence_length(tf: Any) -> Any:
             tf.nn.rnn_cell.GRUCell(2), _inputs(tf), dtype=tf.float32, sequence_length=[1, 3]
         )
     return Runs(tf.global_variables_initializer(), [outputs, state])
+
+
+# -- dynamic_rnn: the cell in a while loop -------------------------------------------------------
+
+
+def _batch_major(tf: Any, steps: int = STEPS) -> Any:
+    data = np.cos(np.arange(steps * BATCH * DEPTH) * 0.9).reshape(BATCH, steps, DEPTH)
+    return tf.constant(data.astype(np.float32), name="x")
+
+
+def _dynamic(make_cell: Any, **options: Any) -> Any:
+    def build(tf: Any) -> Any:
+        inputs = _batch_major(tf)
+        if options.get("time_major"):
+            inputs = tf.transpose(inputs, [1, 0, 2])
+        with tf.variable_scope("model", initializer=_pattern(tf)):
+            outputs, state = tf.nn.dynamic_rnn(make_cell(tf), inputs, dtype=tf.float32, **options)
+        return Runs(tf.global_variables_initializer(), [outputs, state])
+
+    return build
+
+
+def _leaves(state: Any) -> list[Any]:
+    if isinstance(state, (list, tuple)):
+        return [leaf for item in state for leaf in _leaves(item)]
+    return [state]
+
+
+def _dynamic_train(make_cell: Any, **options: Any) -> Any:
+    def build(tf: Any) -> Any:
+        with tf.variable_scope("model", initializer=_pattern(tf)):
+            outputs, state = tf.nn.dynamic_rnn(
+                make_cell(tf), _batch_major(tf), dtype=tf.float32, **options
+            )
+        loss = tf.reduce_mean(tf.square(outputs - 0.1))
+        for part in _leaves(state):
+            loss += tf.reduce_mean(part)
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        return Runs(tf.global_variables_initializer(), train, train, Run(loss))
+
+    return build
+
+
+family(
+    "rnn_dynamic",
+    {
+        "basic_rnn": _dynamic(lambda tf: _cells(tf).BasicRNNCell(4)),
+        "gru": _dynamic(lambda tf: _cells(tf).GRUCell(3)),
+        "basic_lstm": _dynamic(lambda tf: _cells(tf).BasicLSTMCell(4)),
+        "lstm_peepholes": _dynamic(lambda tf: _cells(tf).LSTMCell(3, use_peepholes=True)),
+        "multi_cell": _dynamic(
+            lambda tf: _cells(tf).MultiRNNCell([_cells(tf).GRUCell(3), _cells(tf).GRUCell(2)])
+        ),
+        "time_major": _dynamic(lambda tf: _cells(tf).GRUCell(3), time_major=True),
+        "sequence_length": _dynamic(lambda tf: _cells(tf).GRUCell(2), sequence_length=[1, 3]),
+        "sequence_length_all_short": _dynamic(
+            lambda tf: _cells(tf).BasicLSTMCell(2), sequence_length=[2, 1]
+        ),
+        "sequence_length_time_major": _dynamic(
+            lambda tf: _cells(tf).BasicRNNCell(3), sequence_length=[3, 2], time_major=True
+        ),
+        "parallel_iterations": _dynamic(lambda tf: _cells(tf).GRUCell(2), parallel_iterations=1),
+        "train_gru": _dynamic_train(lambda tf: _cells(tf).GRUCell(3)),
+        "train_lstm_lengths": _dynamic_train(
+            lambda tf: _cells(tf).BasicLSTMCell(2), sequence_length=[3, 2]
+        ),
+        "train_basic_rnn": _dynamic_train(lambda tf: _cells(tf).BasicRNNCell(3)),
+    },
+)
+
+
+def rnn_dynamic_initial_state(tf: Any) -> Any:
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        cell = _cells(tf).GRUCell(2)
+        start = tf.constant(np.full((BATCH, 2), 0.3, dtype=np.float32))
+        outputs, state = tf.nn.dynamic_rnn(cell, _batch_major(tf), initial_state=start)
+    return Runs(tf.global_variables_initializer(), [outputs, state])
+
+
+def rnn_dynamic_bidirectional(tf: Any) -> Any:
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        (out_fw, out_bw), (st_fw, st_bw) = tf.nn.bidirectional_dynamic_rnn(
+            _cells(tf).GRUCell(2), _cells(tf).GRUCell(3), _batch_major(tf), dtype=tf.float32
+        )
+    return Runs(tf.global_variables_initializer(), [out_fw, out_bw, st_fw, st_bw])
+
+
+program(rnn_dynamic_initial_state)
+program(rnn_dynamic_bidirectional)

@@ -24,10 +24,6 @@ RECORDED = json.loads((Path(__file__).parent / "facts.json").read_text())
 # differences this harness found outside it. Every program below fails for each reason it
 # names (scripts/record_tf_facts.py records; the differences were read from each program's diff).
 
-MISSING_OPERATORS = (
-    "not listed: missing API (Variable.initialized_value, which TensorFlow builds with tf.cond's "
-    "Switch and Merge)"
-)
 DENSE_GATHER_GRADIENT = (
     "documented difference: GatherV2's gradient is dense here (UnsortedSegmentSum); TensorFlow's "
     "is an IndexedSlices, fetched as (values, indices, dense_shape)"
@@ -46,14 +42,24 @@ FED_TRAINING_FLAG = (
     "tf.cond's Switch and Merge, which placeviz lacks; it raises NotImplementedError saying so"
 )
 TF_CASE_SCHEDULE = (
-    "not listed: piecewise_constant picks its value with tf.case (Switch, Merge and an Assert), "
-    "which placeviz lacks; it builds a chain of SelectV2 ops in the same scope (values compared "
-    "in train_piecewise_constant)"
+    "not listed: piecewise_constant picks its value with tf.case(exclusive=True), whose Assert "
+    "placeviz lacks (pv.case has no exclusive or default-less form); it builds a chain of "
+    "SelectV2 ops in the same scope (values compared in train_piecewise_constant)"
+)
+WHILE_GRADIENT_STACKS = (
+    "documented difference: a while loop's gradient keeps the forward values per iteration in "
+    "the forward loop's runner (LoopHistoryRead, LoopIterationCount) where TensorFlow pushes "
+    "them on stacks; the gradient ops are named differently, their values are TensorFlow's"
+)
+DYNAMIC_RNN_TENSOR_ARRAYS = (
+    "documented difference: dynamic_rnn's loop collects outputs by growing a loop variable, "
+    "where TensorFlow writes them to TensorArrays (ops placeviz does not have); its cell "
+    "variables and values are TensorFlow's"
 )
 EMA_INITIALIZED_VALUE = (
-    "not listed: ExponentialMovingAverage starts a variable's shadow from tf.cond("
-    "IsVariableInitialized) (Switch, RefSwitch, Merge); placeviz starts it from the variable's "
-    "initial value (values compared in train_ema_variables)"
+    "not listed: ExponentialMovingAverage starts a variable's shadow from its "
+    "initialized_value() (a cond on IsVariableInitialized); placeviz's moving averages start it "
+    "from the variable's initial value (values compared in train_ema_variables)"
 )
 KERAS_RESOURCE_VARIABLES = (
     "not listed: TF's Keras layers make resource variables (VarHandleOp, AssignVariableOp, "
@@ -61,12 +67,8 @@ KERAS_RESOURCE_VARIABLES = (
 )
 KERAS_LEARNING_PHASE = (
     "not listed: TF1 Keras picks training or inference at run time with a keras_learning_phase "
-    "PlaceholderWithDefault and tf.cond (Switch, Merge); placeviz decides when building (fit "
+    "PlaceholderWithDefault and tf.cond; placeviz's Keras decides when building (fit "
     "builds for training, predict and evaluate for inference; values compared in keras_layer_*)"
-)
-STATIC_RNN_SEQUENCE_LENGTH = (
-    "not listed: static_rnn's sequence_length picks each step's output and state with tf.cond "
-    "(Switch, Merge), which placeviz lacks; it raises NotImplementedError saying so"
 )
 
 # Where placeviz differs from TensorFlow today. Each entry fails strictly: when placeviz is fixed
@@ -78,17 +80,65 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "error_unused_op_on_missing_device_fails_the_run": PLACE_WHOLE_GRAPH,
     "keras_graph_dense": KERAS_RESOURCE_VARIABLES,
     "keras_graph_dropout": KERAS_LEARNING_PHASE,
-    "rnn_sequence_length": STATIC_RNN_SEQUENCE_LENGTH,
     "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
     "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
-    "variable_initialized_value": MISSING_OPERATORS,
 }
 
 # Known differences confined to some ops of a program: those ops' facts are set aside (a
 # pattern matched from the start of the op's name) and every other fact is compared. Each
 # pattern must still set some difference aside, else the entry must go.
+_WHILE_GRADIENT_OPS = r"gradients/|(GradientDescent|Momentum|Adam)/update_"
+# everything dynamic_rnn builds under the model's scope but its variables' own ops
+_DYNAMIC_RNN_OPS = (
+    r"gradients/|GradientDescent/update_"
+    r"|model/(?!.*/(kernel|bias|w_[a-z]_diag)(/(Assign|read|Initializer(/.*)?))?$)"
+)
 KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
+    # a while loop's gradient: TF's backward loop pushes and pops the forward values on stacks
+    # (StackV2, StackPushV2, StackPopV2, f_count/b_count loops); placeviz keeps them per
+    # iteration in the forward runner and reads them back (LoopHistoryRead), so the ops under
+    # gradients/ and the updates reading them differ by name; forward graph and values match
+    **{
+        name: (WHILE_GRADIENT_STACKS, _WHILE_GRADIENT_OPS)
+        for name in (
+            "while_gradient_tanh_recurrence",
+            "while_gradient_square_repeatedly",
+            "while_gradient_data_dependent_trip_count",
+            "while_gradient_maximum_iterations",
+            "while_gradient_no_iterations",
+            "while_gradient_two_float_vars",
+            "while_gradient_cond_in_body",
+            "while_gradient_loop_after_ops",
+            "while_train_elman_rnn",
+            "while_train_sgd",
+            "while_train_adam",
+            "while_train_momentum",
+        )
+    },
+    # dynamic_rnn collects its outputs in TensorArrays (TensorArrayV3, Scatter, Read, Write,
+    # Gather), which placeviz does not have: it grows a loop variable by one step instead; the
+    # loop's ops differ by name, the cell variables and every value are TF's
+    **{
+        name: (DYNAMIC_RNN_TENSOR_ARRAYS, _DYNAMIC_RNN_OPS)
+        for name in (
+            "rnn_dynamic_basic_rnn",
+            "rnn_dynamic_gru",
+            "rnn_dynamic_basic_lstm",
+            "rnn_dynamic_lstm_peepholes",
+            "rnn_dynamic_multi_cell",
+            "rnn_dynamic_time_major",
+            "rnn_dynamic_sequence_length",
+            "rnn_dynamic_sequence_length_all_short",
+            "rnn_dynamic_sequence_length_time_major",
+            "rnn_dynamic_parallel_iterations",
+            "rnn_dynamic_train_gru",
+            "rnn_dynamic_train_lstm_lengths",
+            "rnn_dynamic_train_basic_rnn",
+            "rnn_dynamic_initial_state",
+            "rnn_dynamic_bidirectional",
+        )
+    },
     # the embedding's dense gradient: its update, and the tensors the clipping and the global
     # norm read from it (shaped [vocab, width] here, [ids, width] in TF), Adam's control inputs
     "zoo_bert": (

@@ -278,8 +278,19 @@ registry.register(
 
 
 def _infer_select_v1(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
-    """TF1's Select: x and y of one shape, the condition of that shape (no broadcasting)."""
+    """TF1's Select: x and y of one shape, the condition of that shape (no broadcasting), a
+    scalar, or a vector that picks whole rows of x and y (static_rnn's sequence lengths)."""
     condition, x, y = inputs
+    if _picks_rows(condition, x):
+        if not TensorShape(condition.shape.dims).is_compatible_with(x.shape[:1]):
+            raise ShapeError(f"condition has shape {condition.shape}, but x has {x.shape[0]} rows")
+        if not x.shape.is_compatible_with(y.shape):
+            raise ShapeError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+        return single(x.shape.merge_with(y.shape), same_dtype("Select", [x, y], ("t", "e")))
+    if condition.shape.ndims == 0:
+        if not x.shape.is_compatible_with(y.shape):
+            raise ShapeError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+        return single(x.shape.merge_with(y.shape), same_dtype("Select", [x, y], ("t", "e")))
     if not condition.shape.is_compatible_with(x.shape):
         raise ShapeError(f"condition has shape {condition.shape}, but x has shape {x.shape}")
     if not x.shape.is_compatible_with(y.shape):
@@ -287,8 +298,28 @@ def _infer_select_v1(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list
     return _infer_select(inputs, attrs)
 
 
+def _picks_rows(condition: Tensor, x: Tensor) -> bool:
+    return condition.shape.ndims == 1 and (x.shape.ndims or 0) > 1
+
+
+def _select_v1(xp: Any, op: Operation, state: Any) -> Any:
+    """A vector condition stands for whole rows: shaped to broadcast along them."""
+    base = _SELECT_CUPY["cupy"] if xp.__name__ == "cupy" else _select
+    kernel = base(xp, op, state)
+    condition, x = op.inputs[0], op.inputs[1]
+    if not _picks_rows(condition, x):
+        return kernel
+    trailing = (1,) * ((x.shape.ndims or 1) - 1)
+    return lambda c, a, b: kernel(c.reshape((-1, *trailing)), a, b)
+
+
 registry.register(
-    OpDef(type="Select", infer=_infer_select_v1, kernel=_select, kernel_overrides=_SELECT_CUPY)
+    OpDef(
+        type="Select",
+        infer=_infer_select_v1,
+        kernel=_select_v1,
+        kernel_overrides={"cupy": _select_v1},
+    )
 )
 
 

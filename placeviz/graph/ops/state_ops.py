@@ -183,6 +183,36 @@ def _colocated(op: Operation) -> Any:
     return op.graph.colocate_with(op)
 
 
+# -- IsVariableInitialized ---------------------------------------------------------------------
+def _infer_is_initialized(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    if not inputs[0].op.op_def.ref_output:
+        raise TypeError(f"IsVariableInitialized needs a variable, got '{inputs[0].name}'")
+    return single(as_shape(()), dtypes.bool)
+
+
+def _is_initialized_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda slot: xp.asarray(slot.value is not None)
+
+
+registry.register(
+    OpDef(
+        type="IsVariableInitialized",
+        infer=_infer_is_initialized,
+        kernel=_is_initialized_kernel,
+        cost=free_cost,
+        supported=VARIABLE_KERNELS,
+    )
+)
+
+
+def is_variable_initialized(ref: Any, name: str | None = None) -> Tensor:
+    """Whether the variable holds a value yet (a bool scalar, computed when a run reaches it)."""
+    ref_tensor = _ref_tensor(ref)
+    with _colocated(ref_tensor.op):
+        op = make_op("IsVariableInitialized", [ref_tensor], name or "IsVariableInitialized")
+    return op.outputs[0]
+
+
 # -- Identity ----------------------------------------------------------------------------------
 def _infer_identity(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
     return single(inputs[0].shape, inputs[0].dtype.base_dtype)  # `v/read` is a value

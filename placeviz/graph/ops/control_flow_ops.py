@@ -1,0 +1,200 @@
+"""TensorFlow 1's control-flow ops: Switch, RefSwitch and Merge (``tf.cond`` builds on them).
+
+A Switch forwards its data to one of two outputs; the other output carries ``DEAD``, which the
+executor propagates: an op with a dead input (data or control) does not run and its outputs are
+dead too, until a Merge, which forwards the one input that is alive. That is how the branch a
+cond does not take stays unexecuted (TensorFlow's dead tensors).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz import dtypes
+from placeviz.graph import registry
+from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.registry import OpDef, OutputSpec, free_cost
+from placeviz.graph.shapes import TensorShape
+
+
+class _Dead:
+    """The value of a tensor that a Switch did not forward (its ``nbytes`` is what a trace
+    measures of it: nothing)."""
+
+    __slots__ = ()
+    nbytes = 0
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
+
+SWITCH_TYPES = frozenset({"Switch", "RefSwitch"})
+MERGE_TYPES = frozenset({"Merge", "RefMerge"})
+
+
+def _infer_switch(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    data, pred = inputs
+    if pred.dtype.base_dtype is not dtypes.bool:
+        raise TypeError(
+            f"Input 'pred' of 'Switch' Op has type {pred.dtype.name} that does not match "
+            "expected type of bool."
+        )
+    if pred.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
+    return [(data.shape, data.dtype), (data.shape, data.dtype)]
+
+
+def _switch_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    def switch(data: Any, pred: Any) -> tuple[Any, Any]:
+        return (DEAD, data) if bool(pred) else (data, DEAD)
+
+    return switch
+
+
+def _infer_merge(
+    inputs: Sequence[Tensor], attrs: Mapping[str, Any], ref: bool = False
+) -> list[OutputSpec]:
+    """The shape every input shares: dimensions where they differ unknown, rank too (of
+    references, a RefMerge's: a reference)."""
+    first = inputs[0]
+    for tensor in inputs[1:]:
+        if tensor.dtype.base_dtype is not first.dtype.base_dtype:
+            names = ", ".join(t.dtype.name for t in inputs)
+            raise TypeError(
+                f"Input 'inputs' of 'Merge' Op has types [{names}] that are not all the same"
+            )
+    dims = first.shape.dims
+    for tensor in inputs[1:]:
+        other = tensor.shape.dims
+        if dims is None or other is None or len(dims) != len(other):
+            dims = None
+            break
+        dims = tuple(a if a == b else None for a, b in zip(dims, other))
+    dtype = first.dtype if ref else first.dtype.base_dtype
+    return [(TensorShape(dims), dtype), (TensorShape(()), dtypes.int32)]
+
+
+def _merge_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    indices = [np.int32(i) for i in range(len(op.inputs))]
+
+    def merge(*values: Any) -> tuple[Any, Any]:
+        for value, index in zip(values, indices):
+            if value is not DEAD:
+                return value, index
+        return DEAD, DEAD
+
+    return merge
+
+
+registry.register(
+    OpDef(
+        type="Switch", infer=_infer_switch, kernel=_switch_kernel, cost=free_cost, multi_output=True
+    )
+)
+registry.register(
+    OpDef(
+        type="RefSwitch",
+        infer=_infer_switch,
+        kernel=_switch_kernel,
+        cost=free_cost,
+        multi_output=True,
+        ref_output=True,
+    )
+)
+registry.register(
+    OpDef(type="Merge", infer=_infer_merge, kernel=_merge_kernel, cost=free_cost, multi_output=True)
+)
+registry.register(
+    OpDef(
+        type="RefMerge",
+        infer=functools.partial(_infer_merge, ref=True),
+        kernel=_merge_kernel,
+        cost=free_cost,
+        multi_output=True,
+        ref_output=True,
+    )
+)
+
+
+# -- while loops: a frame's Enter, NextIteration, LoopCond and Exit ----------------------------
+LOOP_TYPES = frozenset({"Enter", "Exit", "NextIteration", "LoopCond"})
+
+
+def _infer_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return [(inputs[0].shape, inputs[0].dtype.base_dtype)]
+
+
+def _infer_loop_cond(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    pred = inputs[0]
+    if pred.dtype.base_dtype is not dtypes.bool:
+        raise TypeError(
+            f"Input 'input' of 'LoopCond' Op has type {pred.dtype.name} that does not match "
+            "expected type of bool."
+        )
+    if pred.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
+    return [(TensorShape(()), dtypes.bool)]
+
+
+def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    return lambda x: x
+
+
+for _type, _infer in (
+    ("Enter", _infer_forward),
+    ("Exit", _infer_forward),
+    ("NextIteration", _infer_forward),
+    ("LoopCond", _infer_loop_cond),
+):
+    registry.register(OpDef(type=_type, infer=_infer, kernel=_forward_kernel, cost=free_cost))
+
+
+# -- a while loop's gradient: what the forward loop kept, per iteration ------------------------
+def _infer_history_read(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    kept = attrs["tensor"]
+    return [(kept.shape, kept.dtype.base_dtype)]
+
+
+def _history_read_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    history = state.loop_history(op.attrs["loop"])
+    key = id(op.attrs["tensor"])
+
+    def read(index: Any) -> Any:
+        return history.values[key][int(index)]
+
+    return read
+
+
+def _infer_iterations(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    return [(TensorShape(()), dtypes.int32)]
+
+
+def _iterations_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    history = state.loop_history(op.attrs["loop"])
+    return lambda *after: np.asarray(history.iterations, dtype=np.int32)
+
+
+# placeviz's stand-ins for TF's StackPopV2 and the forward loop's counter: the backward loop reads
+# the forward loop's value of a tensor at one iteration, and how many iterations it ran.
+registry.register(
+    OpDef(
+        type="LoopHistoryRead",
+        infer=_infer_history_read,
+        kernel=_history_read_kernel,
+        cost=free_cost,
+    )
+)
+registry.register(
+    OpDef(
+        type="LoopIterationCount",
+        infer=_infer_iterations,
+        kernel=_iterations_kernel,
+        cost=free_cost,
+    )
+)

@@ -1,0 +1,145 @@
+"""pv.while_loop at run time: a data-dependent trip count, each op execution kept with its
+frame and iteration, the last iteration running only the condition, nested loops run once per
+outer iteration, and TF's errors for a loop variable that changes shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+
+
+def _run(fetch: object, feed: dict | None = None) -> tuple[object, list]:
+    with pv.Session() as sess:
+        value = sess.run(fetch, feed)
+        compiled = next(iter(sess._plans.values()))[0]
+        return value, list(compiled.executions)
+
+
+def test_the_trip_count_follows_the_fed_value() -> None:
+    with pv.Graph().as_default():
+        n = pv.placeholder(pv.int32, [], name="n")
+        i, total = pv.while_loop(
+            lambda i, t: i < n, lambda i, t: (i + 1, t + i), [pv.constant(0), pv.constant(0)]
+        )
+        with pv.Session() as sess:
+            assert sess.run([i, total], {n: 5}) == [5, 10]
+            assert sess.run([i, total], {n: 0}) == [0, 0]
+
+
+def test_each_op_execution_carries_its_frame_and_iteration() -> None:
+    with pv.Graph().as_default():
+        x = pv.constant([1.0, 2.0])
+        r = pv.while_loop(lambda a: pv.reduce_sum(a) < 20.0, lambda a: a * 2.0, [x])
+        value, executions = _run(r)
+    np.testing.assert_allclose(value, [8.0, 16.0])  # 3 iterations of the body
+    body = [e for e in executions if e.op.name == "while/mul"]
+    assert [e.iteration for e in body] == [0, 1, 2, 3]
+    assert [e.ran for e in body] == [True, True, True, False]  # the last: condition only
+    assert {e.frame for e in executions} == {"while/while_context"}
+    exits = [e for e in executions if e.op.type == "Exit" and e.ran]
+    assert [e.iteration for e in exits] == [3]
+
+
+def test_an_inner_loop_runs_once_per_outer_iteration() -> None:
+    with pv.Graph().as_default():
+        _, total = pv.while_loop(
+            lambda i, t: i < 3,
+            lambda i, t: (
+                i + 1,
+                t + pv.while_loop(lambda j, s: j < i + 2, lambda j, s: (j + 1, s + j), [0, 0])[1],
+            ),
+            [pv.constant(0), pv.constant(0)],
+        )
+        value, executions = _run(total)
+    assert value == sum(sum(range(i + 2)) for i in range(3))
+    inner = {e.frame for e in executions if e.frame != "while/while_context"}
+    assert inner == {"while/while/while_context"}
+
+
+def test_a_loop_variable_that_changes_shape_needs_a_shape_invariant() -> None:
+    with pv.Graph().as_default():
+        start = [pv.constant(0), pv.constant([1.0])]
+        with pytest.raises(ValueError, match="enters the loop with shape"):
+            pv.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, pv.concat([a, a], 0)), start)
+        _, grown = pv.while_loop(
+            lambda i, a: i < 3,
+            lambda i, a: (i + 1, pv.concat([a, a], 0)),
+            start,
+            shape_invariants=[pv.TensorShape([]), pv.TensorShape([None])],
+        )
+        assert grown.shape.as_list() == [None]
+        with pv.Session() as sess:
+            assert sess.run(grown).shape == (8,)
+
+
+def test_maximum_iterations_stops_a_loop_whose_condition_always_holds() -> None:
+    with pv.Graph().as_default():
+        r = pv.while_loop(
+            lambda a: True, lambda a: a + 1.0, [pv.constant(0.0)], maximum_iterations=7
+        )
+        with pv.Session() as sess:
+            assert sess.run(r) == 7.0
+
+
+def test_ops_inside_a_loop_cannot_be_fetched() -> None:
+    graph = pv.Graph()
+    with graph.as_default():
+        pv.while_loop(lambda i: i < 3, lambda i: i + 1, [pv.constant(0)])
+        with pv.Session() as sess, pytest.raises(ValueError, match="not fetchable"):
+            sess.run(graph.get_tensor_by_name("while/add:0"))
+
+
+def test_a_loop_in_a_branch_not_taken_does_not_run() -> None:
+    with pv.Graph().as_default():
+        p = pv.placeholder(pv.bool, [])
+        x = pv.constant([1.0])
+        r = pv.cond(
+            p, lambda: pv.while_loop(lambda a: a[0] < 10.0, lambda a: a * 3.0, [x]), lambda: x
+        )
+        with pv.Session() as sess:
+            np.testing.assert_allclose(sess.run(r, {p: True}), [27.0])
+            compiled = next(iter(sess._plans.values()))[0]
+            assert len(compiled.executions) > 0
+            np.testing.assert_allclose(sess.run(r, {p: False}), [1.0])
+            assert compiled.executions == []
+
+
+def test_the_trace_has_an_event_per_op_execution_inside_the_loop() -> None:
+    """The loop's step is a FRAME event; each execution inside it an OP (or NOT_RUN) event
+    within that span."""
+    from placeviz.contract import EventKind
+
+    with pv.Graph().as_default():
+        r = pv.while_loop(lambda a: a < 3.0, lambda a: a + 1.0, [pv.constant(0.0)])
+        with pv.Session() as sess:
+            assert sess.run(r) == 3.0
+            trace = sess.trace()
+    names = {n["id"]: n["name"] for n in trace.nodes}
+    ev = trace.events
+    frame = [i for i, k in enumerate(ev["kind"]) if k == int(EventKind.FRAME)]
+    assert [names[int(ev["node"][i])] for i in frame] == ["while/LoopCond"]
+    steps = (int(EventKind.OP), int(EventKind.NOT_RUN))
+    body = [
+        int(k)
+        for k, n in zip(ev["kind"], ev["node"])
+        if names.get(int(n)) == "while/add" and int(k) in steps
+    ]
+    assert body == [int(EventKind.OP)] * 3 + [int(EventKind.NOT_RUN)]
+    inside = [
+        i
+        for i, k in enumerate(ev["kind"])
+        if int(k) in steps and names.get(int(ev["node"][i]), "").startswith("while/")
+    ]
+    (span,) = frame
+    assert all(ev["t0"][span] <= ev["t0"][i] <= ev["t1"][i] <= ev["t1"][span] for i in inside)
+
+
+def test_eager_while_loop_runs_the_body_in_python() -> None:
+    pv.enable_eager_execution()
+    x = pv.constant([1.0, 2.0])
+    _, doubled = pv.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2.0), [0, x])
+    np.testing.assert_allclose(doubled.numpy(), [8.0, 16.0])
+    capped = pv.while_loop(lambda a: True, lambda a: a + 1.0, [x], maximum_iterations=4)
+    np.testing.assert_allclose(capped.numpy(), [5.0, 6.0])
