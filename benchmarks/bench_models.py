@@ -1,15 +1,15 @@
 """One training step of each model of the zoo, placeviz against TensorFlow 2.21, side by side.
 
-The models (``placeviz/examples/zoo.py``: cifar10's towers, a ResNet with batch norm, a
-BERT-style encoder, an LSTM language model unrolled by ``static_rnn``, a layer per device) are
-written once against the module ``tf``, so both frameworks build the same graph. Everything runs
-on the CPU (no GPUs, simulated or real: every device scope names ``/cpu:0``), one thread each (intra/inter-op and BLAS), TF's graph optimizer left on. Each round
-starts one fresh process per framework, alternating, so both see the same machine noise; in each
-process a model gets three warm-up steps and then ``--repeats`` timed steps, whose median is the
-round's figure. The table gives, per model, the ops in its graph, each framework's median over
-rounds (min-max) and the median of the per-round placeviz/TF ratios (the issue's target: at most
-2x on cifar10 and ResNet). TF comes from ``--tf-python`` (``$PLACEVIZ_TF_PYTHON`` or
-/work/tfvenv/bin/python); without it only placeviz runs.
+The models (``placeviz/examples/zoo.py``: cifar10's towers, a ResNet with batch norm, a BERT-style
+encoder, an LSTM language model unrolled by ``static_rnn``, a layer per device) are written once
+against the module ``tf``, so both frameworks build the same graph. Everything runs on the CPU (no
+GPUs, simulated or real: every device scope names ``/cpu:0``), one thread each (intra/inter-op and
+BLAS), TF's graph optimizer left on. Each round starts one fresh process per framework, alternating,
+so both see the same machine noise; in each process a model gets three warm-up steps and then
+``--repeats`` timed steps, whose median is the round's figure. The table gives, per model, the ops
+in its graph, each framework's median over rounds (min-max) and the median of the per-round
+placeviz/TF ratios (the issue's target: at most 2x on cifar10 and ResNet). TF comes from
+``--tf-python`` (``$PLACEVIZ_TF_PYTHON`` or /work/tfvenv/bin/python); without it only placeviz runs.
 Run: python benchmarks/bench_models.py [--rounds 5] [--repeats 10] [--models cifar10,resnet]
 """
 
