@@ -26,6 +26,7 @@ import placeviz as pv
 from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
 from placeviz.examples import zoo
+from placeviz.examples import documents
 from placeviz.examples.documents import GOLDEN, training_step
 
 
@@ -96,6 +97,10 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     "training-step": training_step,
     "cluster-training-step": cluster_training_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
+    # Control flow (issue 26): a 2-layer LSTM LM under dynamic_rnn over 50 steps, a layer per
+    # GPU; a cond whose last run took its false branch.
+    "lstm-dynamic-50-steps": lambda: documents.lstm_dynamic(50),
+    "cond-branch-not-taken": documents.cond_branches,
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
 
@@ -127,7 +132,8 @@ def main() -> None:
             page.wait_for_selector(PAINTED, state="attached")
             page.wait_for_selector(".placeviz-timing .main-svg", timeout=30_000)
             page.wait_for_timeout(500)  # the plots' second frame
-            stem = name if name.startswith("zoo-") else f"inspector-{name}"
+            own = ("zoo-", "lstm-dynamic-", "cond-")  # named as they are
+            stem = name if name.startswith(own) else f"inspector-{name}"
             shot = args.out / f"{stem}.png"
             page.locator(".placeviz-inspector").screenshot(path=str(shot))
             print(f"wrote {shot}")

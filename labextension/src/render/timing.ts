@@ -22,6 +22,7 @@ import { pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
 import { axisTicks, defaultWindow } from './timewindow';
 import { axisTitle, runClock, runName, type RunClock } from './clock';
+import { iterationText } from './controlflow';
 import {
   TimingModel,
   barAt,
@@ -765,9 +766,12 @@ export class TimingPanel extends PlotPanel {
         ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`
         : this.labels[bar.lane].split(' · ')[0];
     const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
+    // An op inside a while loop runs once per iteration: which one this bar is (counted from 1,
+    // as runs are; the details pane lists them all).
+    const iteration = lane.kind === 'op' ? iterationText(b.iteration[i]) : '';
     const source = TIMING_SOURCE_LABELS[b.source[i]] ?? '';
     this.tooltip.textContent = visibleText(
-      `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${source ? ` · ${source}` : ''}`,
+      `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${iteration}${source ? ` · ${source}` : ''}`,
     );
     this.tooltip.hidden = false;
     if (event) {
