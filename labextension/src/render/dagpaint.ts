@@ -661,7 +661,9 @@ function drawLabels(request: PaintRequest, visible: Int32Array, placed: LabelRec
     const sx = x[b] * scale + viewport.offsetX + LABEL_INSET_PX;
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
-    ctx.fillStyle = textColours[colours.index[b]];
+    // A faint box of a branch not taken: its fill barely shows, so its name is dark on white.
+    ctx.fillStyle =
+      request.flow?.notRun[b] === 1 ? request.theme.muted : textColours[colours.index[b]];
     // Two lines a font apart around the middle (above a group's device bar), where they fit.
     const middle = sy + height * (group ? 0.4 : 0.5);
     const room = group ? height * 0.8 : height;
