@@ -6,6 +6,7 @@ once the other run is picked."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,30 @@ def test_the_branch_not_taken_is_drawn_faint_and_said_not_executed(
     page.wait_for_timeout(400)
     assert "not executed" not in details.inner_text()
     assert int(dag.get_attribute("data-not-run-boxes")) >= 2  # now the false branch's
+
+
+def test_the_timelines_hover_names_an_executions_iteration(
+    page: Any, standalone_bundle: None, tmp_path: Path
+) -> None:
+    root = _open(page, lstm_dynamic(STEPS), tmp_path / "lstm.html")
+    timing = root.locator(".placeviz-timing")
+    page.wait_for_selector(".placeviz-timing .main-svg", timeout=30_000)
+    timing.locator(".main-svg").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    lane = timing.locator(".ytick text", has_text="GPU:1").first.bounding_box()
+    plot = timing.locator(".main-svg .nsewdrag").first.bounding_box()
+    tooltip = timing.locator(".placeviz-tooltip")
+    y = lane["y"] + lane["height"] / 2
+    seen = set()
+    for x in range(int(plot["x"]) + 2, int(plot["x"] + plot["width"]) - 2, 4):
+        page.mouse.move(x, y)
+        if tooltip.is_visible() and "rnn/while/" in tooltip.inner_text():
+            seen.add(tooltip.inner_text())
+    bars = [text for text in seen if " ops · " not in text]
+    blocks = [text for text in seen if " ops · " in text]
+    assert bars and blocks, seen
+    # "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul (MatMul) · 3 µs · GPU:1 stream 2
+    # · run 2 · iteration 4 · clock"; a block: "19 ops · 66 µs · GPU:1 stream 2 · run 2
+    # · iteration 3: ..." (or "iterations 3–4")
+    assert all(re.search(r" · GPU:1 .* · iteration \d+ · ", text) for text in bars), bars
+    assert all(re.search(r" · iterations? \d+(–\d+)?: ", text) for text in blocks), blocks

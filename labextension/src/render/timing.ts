@@ -707,7 +707,7 @@ export class TimingPanel extends PlotPanel {
     this.tooltip.style.top = `${event.clientY - rect.top + 12}px`;
   }
 
-  /** "12 ops · 60 µs · GPU:0 · run 2: a, b, c, d, e, … · click to zoom in" */
+  /** "12 ops · 60 µs · GPU:0 · run 2 · iterations 3–4: a, b, c, d, e, … · click to zoom in" */
   private blockText(block: Block): string {
     const lane = this.model.lanes[block.lane];
     const { segments, k } = block;
@@ -718,6 +718,7 @@ export class TimingPanel extends PlotPanel {
     let bytes = 0;
     const names: string[] = [];
     const runs = new Set<number>();
+    let [first, last] = [Infinity, -Infinity]; // iterations of a while loop the ops ran in
     const routes = new Map<string, number>();
     for (let i = segments.first[k]; i < segments.end[k]; i++) {
       if (lane.kind === 'transfer' && b.device[i] !== segments.device) {
@@ -727,6 +728,10 @@ export class TimingPanel extends PlotPanel {
       t1 = Math.max(t1, b.t1[i]);
       bytes += b.bytes[i];
       runs.add(b.run[i]);
+      if (b.iteration[i] >= 0) {
+        first = Math.min(first, b.iteration[i]);
+        last = Math.max(last, b.iteration[i]);
+      }
       if (lane.kind === 'transfer') {
         const route = `${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`;
         routes.set(route, (routes.get(route) ?? 0) + 1);
@@ -736,13 +741,19 @@ export class TimingPanel extends PlotPanel {
     }
     const count = segments.count[k];
     const run = runs.size === 1 && !runs.has(-1) ? ` · run ${[...runs][0] + 1}` : '';
+    const iterations =
+      first > last
+        ? ''
+        : first === last
+          ? iterationText(first)
+          : ` · iterations ${first + 1}–${last + 1}`;
     const listed =
       lane.kind === 'transfer'
         ? `${formatBytes(bytes)}: ${[...routes].map(([route, n]) => `${route} ×${n}`).join(', ')}`
         : `${names.slice(0, BLOCK_NAMES).join(', ')}${count > BLOCK_NAMES ? ', …' : ''}`;
     const what = lane.kind === 'transfer' ? 'transfers' : 'ops';
     const where = lane.kind === 'transfer' ? '' : ` · ${this.labels[block.lane].split(' · ')[0]}`;
-    return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}: ${listed} · click to zoom in`;
+    return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}${iterations}: ${listed} · click to zoom in`;
   }
 
   private setHover(bar: BarRef | null, event: MouseEvent | null): void {
