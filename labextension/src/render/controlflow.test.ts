@@ -74,6 +74,21 @@ describe('controlFlowOf', () => {
   });
 });
 
+describe('a document whose writer left the loop columns at 0', () => {
+  it('has no loops nor executions: only a LoopCond names a frame', () => {
+    const doc = golden('towers');
+    const zeros = doc.events.kind.map(() => 0);
+    doc.events.frame = zeros; // a what-if's events (placeviz/runtime/what_if.py) look so
+    doc.events.iteration = zeros;
+    const store = PlacementStore.fromDocument(doc);
+    const run = shownRun(store.runs, null);
+    expect(controlFlowOf(store, run).loops).toEqual([]);
+    for (const node of doc.nodes) {
+      expect(executionsOf(store, node.id, run)).toEqual([]);
+    }
+  });
+});
+
 describe('flowMarks', () => {
   it("marks the loop's scope, folded or opened, and the boxes of the branch not taken", () => {
     const lstm = PlacementStore.fromDocument(golden('lstm-dynamic'));

@@ -128,13 +128,16 @@ export function executionsOf(source: FlowSource, nodeId: number, run: number | n
   if (run === null) {
     return found;
   }
+  // Only a LoopCond's id names a frame (a writer may leave the loop columns at 0, not -1).
+  const isLoop = (frame: number) => source.nodes[source.nodeIndex(frame)]?.type === 'LoopCond';
   for (let e = 0; e < events.count; e++) {
     const kind = events.kind[e];
     if (
       events.node[e] === nodeId &&
       events.run[e] === run &&
       events.iteration[e] >= 0 &&
-      (kind === EventKind.OP || kind === EventKind.NOT_RUN)
+      (kind === EventKind.OP || kind === EventKind.NOT_RUN) &&
+      isLoop(events.frame[e])
     ) {
       found.push({
         iteration: events.iteration[e],

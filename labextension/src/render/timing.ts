@@ -37,6 +37,7 @@ import {
   transferArrows,
   zoomWindow,
   type BarRef,
+  type LaneBars,
   type LaneSegments,
 } from './timingmodel';
 import type { ViewState, ViewStateFields } from './viewstate';
@@ -728,7 +729,7 @@ export class TimingPanel extends PlotPanel {
       t1 = Math.max(t1, b.t1[i]);
       bytes += b.bytes[i];
       runs.add(b.run[i]);
-      if (b.iteration[i] >= 0) {
+      if (this.inLoop(b, i)) {
         first = Math.min(first, b.iteration[i]);
         last = Math.max(last, b.iteration[i]);
       }
@@ -756,6 +757,14 @@ export class TimingPanel extends PlotPanel {
     return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}${iterations}: ${listed} · click to zoom in`;
   }
 
+  /**
+   * Whether bar i ran inside a while loop: its frame names a LoopCond (a document whose writer
+   * left the loop columns at 0 rather than -1 names none).
+   */
+  private inLoop(b: LaneBars, i: number): boolean {
+    return b.iteration[i] >= 0 && this.nodes.get(b.frame[i])?.type === 'LoopCond';
+  }
+
   private setHover(bar: BarRef | null, event: MouseEvent | null): void {
     if (bar === null) {
       this.tooltip.hidden = true;
@@ -779,7 +788,7 @@ export class TimingPanel extends PlotPanel {
     const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
     // An op inside a while loop runs once per iteration: which one this bar is (counted from 1,
     // as runs are; the details pane lists them all).
-    const iteration = lane.kind === 'op' ? iterationText(b.iteration[i]) : '';
+    const iteration = lane.kind === 'op' && this.inLoop(b, i) ? iterationText(b.iteration[i]) : '';
     const source = TIMING_SOURCE_LABELS[b.source[i]] ?? '';
     this.tooltip.textContent = visibleText(
       `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${iteration}${source ? ` · ${source}` : ''}`,
