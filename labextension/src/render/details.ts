@@ -107,7 +107,7 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
       bar.classList.add('placeviz-details-bar-failed');
     }
     track.append(bar);
-    const where = run ? `into run ${run.id}` : 'after the origin';
+    const where = run ? `into run ${run.id + 1}` : 'after the origin'; // counted from 1, as the header does
     const text = `${formatNs(t1 - t0)}, starting ${formatNs(t0 - start)} ${where}${
       spans.failed[index] ? ' (failed)' : ''
     }`;
