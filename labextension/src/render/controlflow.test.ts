@@ -74,6 +74,16 @@ describe('controlFlowOf', () => {
   });
 });
 
+describe('loopText', () => {
+  it('says one iteration, many, or that the loop did not run (a loop in a branch not taken)', () => {
+    const loop = (iterations: number | null) => ({ node: 1, scope: 'while', iterations });
+    expect(loopText(loop(1))).toBe('while · 1 iteration');
+    expect(loopText(loop(1200))).toBe('while · 1,200 iterations');
+    expect(loopText(loop(0))).toBe('while · 0 iterations');
+    expect(loopText(loop(null))).toBe('while · not run');
+  });
+});
+
 describe('a document whose writer left the loop columns at 0', () => {
   it('has no loops nor executions: only a LoopCond names a frame', () => {
     const doc = golden('towers');

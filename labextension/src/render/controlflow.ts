@@ -57,12 +57,15 @@ export function iterationText(iteration: number): string {
   return iteration >= 0 ? ` · iteration ${iteration + 1}` : '';
 }
 
-/** "while · 50 iterations", "while · 1 iteration", "while · not run". */
+/** "50 iterations", "1 iteration", "not run": a loop's iterations in the run shown. */
+export function iterationsText(loop: LoopRun): string {
+  const n = loop.iterations;
+  return n === null ? 'not run' : `${n.toLocaleString('en-US')} iteration${n === 1 ? '' : 's'}`;
+}
+
+/** "while · 50 iterations": what a folded loop's tab says. */
 export function loopText(loop: LoopRun): string {
-  if (loop.iterations === null) {
-    return 'while · not run';
-  }
-  return `while · ${loop.iterations.toLocaleString('en-US')} iteration${loop.iterations === 1 ? '' : 's'}`;
+  return `while · ${iterationsText(loop)}`;
 }
 
 /**

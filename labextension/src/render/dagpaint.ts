@@ -23,7 +23,7 @@ import {
   labelFontPx,
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
-import { loopText } from './controlflow';
+import { iterationsText, loopText } from './controlflow';
 import type { FlowMarks } from './dagflow';
 import type { DagModel } from './dagmodel';
 import { mark, type MarkId } from './dagmarks';
@@ -708,11 +708,7 @@ function drawTitles(
     const loop = flow?.loopContainers[c] ?? null;
     // A loop's title says its iterations in the run shown: `rnn/while · 50 iterations`.
     const suffix =
-      loop !== null
-        ? ` · ${loopText(loop).replace(/^while · /, '')}`
-        : group.series > 0
-          ? ` ×${group.series}`
-          : '';
+      loop !== null ? ` · ${iterationsText(loop)}` : group.series > 0 ? ` ×${group.series}` : '';
     const room = (((w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12) * LABEL_FONT_PX) / font;
     // The name cut in the middle (keeping what tells it apart), the series count whole.
     const name = fitLabel(
