@@ -25,8 +25,7 @@ from playwright.sync_api import sync_playwright
 import placeviz as pv
 from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
-from placeviz.examples import zoo
-from placeviz.examples import documents
+from placeviz.examples import documents, zoo
 from placeviz.examples.documents import GOLDEN, training_step
 
 
