@@ -25,7 +25,7 @@ from playwright.sync_api import sync_playwright
 import placeviz as pv
 from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
-from placeviz.examples import zoo
+from placeviz.examples import documents, zoo
 from placeviz.examples.documents import GOLDEN, training_step
 
 
@@ -98,6 +98,50 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     "training-step": training_step,
     "cluster-training-step": cluster_training_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
+    # Control flow (issue 26): a 2-layer LSTM LM under dynamic_rnn over 50 steps, a layer per
+    # GPU; a cond whose last run took its false branch.
+    "lstm-dynamic-50-steps": lambda: documents.lstm_dynamic(50),
+    "lstm-dynamic-50-steps-body": lambda: documents.lstm_dynamic(50),
+    "cond-branch-not-taken": documents.cond_branches,
+}
+
+
+def select_op(name: str, zoom_out: int = 0, pan_down: int = 0) -> Callable[[Any], None]:
+    """Find op ``name`` (the graph opens the scopes hiding it and centres it), click it, zoom
+    out ``zoom_out`` wheel steps around it and drag the graph ``pan_down`` px down, so the
+    scopes around it show with their titles."""
+
+    def act(page: Any) -> None:
+        dag = page.locator(".placeviz-dag-view")
+        dag.locator(".placeviz-search").fill(name)
+        dag.locator(".placeviz-search").press("Enter")
+        page.wait_for_timeout(300)
+        dag.locator(".placeviz-search").fill("")  # no filter: nothing drawn faint
+        dag.locator(".placeviz-search").press("Enter")
+        box = dag.locator("canvas").bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        for _ in range(zoom_out):
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.wheel(0, 150)
+            page.wait_for_timeout(100)
+        if pan_down:
+            centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.move(*centre)
+            page.mouse.down()
+            page.mouse.move(centre[0], centre[1] + pan_down, steps=5)
+            page.mouse.up()
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(300)
+
+    return act
+
+
+# What is done on a page before it is photographed.
+ACTIONS: dict[str, Callable[[Any], None]] = {
+    "lstm-dynamic-50-steps-body": select_op(
+        "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul", zoom_out=3, pan_down=180
+    ),
+    "cond-branch-not-taken": select_op("pick/first"),
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
 
@@ -129,7 +173,10 @@ def main() -> None:
             page.wait_for_selector(PAINTED, state="attached")
             page.wait_for_selector(".placeviz-timing .main-svg", timeout=30_000)
             page.wait_for_timeout(500)  # the plots' second frame
-            stem = name if name.startswith("zoo-") else f"inspector-{name}"
+            if name in ACTIONS:
+                ACTIONS[name](page)
+            own = ("zoo-", "lstm-dynamic-", "cond-")  # named as they are
+            stem = name if name.startswith(own) else f"inspector-{name}"
             shot = args.out / f"{stem}.png"
             page.locator(".placeviz-inspector").screenshot(path=str(shot))
             print(f"wrote {shot}")

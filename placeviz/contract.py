@@ -105,6 +105,9 @@ class Column:
     dtype: type[np.generic]
     wire: str
     meaning: str
+    # What an event recorded without this column holds (None: every chunk of events gives it),
+    # so the events of ops outside while loops need no frame or iteration arrays.
+    default: int | None = None
 
 
 EVENT_COLUMNS = (
@@ -118,8 +121,23 @@ EVENT_COLUMNS = (
     Column("source", np.int8, "<i1", "a TimingSource code"),
     Column("run", np.int32, "<i4", "the run's id, -1 for none"),
     Column("peer", np.int16, "<i2", "a transfer's source device, -1 for none"),
+    Column(
+        "frame",
+        np.int32,
+        "<i4",
+        "an op execution's while loop: its LoopCond's node id, -1 outside loops",
+        default=-1,
+    ),
+    Column(
+        "iteration",
+        np.int32,
+        "<i4",
+        "an op execution's iteration of that loop, from 0; -1 outside loops",
+        default=-1,
+    ),
 )
 COLUMN_NAMES = tuple(c.name for c in EVENT_COLUMNS)
+COLUMN_DEFAULTS = {c.name: c.default for c in EVENT_COLUMNS if c.default is not None}
 
 # -- the document's records, as a small type language both generators read -----------------------
 
@@ -284,7 +302,7 @@ DOCUMENT = Record(
             Type(
                 {
                     "type": "object",
-                    "required": list(COLUMN_NAMES),
+                    "required": [n for n in COLUMN_NAMES if n not in COLUMN_DEFAULTS],
                     "additionalProperties": {"type": "array", "items": {"type": "integer"}},
                 },
                 "EventLists",
@@ -413,6 +431,11 @@ def typescript() -> str:
         "",
         "/** Event columns as the document's JSON has them (times in ns since origin_ns). */",
         "export type EventLists = Record<ColumnName, number[]>;",
+        "",
+        "/** What a column without a value holds (an older document's, an op outside loops). */",
+        "export const COLUMN_GENERATED_DEFAULTS: Partial<Record<ColumnName, number>> = {",
+        *(f"  {name}: {value}," for name, value in COLUMN_DEFAULTS.items()),
+        "};",
         "",
         "/** A kinds table as the document ships it: code (as a string) -> name. */",
         "export type CodeTable = Record<string, string>;",

@@ -37,7 +37,8 @@ def test_a_new_column_changes_the_generated_typescript(monkeypatch: pytest.Monke
 def test_the_runtime_reads_its_columns_from_the_contract() -> None:
     assert tuple(DTYPES) == contract.COLUMN_NAMES == tuple(WIRE_DTYPES)
     schema = document.schema()
-    assert schema["properties"]["events"]["required"] == list(contract.COLUMN_NAMES)
+    required = [n for n in contract.COLUMN_NAMES if n not in contract.COLUMN_DEFAULTS]
+    assert schema["properties"]["events"]["required"] == required
     assert json.loads(Path(next(iter(contract.generated_files()))).read_text()) == schema
 
 

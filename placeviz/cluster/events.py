@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from placeviz.cluster.master import RemoteRun
-from placeviz.contract import COLUMN_NAMES, EventKind, TimingSource
+from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
 from placeviz.events.recorder import DTYPES
 from placeviz.graph.core import Graph
 
@@ -22,7 +22,10 @@ _CLOCK = int(TimingSource.CLOCK)
 
 
 def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> dict[str, Any]:
-    rows: dict[str, list[int]] = {name: [] for name in COLUMN_NAMES if name != "run"}
+    # A task runs no while loops in its plan: frame and iteration keep their defaults.
+    rows: dict[str, list[int]] = {
+        name: [] for name in COLUMN_NAMES if name != "run" and name not in COLUMN_DEFAULTS
+    }
 
     def add(kind: int, t0: int, t1: int, node: int, device: int, peer: int, size: int, src: int):
         rows["kind"].append(kind)

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from placeviz.contract import COLUMN_NAMES, EVENT_COLUMNS
+from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EVENT_COLUMNS
 
 DTYPES = {column.name: column.dtype for column in EVENT_COLUMNS}
 Column = Sequence[int] | np.ndarray | int  # an int: the same value for every event of the chunk
@@ -56,7 +56,8 @@ class EventBatch:
         at = 0
         for chunk, lo, hi in self._parts:
             end = at + hi - lo
-            for name, value in chunk.columns.items():
+            for name in COLUMN_NAMES:
+                value = chunk.columns.get(name, COLUMN_DEFAULTS.get(name))
                 columns[name][at:end] = value if isinstance(value, int) else value[lo:hi]
             at = end
         return columns
@@ -89,7 +90,8 @@ class Recorder:
         return self._total
 
     def extend(self, size: int, columns: dict[str, Column]) -> None:
-        """``size`` events as columns; the recorder keeps the sequences, so do not mutate them."""
+        """``size`` events as columns; the recorder keeps the sequences, so do not mutate them.
+        A column with a contract default (a loop's frame and iteration) may be left out."""
         if size:
             self._add(_Chunk(self._total, size, columns))
 

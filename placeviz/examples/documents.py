@@ -139,12 +139,64 @@ def loop(runs: int = 200) -> pv.Trace:
     return sess.trace(runs=None)
 
 
+def lstm_dynamic(steps: int = 5, runs: int = 1) -> pv.Trace:
+    """A 2-layer LSTM language model under ``dynamic_rnn`` over ``steps`` time steps, one layer
+    per GPU (DeviceWrapper), its embedding and softmax on the CPU: ``runs`` forward runs."""
+    _fresh(2)
+    vocab, width, batch = 50, 32, 4
+    words = pv.placeholder(pv.int32, [batch, steps], name="words")
+    with pv.device("/cpu:0"):
+        embedding = pv.get_variable("embedding", [vocab, width])
+        inputs = pv.nn.embedding_lookup(embedding, words)
+    cells = [
+        pv.nn.rnn_cell.DeviceWrapper(pv.nn.rnn_cell.LSTMCell(width), f"/gpu:{layer}")
+        for layer in range(2)
+    ]
+    outputs, _ = pv.nn.dynamic_rnn(
+        pv.nn.rnn_cell.MultiRNNCell(cells), inputs, dtype=pv.float32, scope="rnn"
+    )
+    with pv.device("/cpu:0"):
+        logits = pv.layers.dense(pv.reshape(outputs, [-1, width]), vocab, name="softmax")
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    options, metadata = _traced()
+    feed = {words: np.random.default_rng(0).integers(0, vocab, (batch, steps))}
+    for _ in range(runs):
+        sess.run(logits, feed_dict=feed, options=options, run_metadata=metadata)
+    return sess.trace(runs=runs)
+
+
+def cond_branches() -> pv.Trace:
+    """``pv.cond`` with a branch per GPU, run once each way: the selected (last) run took the
+    false branch, so the true branch's ops are not executed in it."""
+    _fresh(2)
+    x = pv.placeholder(pv.float32, [64, 64], name="x")
+    use_first = pv.placeholder(pv.bool, [], name="use_first")
+
+    def on(device: str, name: str) -> Callable[[], pv.Tensor]:
+        def branch() -> pv.Tensor:
+            with pv.device(device):
+                return pv.reduce_sum(pv.matmul(x, x), name=name)
+
+        return branch
+
+    result = pv.cond(use_first, on("/gpu:0", "first"), on("/gpu:1", "second"), name="pick")
+    sess = pv.Session()
+    options, metadata = _traced()
+    value = np.ones((64, 64), np.float32)
+    for flag in (True, False):
+        sess.run(result, {x: value, use_first: flag}, options=options, run_metadata=metadata)
+    return sess.trace(runs=None)
+
+
 GOLDEN: dict[str, Callable[[], pv.Trace]] = {
     "towers": towers,
     "mlp-training": mlp_training,
     "failed-placement": failed_placement,
     "scoped-3001": scoped_graph,
     "loop-200": loop,
+    "lstm-dynamic": lstm_dynamic,
+    "cond": cond_branches,
 }
 
 # Where the documents are committed: beside the front end's tests, which read them from there.

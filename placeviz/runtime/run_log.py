@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from placeviz.contract import COLUMN_NAMES, EventKind, TimingSource
+from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.tracing import PlanColumns, record_card_memory, record_run, run_event
@@ -186,6 +186,10 @@ class RunLog:
             "source": np.zeros(count, DTYPES["source"]),
             "run": np.full(count, -1, DTYPES["run"]),
             "peer": np.full(count, -1, DTYPES["peer"]),
+            # kept whole (events() concatenates them): the loop columns' defaults too
+            **{
+                name: np.full(count, value, DTYPES[name]) for name, value in COLUMN_DEFAULTS.items()
+            },
         }
         if count:
             self._kept.append(chunk)

@@ -321,7 +321,9 @@ def _record_executions(
 ) -> None:
     """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
     dead), laid out within its loop's step: the step's span, scaled from the clocks the loop's
-    runner read (each execution's frame and iteration: ``CompiledPlan.executions``)."""
+    runner read, with its frame (the loop's LoopCond node) and iteration
+    (``CompiledPlan.executions``). Events of ops outside loops leave those columns to their
+    defaults (-1)."""
     rows = [e for e in compiled.executions if e.step in spans]
     if not rows:
         return
@@ -350,6 +352,8 @@ def _record_executions(
             "source": np.array([spans[e.step][2] for e in rows], dtype=DTYPES["source"]),
             "run": run_id,
             "peer": -1,
+            "frame": np.array([e.loop for e in rows], dtype=DTYPES["frame"]),
+            "iteration": np.array([e.iteration for e in rows], dtype=DTYPES["iteration"]),
         },
     )
 

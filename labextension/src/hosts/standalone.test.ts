@@ -74,6 +74,8 @@ describe('the standalone bundle', () => {
       source: new Int8Array(count).fill(1),
       run: new Int32Array(count).fill(2),
       peer: new Int16Array(count).fill(-1),
+      frame: new Int32Array(count).fill(-1),
+      iteration: new Int32Array(count).fill(-1),
     };
     live.apply(
       { kind: 'update', count, runs: [{ id: 2, t0: 1400, t1: 1430, status: 'ok' }] },
@@ -82,7 +84,9 @@ describe('the standalone bundle', () => {
     await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));
     expect(root.dataset.events).toBe(String(7 + count));
     expect(root.dataset.runs).toBe('3');
-    expect(() => live.apply({ kind: 'update', count: 2 }, [])).toThrow(/expected 10 buffers/);
+    expect(() => live.apply({ kind: 'update', count: 2 }, [])).toThrow(
+      new RegExp(`expected ${COLUMN_NAMES.length} buffers`),
+    );
     live.inspector.dispose();
   });
 

@@ -12,7 +12,7 @@ import {
   PlacementInspectorView,
 } from './widget';
 
-/** The ten buffers of an `events` message, as DataViews into one larger buffer (as ipywidgets). */
+/** The buffers of an `events` message (one per column), as DataViews into one larger buffer (as ipywidgets). */
 function eventBuffers(count: number, node: number): DataView[] {
   const batch: EventBatch = {
     count,
@@ -26,6 +26,8 @@ function eventBuffers(count: number, node: number): DataView[] {
     source: new Int8Array(count).fill(1),
     run: new Int32Array(count).fill(2),
     peer: new Int16Array(count).fill(-1),
+    frame: new Int32Array(count).fill(-1),
+    iteration: new Int32Array(count).fill(-1),
   };
   return COLUMN_NAMES.map((name) => {
     const column = batch[name];

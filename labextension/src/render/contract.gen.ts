@@ -21,11 +21,17 @@ export type EdgeKind = (typeof EDGE_KINDS)[number];
 export const RUN_STATUSES = ['ok', 'error'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const COLUMN_NAMES = ['kind', 't0', 't1', 'node', 'device', 'stream', 'bytes', 'source', 'run', 'peer'] as const;
+export const COLUMN_NAMES = ['kind', 't0', 't1', 'node', 'device', 'stream', 'bytes', 'source', 'run', 'peer', 'frame', 'iteration'] as const;
 export type ColumnName = (typeof COLUMN_NAMES)[number];
 
 /** Event columns as the document's JSON has them (times in ns since origin_ns). */
 export type EventLists = Record<ColumnName, number[]>;
+
+/** What a column without a value holds (an older document's, an op outside loops). */
+export const COLUMN_GENERATED_DEFAULTS: Partial<Record<ColumnName, number>> = {
+  frame: -1,
+  iteration: -1,
+};
 
 /** A kinds table as the document ships it: code (as a string) -> name. */
 export type CodeTable = Record<string, string>;
@@ -42,6 +48,8 @@ export const COLUMN_ARRAYS = {
   source: Int8Array,
   run: Int32Array,
   peer: Int16Array,
+  frame: Int32Array,
+  iteration: Int32Array,
 } as const;
 
 /** One binary batch of a live update: a typed array per column, all of length count. */
@@ -57,6 +65,8 @@ export interface EventBatch {
   source: Int8Array; // a TimingSource code
   run: Int32Array; // the run's id, -1 for none
   peer: Int16Array; // a transfer's source device, -1 for none
+  frame: Int32Array; // an op execution's while loop: its LoopCond's node id, -1 outside loops
+  iteration: Int32Array; // an op execution's iteration of that loop, from 0; -1 outside loops
 }
 
 export const COMPARE_SCHEMA = 'placeviz-compare/1';

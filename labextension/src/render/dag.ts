@@ -15,6 +15,8 @@ import { UNPLACED_COLOUR, devicePalette, transferColour } from './colours';
 import { element } from './dom';
 import { now, schedule, unschedule } from './frames';
 import { colourBoxes, progressMarks, type BoxColours } from './dagcolour';
+import { controlFlowOf, shownRun, type ControlFlowRun } from './controlflow';
+import { flowMarks, type FlowMarks } from './dagflow';
 import { renderKey } from './dagkey';
 import { marksUsed } from './dagmarks';
 import { readableExpanded, sideBelow, type CanvasSize, type UserFolding } from './dagfold';
@@ -70,6 +72,7 @@ const THEME_DEFAULTS: Record<Exclude<keyof DagTheme, 'transfer' | 'marked'>, [st
   accent: ['--placeviz-accent', '#1976d2'],
   mismatch: ['--placeviz-error', '#d32f2f'],
   running: ['--placeviz-dag-running', '#ffa000'],
+  loop: ['--placeviz-dag-loop', '#00796b'],
 };
 /** The ring of marked ops: its CSS variable, else the transfers' hue (one no device has). */
 const MARKED_VARIABLE = '--placeviz-dag-marked';
@@ -107,6 +110,10 @@ export class DagView implements View {
   /** Per box, 1 when it holds a marked op; stale with the model. */
   private markedBoxes: Uint8Array | null = null;
   private readonly marked: ReadonlySet<string>;
+  /** What the run shown did with loops and conds; null until read or after events changed. */
+  private flow: ControlFlowRun | null = null;
+  /** Its marks per box and container; stale with the model and the flow. */
+  private flowBoxes: FlowMarks | null = null;
   /** Until the user pans, zooms or focuses, each new graph is fitted to the view. */
   private needsFit = true;
   private userMoved = false;
@@ -265,6 +272,9 @@ export class DagView implements View {
         this.colours = null;
       }
     }
+    if (change.tables || change.events) {
+      this.flow = null;
+    }
     if (change.events) {
       this.alerts = null; // a failure shows in every mode
       if (this.state.get('colour') === 'state' || this.state.get('colour') === 'time') {
@@ -284,6 +294,9 @@ export class DagView implements View {
         }
         if (changed.has('time') && this.state.get('colour') === 'state') {
           this.colours = null;
+        }
+        if (changed.has('run')) {
+          this.flow = null; // loops and branches are marked as the picked run ran them
         }
         if (changed.has('filter')) {
           this.dimmedStale = true;
@@ -550,6 +563,7 @@ export class DagView implements View {
 
   private invalidateModel(): void {
     this.model = null;
+    this.flowBoxes = null;
     this.colours = null;
     this.alerts = null;
     this.markedBoxes = null;
@@ -603,6 +617,18 @@ export class DagView implements View {
       this.model = buildDagModel(this.store, this.expanded, hierarchy, this.sideBelow);
     }
     return this.model;
+  }
+
+  /** Loops and ops not executed in the run shown (the picked run, else the latest), per box. */
+  private currentFlow(model: DagModel): FlowMarks | null {
+    if (this.flow === null) {
+      this.flow = controlFlowOf(this.store, shownRun(this.store.runs, this.state.get('run')));
+      this.flowBoxes = null;
+    }
+    if (this.flowBoxes === null) {
+      this.flowBoxes = flowMarks(model, this.flow);
+    }
+    return this.flow.loops.length > 0 || this.flow.notRunCount > 0 ? this.flowBoxes : null;
   }
 
   /** Per box, 1 when one of its ops failed (in the latest run it ran in) or was not placed. */
@@ -813,11 +839,13 @@ export class DagView implements View {
     const marked = markedOps > 0 ? this.currentMarkedBoxes(model) : null;
     const theme = this.theme();
     const alerts = this.currentAlerts(model);
-    // The key follows the colours and the marks drawn: the graph, failures, moved and live ops.
-    const keyInputs = [colours, model, alerts, marked, live];
+    const flow = this.currentFlow(model);
+    // The key follows the colours and the marks drawn: the graph, failures, moved and live ops,
+    // loops and branches not taken.
+    const keyInputs = [colours, model, alerts, marked, live, flow];
     if (coloursStale || keyInputs.some((input, i) => input !== this.keyInputs[i])) {
       this.keyInputs = keyInputs;
-      const used = marksUsed(model, { alerts, marked, live });
+      const used = marksUsed(model, { alerts, marked, live, flow });
       renderKey(this.key, this.state.get('colour'), colours, theme, used);
       this.element.dataset.marks = [...used].join(' ');
       // The details pane marks transfers in the canvas's colour.
@@ -848,6 +876,7 @@ export class DagView implements View {
         live,
         alerts,
         marked,
+        flow,
         hoveredBox: boxOfNode(this.state.get('hovered')),
         selectedBox: boxOfNode(this.state.get('selected')),
         theme,
@@ -863,6 +892,13 @@ export class DagView implements View {
     data.labelOverlaps = String(labelOverlaps);
     data.markedNodes = String(markedOps);
     data.markedBoxes = String(marked === null ? 0 : marked.reduce((n, m) => n + m, 0));
+    // What a test (and a reader of the page) can check: each loop's scope and iterations shown,
+    // and how many boxes a branch not taken left faint.
+    data.loops = (this.flow?.loops ?? [])
+      .map((loop) => `${loop.scope}=${loop.iterations ?? 'not run'}`)
+      .join(' ');
+    data.loopsOpened = String(flow?.loopContainers.filter(Boolean).length ?? 0);
+    data.notRunBoxes = String(flow === null ? 0 : flow.notRun.reduce((n, m) => n + m, 0));
     data.matching = String(dimmed === null ? boxes : dimmed.reduce((n, d) => n + (d ? 0 : 1), 0));
     const info = { drawn: boxes, ops: this.store.nodes.length, ms: now() - start };
     for (const listener of [...this.paintListeners]) {

@@ -167,11 +167,13 @@ export function progressMarks(model: DagModel, store: PlacementStore): Uint8Arra
 }
 
 /**
- * A box's opacity: faint when the filter leaves it out, faded while its ops wait in the run in
- * flight, else opaque. `filtered` is the filter's mark (1: left out), `live` the progress mark.
+ * A box's opacity: faint when the filter leaves it out or its ops were not executed in the run
+ * shown (a cond's branch not taken), faded while its ops wait in the run in flight, else opaque.
+ * `filtered` is the filter's mark (1: left out), `live` the progress mark, `notRun` 1 for a
+ * branch not taken.
  */
-export function boxAlpha(filtered: number, live: number): number {
-  if (filtered === 1) {
+export function boxAlpha(filtered: number, live: number, notRun = 0): number {
+  if (filtered === 1 || notRun === 1) {
     return FILTERED_ALPHA;
   }
   return live === LIVE_WAITING ? WAITING_ALPHA : 1;

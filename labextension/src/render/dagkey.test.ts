@@ -16,6 +16,7 @@ const theme: DagTheme = {
   mismatch: 'rgb(200, 0, 0)',
   running: 'rgb(255, 160, 0)',
   marked: 'rgb(0, 150, 136)',
+  loop: 'rgb(0, 121, 107)',
 };
 const NO_RANGE = { range: null } as unknown as BoxColours;
 

@@ -3,7 +3,8 @@
  * the device legend above; states by swatch; op time and output bytes as a scale from the
  * smallest to the largest value shown), then every other mark the graph in view uses, each drawn
  * as dagpaint draws it (dagmarks.MARKS: edges, transfers, dashed simulated ops, folded and opened
- * scopes, series, failures, requests not honoured, moved and running ops).
+ * scopes, series, while loops, ops not executed, failures, requests not honoured, moved and
+ * running ops).
  */
 import { NO_VALUE_COLOUR, MIXED_COLOUR, STATE_COLOURS, sequentialColour } from './colours';
 import type { BoxColours } from './dagcolour';
@@ -44,10 +45,13 @@ function markItem(doc: Document, mark: Mark, theme: DagTheme): HTMLElement {
   } else {
     drawn.style.border = border(mark, colour);
     drawn.style.background = theme.background;
-    if (mark.id === 'folded' || mark.id === 'opened' || mark.id === 'series') {
+    if (['folded', 'opened', 'series', 'loop'].includes(mark.id)) {
       drawn.style.borderRadius = '3px';
     }
-    if (mark.id === 'opened') {
+    if (mark.id === 'not-run') {
+      drawn.style.opacity = '0.5'; // the faint box of a branch not taken
+    }
+    if (mark.id === 'opened' || mark.id === 'loop') {
       drawn.style.background = theme.container;
     }
     if (mark.id === 'series') {

@@ -5,6 +5,7 @@
  * uses, drawn from these same styles, so a mark is never drawn unexplained.
  */
 import { LIVE_RUNNING } from './dagcolour';
+import type { FlowMarks } from './dagflow';
 import type { DagModel } from './dagmodel';
 import type { DagTheme } from './dagpaint';
 
@@ -24,6 +25,8 @@ export type MarkId =
   | 'folded'
   | 'series'
   | 'opened'
+  | 'loop'
+  | 'not-run'
   | 'failed'
   | 'mismatch'
   | 'marked'
@@ -99,6 +102,20 @@ export const MARKS: readonly Mark[] = [
     text: 'opened scope (− folds)',
   },
   {
+    id: 'loop',
+    shape: 'box',
+    stroke: { width: 3, dash: [] },
+    colour: 'loop',
+    text: 'while loop (its iterations in the run shown)',
+  },
+  {
+    id: 'not-run',
+    shape: 'box',
+    stroke: { width: 1.5, dash: [2, 3] },
+    colour: 'muted',
+    text: 'faint: not executed in the run shown (cond branch not taken)',
+  },
+  {
     id: 'failed',
     shape: 'box',
     stroke: { width: 4, dash: [] },
@@ -140,6 +157,8 @@ export interface MarkState {
   alerts: Uint8Array | null;
   marked: Uint8Array | null;
   live: Uint8Array | null;
+  /** Loops and ops not executed in the run shown (dagflow.ts); null: no control flow. */
+  flow?: FlowMarks | null;
 }
 
 /** The marks a paint of `model` draws (side links and edges as drawn, not those summarized). */
@@ -175,7 +194,14 @@ export function marksUsed(model: DagModel, state: MarkState): Set<MarkId> {
   if (containers.length > 0) {
     used.add('opened');
   }
+  const flow = state.flow;
+  if (flow && (flow.loopBoxes.some(Boolean) || flow.loopContainers.some(Boolean))) {
+    used.add('loop');
+  }
   const any = (marks: Uint8Array | null, value = 1) => marks?.includes(value) ?? false;
+  if (any(flow?.notRun ?? null)) {
+    used.add('not-run');
+  }
   if (any(state.alerts)) {
     used.add('failed');
   }

@@ -23,6 +23,8 @@ import {
   labelFontPx,
 } from './boxmetrics';
 import { LIVE_RUNNING, boxAlpha, type BoxColours } from './dagcolour';
+import { iterationsText, loopText } from './controlflow';
+import type { FlowMarks } from './dagflow';
 import type { DagModel } from './dagmodel';
 import { mark, type MarkId } from './dagmarks';
 import { formatBytes } from './format';
@@ -44,6 +46,8 @@ export interface DagTheme {
   running: string;
   /** Ring around the marked ops (a comparison's moved ops). */
   marked: string;
+  /** Outline of a while loop's scope. */
+  loop: string;
 }
 
 export interface PaintRequest {
@@ -63,6 +67,8 @@ export interface PaintRequest {
   alerts: Uint8Array | null;
   /** Per box, 1 when it holds a marked op (ringed in theme.marked); null: none marked. */
   marked?: Uint8Array | null;
+  /** While loops and ops not executed in the run shown (dagflow.ts); null: none. */
+  flow?: FlowMarks | null;
   hoveredBox: number;
   selectedBox: number;
   theme: DagTheme;
@@ -135,6 +141,7 @@ export function paintDag(request: PaintRequest): PaintResult {
   const unnamed: string[] = [];
   const labelsDrawn = drawLabels(request, visible, labels, unnamed);
   drawTitles(request, labels);
+  drawLoopTabs(request, visible, labels);
   if (scale >= EDGE_LABEL_SCALE) {
     drawEdgeLabels(request, edgesInView, visible, labels);
   }
@@ -230,7 +237,7 @@ function drawToggle(
   ctx.stroke();
 }
 
-function drawContainers({ ctx, model, viewport, theme }: PaintRequest): void {
+function drawContainers({ ctx, model, viewport, theme, flow }: PaintRequest): void {
   const { x, y, w, h } = model.layout.containers;
   const px = 1 / viewport.scale;
   const [x0, y0, x1, y1] = worldView(viewport);
@@ -242,9 +249,12 @@ function drawContainers({ ctx, model, viewport, theme }: PaintRequest): void {
     roundedRect(ctx, x[c], y[c], w[c], h[c], CORNER_RADIUS * 1.5);
     ctx.fillStyle = theme.container;
     ctx.fill();
-    ctx.strokeStyle = theme[mark('opened').colour];
-    ctx.lineWidth = mark('opened').stroke.width * px;
+    // A while loop's scope opened: its body inside an outline of the loop's own mark.
+    const outline = mark(flow?.loopContainers[c] ? 'loop' : 'opened');
+    ctx.strokeStyle = theme[outline.colour];
+    ctx.lineWidth = outline.stroke.width * px;
     ctx.stroke();
+    ctx.strokeStyle = theme[mark('opened').colour];
     ctx.beginPath();
     ctx.moveTo(x[c], y[c] + CONTAINER_HEADER - 4);
     ctx.lineTo(x[c] + w[c], y[c] + CONTAINER_HEADER - 4);
@@ -369,6 +379,7 @@ function drawEdges({ ctx, model, viewport, theme }: PaintRequest): number[] {
 
 function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   const { ctx, model, colours, dimmed, live, alerts, viewport, theme } = request;
+  const flow = request.flow ?? null;
   const { x, y, w, h } = model.layout.boxes;
   const px = 1 / viewport.scale;
   const isGroup = (b: number) => model.folded.boxes[b].node < 0;
@@ -395,7 +406,7 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   ctx.stroke();
   const byColour = groupByColour(visible, colours);
   // One pass per opacity (a few at most): boxes filtered out, waiting in the run in flight, the rest.
-  const alphaOf = (b: number) => boxAlpha(dimmed?.[b] ?? 0, live?.[b] ?? 0);
+  const alphaOf = (b: number) => boxAlpha(dimmed?.[b] ?? 0, live?.[b] ?? 0, flow?.notRun[b] ?? 0);
   const passes = new Set<number>();
   for (const b of visible) {
     passes.add(alphaOf(b));
@@ -445,6 +456,10 @@ function drawBoxes(request: PaintRequest, visible: Int32Array): void {
   // Folded groups get a heavy outline; requests the placer did not honour (red outline and
   // corner) and failed or unplaced ops (red, heavier) stay visible at every zoom.
   outline(isGroup, 'folded');
+  if (flow !== null) {
+    outline((b) => flow.loopBoxes[b] !== null, 'loop');
+    outline((b) => flow.notRun[b] === 1, 'not-run');
+  }
   outline((b) => model.mismatch[b] === 1, 'mismatch');
   if (alerts !== null) {
     outline((b) => alerts[b] === 1, 'failed');
@@ -660,7 +675,9 @@ function drawLabels(
     const sx = x[b] * scale + viewport.offsetX + LABEL_INSET_PX;
     const sy = y[b] * scale + viewport.offsetY;
     const height = h[b] * scale;
-    ctx.fillStyle = textColours[colours.index[b]];
+    // A faint box of a branch not taken: its fill barely shows, so its name is dark on white.
+    ctx.fillStyle =
+      request.flow?.notRun[b] === 1 ? request.theme.muted : textColours[colours.index[b]];
     // Two lines a font apart around the middle (above a group's device bar), where they fit.
     const middle = sy + height * (group ? 0.4 : 0.5);
     const room = group ? height * 0.8 : height;
@@ -739,7 +756,7 @@ function drawTags(request: PaintRequest, boxes: readonly number[], placed: Label
  * font on a strip too short for LABEL_FONT_PX (boxmetrics.labelFontPx), as box names are.
  */
 function drawTitles(
-  { ctx, model, viewport, theme, fontPx }: PaintRequest,
+  { ctx, model, viewport, theme, fontPx, flow }: PaintRequest,
   placed: LabelRect[],
 ): void {
   const { scale } = viewport;
@@ -761,7 +778,10 @@ function drawTitles(
       continue;
     }
     const group = model.hierarchy.groups[model.folded.containers[c].group];
-    const suffix = group.series > 0 ? ` ×${group.series}` : '';
+    const loop = flow?.loopContainers[c] ?? null;
+    // A loop's title says its iterations in the run shown: `rnn/while · 50 iterations`.
+    const suffix =
+      loop !== null ? ` · ${iterationsText(loop)}` : group.series > 0 ? ` ×${group.series}` : '';
     const room = (((w[c] - TOGGLE_SIZE - 2 * TOGGLE_INSET) * scale - 12) * LABEL_FONT_PX) / font;
     // The name cut in the middle (keeping what tells it apart), the series count whole.
     const name = fitLabel(
@@ -779,6 +799,50 @@ function drawTitles(
     ctx.fillText(text, sx, cy);
     const width = ctx.measureText(text).width;
     placed.push({ x: sx, y: cy - font / 2, w: width, h: font });
+  }
+  ctx.font = `${LABEL_FONT_PX}px sans-serif`;
+}
+
+/**
+ * A folded while loop's iterations in the run shown (`while · 50 iterations`) on a tab in the
+ * loop's colour standing on its box's top edge, at every zoom; left out where it would cover
+ * another label.
+ */
+function drawLoopTabs(
+  { ctx, model, viewport, theme, flow }: PaintRequest,
+  visible: Int32Array,
+  placed: LabelRect[],
+): void {
+  if (!flow) {
+    return;
+  }
+  const { scale } = viewport;
+  const { x, y, w } = model.layout.boxes;
+  const font = Math.max(MIN_LABEL_FONT_PX, Math.min(LABEL_FONT_PX, Math.round(22 * scale)));
+  ctx.font = `600 ${font}px sans-serif`;
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'middle';
+  for (const b of visible) {
+    const loop = flow.loopBoxes[b];
+    if (loop === null) {
+      continue;
+    }
+    const text = loopText(loop);
+    const width = ctx.measureText(text).width + 8;
+    const height = font + 4;
+    const sx = x[b] * scale + viewport.offsetX + Math.max(0, (w[b] * scale - width) / 2);
+    const sy = y[b] * scale + viewport.offsetY - height - 1; // on the box, above its name
+    const tab = { x: sx, y: sy, w: width, h: height };
+    if (placed.some((other) => overlaps(tab, other))) {
+      continue;
+    }
+    ctx.beginPath();
+    roundedRect(ctx, sx, sy, width, height, height / 2);
+    ctx.fillStyle = theme.loop;
+    ctx.fill();
+    ctx.fillStyle = textColourOn(theme.loop);
+    ctx.fillText(text, sx + 4, sy + height / 2);
+    placed.push(tab);
   }
   ctx.font = `${LABEL_FONT_PX}px sans-serif`;
 }

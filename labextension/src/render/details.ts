@@ -3,6 +3,7 @@
  * outputs are buttons that select that op. The inspector calls update(change) after store changes
  * (view.ts); the pane follows the selection by itself.
  */
+import { executedIn, executionsOf, shownRun, type Execution } from './controlflow';
 import { element } from './dom';
 import { formatBytes, formatNs } from './format';
 import { formatShapes } from './opformat';
@@ -13,6 +14,8 @@ import type { ViewState } from './viewstate';
 
 /** Inputs or outputs listed before the rest are summarised (a hub op may have thousands). */
 const MAX_NEIGHBOURS = 50;
+/** An op's executions in a loop listed before the rest are summarised. */
+const MAX_ITERATIONS = 100;
 
 interface Neighbours {
   inputs: Map<number, EdgeRecord[]>;
@@ -104,11 +107,63 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
       bar.classList.add('placeviz-details-bar-failed');
     }
     track.append(bar);
-    const where = run ? `into run ${run.id}` : 'after the origin';
+    const where = run ? `into run ${run.id + 1}` : 'after the origin'; // counted from 1, as the header does
     const text = `${formatNs(t1 - t0)}, starting ${formatNs(t0 - start)} ${where}${
       spans.failed[index] ? ' (failed)' : ''
     }`;
     return [track, make('div', 'placeviz-details-muted', text)];
+  };
+
+  /** An op's executions in its while loop, one line per iteration (counted from 1). */
+  const iterationList = (executions: readonly Execution[]): HTMLElement => {
+    const list = make('ol', 'placeviz-details-iterations');
+    for (const e of executions.slice(0, MAX_ITERATIONS)) {
+      const where =
+        store.deviceById(e.device)?.name.replace(/^.*device:/, '') ?? `device ${e.device}`;
+      const text = e.ran
+        ? `iteration ${e.iteration + 1} · ${formatNs(e.t1 - e.t0)} · ${where}`
+        : `iteration ${e.iteration + 1} · not executed (dead inputs: the loop's condition said stop)`;
+      const item = make('li', e.ran ? '' : 'placeviz-details-muted', text);
+      item.dataset.iteration = String(e.iteration);
+      list.append(item);
+    }
+    if (executions.length > MAX_ITERATIONS) {
+      list.append(
+        make('li', 'placeviz-details-more', `… ${executions.length - MAX_ITERATIONS} more`),
+      );
+    }
+    return list;
+  };
+
+  /**
+   * In the run shown, the op's executions per iteration of its while loop, or that a cond's
+   * branch not taken left it not executed; nothing for an op that ran once, as most do.
+   */
+  const controlFlowRows = (list: HTMLElement, node: NodeRecord) => {
+    const run = shownRun(store.runs, state.get('run'));
+    if (run === null) {
+      return;
+    }
+    const executions = executionsOf(store, node.id, run);
+    if (executions.length > 0) {
+      const ran = executions.filter((e) => e.ran).length;
+      row(
+        list,
+        `iterations (${ran} run)`,
+        make('div', 'placeviz-details-muted', `in run ${run + 1}, inside a while loop`),
+        iterationList(executions),
+      ).classList.add('placeviz-details-loop');
+    } else if (executedIn(store, node.id, run) === 'not-run') {
+      row(
+        list,
+        'executed',
+        make(
+          'span',
+          'placeviz-details-not-run',
+          `not executed in run ${run + 1}: it is in the branch of a cond that was not taken`,
+        ),
+      );
+    }
   };
 
   /**
@@ -179,6 +234,7 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
     row(list, `inputs (${inputs.length})`, opLinks(inputs, 'src'));
     row(list, `outputs (${outputs.length})`, opLinks(outputs, 'dst'));
     row(list, 'last run', ...timeline(index));
+    controlFlowRows(list, node);
     row(list, 'source', make('code', 'placeviz-details-source', node.source || 'unknown'));
     root.append(list);
   };
@@ -201,7 +257,7 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
   };
   update();
   const stop = state.listen((changed) => {
-    if (changed.has('selected')) {
+    if (changed.has('selected') || changed.has('run')) {
       update();
     }
   });

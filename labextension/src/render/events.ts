@@ -10,6 +10,7 @@
  */
 import {
   COLUMN_ARRAYS,
+  COLUMN_GENERATED_DEFAULTS,
   COLUMN_NAMES,
   type ColumnName,
   type EventBatch,
@@ -35,6 +36,8 @@ export const COLUMN_DEFAULTS: Record<ColumnName, number> = {
   source: 0,
   run: -1,
   peer: -1,
+  // frame, iteration: as the contract declares them (-1: an op outside while loops)
+  ...(COLUMN_GENERATED_DEFAULTS as Record<'frame' | 'iteration', number>),
 };
 
 /** A copy of `old` with room for `size` elements (the first `old.length` copied). */
@@ -67,6 +70,8 @@ export class EventColumns implements EventBatch {
   source = new Int8Array(0);
   run = new Int32Array(0);
   peer = new Int16Array(0);
+  frame = new Int32Array(0);
+  iteration = new Int32Array(0);
 
   constructor(readonly maxEvents: number = MAX_EVENTS) {
     if (!(maxEvents >= 1)) {

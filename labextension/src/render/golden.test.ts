@@ -13,7 +13,15 @@ import { fakeContext, useContext } from './__tests__/canvas';
 import { PlacementStore } from './store';
 import { EventKind, type PlacementDocument } from './types';
 
-const GOLDEN = ['towers', 'mlp-training', 'failed-placement', 'scoped-3001', 'loop-200'] as const;
+const GOLDEN = [
+  'towers',
+  'mlp-training',
+  'failed-placement',
+  'scoped-3001',
+  'loop-200',
+  'lstm-dynamic',
+  'cond',
+] as const;
 const MAX_FIRST_PAINT_BOXES = 60;
 
 function golden(name: (typeof GOLDEN)[number]): PlacementDocument {

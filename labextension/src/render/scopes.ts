@@ -36,6 +36,8 @@ export interface Group {
   series: number;
   /** A side group (initializers, gradients, optimizer, save) or inside one. */
   side: boolean;
+  /** A while loop's scope: it holds the loop's LoopCond (TF's `<name>/while/LoopCond`). */
+  loop: boolean;
 }
 
 export interface Hierarchy {
@@ -104,7 +106,7 @@ export function scopeOf(name: string): string {
 }
 
 function newGroup(key: string, name: string, parent: number, side: boolean): Group {
-  return { key, name, parent, groups: [], ops: [], first: 0, end: 0, series: 0, side };
+  return { key, name, parent, groups: [], ops: [], first: 0, end: 0, series: 0, side, loop: false };
 }
 
 export function buildHierarchy(ops: readonly HierarchyOp[]): Hierarchy {
@@ -133,6 +135,7 @@ export function buildHierarchy(ops: readonly HierarchyOp[]): Hierarchy {
     const group = byKey.get(path) ?? byKey.get(scopeOf(path)) ?? 0;
     groupOf[node] = group;
     groups[group].ops.push(node);
+    groups[group].loop ||= ops[node].type === 'LoopCond';
   });
   formSeries(groups, ops, paths);
   for (let g = 0, made = groups.length; g < made; g++) {
@@ -245,7 +248,9 @@ function addGroup(groups: Group[], parent: number, name: string, ops: number[]):
  * A level with more than WIDE_LEVEL items (ops outside any scope: a graph built without name
  * scopes) would open with all of them. Its ops of one type named `<stem>`, `<stem>_1`, ...
  * become op series (`Identity[0-5]`); if that is still too wide, its items (groups, then ops in
- * creation order) go into CHUNKS groups (`items[1-500]`), chunked again while too wide.
+ * creation order) go into CHUNKS groups (`items[1-500]`), chunked again while too wide. A while
+ * loop's scope gathers its op series however wide it is: its plumbing, an Enter, Merge, Switch,
+ * Identity, NextIteration and Exit per loop variable, reads as six series around its body.
  */
 function splitWideLevel(
   groups: Group[],
@@ -255,7 +260,8 @@ function splitWideLevel(
   groupOf: Int32Array,
 ): void {
   const level = groups[g];
-  if (level.groups.length + level.ops.length <= WIDE_LEVEL || level.ops.length === 0) {
+  const wide = level.groups.length + level.ops.length > WIDE_LEVEL;
+  if ((!wide && !level.loop) || level.ops.length === 0) {
     chunk(groups, g, groupOf);
     return;
   }
@@ -341,7 +347,8 @@ function variableScopes(hierarchy: Hierarchy): Uint8Array {
 }
 
 /**
- * The groups a graph may open with, in the order it opens them: breadth first, biggest first,
+ * The groups a graph may open with, in the order it opens them: breadth first, loops and the
+ * groups holding one first, then biggest first,
  * each taken when the boxes shown stay within `budget`. Side groups stay closed: they are set
  * aside; so do scopes of variables only (variableScopes), which read best as one box, as in
  * TensorBoard. Any prefix of the order is a folding whose opened groups' parents are open.
@@ -349,12 +356,20 @@ function variableScopes(hierarchy: Hierarchy): Uint8Array {
 export function openingOrder(hierarchy: Hierarchy, budget = AUTO_BUDGET): string[] {
   const { groups } = hierarchy;
   const variables = variableScopes(hierarchy);
+  // A while loop opens before its siblings (and so do the groups holding one): drawn as a
+  // container of its body with its iterations, it is what a recurrent model's graph is about.
+  const loops = new Uint8Array(groups.length);
+  groups.forEach((group, g) => {
+    for (let at = g; group.loop && at >= 0 && loops[at] === 0; at = groups[at].parent) {
+      loops[at] = 1;
+    }
+  });
   const order: string[] = [];
   const root = groups[0];
   let shown = root.groups.length + root.ops.length;
   let level = root.groups.filter((g) => !groups[g].side);
   while (level.length > 0) {
-    level.sort((a, b) => groupSize(groups[b]) - groupSize(groups[a]));
+    level.sort((a, b) => loops[b] - loops[a] || groupSize(groups[b]) - groupSize(groups[a]));
     const next: number[] = [];
     for (const g of level) {
       const group = groups[g];

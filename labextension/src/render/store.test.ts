@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBatch } from './batch';
 import { OP_STATES, PlacementStore } from './store';
-import { COLUMN_NAMES, EventKind, type EventBatch } from './types';
+import { COLUMN_ARRAYS, COLUMN_NAMES, EventKind, type EventBatch } from './types';
 import { GPU0, smallDocument } from './__tests__/fixtures';
 
 function states(store: PlacementStore, t: number | null): string[] {
@@ -23,6 +23,8 @@ function batchOf(count: number, node = 0): EventBatch {
     source: new Int8Array(count),
     run: new Int32Array(count),
     peer: new Int16Array(count).fill(-1),
+    frame: new Int32Array(count).fill(-1),
+    iteration: new Int32Array(count).fill(-1),
   };
   for (let i = 0; i < count; i++) {
     batch.t0[i] = 1000 + i;
@@ -192,20 +194,8 @@ describe('PlacementStore.stateAt', () => {
 
 /** Little-endian buffers for `columns`, as the kernel sends them. */
 function encode(values: Record<string, number[]>, count: number): ArrayBuffer[] {
-  const sizes: Record<string, number> = {
-    kind: 1,
-    t0: 8,
-    t1: 8,
-    node: 4,
-    device: 2,
-    stream: 2,
-    bytes: 8,
-    source: 1,
-    run: 4,
-    peer: 2,
-  };
   return COLUMN_NAMES.map((name) => {
-    const size = sizes[name];
+    const size = COLUMN_ARRAYS[name].BYTES_PER_ELEMENT;
     const view = new DataView(new ArrayBuffer(count * size));
     values[name].forEach((v, i) => {
       const at = i * size;
@@ -229,6 +219,8 @@ const SAMPLE = {
   source: [1, 2, 3],
   run: [0, 1, 123456],
   peer: [-1, 1, 2],
+  frame: [-1, 79, 2 ** 30],
+  iteration: [-1, 0, 49],
 };
 
 describe('decodeBatch', () => {
@@ -258,7 +250,9 @@ describe('decodeBatch', () => {
     const buffers = encode(SAMPLE, 3);
     buffers[4] = new ArrayBuffer(4);
     expect(() => decodeBatch({ count: 3 }, buffers)).toThrow(/column 'device'/);
-    expect(() => decodeBatch({ count: 3 }, buffers.slice(0, 9))).toThrow(/10 buffers/);
+    expect(() => decodeBatch({ count: 3 }, buffers.slice(0, 9))).toThrow(
+      new RegExp(`${COLUMN_NAMES.length} buffers`),
+    );
   });
 
   it('feeds a store', () => {

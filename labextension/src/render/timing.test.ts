@@ -99,8 +99,8 @@ describe('TimingPanel', () => {
     const doc = panelsDocument();
     // A transfer back from GPU:0 to the CPU while the CPU's goes out: both arrows' middles are
     // at one place, and every place along the second covers the first's bytes.
-    const back = [EventKind.TRANSFER, 8, 12, 1, 0, -1, 50, TimingSource.CLOCK, 0, 1];
-    COLUMN_NAMES.forEach((c, i) => (doc.events[c] as number[]).push(back[i]));
+    const back = [EventKind.TRANSFER, 8, 12, 1, 0, -1, 50, TimingSource.CLOCK, 0, 1, -1, -1];
+    COLUMN_NAMES.forEach((c, i) => (doc.events[c] as number[] | undefined)?.push(back[i]));
     const parent = document.createElement('div');
     new TimingPanel(parent, PlacementStore.fromDocument(doc), new ViewState(), { throttleMs: 0 });
     await tick();

@@ -22,6 +22,7 @@ import { pointerToData, pointerToYLabel, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
 import { axisTicks, defaultWindow } from './timewindow';
 import { axisTitle, runClock, runName, type RunClock } from './clock';
+import { iterationText } from './controlflow';
 import {
   TimingModel,
   barAt,
@@ -37,6 +38,7 @@ import {
   transferArrows,
   zoomWindow,
   type BarRef,
+  type LaneBars,
   type LaneLabel,
   type LaneSegments,
 } from './timingmodel';
@@ -769,7 +771,7 @@ export class TimingPanel extends PlotPanel {
     this.tooltip.style.top = `${event.clientY - rect.top + 12}px`;
   }
 
-  /** "12 ops · 60 µs · GPU:0 · run 2: a, b, c, d, e, … · click to zoom in" */
+  /** "12 ops · 60 µs · GPU:0 · run 2 · iterations 3–4: a, b, c, d, e, … · click to zoom in" */
   private blockText(block: Block): string {
     const lane = this.model.lanes[block.lane];
     const { segments, k } = block;
@@ -780,6 +782,7 @@ export class TimingPanel extends PlotPanel {
     let bytes = 0;
     const names: string[] = [];
     const runs = new Set<number>();
+    let [first, last] = [Infinity, -Infinity]; // iterations of a while loop the ops ran in
     const routes = new Map<string, number>();
     for (let i = segments.first[k]; i < segments.end[k]; i++) {
       if (lane.kind === 'transfer' && b.device[i] !== segments.device) {
@@ -789,6 +792,10 @@ export class TimingPanel extends PlotPanel {
       t1 = Math.max(t1, b.t1[i]);
       bytes += b.bytes[i];
       runs.add(b.run[i]);
+      if (this.inLoop(b, i)) {
+        first = Math.min(first, b.iteration[i]);
+        last = Math.max(last, b.iteration[i]);
+      }
       if (lane.kind === 'transfer') {
         const route = `${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`;
         routes.set(route, (routes.get(route) ?? 0) + 1);
@@ -798,13 +805,27 @@ export class TimingPanel extends PlotPanel {
     }
     const count = segments.count[k];
     const run = runs.size === 1 && !runs.has(-1) ? ` · run ${[...runs][0] + 1}` : '';
+    const iterations =
+      first > last
+        ? ''
+        : first === last
+          ? iterationText(first)
+          : ` · iterations ${first + 1}–${last + 1}`;
     const listed =
       lane.kind === 'transfer'
         ? `${formatBytes(bytes)}: ${[...routes].map(([route, n]) => `${route} ×${n}`).join(', ')}`
         : `${names.slice(0, BLOCK_NAMES).join(', ')}${count > BLOCK_NAMES ? ', …' : ''}`;
     const what = lane.kind === 'transfer' ? 'transfers' : 'ops';
     const where = lane.kind === 'transfer' ? '' : ` · ${this.labels[block.lane].split(' · ')[0]}`;
-    return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}: ${listed} · click to zoom in`;
+    return `${count} ${what} · ${formatNs(t1 - t0)}${where}${run}${iterations}: ${listed} · click to zoom in`;
+  }
+
+  /**
+   * Whether bar i ran inside a while loop: its frame names a LoopCond (a document whose writer
+   * left the loop columns at 0 rather than -1 names none).
+   */
+  private inLoop(b: LaneBars, i: number): boolean {
+    return b.iteration[i] >= 0 && this.nodes.get(b.frame[i])?.type === 'LoopCond';
   }
 
   private setHover(bar: BarRef | null, event: MouseEvent | null): void {
@@ -828,9 +849,12 @@ export class TimingPanel extends PlotPanel {
         ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`
         : this.labels[bar.lane].split(' · ')[0];
     const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
+    // An op inside a while loop runs once per iteration: which one this bar is (counted from 1,
+    // as runs are; the details pane lists them all).
+    const iteration = lane.kind === 'op' && this.inLoop(b, i) ? iterationText(b.iteration[i]) : '';
     const source = TIMING_SOURCE_LABELS[b.source[i]] ?? '';
     this.tooltip.textContent = visibleText(
-      `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${source ? ` · ${source}` : ''}`,
+      `${what} · ${formatNs(b.t1[i] - b.t0[i])} · ${where}${run}${iteration}${source ? ` · ${source}` : ''}`,
     );
     this.tooltip.hidden = false;
     if (event) {

@@ -25,6 +25,8 @@ export type TimingEvents = Pick<
   | 'run'
   | 'peer'
   | 'bytes'
+  | 'frame'
+  | 'iteration'
 > &
   CursorEvents;
 
@@ -49,6 +51,9 @@ export class LaneBars {
   bytes = new Float64Array(16);
   source = new Int8Array(16);
   run = new Int32Array(16);
+  /** An op execution's while loop (its LoopCond's node id) and iteration; -1 outside loops. */
+  frame = new Int32Array(16);
+  iteration = new Int32Array(16);
   /** Running maximum of t1 (for hit tests among overlapping bars). */
   maxT1 = new Float64Array(16);
 
@@ -75,6 +80,8 @@ export class LaneBars {
     this.bytes[at] = events.bytes[e];
     this.source[at] = events.source[e];
     this.run[at] = events.run[e];
+    this.frame[at] = events.frame[e];
+    this.iteration[at] = events.iteration[e];
     this.length += 1;
     for (let i = at; i < this.length; i++) {
       this.maxT1[i] = i > 0 ? Math.max(this.maxT1[i - 1], this.t1[i]) : this.t1[i];
@@ -102,8 +109,8 @@ export class LaneBars {
   }
 
   private columns(): (Float64Array | Int32Array | Int16Array | Int8Array)[] {
-    const { t0, t1, node, device, peer, bytes, source, run, maxT1 } = this;
-    return [t0, t1, node, device, peer, bytes, source, run, maxT1];
+    const { t0, t1, node, device, peer, bytes, source, run, frame, iteration, maxT1 } = this;
+    return [t0, t1, node, device, peer, bytes, source, run, frame, iteration, maxT1];
   }
 
   private grow(): void {
@@ -118,6 +125,8 @@ export class LaneBars {
     this.bytes = grown(this.bytes);
     this.source = grown(this.source);
     this.run = grown(this.run);
+    this.frame = grown(this.frame);
+    this.iteration = grown(this.iteration);
     this.maxT1 = grown(this.maxT1);
   }
 }
