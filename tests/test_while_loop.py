@@ -213,3 +213,36 @@ def test_parallel_iterations_overlap_layers_on_their_devices() -> None:
         spans[n] = max(b for _, b in gpu1) - min(a for a, _ in gpu0)
     assert spans[4] < spans[1]
     np.testing.assert_array_equal(results[1], results[4])
+
+
+def test_a_loop_in_a_cond_has_no_gradient_yet() -> None:
+    with pv.Graph().as_default():
+        x = pv.placeholder(pv.float32, [3], name="x")
+        p = pv.placeholder(pv.bool, [], name="p")
+        r = pv.cond(
+            p,
+            lambda: pv.while_loop(lambda a: pv.reduce_sum(a) < 9.0, lambda a: a * 2.0, [x]),
+            lambda: x,
+        )
+        with pytest.raises(NotImplementedError, match="not one inside a cond"):
+            pv.gradients(pv.reduce_sum(r), x)
+
+
+def test_a_loop_in_a_loop_keeps_its_values_per_outer_iteration() -> None:
+    """The inner loop runs i + 1 times in outer iteration i; its gradient reads each run's
+    own trip count and values (d/dx of x * 2^(1+2+3) is 64)."""
+    with pv.Graph().as_default():
+        x = pv.placeholder(pv.float32, [], name="x")
+        _, r = pv.while_loop(
+            lambda i, a: i < 3,
+            lambda i, a: (
+                i + 1,
+                pv.while_loop(lambda j, b: j < i + 1, lambda j, b: (j + 1, b * 2.0), [0, a])[1],
+            ),
+            [0, x],
+        )
+        (g,) = pv.gradients(r * r, x)
+        with pv.Session() as sess:
+            value, grad = sess.run([r, g], {x: 0.5})
+    assert value == 0.5 * 64
+    assert grad == 2 * 0.5 * 64 * 64

@@ -257,9 +257,17 @@ class FrameRunner:
             isinstance(u, FrameRunner) and u.modeled for u in units.values()
         )
         self.makespan = 0  # ns, the last run's laid-out length
-        kept = getattr(context, "history_tensors", {})
-        self._history = history(context) if history is not None and kept else None
+        kept = context.history_tensors
+        self._history = history(context) if history is not None and context.keeps_history else None
         self._kept = dict(kept)
+        # inner loops (at any depth) that keep values for their gradients
+        self._nested: list[FrameRunner] = [
+            runner
+            for unit in units.values()
+            if isinstance(unit, FrameRunner)
+            for runner in (unit, *unit._nested)
+            if runner._history is not None
+        ]
 
     @staticmethod
     def _iteration_order(
@@ -302,6 +310,8 @@ class FrameRunner:
         self.makespan = 0
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
+        for runner in self._nested:
+            runner._history.instances.clear()  # type: ignore[union-attr]
         begin = time.perf_counter_ns()
         trace = _Trace()
         results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
@@ -327,10 +337,7 @@ class FrameRunner:
         rows = trace.rows
         instance = trace.instance()
         history = self._history
-        if history is not None:
-            history.clear()
-            for key in self._kept:
-                history.values.setdefault(key, [])
+        kept: dict[int, list[Any]] = {key: [] for key in self._kept}
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
         entered: dict[int, tuple[Any, int]] = {}  # Enter's output id -> (value, its row)
         results: dict[int, tuple[Any, int]] = {}
@@ -421,12 +428,15 @@ class FrameRunner:
                     go_on = bool(result)
             if not go_on:
                 break
-            if history is not None:  # the body ran: keep what the gradient reads of it
-                for key in self._kept:
-                    history.values[key].append(values.get(key, DEAD))
-                history.iterations = iteration + 1
+            for key, per_iteration in kept.items():  # the body ran: what its gradient reads
+                per_iteration.append(values.get(key, DEAD))
             following = sent
             iteration += 1
+        if history is not None:
+            if outer:  # a loop inside loops: its run in these outer iterations
+                history.instances[tuple(i for _, i in reversed(outer))] = (iteration, kept)
+            else:
+                history.iterations, history.values = iteration, kept
         found = [results.get(id(t), (DEAD, -1)) for t in self.exits]
         return tuple(v for v, _ in found), [r for _, r in found]
 
