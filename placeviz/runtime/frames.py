@@ -57,19 +57,23 @@ class _Row(NamedTuple):
     loop: int
     iteration: int
     ran: bool
+    start: int  # the clock when the runner took it up
     duration: int
     device: str
-    deps: tuple[int, ...]  # rows that made its inputs (data and control)
+    deps: Sequence[int]  # rows that made its inputs (data and control; -1: none)
     groups: tuple[tuple[int, int], ...]  # (frame instance, iteration), innermost first
     gate: tuple[int, int] | None  # the iteration that must finish before it starts
 
 
 class _Trace:
-    """The rows of one outermost frame's run, and a number for each frame instance."""
+    """The rows of one outermost frame's run, and a number for each frame instance. A frame
+    that is not laid out (``lays_out`` False) records its executions as they are."""
 
-    def __init__(self) -> None:
-        self.rows: list[_Row] = []
+    def __init__(self, lays_out: bool, step: int) -> None:
+        self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
         self.instances = 0
+        self.lays_out = lays_out
+        self.step = step
 
     def instance(self) -> int:
         self.instances += 1
@@ -82,14 +86,16 @@ def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
     gates it finished; each device's stream runs the rows that ran, one at a time, in the order
     they became ready; a dead row takes no time."""
     count = len(rows)
-    waiting = [len(r.deps) + (r.gate is not None) for r in rows]
+    waiting = [int(r.gate is not None) for r in rows]
     ready_at = [0] * count
     users: list[list[int]] = [[] for _ in rows]
     members: dict[tuple[int, int], int] = {}
     gated: dict[tuple[int, int], list[int]] = {}
     for i, row in enumerate(rows):
-        for d in row.deps:
-            users[d].append(i)
+        for d in set(row.deps):
+            if d >= 0:
+                users[d].append(i)
+                waiting[i] += 1
         for group in row.groups:
             members[group] = members.get(group, 0) + 1
         if row.gate is not None:
@@ -141,36 +147,48 @@ class _Iteration:
         iteration: int,
         groups: tuple[tuple[int, int], ...],
         gate: tuple[int, int] | None,
-        rows: list[_Row],
+        trace: _Trace,
     ) -> None:
         self.runner = runner
         self.iteration = iteration
         self.groups = groups
         self.gate = gate
-        self.rows = rows
+        self.trace = trace
         self.values: dict[int, Any] = {}  # tensor id -> value in this iteration
         self.made: dict[int, int] = {}  # tensor id -> the row that made it
         self.done: dict[int, int] = {}  # op id -> its row
 
-    def record(self, op: Operation, ran: bool, duration: int, deps: Sequence[int]) -> None:
+    def record(
+        self, op: Operation, ran: bool, start: int, duration: int, deps: Sequence[int]
+    ) -> None:
         runner = self.runner
-        self.done[op._id] = len(self.rows)
-        self.rows.append(
+        rows = self.trace.rows
+        row = self.done[op._id] = len(rows)
+        if not self.trace.lays_out:
+            end = start + duration
+            rows.append(
+                Execution(
+                    op, runner.name, runner._loop, self.iteration, start, end, ran, self.trace.step
+                )
+            )
+            return
+        rows.append(
             _Row(
                 op,
                 runner.name,
                 runner._loop,
                 self.iteration,
                 ran,
+                start,
                 duration,
                 runner._device_of[op._id],
-                tuple(sorted({d for d in deps if d >= 0})),
+                deps,
                 self.groups,
                 self.gate,
             )
         )
         for tensor in op.outputs:
-            self.made[id(tensor)] = self.done[op._id]
+            self.made[id(tensor)] = row
 
 
 def _direct_child(op: Operation, context: Any) -> Any:
@@ -257,6 +275,9 @@ class FrameRunner:
             isinstance(u, FrameRunner) and u.modeled for u in units.values()
         )
         self.makespan = 0  # ns, the last run's laid-out length
+        # A frame on one device whose ops take their measured time runs as laid out already:
+        # its executions keep their clocks (nothing to lay out).
+        self._lays_out = self.modeled or len(set(device_of[op._id] for op in ops)) > 1
         kept = context.history_tensors
         self._history = history(context) if history is not None and context.keeps_history else None
         self._kept = dict(kept)
@@ -312,14 +333,19 @@ class FrameRunner:
             return tuple(DEAD for _ in self.exits)
         for runner in self._nested:
             runner._history.instances.clear()  # type: ignore[union-attr]
-        begin = time.perf_counter_ns()
-        trace = _Trace()
+        step = self._step
+        trace = _Trace(self._lays_out, step)
         results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
-        starts, ends = _lay_out(trace.rows)
+        rows = trace.rows
+        if not self._lays_out:
+            self._executions.extend(rows)
+            return results
+        begin = rows[0].start if rows else 0
+        starts, ends = _lay_out(rows)
         self.makespan = max(ends, default=0)
         self._executions.extend(
-            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, self._step)
-            for r, t0, t1 in zip(trace.rows, starts, ends)
+            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, step)
+            for r, t0, t1 in zip(rows, starts, ends)
         )
         return results
 
@@ -334,8 +360,8 @@ class FrameRunner:
         rows that made them. ``producers``: the row that made each argument (-1: none)."""
         index = self._argument_index
         device_of = self._device_of
-        rows = trace.rows
         instance = trace.instance()
+        lays_out = trace.lays_out
         history = self._history
         kept: dict[int, list[Any]] = {key: [] for key in self._kept}
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
@@ -345,7 +371,7 @@ class FrameRunner:
         clock = time.perf_counter_ns
         while True:
             gate = (instance, iteration - self._parallel) if iteration >= self._parallel else None
-            it = _Iteration(self, iteration, ((instance, iteration), *outer), gate, rows)
+            it = _Iteration(self, iteration, ((instance, iteration), *outer), gate, trace)
             values, made, done = it.values, it.made, it.done
 
             def read(tensor: Tensor, reader: Operation, it: _Iteration = it) -> tuple[Any, int]:
@@ -375,6 +401,7 @@ class FrameRunner:
                         made[id(tensor)] = row
                     continue
                 op = unit
+                t0 = clock()  # measured: the op's dispatch as well as its kernel
                 if iteration and op.type == "Enter":  # a frame's value enters once, as in TF
                     it.values[id(op.outputs[0])], it.made[id(op.outputs[0])] = entered[
                         id(op.outputs[0])
@@ -388,12 +415,23 @@ class FrameRunner:
                         value, row = following.get(op._id, (DEAD, -1))
                     values[id(op.outputs[0])] = value
                     values[id(op.outputs[1])] = DEAD if value is DEAD else 0
-                    record(op, value is not DEAD, 0, (row,))
+                    timing = self._timings.get(op._id)
+                    if value is DEAD:
+                        duration = 0
+                    elif timing is not None:
+                        duration = timing([value], (value, 0))
+                    else:
+                        duration = clock() - t0
+                    record(op, value is not DEAD, t0, duration, (row,))
                     continue
-                read_in = [read(t, op) for t in op.inputs]
-                inputs = [v for v, _ in read_in]
-                deps = [r for _, r in read_in]
-                deps.extend(done.get(c._id, -1) for c in op.control_inputs)
+                if lays_out:
+                    read_in = [read(t, op) for t in op.inputs]
+                    inputs = [v for v, _ in read_in]
+                    deps = [r for _, r in read_in]
+                    deps.extend(done.get(c._id, -1) for c in op.control_inputs)
+                else:  # only the values
+                    inputs = [read(t, op)[0] for t in op.inputs]
+                    deps = []
                 dead = any(v is DEAD for v in inputs) or any(
                     values.get(id(c.outputs[0])) is DEAD for c in op.control_inputs if c.outputs
                 )
@@ -402,11 +440,10 @@ class FrameRunner:
                 if dead:
                     for tensor in op.outputs:
                         values[id(tensor)] = DEAD
-                    record(op, False, 0, deps)
+                    record(op, False, t0, 0, deps)
                     if op.type == "Enter":
                         entered[id(op.outputs[0])] = (DEAD, done[op._id])
                     continue
-                t0 = clock()
                 result = self._kernels[op._id](*inputs)
                 duration = clock() - t0
                 timing = self._timings.get(op._id)
@@ -417,7 +454,7 @@ class FrameRunner:
                         values[id(tensor)] = value
                 elif op.outputs:
                     values[id(op.outputs[0])] = result
-                record(op, True, duration, deps)
+                record(op, True, t0, duration, deps)
                 if op.type == "Enter":
                     entered[id(op.outputs[0])] = (result, done[op._id])
                 if op.type == "NextIteration":
