@@ -333,21 +333,26 @@ class FrameRunner:
             return tuple(DEAD for _ in self.exits)
         for runner in self._nested:
             runner._history.instances.clear()  # type: ignore[union-attr]
-        step = self._step
-        trace = _Trace(self._lays_out, step)
-        results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
+        trace = _Trace(self._lays_out, self._step)
+        try:
+            results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
+        finally:  # a failed run's trace holds what ran before the error
+            self._keep(trace)
+        return results
+
+    def _keep(self, trace: _Trace) -> None:
+        """The run's executions, laid out when the frame spans devices or is modeled."""
         rows = trace.rows
-        if not self._lays_out:
+        if not trace.lays_out:
             self._executions.extend(rows)
-            return results
+            return
         begin = rows[0].start if rows else 0
         starts, ends = _lay_out(rows)
         self.makespan = max(ends, default=0)
         self._executions.extend(
-            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, step)
+            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, trace.step)
             for r, t0, t1 in zip(rows, starts, ends)
         )
-        return results
 
     def _run(
         self,
