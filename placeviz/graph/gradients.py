@@ -200,9 +200,10 @@ class _Backprop:
         return [self._final_grad(x) for x in self.xs]
 
     def _loop_of_exit(self, op: Operation) -> Any:
-        if op.type != "Exit" or self.boundary is not None:
+        if op.type != "Exit":
             return None
-        return while_context_of(op._control_flow_context)
+        loop = while_context_of(op._control_flow_context)
+        return None if loop is self.boundary else loop  # a boundary's own exits are its ys
 
     def _loop_gradient(self, loop: Any, exit_op: Operation) -> list[Operation]:
         """Once every exit of ``loop`` the ys depend on has its gradients, the loop's gradient

@@ -7,8 +7,11 @@ is the forward loop's (``LoopIterationCount``), and a forward value the gradient
 is that value at the matching iteration (``LoopHistoryRead``, TF's StackPopV2). Each backward
 iteration back-propagates one forward iteration, from the body's results to its loop variables
 (through ``Identity``) and to the outer values it read (through their constant ``Enter``, whose
-gradients are summed over the iterations). The op names under ``gradients/`` differ from
-TensorFlow's stack machinery; the values are the same.
+gradients are summed over the iterations). A loop inside an outermost loop's body keeps its
+values per outer iteration: its backward loop, built inside the outer backward loop's body, reads
+its run in the outer iteration being back-propagated (a loop inside a cond, or deeper, raises
+NotImplementedError). The op names under ``gradients/`` differ from TensorFlow's stack
+machinery; the values are the same.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from placeviz.graph.while_loop import WhileContext, output_context, while_contex
 
 
 class GradWhileContext(WhileContext):
-    """The backward loop: a forward loop's value is read from its history at ``index``."""
+    """The backward loop: a forward loop's value is read from its history at ``index`` (of
+    the forward loop's run in the outer loop's iteration ``instance``, for a nested loop)."""
 
     forward: WhileContext
     index: Tensor | None = None
+    instance: Tensor | None = None
 
     def add_value(self, value: Tensor) -> Tensor:
         if while_context_of(output_context(value.op)) is self.forward and self.index is not None:
@@ -33,7 +38,8 @@ class GradWhileContext(WhileContext):
             if read is None:
                 self.forward.history_tensors[id(value)] = value
                 attrs = {"tensor": value, "loop": self.forward}
-                read = make_op("LoopHistoryRead", [self.index], "LoopHistoryRead", attrs).outputs[0]
+                at = [self.index] if self.instance is None else [self.instance, self.index]
+                read = make_op("LoopHistoryRead", at, "LoopHistoryRead", attrs).outputs[0]
                 self._external[value] = read
                 self._values.add(read)
             return read
@@ -51,10 +57,8 @@ def loop_gradient(
 ) -> list[tuple[Tensor, Tensor]]:
     """Gradients of the loop's outer inputs (its loop variables' initial values and the outer
     values its body reads), given the gradients of its exits."""
-    if loop.outer is not None:
-        raise NotImplementedError(
-            "placeviz differentiates a while loop that is not inside another loop or a cond"
-        )
+    instance = _outer_iteration(loop)
+    loop.keeps_history = True
     variables = [m.op.inputs[0].op for m in _merges(loop)]  # the non-constant Enters
     identities = _identities(loop)
     nexts = [m.op.inputs[1].op for m in _merges(loop)]
@@ -72,13 +76,15 @@ def loop_gradient(
         for k in floats
     ]
     sums = [array_ops.zeros_like(c.inputs[0]) for c in constants]
-    count = make_op(
-        "LoopIterationCount", [loop.exits[0]], "LoopIterationCount", {"loop": loop}
-    ).outputs[0]
+    # after the loop ran (its exit), or in the outer loop's iteration (whose run it counts)
+    after = [loop.exits[0]] if instance is None else [instance]
+    attrs = {"loop": loop, "nested": instance is not None}
+    count = make_op("LoopIterationCount", after, "LoopIterationCount", attrs).outputs[0]
 
     def make_context(*args: Any) -> GradWhileContext:
         context = GradWhileContext(*args)
         context.forward = loop
+        context.instance = instance
         made.append(context)
         return context
 
@@ -109,6 +115,27 @@ def loop_gradient(
     result = [(variables[k].inputs[0], grad) for k, grad in zip(floats, final)]
     result += [(constant.inputs[0], total) for constant, total in zip(constants, totals)]
     return result
+
+
+def _outer_iteration(loop: WhileContext) -> Tensor | None:
+    """For a loop inside another loop's body: the forward iteration of the outer loop that the
+    outer loop's backward body (being built now) back-propagates; None for an outermost loop."""
+    if loop.outer is None:
+        return None
+    building = loop.graph._control_flow_context
+    outer = loop.outer
+    if (
+        not isinstance(outer, WhileContext)
+        or outer.outer is not None
+        or not isinstance(building, GradWhileContext)
+        or building.forward is not outer
+        or building.index is None
+    ):
+        raise NotImplementedError(
+            f"placeviz differentiates a while loop ({loop.name}) that is outermost or inside "
+            "the body of an outermost loop, not one inside a cond or deeper"
+        )
+    return building.index
 
 
 def _merges(loop: WhileContext) -> list[Tensor]:

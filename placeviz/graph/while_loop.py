@@ -60,6 +60,8 @@ class WhileContext:
         self.exits: list[Tensor] = []
         # tensor id -> tensor: the values a gradient reads per iteration (the runner keeps them)
         self.history_tensors: dict[int, Tensor] = {}
+        # whether a gradient was built, which reads how many iterations ran (the runner counts)
+        self.keeps_history = False
         # ids of the loop's own Enter (of a loop variable), Merge, LoopCond, Switch,
         # NextIteration and Exit ops (a cond in the body has Switches and Merges of its own)
         self.plumbing: set[int] = set()

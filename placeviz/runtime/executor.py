@@ -32,6 +32,7 @@ from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
 from placeviz.runtime.frames import Execution, FrameRunner
 from placeviz.runtime.plan import Frame, Plan
+from placeviz.runtime.simulation import op_timing
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -51,6 +52,7 @@ class Step:
     # False: the step runs no code, so it takes no time: a transfer between devices that share
     # memory, or an op whose value the plan took when it was compiled (a constant).
     runs_code: bool = True
+    frame: FrameRunner | None = None  # a while loop's step (kind FRAME): its runner
 
 
 class _Cancelled(Exception):
@@ -411,10 +413,20 @@ class CompiledPlan:
             with backends.device_scope(place):
                 return build(xp, op, context)
 
+        def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
+            return op_timing(op, plan.devices[op._id])
+
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is
         runner = FrameRunner(
-            frame.context, frame.ops, device_of, kernel, self.executions, state.loop_history, index
+            frame.context,
+            frame.ops,
+            device_of,
+            kernel,
+            self.executions,
+            state.loop_history,
+            index,
+            timing,
         )
         self.frame_devices.update(device_of)
         keys = runner.argument_keys
@@ -425,7 +437,7 @@ class CompiledPlan:
                 if control._id not in members:
                     deps.update(op_steps.get(control._id, ()))
         device = plan.devices[rep._id]
-        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps))))
+        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner))
         for member in frame.ops:
             op_steps[member._id] = (index,)
         inputs = [slots[k] for k in keys]

@@ -1,12 +1,20 @@
-"""Run a while loop's frame: iteration after iteration, each op on the device it was placed on.
+"""Run a while loop's frame: its op executions, and when each would run on its device's stream.
 
 A plan's straight-line code cannot unroll a loop whose trip count is known only at run time, so
-a frame is one step of its plan, which calls a ``FrameRunner``. Within an iteration the runner
-runs the frame's ops in an order that ignores the back edges (NextIteration into Merge), with
-TensorFlow's dead tensors: the Switch on LoopCond sends the loop variables into the body or to
-the Exits, so the last iteration runs only the condition and the exits. A loop inside the body
-is a runner of its own, run once per outer iteration. Each op execution is kept with its frame
-and iteration (``executions``).
+a frame is one step of its plan, which calls a ``FrameRunner``. The runner computes iteration
+after iteration, within an iteration in an order that ignores the back edges (NextIteration
+into Merge), with TensorFlow's dead tensors: the Switch on LoopCond sends the loop variables
+into the body or to the Exits, so the last iteration runs only the condition and the exits. A
+loop inside the body is a runner of its own, run once per outer iteration.
+
+Values do not depend on when an op runs, so they are computed in that order on one thread; the
+times are TensorFlow's executor's (``_lay_out``): each execution starts once the executions
+that made its inputs ended and its device's stream is free, and iteration ``k`` of a frame
+starts only after iteration ``k - parallel_iterations`` finished. With ``parallel_iterations``
+above 1, a layer on GPU:0 works on step ``t + 1`` while the next layer on GPU:1 works on step
+``t``. Each execution takes its modeled time on a simulated GPU (``simulation``) and its
+measured time elsewhere. Each op execution is kept with its frame and iteration
+(``executions``), its times laid out from the frame's start.
 """
 
 from __future__ import annotations
@@ -21,11 +29,15 @@ from placeviz.graph.ops.control_flow_ops import DEAD
 from placeviz.graph.validate import dependencies
 from placeviz.graph.while_loop import WhileContext
 
+# (op, inputs, result) -> nanoseconds: an op's modeled duration, for ops on simulated GPUs
+Timing = Callable[[Sequence[Any], Any], int]
+
 
 class Execution(NamedTuple):
     """One op's run inside a frame: which op, in which frame (its name, and its LoopCond's node
-    id) and iteration, when, whether it ran (False: a dead input, as in the iteration that
-    leaves the loop), and the plan step of the outermost loop it is part of."""
+    id) and iteration, when (laid out on its device's stream), whether it ran (False: a dead
+    input, as in the iteration that leaves the loop), and the plan step of the outermost loop
+    it is part of."""
 
     op: Operation
     frame: str
@@ -35,6 +47,148 @@ class Execution(NamedTuple):
     t1: int
     ran: bool
     step: int
+
+
+class _Row(NamedTuple):
+    """An execution while its frame runs: what it waited for and how long it took."""
+
+    op: Operation
+    frame: str
+    loop: int
+    iteration: int
+    ran: bool
+    start: int  # the clock when the runner took it up
+    duration: int
+    device: str
+    deps: Sequence[int]  # rows that made its inputs (data and control; -1: none)
+    groups: tuple[tuple[int, int], ...]  # (frame instance, iteration), innermost first
+    gate: tuple[int, int] | None  # the iteration that must finish before it starts
+
+
+class _Trace:
+    """The rows of one outermost frame's run, and a number for each frame instance. A frame
+    that is not laid out (``lays_out`` False) records its executions as they are."""
+
+    def __init__(self, lays_out: bool, step: int) -> None:
+        self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
+        self.instances = 0
+        self.lays_out = lays_out
+        self.step = step
+
+    def instance(self) -> int:
+        self.instances += 1
+        return self.instances - 1
+
+
+def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
+    """Start and end (ns from the frame's start) of each row: a discrete-event simulation of
+    TensorFlow's executor. A row is ready when its inputs' rows ended and the iteration that
+    gates it finished; each device's stream runs the rows that ran, one at a time, in the order
+    they became ready; a dead row takes no time."""
+    count = len(rows)
+    waiting = [int(r.gate is not None) for r in rows]
+    ready_at = [0] * count
+    users: list[list[int]] = [[] for _ in rows]
+    members: dict[tuple[int, int], int] = {}
+    gated: dict[tuple[int, int], list[int]] = {}
+    for i, row in enumerate(rows):
+        for d in set(row.deps):
+            if d >= 0:
+                users[d].append(i)
+                waiting[i] += 1
+        for group in row.groups:
+            members[group] = members.get(group, 0) + 1
+        if row.gate is not None:
+            gated.setdefault(row.gate, []).append(i)
+    finished: dict[tuple[int, int], int] = {}
+    heap = [(0, i) for i in range(count) if waiting[i] == 0]
+    heapq.heapify(heap)
+    lane_free: dict[str, int] = {}
+    starts, ends = [0] * count, [0] * count
+
+    def release(i: int, at: int) -> None:
+        ready_at[i] = max(ready_at[i], at)
+        waiting[i] -= 1
+        if waiting[i] == 0:
+            heapq.heappush(heap, (ready_at[i], i))
+
+    while heap:
+        ready, i = heapq.heappop(heap)
+        row = rows[i]
+        start = max(ready, lane_free.get(row.device, 0)) if row.ran else ready
+        end = start + (row.duration if row.ran else 0)
+        if row.ran:
+            lane_free[row.device] = end
+        starts[i], ends[i] = start, end
+        for user in users[i]:
+            release(user, end)
+        for group in row.groups:
+            finished[group] = max(finished.get(group, 0), end)
+            members[group] -= 1
+            if members[group] == 0:
+                for user in gated.pop(group, ()):
+                    release(user, finished[group])
+    for users_left in gated.values():  # gated on an iteration without rows: none to wait for
+        for user in users_left:
+            release(user, 0)
+    while heap:  # only reached through the release above
+        ready, i = heapq.heappop(heap)
+        starts[i] = ends[i] = ready
+    return starts, ends
+
+
+class _Iteration:
+    """One iteration of one frame instance while it runs: its values, the rows that made them,
+    and how its rows are recorded."""
+
+    def __init__(
+        self,
+        runner: FrameRunner,
+        iteration: int,
+        groups: tuple[tuple[int, int], ...],
+        gate: tuple[int, int] | None,
+        trace: _Trace,
+    ) -> None:
+        self.runner = runner
+        self.iteration = iteration
+        self.groups = groups
+        self.gate = gate
+        self.trace = trace
+        self.values: dict[int, Any] = {}  # tensor id -> value in this iteration
+        self.made: dict[int, int] = {}  # tensor id -> the row that made it
+        self.done: dict[int, int] = {}  # op id -> its row
+
+    def record(
+        self, op: Operation, ran: bool, start: int, duration: int, deps: Sequence[int]
+    ) -> None:
+        runner = self.runner
+        rows = self.trace.rows
+        row = self.done[op._id] = len(rows)
+        if not self.trace.lays_out:
+            end = start + duration
+            rows.append(
+                Execution(
+                    op, runner.name, runner._loop, self.iteration, start, end, ran, self.trace.step
+                )
+            )
+            return
+        rows.append(
+            _Row(
+                op,
+                runner.name,
+                runner._loop,
+                self.iteration,
+                ran,
+                start,
+                duration,
+                runner._device_of[op._id],
+                deps,
+                self.groups,
+                self.gate,
+            )
+        )
+        for tensor in op.outputs:
+            self.made[id(tensor)] = row
 
 
 def _direct_child(op: Operation, context: Any) -> Any:
@@ -60,12 +214,15 @@ class FrameRunner:
         executions: list[Execution],
         history: Callable[[Any], Any] | None = None,
         step: int = -1,
+        timing: Callable[[Operation], Timing | None] | None = None,
     ) -> None:
-        """``history(context)``: where a loop whose gradient was built keeps its values."""
+        """``history(context)``: where a loop whose gradient was built keeps its values;
+        ``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere)."""
         self.context = context
         self.name = context.name
         self._loop = context.pivot.op._id
         self._step = step
+        self._parallel = max(int(context.parallel_iterations), 1)
         self.exits = [t for t in context.exits if t.op in set(ops)]
         self._device_of = device_of
         members = {op._id for op in ops}
@@ -93,9 +250,9 @@ class FrameRunner:
                 inner.setdefault(id(child), []).append(op)
         for group in inner.values():
             child = _direct_child(group[0], context)
-            runner = FrameRunner(child, group, device_of, kernel, executions, history, step)
+            runner = FrameRunner(child, group, device_of, kernel, executions, history, step, timing)
             key = group[0]._id
-            units[key] = (runner, [tensor_id for tensor_id, _ in runner.argument_keys])
+            units[key] = runner
             for op in group:
                 unit_of[op._id] = key
         self._order = self._iteration_order(units, unit_of, members)
@@ -107,11 +264,31 @@ class FrameRunner:
             and len(op.inputs) == 2
             and op.inputs[1].op.type == "NextIteration"
         }
-        self._kernels = {op._id: kernel(op) for op in ops if _direct_child(op, context) is None}
+        own = [op for op in ops if _direct_child(op, context) is None]
+        self._kernels = {op._id: kernel(op) for op in own}
+        self._timings = {}
+        if timing is not None:
+            self._timings = {op._id: t for op in own if (t := timing(op)) is not None}
         self._units = units
-        kept = getattr(context, "history_tensors", {})
-        self._history = history(context) if history is not None and kept else None
-        self._kept = {key: tensor for key, tensor in kept.items()}
+        # Whether the frame's time is modeled: some op of it (or of an inner loop) is.
+        self.modeled = bool(self._timings) or any(
+            isinstance(u, FrameRunner) and u.modeled for u in units.values()
+        )
+        self.makespan = 0  # ns, the last run's laid-out length
+        # A frame on one device whose ops take their measured time runs as laid out already:
+        # its executions keep their clocks (nothing to lay out).
+        self._lays_out = self.modeled or len(set(device_of[op._id] for op in ops)) > 1
+        kept = context.history_tensors
+        self._history = history(context) if history is not None and context.keeps_history else None
+        self._kept = dict(kept)
+        # inner loops (at any depth) that keep values for their gradients
+        self._nested: list[FrameRunner] = [
+            runner
+            for unit in units.values()
+            if isinstance(unit, FrameRunner)
+            for runner in (unit, *unit._nested)
+            if runner._history is not None
+        ]
 
     @staticmethod
     def _iteration_order(
@@ -119,7 +296,7 @@ class FrameRunner:
     ) -> list[int]:
         waiting: dict[int, set[int]] = {u: set() for u in units}
         for u, unit in units.items():
-            ops = [unit] if isinstance(unit, Operation) else unit[0]._all_ops
+            ops = [unit] if isinstance(unit, Operation) else unit._all_ops
             for op in ops:
                 for dep in dependencies(op):
                     if dep._id in members and unit_of[dep._id] != u:
@@ -145,53 +322,121 @@ class FrameRunner:
     def _all_ops(self) -> list[Operation]:
         ops: list[Operation] = []
         for unit in self._units.values():
-            ops.extend([unit] if isinstance(unit, Operation) else unit[0]._all_ops)
+            ops.extend([unit] if isinstance(unit, Operation) else unit._all_ops)
         return ops
 
     def __call__(self, *arguments: Any) -> tuple[Any, ...]:
-        """The loop's exit values, in the order of ``self.exits``."""
+        """The loop's exit values, in the order of ``self.exits``; its executions, laid out
+        from the clock at the call, go to ``executions``."""
+        self.makespan = 0
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
+        for runner in self._nested:
+            runner._history.instances.clear()  # type: ignore[union-attr]
+        trace = _Trace(self._lays_out, self._step)
+        try:
+            results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
+        finally:  # a failed run's trace holds what ran before the error
+            self._keep(trace)
+        return results
+
+    def _keep(self, trace: _Trace) -> None:
+        """The run's executions, laid out when the frame spans devices or is modeled."""
+        rows = trace.rows
+        if not trace.lays_out:
+            self._executions.extend(rows)
+            return
+        begin = rows[0].start if rows else 0
+        starts, ends = _lay_out(rows)
+        self.makespan = max(ends, default=0)
+        self._executions.extend(
+            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, trace.step)
+            for r, t0, t1 in zip(rows, starts, ends)
+        )
+
+    def _run(
+        self,
+        arguments: Sequence[Any],
+        producers: Sequence[int],
+        outer: tuple[tuple[int, int], ...],
+        trace: _Trace,
+    ) -> tuple[tuple[Any, ...], list[int]]:
+        """One run of the frame inside its outer iterations ``outer``: its exit values, and the
+        rows that made them. ``producers``: the row that made each argument (-1: none)."""
         index = self._argument_index
+        device_of = self._device_of
+        instance = trace.instance()
+        lays_out = trace.lays_out
         history = self._history
-        if history is not None:
-            history.clear()
-            for key in self._kept:
-                history.values.setdefault(key, [])
-        following: dict[int, Any] = {}  # Merge op id -> the value NextIteration sent it
-        results: dict[int, Any] = {}
+        kept: dict[int, list[Any]] = {key: [] for key in self._kept}
+        following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
+        entered: dict[int, tuple[Any, int]] = {}  # Enter's output id -> (value, its row)
+        results: dict[int, tuple[Any, int]] = {}
         iteration = 0
         clock = time.perf_counter_ns
         while True:
-            values: dict[int, Any] = {}  # tensor id -> value in this iteration
+            gate = (instance, iteration - self._parallel) if iteration >= self._parallel else None
+            it = _Iteration(self, iteration, ((instance, iteration), *outer), gate, trace)
+            values, made, done = it.values, it.made, it.done
 
-            def read(tensor: Tensor, reader: Operation, values: dict[int, Any] = values) -> Any:
-                position = index.get((id(tensor), self._device_of[reader._id]))
-                return arguments[position] if position is not None else values[id(tensor)]
+            def read(tensor: Tensor, reader: Operation, it: _Iteration = it) -> tuple[Any, int]:
+                position = index.get((id(tensor), device_of[reader._id]))
+                if position is not None:
+                    return arguments[position], producers[position]
+                return it.values[id(tensor)], it.made.get(id(tensor), -1)
 
-            sent: dict[int, Any] = {}
+            record = it.record
+            sent: dict[int, tuple[Any, int]] = {}
             go_on = False
             for key in self._order:
                 unit = self._units[key]
-                t0 = clock()
-                if not isinstance(unit, Operation):
-                    runner, _ = unit
-                    outputs = runner(
-                        *[_lookup(values, arguments, index, k) for k in runner.argument_keys]
-                    )
-                    for tensor, value in zip(runner.exits, outputs):
+                if isinstance(unit, FrameRunner):
+                    inner = [
+                        self._inner_argument(values, made, arguments, producers, k)
+                        for k in unit.argument_keys
+                    ]
+                    if any(v is DEAD for v, _ in inner):
+                        outputs, exit_rows = tuple(DEAD for _ in unit.exits), [-1] * len(unit.exits)
+                    else:
+                        outputs, exit_rows = unit._run(
+                            [v for v, _ in inner], [r for _, r in inner], it.groups, trace
+                        )
+                    for tensor, value, row in zip(unit.exits, outputs, exit_rows):
                         values[id(tensor)] = value
+                        made[id(tensor)] = row
                     continue
                 op = unit
+                t0 = clock()  # measured: the op's dispatch as well as its kernel
+                if iteration and op.type == "Enter":  # a frame's value enters once, as in TF
+                    it.values[id(op.outputs[0])], it.made[id(op.outputs[0])] = entered[
+                        id(op.outputs[0])
+                    ]
+                    it.done[op._id] = it.made[id(op.outputs[0])]
+                    continue
                 if op.type == "Merge" and op.inputs[-1].op.type == "NextIteration":
-                    value = (
-                        read(op.inputs[0], op) if iteration == 0 else following.get(op._id, DEAD)
-                    )
+                    if iteration == 0:
+                        value, row = read(op.inputs[0], op)
+                    else:
+                        value, row = following.get(op._id, (DEAD, -1))
                     values[id(op.outputs[0])] = value
                     values[id(op.outputs[1])] = DEAD if value is DEAD else 0
-                    self._record(op, iteration, t0, value is not DEAD)
+                    timing = self._timings.get(op._id)
+                    if value is DEAD:
+                        duration = 0
+                    elif timing is not None:
+                        duration = timing([value], (value, 0))
+                    else:
+                        duration = clock() - t0
+                    record(op, value is not DEAD, t0, duration, (row,))
                     continue
-                inputs = [read(t, op) for t in op.inputs]
+                if lays_out:
+                    read_in = [read(t, op) for t in op.inputs]
+                    inputs = [v for v, _ in read_in]
+                    deps = [r for _, r in read_in]
+                    deps.extend(done.get(c._id, -1) for c in op.control_inputs)
+                else:  # only the values
+                    inputs = [read(t, op)[0] for t in op.inputs]
+                    deps = []
                 dead = any(v is DEAD for v in inputs) or any(
                     values.get(id(c.outputs[0])) is DEAD for c in op.control_inputs if c.outputs
                 )
@@ -200,46 +445,57 @@ class FrameRunner:
                 if dead:
                     for tensor in op.outputs:
                         values[id(tensor)] = DEAD
-                    self._record(op, iteration, t0, False)
+                    record(op, False, t0, 0, deps)
+                    if op.type == "Enter":
+                        entered[id(op.outputs[0])] = (DEAD, done[op._id])
                     continue
                 result = self._kernels[op._id](*inputs)
+                duration = clock() - t0
+                timing = self._timings.get(op._id)
+                if timing is not None:
+                    duration = timing(inputs, result)
                 if op.op_def.multi_output:
                     for tensor, value in zip(op.outputs, result):
                         values[id(tensor)] = value
                 elif op.outputs:
                     values[id(op.outputs[0])] = result
-                self._record(op, iteration, t0, True)
+                record(op, True, t0, duration, deps)
+                if op.type == "Enter":
+                    entered[id(op.outputs[0])] = (result, done[op._id])
                 if op.type == "NextIteration":
-                    sent[self._next_to_merge[op._id]] = result
+                    sent[self._next_to_merge[op._id]] = (result, done[op._id])
                 elif op.type == "Exit":
-                    results[id(op.outputs[0])] = result
+                    results[id(op.outputs[0])] = (result, done[op._id])
                 elif op.type == "LoopCond" and op._control_flow_context is self.context:
                     go_on = bool(result)
             if not go_on:
                 break
-            if history is not None:  # the body ran: keep what the gradient reads of it
-                for key in self._kept:
-                    history.values[key].append(values.get(key, DEAD))
-                history.iterations = iteration + 1
+            for key, per_iteration in kept.items():  # the body ran: what its gradient reads
+                per_iteration.append(values.get(key, DEAD))
             following = sent
             iteration += 1
-        return tuple(results.get(id(t), DEAD) for t in self.exits)
+        if history is not None:
+            if outer:  # a loop inside loops: its run in these outer iterations
+                history.instances[tuple(i for _, i in reversed(outer))] = (iteration, kept)
+            else:
+                history.iterations, history.values = iteration, kept
+        found = [results.get(id(t), (DEAD, -1)) for t in self.exits]
+        return tuple(v for v, _ in found), [r for _, r in found]
 
-    def _record(self, op: Operation, iteration: int, t0: int, ran: bool) -> None:
-        self._executions.append(
-            Execution(
-                op, self.name, self._loop, iteration, t0, time.perf_counter_ns(), ran, self._step
-            )
-        )
-
-
-def _lookup(
-    values: dict[int, Any], arguments: Sequence[Any], index: dict[Any, int], key: tuple[int, str]
-) -> Any:
-    """An inner loop's argument: a value of this iteration, or one of this loop's own."""
-    if key[0] in values:
-        return values[key[0]]
-    position = index.get(key)
-    if position is None:  # read on another device than this loop's ops read it
-        position = next(i for k, i in index.items() if k[0] == key[0])
-    return arguments[position]
+    def _inner_argument(
+        self,
+        values: dict[int, Any],
+        made: dict[int, int],
+        arguments: Sequence[Any],
+        producers: Sequence[int],
+        key: tuple[int, str],
+    ) -> tuple[Any, int]:
+        """An inner loop's argument and the row that made it: a value of this iteration, or
+        one of this loop's own arguments."""
+        if key[0] in values:
+            return values[key[0]], made.get(key[0], -1)
+        index = self._argument_index
+        position = index.get(key)
+        if position is None:  # read on another device than this loop's ops read it
+            position = next(i for k, i in index.items() if k[0] == key[0])
+        return arguments[position], producers[position]

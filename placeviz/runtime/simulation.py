@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from placeviz import dtypes
 from placeviz.contract import EventKind, TimingSource
@@ -22,7 +24,9 @@ from placeviz.devices.context import Device
 from placeviz.devices.profiles import GPUProfile, HostProfile
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.registry import free_cost
-from placeviz.runtime.executor import Step
+
+if TYPE_CHECKING:  # the executor builds its loops' timings from this module
+    from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
 # An op that launches no kernel (registry.free_cost) costs the executor's dispatch only, about a
@@ -99,6 +103,39 @@ def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int
     return _ns(roofline_seconds(step.op, profile, ins, outs))
 
 
+def op_timing(op: Operation, device: Device) -> Callable[[Sequence[Any], Any], int] | None:
+    """For an op in a while loop on a simulated GPU: its modeled duration (ns) from the values
+    an execution read and made (their shapes, once per set of shapes); None on other devices,
+    whose executions keep their measured time."""
+    if not _simulated(device):
+        return None
+    profile = device.physical.profile
+    assert profile is not None
+    ins = [_static_shape(t) for t in op.inputs]
+    outs = [_static_shape(t) for t in op.outputs]
+    if op.op_def.cost is free_cost or (None not in ins and None not in outs):
+        fixed = _ns(roofline_seconds(op, profile, ins, outs))  # type: ignore[arg-type]
+        return lambda inputs, result: fixed
+    cache: dict[tuple[Any, ...], int] = {}
+
+    def duration(inputs: Sequence[Any], result: Any) -> int:
+        outputs = result if op.op_def.multi_output else (result,) if op.outputs else ()
+        ins = tuple(np.shape(v) if hasattr(v, "shape") else () for v in inputs)
+        outs = tuple(np.shape(v) if hasattr(v, "shape") else () for v in outputs)
+        key = (ins, outs)
+        found = cache.get(key)
+        if found is None:
+            try:
+                found = _ns(roofline_seconds(op, profile, ins, outs))
+            except (ValueError, IndexError, TypeError):  # a cost rule that cannot read these
+                moved = sum(getattr(v, "nbytes", 0) for v in (*inputs, *outputs))
+                found = _ns(memory_bound_seconds(moved, profile))
+            cache[key] = found
+        return found
+
+    return duration
+
+
 def memory_bound_seconds(size: int, profile: GPUProfile | HostProfile) -> float:
     """An op timed by the data it moves: what is left when its cost rule cannot read shapes."""
     return size / profile.memory_bandwidth + profile.launch_latency_s
@@ -128,8 +165,8 @@ def _tensors_of(step: Step) -> list[Tensor]:
 
 
 def _modeled(step: Step) -> bool:
-    if step.kind is EventKind.FRAME:  # a while loop: timed by the host's clock as it runs
-        return False
+    if step.kind is EventKind.FRAME:  # a while loop: modeled when some op of it is
+        return step.frame is not None and step.frame.modeled
     if step.kind is EventKind.OP:
         return _simulated(step.device)
     return _simulated(step.device) or _simulated(step.peer)
@@ -199,8 +236,14 @@ class TimelineModel:
         self.modeled = [_modeled(step) for step in steps]
         self.durations: list[int | None] = [None] * len(steps)
         self.run_time: list[int] = []  # modeled steps whose durations need a run's sizes
+        # a while loop's steps with modeled ops: each run lasts its laid-out length
+        self.frames = {
+            i: step.frame
+            for i, step in enumerate(steps)
+            if step.frame is not None and self.modeled[i]
+        }
         for i, step in enumerate(steps):
-            if not self.modeled[i]:
+            if not self.modeled[i] or i in self.frames:
                 continue
             if step.kind is EventKind.OP:
                 ins = [_static_shape(t) for t in step.op.inputs]
@@ -286,7 +329,8 @@ class TimelineModel:
             start = max(ready, lane_free.get(self.lanes[i], 0))
             modeled = self.durations[i]
             if modeled is None:
-                modeled = run_time.get(i)
+                frame = self.frames.get(i)
+                modeled = frame.makespan if frame is not None else run_time.get(i)
             if modeled is not None:
                 duration, source = modeled, TimingSource.MODELED
             else:

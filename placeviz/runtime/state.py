@@ -83,16 +83,20 @@ def _read_only(buffer: Any) -> Any:
 
 class LoopHistory:
     """The per-iteration values of a loop's tensors that its gradient reads (TF keeps them on
-    stacks), and how many times the body ran, in the loop's last run."""
+    stacks), and how many times the body ran, in the loop's last run; for a loop inside
+    another loop, those of its run in each outer iteration (``instances``)."""
 
-    __slots__ = ("iterations", "values")
+    __slots__ = ("instances", "iterations", "values")
 
     def __init__(self) -> None:
         self.iterations = 0
         self.values: dict[int, list[Any]] = {}  # tensor id -> value per iteration
+        # the outer loops' iterations -> (iterations, values) of the run inside them
+        self.instances: dict[tuple[int, ...], tuple[int, dict[int, list[Any]]]] = {}
 
     def clear(self) -> None:
         self.iterations = 0
+        self.instances.clear()
         for kept in self.values.values():
             kept.clear()
 

@@ -692,6 +692,28 @@ family(
                 [0, x],
             )[1]
         ),
+        # a body whose gradient reads no value of the forward loop, only its trip count
+        "outer_value_added": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda i, a: i < 3, lambda i, a: (i + 1, a + v), [0, x], name="added"
+            )[1]
+        ),
+        # a loop in a loop's body: its trip count follows the outer loop's counter, and it
+        # reads the outer loop's variable and the variable v
+        "loop_in_loop": _loop_gradient(
+            lambda tf, x, v: tf.while_loop(
+                lambda i, a: i < 3,
+                lambda i, a: (
+                    i + 1,
+                    tf.while_loop(
+                        lambda j, b: j < i + 1,
+                        lambda j, b: (j + 1, tf.tanh(b * v + a)),
+                        [0, a],
+                    )[1],
+                ),
+                [0, x],
+            )[1]
+        ),
         "loop_after_ops": _loop_gradient(
             lambda tf, x, v: (
                 tf.while_loop(
@@ -722,11 +744,19 @@ def _rnn_like(tf: Any) -> Any:
     )
 
 
-def _train_loop(optimizer: Any) -> Any:
+def _train_loop(optimizer: Any, nested: bool = False) -> Any:
+    """``nested``: the body's step is a loop of its own, two steps of ``a * v + x``."""
+
     def run(tf: Any) -> Any:
         x = tf.constant([1.0, -0.5], name="x")
         v = tf.Variable([0.3, 0.7], name="v")
-        _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * v + x), [0, x])
+
+        def step(a: Any) -> Any:
+            if not nested:
+                return a * v + x
+            return tf.while_loop(lambda j, b: j < 2, lambda j, b: (j + 1, b * v + x), [0, a])[1]
+
+        _, y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, step(a)), [0, x])
         loss = tf.reduce_sum(tf.square(y - 1.0))
         train = optimizer(tf).minimize(loss)
         return Runs(tf.global_variables_initializer(), train, train, Run([v.value(), loss]))
@@ -741,5 +771,6 @@ family(
         "sgd": _train_loop(lambda tf: tf.train.GradientDescentOptimizer(0.05)),
         "adam": _train_loop(lambda tf: tf.train.AdamOptimizer(0.05)),
         "momentum": _train_loop(lambda tf: tf.train.MomentumOptimizer(0.02, 0.9)),
+        "sgd_loop_in_loop": _train_loop(lambda tf: tf.train.GradientDescentOptimizer(0.02), True),
     },
 )

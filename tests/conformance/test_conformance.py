@@ -110,10 +110,13 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "while_gradient_two_float_vars",
             "while_gradient_cond_in_body",
             "while_gradient_loop_after_ops",
+            "while_gradient_loop_in_loop",
+            "while_gradient_outer_value_added",
             "while_train_elman_rnn",
             "while_train_sgd",
             "while_train_adam",
             "while_train_momentum",
+            "while_train_sgd_loop_in_loop",
         )
     },
     # dynamic_rnn collects its outputs in TensorArrays (TensorArrayV3, Scatter, Read, Write,

@@ -162,8 +162,15 @@ def _infer_history_read(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> l
 
 
 def _history_read_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    """Inputs: the forward iteration, after the outer loop's iteration for a nested loop."""
     history = state.loop_history(op.attrs["loop"])
     key = id(op.attrs["tensor"])
+    if len(op.inputs) == 2:
+
+        def read_nested(outer: Any, index: Any) -> Any:
+            return history.instances[(int(outer),)][1][key][int(index)]
+
+        return read_nested
 
     def read(index: Any) -> Any:
         return history.values[key][int(index)]
@@ -176,7 +183,11 @@ def _infer_iterations(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> lis
 
 
 def _iterations_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    """Input: the loop's exit (read after the loop ran), or for a loop nested in another loop
+    the outer loop's iteration whose run of it counts."""
     history = state.loop_history(op.attrs["loop"])
+    if op.attrs.get("nested"):
+        return lambda outer: np.asarray(history.instances[(int(outer),)][0], dtype=np.int32)
     return lambda *after: np.asarray(history.iterations, dtype=np.int32)
 
 
