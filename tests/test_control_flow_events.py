@@ -107,3 +107,13 @@ def test_live_updates_carry_frame_and_iteration() -> None:
     assert tuple(decoded) == COLUMN_NAMES
     np.testing.assert_array_equal(decoded["frame"], columns["frame"])
     np.testing.assert_array_equal(decoded["iteration"], columns["iteration"])
+
+
+def test_a_what_if_leaves_no_event_inside_a_loop() -> None:
+    """A prediction lays out plan steps, not a loop's executions: its events keep the columns'
+    defaults, never loop 0's iteration 0."""
+    trace = lstm_dynamic(3)
+    predicted = trace.what_if(devices=1)
+    events = _columns(predicted.to_document())
+    assert set(events["frame"].tolist()) == {-1}
+    assert set(events["iteration"].tolist()) == {-1}

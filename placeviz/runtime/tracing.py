@@ -320,21 +320,16 @@ def _record_executions(
     run_id: int,
 ) -> None:
     """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
-    dead), laid out within its loop's step: the step's span, scaled from the clocks the loop's
-    runner read, with its frame (the loop's LoopCond node) and iteration
-    (``CompiledPlan.executions``). Events of ops outside loops leave those columns to their
-    defaults (-1)."""
+    dead), at its loop step's start plus the offset the loop's runner laid it out at (not
+    stretched over the step: a measured step's span also holds the runner's own overhead), with
+    its frame (the loop's LoopCond node) and iteration (``CompiledPlan.executions``). Events of
+    ops outside loops leave those columns to their defaults (-1)."""
     rows = [e for e in compiled.executions if e.step in spans]
     if not rows:
         return
     first = {step: min(e.t0 for e in rows if e.step == step) for step in spans}
-    last = {step: max(e.t1 for e in rows if e.step == step) for step in spans}
-    t0, t1 = [], []
-    for e in rows:
-        begin, end, _ = spans[e.step]
-        scale = (end - begin) / max(last[e.step] - first[e.step], 1)
-        t0.append(begin + int((e.t0 - first[e.step]) * scale))
-        t1.append(begin + int((e.t1 - first[e.step]) * scale))
+    t0 = [spans[e.step][0] + e.t0 - first[e.step] for e in rows]
+    t1 = [spans[e.step][0] + e.t1 - first[e.step] for e in rows]
     devices = [columns.device_ids[compiled.frame_devices[e.op._id]] for e in rows]
     recorder.extend(
         len(rows),

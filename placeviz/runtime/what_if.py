@@ -236,7 +236,7 @@ def _lay_out(
     """Each step starts when its lane is free and its inputs are on its device (a control
     input: when it finished); times in ns from ``origin``, one run event first."""
     n = len(steps) + 1
-    out = {c.name: np.zeros(n, dtype=c.dtype) for c in EVENT_COLUMNS}
+    out = {c.name: np.full(n, c.default or 0, dtype=c.dtype) for c in EVENT_COLUMNS}
     ready: dict[tuple[int, int], int] = {}  # (node, device) -> when its output is there
     lane_free: dict[tuple[int, bool], int] = {}
     for i, step in enumerate(steps, start=1):
