@@ -168,6 +168,7 @@ from placeviz.graph.ops.state_ops import (
     no_op,
     placeholder,
 )
+from placeviz.graph.ops.tensor_array_ops import TensorArray
 from placeviz.graph.scopes import (
     colocate_with,
     control_dependencies,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Sequence
 
+from placeviz import dtypes
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
-from placeviz.graph.core import Operation, RequestSource
+from placeviz.graph.core import Operation, RequestSource, Tensor
 
 _FIELD_WORDS = {
     "job": "jobs",
@@ -66,7 +67,7 @@ class ColocationIndex:
             self._members[op._id] = [op]
             self._by_name[op.name] = op
             for tensor in op.inputs:
-                if tensor.op.op_def.ref_output and not op.op_def.value_inputs:
+                if _reads_state(op, tensor):
                     if self._by_name.get(tensor.op.name) is tensor.op:
                         self._union(op, tensor.op)
                     else:  # a cond's RefSwitch, made after the op that reads through it
@@ -93,6 +94,14 @@ class ColocationIndex:
         root = self._uf.find(ra)
         merged = self._members.pop(rb if root == ra else ra)
         self._members[root].extend(merged)
+
+
+def _reads_state(op: Operation, tensor: Tensor) -> bool:
+    """The op works on what ``tensor`` refers to: a variable's reference (unless the op takes
+    its value only), or a resource handle (a TensorArray's: TF keeps its users with it)."""
+    if tensor.dtype.base_dtype is dtypes.resource:
+        return True
+    return tensor.op.op_def.ref_output and not op.op_def.value_inputs
 
 
 def _creation(op: Operation) -> int:

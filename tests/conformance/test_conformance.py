@@ -114,6 +114,7 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "while_train_sgd",
             "while_train_adam",
             "while_train_momentum",
+            "tensor_array_while_gradient",
         )
     },
     # dynamic_rnn collects its outputs in TensorArrays (TensorArrayV3, Scatter, Read, Write,

@@ -11,6 +11,7 @@ from placeviz.graph.grads import (
     math_grad,
     nn_grad,
     selection_grad,
+    tensor_array_grad,
     train_grad,
 )
 from placeviz.graph.grads.registry import (
@@ -37,5 +38,6 @@ __all__ = [
     "register_gradient",
     "registered_types",
     "selection_grad",
+    "tensor_array_grad",
     "train_grad",
 ]
