@@ -760,7 +760,7 @@ class TensorArray:
         with get_default_graph().name_scope(name or "TensorArraySplit"):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
             with self._maybe_colocate_with(value):
-                lengths_64 = _cast_int64(lengths)
+                lengths_64 = array_ops.cast(lengths, dtypes.int64)
                 known = constant_value(lengths_64)
                 if value.shape.dims is not None and known is not None:
                     known = np.asarray(known)
@@ -779,16 +779,6 @@ class TensorArray:
 
     def close(self, name: str | None = None) -> Operation:
         return make_op("TensorArrayCloseV3", [self._handle], name or "TensorArrayCloseV3")
-
-
-def _cast_int64(value: Any) -> Tensor:
-    """TF's ``math_ops.cast(value, int64)``: a Python value becomes ``Cast/x``."""
-    graph = get_default_graph()
-    with graph.name_scope("Cast") as scope:
-        tensor = convert_to_tensor(value, name="x")
-        if tensor.dtype.base_dtype is dtypes.int64:
-            return tensor
-        return make_op("Cast", [tensor], scope, {"dtype": dtypes.int64}).outputs[0]
 
 
 def _static_value(value: Any) -> Any:
@@ -836,9 +826,9 @@ def carry_tensor_arrays(
     result = loop(
         lambda *a: cond(*arrays(a)),
         lambda *a: flows(body(*arrays(a))),
-        flows(template),
+        flows(loop_vars),
         **options,
     )
     if len(template) == 1 and not options.get("return_same_structure"):
         return arrays([result])[0]
-    return arrays(result)
+    return nest.map_structure(lambda value, like: from_flow(like, value), result, loop_vars)
