@@ -216,7 +216,7 @@ def _dynamic_rnn_loop(
     )
     final_outputs = tuple(ta.stack() for ta in output_final_ta)
     for output, size in zip(final_outputs, flat_output_size):
-        _shape_vector([const_time_steps, const_batch_size], size, static=True)
+        _static_shape_constants([const_time_steps, const_batch_size], size)
         output.set_shape([const_time_steps, const_batch_size, *_dims(size)])
     return nest.pack_sequence_as(cell.output_size, list(final_outputs)), final_state
 
@@ -250,6 +250,14 @@ def _rnn_step(
         nest.pack_sequence_as(zero_output, flat_new_output),
         nest.pack_sequence_as(state, flat_new_state),
     )
+
+
+def _static_shape_constants(prefix: list[Any], size: Any) -> None:
+    """TF's ``_concat(prefix, size, static=True)`` builds (and never uses) a Const of each
+    part whose dimensions are all known."""
+    for dims in (prefix, _dims(size)):
+        if all(d is not None for d in dims):
+            constant(dims, dtype=dtypes.int32)
 
 
 def _dims(size: Any) -> list[Any]:

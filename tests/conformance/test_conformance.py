@@ -108,6 +108,7 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "rnn_dynamic_train_gru",
             "rnn_dynamic_train_lstm_lengths",
             "rnn_dynamic_train_basic_rnn",
+            "rnn_dynamic_bidirectional_lengths",
         )
     },
     # the embedding's dense gradient: its update, and the tensors the clipping and the global
