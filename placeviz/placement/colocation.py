@@ -10,7 +10,7 @@ TensorFlow's ``ColocationGraph`` does.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 
 from placeviz import dtypes
 from placeviz.devices.spec import DeviceSpec
@@ -108,8 +108,13 @@ def _creation(op: Operation) -> int:
     return op._id
 
 
-def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
-    """Op id -> the variable whose request replaces the op's own, incompatible one."""
+def reference_overrides(
+    ops: Sequence[Operation], group: Callable[[Operation], list[Operation]] | None = None
+) -> dict[int, Operation]:
+    """Op id -> the variable (or the resource's maker) whose request replaces the op's own,
+    incompatible one. As TF's ``EnsureCompatibilityAcrossResourceEdge``, an op reading a
+    resource handle (a TensorArray's) gives up a request that contradicts what the rest of its
+    group (``group(op)``: the handle's maker and the ops colocated with it) asks for."""
     overrides: dict[int, Operation] = {}
     for op in ops:
         for tensor in op.inputs:
@@ -120,7 +125,30 @@ def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
                 and not compatible(source.requested_device, op.requested_device)
             ):
                 overrides.setdefault(op._id, source)
+        if group is None or op._id in overrides or op.requested_device.is_empty:
+            continue
+        handles = [t for t in op.inputs if t.dtype.base_dtype is dtypes.resource]
+        if not handles:
+            continue
+        rest = [m for m in group(op) if m is not op and not _reads_resource(m)]
+        try:
+            asked, _ = merged_request(rest, soft=False)
+        except InvalidArgumentError:
+            continue  # the rest conflicts by itself: the placer reports that
+        if not compatible(asked, op.requested_device):
+            overrides[op._id] = _resource_maker(handles[0])
     return overrides
+
+
+def _reads_resource(op: Operation) -> bool:
+    return any(t.dtype.base_dtype is dtypes.resource for t in op.inputs)
+
+
+def _resource_maker(handle: Tensor) -> Operation:
+    """The op that made the resource a handle names (through a loop's Enter, say)."""
+    while handle.op.inputs and handle.op.inputs[0].dtype.base_dtype is dtypes.resource:
+        handle = handle.op.inputs[0]
+    return handle.op
 
 
 def compatible(a: DeviceSpec, b: DeviceSpec) -> bool:

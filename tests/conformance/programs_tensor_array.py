@@ -284,3 +284,18 @@ family(
     },
 )
 family("tensor_array_while", {"gradient": _loop_gradient})
+
+
+def _read_under_other_device(tf: Any) -> Any:
+    """A read asked for another device than its array: the resource edge wins (TF ignores the
+    read's request), so the array, its ops and the read share the written value's device."""
+    with tf.device("/cpu:1"):
+        x = tf.constant(ROWS, name="x") * 2.0
+    ta = tf.TensorArray(tf.float32, size=4).unstack(x)
+    with tf.device("/cpu:0"):
+        row = ta.read(1)
+        size = ta.size()
+    return [row, size, row + 1.0]
+
+
+family("tensor_array", {"read_under_other_device": _read_under_other_device}, cpus=2)
