@@ -172,7 +172,6 @@ from placeviz.graph.ops.state_ops import (
     no_op,
     placeholder,
 )
-from placeviz.graph.ops.tensor_array_ops import TensorArray
 from placeviz.graph.scopes import (
     colocate_with,
     control_dependencies,
@@ -181,6 +180,7 @@ from placeviz.graph.scopes import (
     name_scope,
 )
 from placeviz.graph.shapes import TensorShape
+from placeviz.graph.tensor_array import TensorArray
 from placeviz.graph.variable_scope import (
     AUTO_REUSE,
     VariableScope,

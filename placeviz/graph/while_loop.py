@@ -20,8 +20,8 @@ from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
-from placeviz.graph.ops.tensor_array_ops import TensorArray, carry_tensor_arrays
 from placeviz.graph.shapes import TensorShape, as_shape
+from placeviz.graph.tensor_array import TensorArray, carry_tensor_arrays
 from placeviz.rnn import nest
 
 

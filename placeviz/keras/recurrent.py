@@ -20,8 +20,8 @@ from placeviz.graph.core import Tensor
 from placeviz.graph.ops import array_ops, clip_ops, math_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.reverse_ops import reverse
-from placeviz.graph.ops.tensor_array_ops import TensorArray
 from placeviz.graph.shapes import TensorShape
+from placeviz.graph.tensor_array import TensorArray
 from placeviz.graph.variable_scope import get_variable, variable_scope
 from placeviz.graph.while_loop import while_loop
 from placeviz.keras import initializers as keras_initializers

@@ -18,8 +18,8 @@ from placeviz.graph.ops import array_ops, math_ops, selection_ops, state_ops
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.logging_ops import Assert
 from placeviz.graph.ops.reverse_ops import reverse, reverse_sequence
-from placeviz.graph.ops.tensor_array_ops import TensorArray
 from placeviz.graph.shapes import TensorShape
+from placeviz.graph.tensor_array import TensorArray
 from placeviz.graph.variable_scope import variable_scope
 from placeviz.graph.while_loop import while_loop
 from placeviz.rnn import nest

@@ -14,7 +14,7 @@ from placeviz.dtypes import DType
 from placeviz.graph.core import Operation, Tensor, get_default_graph
 from placeviz.graph.grads.registry import not_differentiable, register_gradient
 from placeviz.graph.ops import state_ops
-from placeviz.graph.ops.tensor_array_ops import TensorArray
+from placeviz.graph.tensor_array import TensorArray
 
 not_differentiable("TensorArrayV3", "TensorArrayGradV3", "TensorArraySizeV3", "TensorArrayCloseV3")
 
