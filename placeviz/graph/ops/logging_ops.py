@@ -47,7 +47,7 @@ def _scalar(item: Any) -> str:
 def _entry(value: Any, summarize: int) -> str:
     """One data tensor as TF's ``SummarizeValue`` shows it: its first ``summarize`` entries,
     nested as the array is, ``...`` after the last one shown."""
-    array = np.asarray(value)
+    array = value.get() if hasattr(value, "get") else np.asarray(value)  # from a GPU
     if array.ndim == 0:
         return _scalar(array[()])
     flat = [_scalar(v) for v in array.reshape(-1)]
@@ -73,7 +73,7 @@ def _assert_kernel(xp: Any, op: Operation, state: Any) -> Any:
     summarize = op.attrs["summarize"]
 
     def check(condition: Any, *data: Any) -> None:
-        if not bool(np.all(condition)):
+        if not bool(condition.all()):
             shown = " ".join(f"[{_entry(d, summarize)}]" for d in data)  # TF's brackets
             raise InvalidArgumentError(f"assertion failed: {shown}", op=op)
 

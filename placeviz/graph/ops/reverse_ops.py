@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
@@ -82,7 +80,7 @@ def _reverse_sequence_kernel(xp: Any, op: Operation, state: Any) -> Any:
     def reverse_sequence(x: Any, lengths: Any) -> Any:
         if seq == batch:
             raise InvalidArgumentError(f"batch_dim == seq_dim == {seq}", op=op)
-        counts = [int(v) for v in np.asarray(lengths).reshape(-1)]
+        counts = list(host_ints(lengths))
         if len(counts) != x.shape[batch]:
             raise InvalidArgumentError(
                 f"Length of seq_lens != input.dims({batch}), ({len(counts)} vs. {x.shape[batch]})",

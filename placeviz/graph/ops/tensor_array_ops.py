@@ -20,6 +20,7 @@ from placeviz import dtypes
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops.shape_ops import host_ints
 from placeviz.graph.registry import ALL_DEVICES, OpDef, OutputSpec, free_cost, memory_cost
 from placeviz.graph.shapes import TensorShape, as_shape
 
@@ -86,7 +87,7 @@ class TensorArrayStore:
             grow = index + 1 - self.size
             self.elements.extend([None] * grow)
             self.read_once.extend([False] * grow)
-        dtype = dtypes.as_dtype(np.asarray(value).dtype)
+        dtype = dtypes.as_dtype(value.dtype)
         if dtype is not self.dtype:
             raise InvalidArgumentError(
                 f"TensorArray dtype is {self.dtype.name} but Op is trying to write dtype "
@@ -181,7 +182,8 @@ class TensorArrayStore:
 
 # -- the ops -----------------------------------------------------------------------------------
 def _ints(value: Any) -> list[int]:
-    return [int(v) for v in np.asarray(value).reshape(-1)]
+    """Indices or lengths as Python ints (from the host, or copied from a GPU)."""
+    return list(host_ints(value))
 
 
 def _handle_shape(handle: Tensor) -> TensorShape | None:
