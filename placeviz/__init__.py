@@ -104,6 +104,7 @@ from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
 from placeviz.graph.ops.io_ops import placeholder_with_default
 from placeviz.graph.ops.linalg_ops import einsum, tensordot
+from placeviz.graph.ops.logging_ops import Assert
 from placeviz.graph.ops.loss_ops import stop_gradient
 from placeviz.graph.ops.math_ops import (
     abs,
@@ -137,6 +138,8 @@ from placeviz.graph.ops.math_ops import (
     negative,
     not_equal,
     pow,
+    reduce_all,
+    reduce_any,
     reduce_max,
     reduce_mean,
     reduce_min,
@@ -157,6 +160,7 @@ from placeviz.graph.ops.random_ops import (
     set_random_seed,
     truncated_normal,
 )
+from placeviz.graph.ops.reverse_ops import reverse, reverse_sequence
 from placeviz.graph.ops.selection_ops import argmax, argmin, cumsum, one_hot, where
 from placeviz.graph.ops.state_ops import (
     assign,
@@ -176,6 +180,7 @@ from placeviz.graph.scopes import (
     name_scope,
 )
 from placeviz.graph.shapes import TensorShape
+from placeviz.graph.tensor_array import TensorArray
 from placeviz.graph.variable_scope import (
     AUTO_REUSE,
     VariableScope,
@@ -203,6 +208,7 @@ InteractiveSession = Session
 truediv = divide
 tuple = gated_tuple  # TF's names; they shadow the builtins only in this module's namespace
 range = arange
+reverse_v2 = reverse
 sub = subtract
 mul = multiply
 

@@ -74,12 +74,15 @@ int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 bool = DType("bool", np.bool_)
 string = DType("string", np.object_)  # elements are bytes, as TF returns them
+# a handle to a resource a run makes (a TensorArray): an object, never an array of elements
+resource = DType("resource", np.object_)
 
 ALL: tuple[DType, ...] = (float16, float32, float64, int32, int64, bool, string)
 FLOATS: tuple[DType, ...] = (float16, float32, float64)
 NUMBERS: tuple[DType, ...] = (float16, float32, float64, int32, int64)
 _BY_NUMPY = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for base in ALL for d in (base, base._as_ref)}
+_BY_NAME[resource.name] = resource
 float16_ref, float32_ref, float64_ref = (d._as_ref for d in FLOATS)
 int32_ref, int64_ref, bool_ref = int32._as_ref, int64._as_ref, bool._as_ref
 string_ref = string._as_ref

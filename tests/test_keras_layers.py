@@ -287,3 +287,35 @@ def test_a_keras_layer_called_again_opens_a_new_name_scope_where_tf_layers_reent
         dense(x)
         assert [op.name for op in graph.get_operations() if op.type == "MatMul"] == names
         assert [v.name for v in pv.global_variables()] == ["dense/kernel:0", "dense/bias:0"]
+
+
+def _wave(shape: Any, dtype: Any = None, **_: Any) -> np.ndarray:
+    """A deterministic initializer (no random stream), as the conformance programs use."""
+    return (0.3 * np.cos(np.arange(int(np.prod(shape))))).reshape(shape).astype(np.float32)
+
+
+def test_keras_recurrent_layers_train_in_a_sequential_model() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.random((8, 5, 3), dtype=np.float32)
+    y = rng.random((8, 1), dtype=np.float32)
+    for layer in (pv.keras.layers.LSTM, pv.keras.layers.GRU, pv.keras.layers.SimpleRNN):
+        with pv.Graph().as_default():
+            recurrent = layer(4, kernel_initializer=_wave, recurrent_initializer=_wave)
+            dense = pv.keras.layers.Dense(1, kernel_initializer=_wave)
+            model = pv.keras.Sequential([recurrent, dense])
+            model.compile(optimizer=pv.keras.optimizers.SGD(0.1), loss="mse")
+            history = model.fit(x, y, epochs=5, batch_size=8, verbose=0)
+            losses = history.history["loss"]
+            assert losses[-1] < losses[0], layer.__name__
+            assert model.predict(x[:2]).shape == (2, 1)
+
+
+@pytest.mark.parametrize("shape", [[6, 4], [4, 6], [2, 3, 5]])
+def test_the_orthogonal_initializer_makes_orthonormal_rows_or_columns(shape: list[int]) -> None:
+    with pv.Graph().as_default():
+        value = pv.keras.initializers.Orthogonal(gain=2.0)(shape)
+        with pv.Session() as sess:
+            matrix = sess.run(value).reshape(-1, shape[-1]) / 2.0
+    small = min(matrix.shape)
+    product = matrix.T @ matrix if matrix.shape[0] >= matrix.shape[1] else matrix @ matrix.T
+    np.testing.assert_allclose(product, np.eye(small), atol=1e-5)

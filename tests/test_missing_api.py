@@ -31,7 +31,7 @@ def namespace(path: str) -> ModuleType:
         ("", "image"),
         ("", "scan"),
         ("train", "AdagradDAOptimizer"),
-        ("keras.layers", "LSTM"),
+        ("keras.layers", "ConvLSTM2D"),
         ("math", "acos"),
         ("layers", "Conv3D"),
     ],

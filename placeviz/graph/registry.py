@@ -82,8 +82,8 @@ def free_cost(
 # placeviz keeps strings on the CPU (TF registers no GPU Const for them): a string op asked for
 # a GPU needs soft placement.
 ALL_DEVICES: Mapping[str, frozenset[DType]] = {
-    "CPU": frozenset(dtypes.ALL),
-    "GPU": frozenset(d for d in dtypes.ALL if d is not dtypes.string),
+    "CPU": frozenset((*dtypes.ALL, dtypes.resource)),
+    "GPU": frozenset(d for d in (*dtypes.ALL, dtypes.resource) if d is not dtypes.string),
 }
 
 

@@ -21,6 +21,7 @@ from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.shapes import TensorShape, as_shape
+from placeviz.graph.tensor_array import TensorArray, carry_tensor_arrays
 from placeviz.rnn import nest
 
 
@@ -253,6 +254,11 @@ def while_loop(
     """Repeat ``body`` while ``cond`` holds, as TF1's graph-mode ``while_loop`` builds it: the
     loop variables' final values (a structure like ``loop_vars``). ``_context`` makes the
     loop's context (a gradient's backward loop reads the forward loop's history)."""
+    if any(isinstance(x, TensorArray) for x in nest.flatten(loop_vars)):
+        options = dict(locals())
+        for key in ("cond", "body", "loop_vars"):
+            del options[key]
+        return carry_tensor_arrays(while_loop, cond, body, loop_vars, options)
     graph = get_default_graph()
     with graph.name_scope(name or "while"):
         if not loop_vars:

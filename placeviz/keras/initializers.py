@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from placeviz import dtypes
 from placeviz.graph import initializers
-from placeviz.graph.initializers import Constant, Ones, VarianceScaling, Zeros
-from placeviz.graph.ops import random_ops
+from placeviz.graph.core import Tensor
+from placeviz.graph.initializers import Constant, Initializer, Ones, VarianceScaling, Zeros
+from placeviz.graph.ops import array_ops, linalg_ops, math_ops, random_ops
 
 _KERAS_SPREAD = 0.05
 
@@ -69,11 +72,43 @@ class LecunUniform(_FanInScaling):
 
 
 zeros, ones, constant = Zeros, Ones, Constant
+
+
+class Orthogonal(Initializer):
+    """Keras's ``orthogonal``: the Q of a QR decomposition of a normal sample, signs fixed
+    by R's diagonal, transposed when the shape is wider than tall, times ``gain`` (TF's
+    ``Orthogonal``; its random values differ from TF's, as every random op's here)."""
+
+    def __init__(self, gain: float = 1.0, seed: int | None = None) -> None:
+        super().__init__(dtypes.float32)
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
+        dims = [int(d) for d in shape]
+        if len(dims) < 2:
+            raise ValueError(
+                "The tensor to initialize must be at least two-dimensional. Received: "
+                f"shape={tuple(dims)} of rank {len(dims)}."
+            )
+        rows = int(np.prod(dims[:-1]))
+        cols = dims[-1]
+        flat = (max(rows, cols), min(rows, cols))
+        dtype = self._dtype(dtype)
+        sample = random_ops.random_normal(flat, 0.0, 1.0, dtype, seed=self.seed)
+        q, r = linalg_ops.qr(sample, full_matrices=False)
+        diagonal = math_ops.reduce_sum(r * np.eye(flat[1], dtype=dtype.np), axis=0)
+        q = q * math_ops.sign(diagonal)
+        if rows < cols:
+            q = array_ops.transpose(q)
+        return self.gain * array_ops.reshape(q, dims)
+
+
 glorot_normal, glorot_uniform = initializers.GlorotNormal, initializers.GlorotUniform
 random_normal = normal = RandomNormal
 random_uniform = uniform = RandomUniform
 truncated_normal = TruncatedNormal
 he_normal, he_uniform, lecun_normal, lecun_uniform = HeNormal, HeUniform, LecunNormal, LecunUniform
+orthogonal = Orthogonal
 
 __all__ = [
     "Constant",
@@ -82,6 +117,7 @@ __all__ = [
     "LecunNormal",
     "LecunUniform",
     "Ones",
+    "Orthogonal",
     "RandomNormal",
     "RandomUniform",
     "TruncatedNormal",
@@ -96,6 +132,7 @@ __all__ = [
     "lecun_uniform",
     "normal",
     "ones",
+    "orthogonal",
     "random_normal",
     "random_uniform",
     "truncated_normal",

@@ -13,6 +13,7 @@ from placeviz.keras import backend
 from placeviz.keras.attention import MultiHeadAttention
 from placeviz.keras.embedding import Embedding
 from placeviz.keras.normalization import BatchNormalization, LayerNormalization
+from placeviz.keras.recurrent import GRU, LSTM, SimpleRNN
 from placeviz.layers import convolutional, core, pooling
 from placeviz.layers.base import KerasLayer
 from placeviz.layers.convolutional import normalize_data_format
@@ -109,6 +110,8 @@ class GlobalAveragePooling2D(KerasLayer):
 
 
 __all__ = [
+    "GRU",
+    "LSTM",
     "Activation",
     "AveragePooling2D",
     "BatchNormalization",
@@ -123,4 +126,5 @@ __all__ = [
     "LayerNormalization",
     "MaxPooling2D",
     "MultiHeadAttention",
+    "SimpleRNN",
 ]

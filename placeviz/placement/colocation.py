@@ -10,11 +10,12 @@ TensorFlow's ``ColocationGraph`` does.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 
+from placeviz import dtypes
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
-from placeviz.graph.core import Operation, RequestSource
+from placeviz.graph.core import Operation, RequestSource, Tensor
 
 _FIELD_WORDS = {
     "job": "jobs",
@@ -66,7 +67,7 @@ class ColocationIndex:
             self._members[op._id] = [op]
             self._by_name[op.name] = op
             for tensor in op.inputs:
-                if tensor.op.op_def.ref_output and not op.op_def.value_inputs:
+                if _reads_state(op, tensor):
                     if self._by_name.get(tensor.op.name) is tensor.op:
                         self._union(op, tensor.op)
                     else:  # a cond's RefSwitch, made after the op that reads through it
@@ -95,12 +96,25 @@ class ColocationIndex:
         self._members[root].extend(merged)
 
 
+def _reads_state(op: Operation, tensor: Tensor) -> bool:
+    """The op works on what ``tensor`` refers to: a variable's reference (unless the op takes
+    its value only), or a resource handle (a TensorArray's: TF keeps its users with it)."""
+    if tensor.dtype.base_dtype is dtypes.resource:
+        return True
+    return tensor.op.op_def.ref_output and not op.op_def.value_inputs
+
+
 def _creation(op: Operation) -> int:
     return op._id
 
 
-def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
-    """Op id -> the variable whose request replaces the op's own, incompatible one."""
+def reference_overrides(
+    ops: Sequence[Operation], group: Callable[[Operation], list[Operation]] | None = None
+) -> dict[int, Operation]:
+    """Op id -> the variable (or the resource's maker) whose request replaces the op's own,
+    incompatible one. As TF's ``EnsureCompatibilityAcrossResourceEdge``, an op reading a
+    resource handle (a TensorArray's) gives up a request that contradicts what the rest of its
+    group (``group(op)``: the handle's maker and the ops colocated with it) asks for."""
     overrides: dict[int, Operation] = {}
     for op in ops:
         for tensor in op.inputs:
@@ -111,7 +125,30 @@ def reference_overrides(ops: Sequence[Operation]) -> dict[int, Operation]:
                 and not compatible(source.requested_device, op.requested_device)
             ):
                 overrides.setdefault(op._id, source)
+        if group is None or op._id in overrides or op.requested_device.is_empty:
+            continue
+        handles = [t for t in op.inputs if t.dtype.base_dtype is dtypes.resource]
+        if not handles:
+            continue
+        rest = [m for m in group(op) if m is not op and not _reads_resource(m)]
+        try:
+            asked, _ = merged_request(rest, soft=False)
+        except InvalidArgumentError:
+            continue  # the rest conflicts by itself: the placer reports that
+        if not compatible(asked, op.requested_device):
+            overrides[op._id] = _resource_maker(handles[0])
     return overrides
+
+
+def _reads_resource(op: Operation) -> bool:
+    return any(t.dtype.base_dtype is dtypes.resource for t in op.inputs)
+
+
+def _resource_maker(handle: Tensor) -> Operation:
+    """The op that made the resource a handle names (through a loop's Enter, say)."""
+    while handle.op.inputs and handle.op.inputs[0].dtype.base_dtype is dtypes.resource:
+        handle = handle.op.inputs[0]
+    return handle.op
 
 
 def compatible(a: DeviceSpec, b: DeviceSpec) -> bool:

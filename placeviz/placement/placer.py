@@ -136,7 +136,7 @@ class SimplePlacer:
                     groups[member._id] = members
         involved = sorted({id(m): m for m in groups.values()}.values(), key=lambda m: m[0]._id)
         ordered = sorted((op for members in involved for op in members), key=lambda o: o._id)
-        overrides = reference_overrides(ordered)
+        overrides = reference_overrides(ordered, index.group)
         group_of: dict[int, _Group] = {}
         for members in involved:
             new = [op for op in members if op.name not in placed]
@@ -469,11 +469,18 @@ def _follow_consumers(
 
 
 def _reference_reason(op: Operation, variable: Operation, device: Device) -> Reason:
-    text = (
-        f"placed with '{variable.name}' ({variable.type}) on {short_name(device.name)}: it takes "
-        f"'{variable.name}' by reference, so TensorFlow ignores its own request '{op.device}', "
-        f"which contradicts the variable's '{variable.device}'"
-    )
+    if variable.op_def.ref_output:
+        text = (
+            f"placed with '{variable.name}' ({variable.type}) on {short_name(device.name)}: it "
+            f"takes '{variable.name}' by reference, so TensorFlow ignores its own request "
+            f"'{op.device}', which contradicts the variable's '{variable.device}'"
+        )
+    else:
+        text = (
+            f"placed with '{variable.name}' ({variable.type}) on {short_name(device.name)}: it "
+            f"reads the resource '{variable.name}' made, so TensorFlow ignores its own request "
+            f"'{op.device}', which contradicts where the ops colocated with that resource go"
+        )
     return Reason(ReasonKind.REFERENCE, text, device.name, op.device, variable.name)
 
 

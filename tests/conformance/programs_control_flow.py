@@ -774,3 +774,45 @@ family(
         "sgd_loop_in_loop": _train_loop(lambda tf: tf.train.GradientDescentOptimizer(0.02), True),
     },
 )
+
+
+# -- Assert: on the host when its data are strings and int32, else behind a cond -------------------
+def _assert(tf: Any, guarded: bool, summarize: Any = None) -> Any:
+    x = tf.placeholder(tf.float32, [4], name="x")
+    data = ["x must be positive:", x] if guarded else ["size", tf.shape(x), tf.constant(7)]
+    check = tf.Assert(tf.reduce_all(x > 0), data, summarize=summarize, name="check")
+    with tf.control_dependencies([check]):
+        y = tf.identity(x * 2.0, name="y")
+    return check, x, y
+
+
+def _assert_passes(tf: Any, guarded: bool) -> Any:
+    _, x, y = _assert(tf, guarded)
+    return Run(y, {x: [1.0, 2.0, 3.0, 4.0]})
+
+
+def _assert_fails(tf: Any, guarded: bool, summarize: Any = None) -> Any:
+    _, x, y = _assert(tf, guarded, summarize)
+    return Run(y, {x: [1.0, -2.0, 3.0, 4.0]})
+
+
+family(
+    "assert",
+    {
+        "host_passes": lambda tf: _assert_passes(tf, False),
+        "guarded_passes": lambda tf: _assert_passes(tf, True),
+        "reduce_any": lambda tf: [
+            tf.reduce_any(tf.constant([[True, False], [False, False]]), axis=1),
+            tf.reduce_all(tf.constant([[True, False], [True, True]]), axis=0, keepdims=True),
+        ],
+    },
+)
+family(
+    "assert_fails",
+    {
+        "host": lambda tf: _assert_fails(tf, False),
+        "guarded": lambda tf: _assert_fails(tf, True),
+        "guarded_summarize": lambda tf: _assert_fails(tf, True, summarize=2),
+    },
+    error=("assertion failed",),
+)

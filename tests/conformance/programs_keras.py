@@ -308,3 +308,69 @@ def keras_graph_dense(tf: Any) -> Any:
 @program
 def keras_graph_dropout(tf: Any) -> Any:
     return tf.keras.layers.Dropout(0.5)(_t(tf, 3, 4))
+
+
+# -- recurrent layers (tf_keras's v1 LSTM and GRU in graph mode: hard_sigmoid gates) ------------
+def _recurrent(kind: str, **options: Any) -> Any:
+    def run(tf: Any) -> Runs:
+        layer = getattr(tf.keras.layers, kind)(
+            3,
+            kernel_initializer=_init(np.sin, 0.4),
+            recurrent_initializer=_init(np.cos, 0.3),
+            # tf_keras's LSTM concatenates its bias parts as tensors: a NumPy initializer fails
+            bias_initializer=(
+                tf.keras.initializers.Constant(0.3) if kind == "LSTM" else _init(np.cos, 0.2)
+            ),
+            **options,
+        )
+        out = layer(_t(tf, 2, 4, 5, scale=1.5))
+        outs = out if isinstance(out, list) else [out]
+        names = Note(
+            weights=[w.name for w in layer.weights], shapes=[o.shape.as_list() for o in outs]
+        )
+        return Runs(tf.global_variables_initializer(), Run(outs), names)
+
+    return run
+
+
+def _recurrent_trained(kind: str, **options: Any) -> Any:
+    def run(tf: Any) -> Runs:
+        layer = getattr(tf.keras.layers, kind)(
+            3,
+            kernel_initializer=_init(np.sin, 0.4),
+            recurrent_initializer=_init(np.cos, 0.3),
+            return_sequences=True,
+            **options,
+        )
+        y = layer(_t(tf, 2, 4, 5, scale=1.5))
+        loss = tf.reduce_mean(tf.square(y - 0.25))
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        return Runs(tf.global_variables_initializer(), train, train, Run([loss, y]))
+
+    return run
+
+
+family(
+    "keras_layer_recurrent",
+    {
+        **{
+            f"{kind.lower()}{suffix}": _recurrent(kind, **options)
+            for kind in ("SimpleRNN", "GRU", "LSTM")
+            for suffix, options in (
+                ("", {}),
+                ("_sequences_state", {"return_sequences": True, "return_state": True}),
+                ("_backwards", {"go_backwards": True, "return_sequences": True}),
+                ("_unroll", {"unroll": True, "return_state": True}),
+            )
+        },
+        "lstm_no_forget_bias": _recurrent("LSTM", unit_forget_bias=False),
+        "gru_relu": _recurrent("GRU", activation="relu", recurrent_activation="sigmoid"),
+        "simple_rnn_no_bias": _recurrent("SimpleRNN", use_bias=False),
+        **{
+            f"{kind.lower()}_trained": _recurrent_trained(kind)
+            for kind in ("SimpleRNN", "GRU", "LSTM")
+        },
+        "lstm_trained_unrolled": _recurrent_trained("LSTM", unroll=True),
+    },
+    **VALUES_ONLY,
+)

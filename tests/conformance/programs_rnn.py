@@ -678,3 +678,111 @@ def rnn_dynamic_bidirectional(tf: Any) -> Any:
 
 program(rnn_dynamic_initial_state)
 program(rnn_dynamic_bidirectional)
+
+
+def rnn_dynamic_bidirectional_lengths(tf: Any) -> Any:
+    """Each sequence reversed within its length (ReverseSequence), trained two steps."""
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        (out_fw, out_bw), (st_fw, st_bw) = tf.nn.bidirectional_dynamic_rnn(
+            _cells(tf).GRUCell(2),
+            _cells(tf).BasicRNNCell(2),
+            _batch_major(tf),
+            sequence_length=[2, 3],
+            dtype=tf.float32,
+        )
+    loss = tf.reduce_mean(tf.square(out_fw - out_bw)) + tf.reduce_mean(st_fw * st_bw)
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    return Runs(tf.global_variables_initializer(), [out_fw, out_bw], train, train, Run(loss))
+
+
+def rnn_dynamic_multi_input(tf: Any) -> Any:
+    """A tuple of inputs: one input TensorArray each, the cell given the tuple per step."""
+
+    class GRUCell(_cells(tf).GRUCell):  # type: ignore[misc]  (named as the cell it extends)
+        def __call__(self, inputs: Any, state: Any) -> Any:
+            return super().__call__(tf.concat(list(inputs), 1), state)
+
+    x = _batch_major(tf)
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        outputs, state = tf.nn.dynamic_rnn(GRUCell(2), (x, x * 2.0), dtype=tf.float32)
+    return Runs(tf.global_variables_initializer(), [outputs, state])
+
+
+def rnn_dynamic_fed_steps(tf: Any) -> Any:
+    """Time steps known only at run time: the TensorArrays' size is the fed input's."""
+    x = tf.placeholder(tf.float32, [BATCH, None, DEPTH], name="x")
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        outputs, state = tf.nn.dynamic_rnn(_cells(tf).BasicRNNCell(2), x, dtype=tf.float32)
+    data = np.cos(np.arange(BATCH * 5 * DEPTH) * 0.3).reshape(BATCH, 5, DEPTH)
+    return Runs(
+        tf.global_variables_initializer(),
+        Run([outputs, state], {x: data[:, :2]}),
+        Run([outputs, state], {x: data}),
+    )
+
+
+def rnn_dynamic_wrong_lengths(tf: Any) -> Any:
+    """A sequence_length vector of the wrong size fails the run at the Assert."""
+    lengths = tf.placeholder(tf.int32, [None], name="lengths")
+    with tf.variable_scope("model", initializer=_pattern(tf)):
+        outputs, _ = tf.nn.dynamic_rnn(
+            _cells(tf).BasicRNNCell(2), _batch_major(tf), sequence_length=lengths, dtype=tf.float32
+        )
+    return Runs(tf.global_variables_initializer(), Run(outputs, {lengths: [1, 2, 3]}))
+
+
+def rnn_dynamic_rank_two_input(tf: Any) -> Any:
+    with tf.variable_scope("model"):
+        return tf.nn.dynamic_rnn(
+            _cells(tf).BasicRNNCell(2), tf.zeros([2, 3]), dtype=tf.float32, time_major=True
+        )
+
+
+program(rnn_dynamic_bidirectional_lengths)
+program(rnn_dynamic_multi_input)
+program(rnn_dynamic_fed_steps)
+program(rnn_dynamic_wrong_lengths, error=("assertion failed", "Expected shape"))
+program(rnn_dynamic_rank_two_input, error=("rank at least 3",))
+
+
+# -- reversals -----------------------------------------------------------------------------------
+def _reversal(tf: Any, make: Any) -> Any:
+    x = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 4, 3) / 5.0, name="x")
+    y = make(tf, x)
+    return [y, tf.gradients(tf.reduce_sum(y * tf.range(3.0)), x)]
+
+
+family(
+    "reverse",
+    {
+        "axis": lambda tf: _reversal(tf, lambda tf, x: tf.reverse(x, axis=[1])),
+        "two_axes": lambda tf: _reversal(tf, lambda tf, x: tf.reverse(x, axis=[0, -1])),
+        "sequence": lambda tf: _reversal(
+            tf, lambda tf, x: tf.reverse_sequence(x, [3, 1], seq_axis=1, batch_axis=0)
+        ),
+        "sequence_time_major": lambda tf: _reversal(
+            tf, lambda tf, x: tf.reverse_sequence(x, [4, 0, 2, 1], seq_axis=0, batch_axis=1)
+        ),
+        "sequence_int64_lengths": lambda tf: tf.reverse_sequence(
+            tf.constant([[1, 2, 3], [4, 5, 6]]), tf.constant([2, 3], tf.int64), 1, 0
+        ),
+    },
+)
+family(
+    "reverse_error",
+    {
+        "sequence_too_long": lambda tf: tf.reverse_sequence(
+            tf.constant([[1, 2, 3], [4, 5, 6]]),
+            tf.placeholder_with_default([2, 4], [2]),
+            seq_axis=1,
+            batch_axis=0,
+        ),
+        "sequence_count": lambda tf: tf.reverse_sequence(
+            tf.constant([[1, 2, 3], [4, 5, 6]]),
+            tf.placeholder_with_default([2, 1, 1], [None]),
+            seq_axis=1,
+            batch_axis=0,
+        ),
+    },
+    error=("seq_len",),
+)

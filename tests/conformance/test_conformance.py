@@ -51,11 +51,6 @@ WHILE_GRADIENT_STACKS = (
     "the forward loop's runner (LoopHistoryRead, LoopIterationCount) where TensorFlow pushes "
     "them on stacks; the gradient ops are named differently, their values are TensorFlow's"
 )
-DYNAMIC_RNN_TENSOR_ARRAYS = (
-    "documented difference: dynamic_rnn's loop collects outputs by growing a loop variable, "
-    "where TensorFlow writes them to TensorArrays (ops placeviz does not have); its cell "
-    "variables and values are TensorFlow's"
-)
 EMA_INITIALIZED_VALUE = (
     "not listed: ExponentialMovingAverage starts a variable's shadow from its "
     "initialized_value() (a cond on IsVariableInitialized); placeviz's moving averages start it "
@@ -89,11 +84,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 # pattern matched from the start of the op's name) and every other fact is compared. Each
 # pattern must still set some difference aside, else the entry must go.
 _WHILE_GRADIENT_OPS = r"gradients/|(GradientDescent|Momentum|Adam)/update_"
-# everything dynamic_rnn builds under the model's scope but its variables' own ops
-_DYNAMIC_RNN_OPS = (
-    r"gradients/|GradientDescent/update_"
-    r"|model/(?!.*/(kernel|bias|w_[a-z]_diag)(/(Assign|read|Initializer(/.*)?))?$)"
-)
 KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
     # a while loop's gradient: TF's backward loop pushes and pops the forward values on stacks
     # (StackV2, StackPushV2, StackPopV2, f_count/b_count loops); placeviz keeps them per
@@ -117,29 +107,11 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "while_train_adam",
             "while_train_momentum",
             "while_train_sgd_loop_in_loop",
-        )
-    },
-    # dynamic_rnn collects its outputs in TensorArrays (TensorArrayV3, Scatter, Read, Write,
-    # Gather), which placeviz does not have: it grows a loop variable by one step instead; the
-    # loop's ops differ by name, the cell variables and every value are TF's
-    **{
-        name: (DYNAMIC_RNN_TENSOR_ARRAYS, _DYNAMIC_RNN_OPS)
-        for name in (
-            "rnn_dynamic_basic_rnn",
-            "rnn_dynamic_gru",
-            "rnn_dynamic_basic_lstm",
-            "rnn_dynamic_lstm_peepholes",
-            "rnn_dynamic_multi_cell",
-            "rnn_dynamic_time_major",
-            "rnn_dynamic_sequence_length",
-            "rnn_dynamic_sequence_length_all_short",
-            "rnn_dynamic_sequence_length_time_major",
-            "rnn_dynamic_parallel_iterations",
+            "tensor_array_while_gradient",
             "rnn_dynamic_train_gru",
             "rnn_dynamic_train_lstm_lengths",
             "rnn_dynamic_train_basic_rnn",
-            "rnn_dynamic_initial_state",
-            "rnn_dynamic_bidirectional",
+            "rnn_dynamic_bidirectional_lengths",
         )
     },
     # the embedding's dense gradient: its update, and the tensors the clipping and the global

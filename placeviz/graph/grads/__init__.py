@@ -10,7 +10,9 @@ from placeviz.graph.grads import (
     linalg_grad,
     math_grad,
     nn_grad,
+    reverse_grad,
     selection_grad,
+    tensor_array_grad,
     train_grad,
 )
 from placeviz.graph.grads.registry import (
@@ -36,6 +38,8 @@ __all__ = [
     "not_differentiable",
     "register_gradient",
     "registered_types",
+    "reverse_grad",
     "selection_grad",
+    "tensor_array_grad",
     "train_grad",
 ]

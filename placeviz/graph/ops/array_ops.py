@@ -1044,12 +1044,14 @@ registry.register(OpDef(type="Cast", infer=_infer_cast, kernel=_cast_kernel, cos
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
-    """A tensor that already has ``dtype`` is returned as it is, with no Cast op (as in TF)."""
+    """A tensor that already has ``dtype`` is returned as it is, with no Cast op (as in TF);
+    as TF's, the name scope ``Cast`` is taken either way, and a Python value is ``Cast/x``."""
     target = dtypes.as_dtype(dtype)
-    tensor = convert_to_tensor(x)
-    if tensor.dtype is target:
-        return tensor
-    return make_op("Cast", [tensor], name or "Cast", {"dtype": target}).outputs[0]
+    with op_scope(name or "Cast", [x]) as scope:
+        tensor = convert_to_tensor(x, name="x")
+        if tensor.dtype is target:
+            return tensor
+        return make_op("Cast", [tensor], scope, {"dtype": target}).outputs[0]
 
 
 # -- shape, size, rank -------------------------------------------------------------------------

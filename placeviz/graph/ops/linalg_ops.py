@@ -425,3 +425,37 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
         result = array_ops.reshape(product, array_ops.concat([a_free_t, b_free_t], 0), name=scope)
         result.set_shape(a_static + b_static)
         return result
+
+
+# -- QR decomposition (Keras's Orthogonal initializer) -------------------------------------------
+def _infer_qr(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
+    x = inputs[0]
+    check_dtype("input", x.dtype, dtypes.FLOATS)
+    dims = x.shape.dims
+    if dims is None:
+        return [(TensorShape(None), x.dtype.base_dtype)] * 2
+    if len(dims) < 2:
+        raise ShapeError(f"Shape must be at least rank 2 but is rank {len(dims)}")
+    *batch, m, n = dims
+    k = None if m is None or n is None else min(m, n)
+    q_cols, r_rows = (m, m) if attrs["full_matrices"] else (k, k)
+    return [
+        (TensorShape([*batch, m, q_cols]), x.dtype.base_dtype),
+        (TensorShape([*batch, r_rows, n]), x.dtype.base_dtype),
+    ]
+
+
+def _qr_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    mode = "complete" if op.attrs["full_matrices"] else "reduced"
+    return lambda x: tuple(xp.linalg.qr(x, mode=mode))
+
+
+registry.register(OpDef(type="Qr", infer=_infer_qr, kernel=_qr_kernel, multi_output=True))
+
+
+def qr(input: Any, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """``(q, r)`` with ``input = q @ r``, ``q`` orthonormal columns, ``r`` upper triangular."""
+    with op_scope(name or "Qr", [input]) as scope:
+        x = convert_to_tensor(input, name="input")
+        q, r = make_op("Qr", [x], scope, {"full_matrices": bool(full_matrices)}).outputs
+        return q, r

@@ -661,7 +661,16 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
 
 
 # -- reductions --------------------------------------------------------------------------------
-_REDUCTIONS = {"Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min", "Prod": "prod"}
+_REDUCTIONS = {
+    "Sum": "sum",
+    "Mean": "mean",
+    "Max": "max",
+    "Min": "min",
+    "Prod": "prod",
+    "All": "all",
+    "Any": "any",
+}
+_LOGICAL_REDUCTIONS = ("All", "Any")
 
 
 def _axes(attrs: Mapping[str, Any], rank: int | None) -> tuple[int, ...] | None:
@@ -690,7 +699,7 @@ def _run_axes(op: Operation, axis: Sequence[int] | None, rank: int) -> tuple[int
 def _infer_reduction(op_type: str) -> Any:
     def infer(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
         x = inputs[0]
-        allowed = dtypes.NUMBERS
+        allowed = (dtypes.bool,) if op_type in _LOGICAL_REDUCTIONS else dtypes.NUMBERS
         require_dtype(op_type, x.dtype, allowed)
         rank = x.shape.ndims
         if len(inputs) == 2:  # the axes, an int scalar or vector (reduction_indices)
@@ -866,6 +875,18 @@ def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: str | Non
 def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
                 keep_dims: Any = None) -> Tensor:  # fmt: skip
     return _reduce("Prod", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_all(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+               keep_dims: Any = None) -> Tensor:  # fmt: skip
+    """Whether every element of a bool tensor is true (over ``axis``)."""
+    return _reduce("All", x, axis, keepdims, name, keep_dims)
+
+
+def reduce_any(x: Any, axis: Any = None, keepdims: bool = False, name: str | None = None,
+               keep_dims: Any = None) -> Tensor:  # fmt: skip
+    """Whether some element of a bool tensor is true (over ``axis``)."""
+    return _reduce("Any", x, axis, keepdims, name, keep_dims)
 
 
 # -- UnsortedSegmentSum ------------------------------------------------------------------------
