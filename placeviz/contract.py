@@ -32,7 +32,8 @@ class EventKind(IntEnum):
     # t0: the card's own reading of its used memory (NVML), taken while a run was in flight;
     # device = the first device carved from that card, bytes = the card's used bytes
     CARD_MEMORY = 6
-    # t0..t1: an op of a cond's branch not taken did not run (node, device): dead inputs
+    # t0..t1: an op of a cond's branch not taken did not run (node, device): dead inputs; with
+    # a peer, the transfer of such a dead value (node, device <- peer) moved nothing
     NOT_RUN = 7
     # t0..t1: a while loop ran (node = its LoopCond); each op execution inside it is an OP (or
     # NOT_RUN) event within that span (its frame and iteration: CompiledPlan.executions)

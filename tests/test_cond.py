@@ -164,6 +164,7 @@ def test_each_branch_runs_on_the_gpu_its_scope_asks_for(gpus4: None) -> None:
 
         r = pv.cond(p, on("/gpu:1", lambda: x * 2.0), on("/gpu:2", lambda: x + 1.0))
         with pv.Session() as sess:
+            sess.trace_level = pv.RunOptions.FULL_TRACE  # memory events too
             np.testing.assert_allclose(sess.run(r, {p: True}), [2.0, 4.0])
             placement = dict(sess.placement)
             trace = sess.trace()
@@ -172,9 +173,22 @@ def test_each_branch_runs_on_the_gpu_its_scope_asks_for(gpus4: None) -> None:
     assert placement["cond/mul/Switch"].endswith("GPU:0")  # with x
     devices = {d["id"]: d["name"] for d in trace.devices}
     names = {n["id"]: n["name"] for n in trace.nodes}
-    skipped = {
-        names[int(n)]: devices[int(d)]
-        for k, n, d in zip(trace.events["kind"], trace.events["node"], trace.events["device"])
+    not_run = [
+        (names[int(n)], devices[int(d)], int(peer))
+        for k, n, d, peer in zip(
+            trace.events["kind"], trace.events["node"], trace.events["device"], trace.events["peer"]
+        )
         if int(k) == int(EventKind.NOT_RUN)
-    }
+    ]
+    skipped = {name: device for name, device, peer in not_run if peer < 0}
     assert skipped["cond/add"].endswith("GPU:2")
+    # Dead values move nothing: the Switch's untaken output to the branch on GPU:2, and
+    # cond/add's to the Merge on GPU:0; no memory holds what the branch did not make.
+    moved = {(name, device.rsplit("device:", 1)[-1]) for name, device, peer in not_run if peer >= 0}
+    assert moved == {("cond/add/Switch", "GPU:2"), ("cond/add", "GPU:0")}
+    held = {
+        names[int(n)]
+        for k, n in zip(trace.events["kind"], trace.events["node"])
+        if int(k) == int(EventKind.ALLOC)
+    }
+    assert "cond/add" not in held and "cond/mul" in held

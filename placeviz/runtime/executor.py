@@ -299,6 +299,9 @@ class CompiledPlan:
                 src_key = (id(transfer.tensor), transfer.src.name)
                 dst_key = (id(transfer.tensor), transfer.dst.name)
                 copy = self._transfer(transfer.src, transfer.dst)
+                # A value a branch not taken may leave dead: its transfer runs a line even
+                # between devices that share memory, to say that it moved nothing.
+                dead_maybe = transfer.tensor.op._id in self._maybe_dead
                 deps = (ready[src_key],) if src_key in ready else ()
                 step = Step(
                     EventKind.TRANSFER,
@@ -307,19 +310,22 @@ class CompiledPlan:
                     transfer.tensor,
                     transfer.src,
                     deps,
-                    runs_code=copy is not None,
+                    runs_code=copy is not None or dead_maybe,
                 )
                 index = self._add_step(step)
                 ready[dst_key] = index
-                if copy is None:
+                if copy is None and not dead_maybe:
                     slots[dst_key] = slots[src_key]
                     continue
                 dst_slot = f"x{index}"
-                fn = self._bind("copy", copy)
                 source_slot = slots[src_key]
-                text = f"{dst_slot} = {fn}({source_slot})"
-                if transfer.tensor.op._id in self._maybe_dead:  # a dead value moves nothing
-                    text = f"{dst_slot} = DEAD if {source_slot} is DEAD else {fn}({source_slot})"
+                moved = source_slot
+                if copy is not None:
+                    moved = f"{self._bind('copy', copy)}({source_slot})"
+                text = f"{dst_slot} = {moved}"
+                if dead_maybe:
+                    skip = self._bind("skip", functools.partial(self._skip, index, DEAD))
+                    text = f"{dst_slot} = {skip}() if {source_slot} is DEAD else {moved}"
                 lines.append(_Line(text, [source_slot], [dst_slot], index))
                 slots[dst_key] = dst_slot
             frame = plan.frames.get(op._id)

@@ -299,7 +299,9 @@ def record_run(
         },
     )
     if measured is not None:
-        _record_memory(recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id)
+        _record_memory(
+            recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id, compiled.not_run
+        )
     if compiled.executions:
         spans = {}
         for position, step in enumerate(ran):
@@ -408,12 +410,15 @@ def _record_memory(
     t1: Sequence[int],
     t_end: int,
     run_id: int,
+    not_run: Sequence[int],
 ) -> None:
-    """An output is allocated when its step starts and freed when its last user there ends."""
+    """An output is allocated when its step starts and freed when its last user there ends;
+    a step of a branch not taken (``not_run``: an op, or a transfer of a dead value) made
+    nothing, so nothing of it is allocated."""
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
-    if len(steps) == columns.count and columns.memory_in_plan_order:
+    if len(steps) == columns.count and columns.memory_in_plan_order and not not_run:
         _record_memory_in_plan_order(recorder, columns, measured, fed_bytes, t0, t1, t_end, run_id)
         return
     start_of = np.full(columns.count + 1, -1, dtype=np.int64)
@@ -421,8 +426,10 @@ def _record_memory(
     start_of[steps] = t0
     end_of[steps] = t1
     alloc_at = start_of[memory["alloc"]]
+    made_by = end_of.copy()
+    made_by[np.asarray(not_run, dtype=np.int64)] = -1
     # a step's output exists once the step ended; a fed value is there from the start
-    produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
+    produced = (made_by[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
     made = (alloc_at >= 0) & produced
     if not made.any():
         return
