@@ -187,8 +187,9 @@ def test_each_branch_runs_on_the_gpu_its_scope_asks_for(gpus4: None) -> None:
     moved = {(name, device.rsplit("device:", 1)[-1]) for name, device, peer in not_run if peer >= 0}
     assert moved == {("cond/add/Switch", "GPU:2"), ("cond/add", "GPU:0")}
     held = {
-        names[int(n)]
-        for k, n in zip(trace.events["kind"], trace.events["node"])
+        (names[int(n)], devices[int(d)].rsplit("device:", 1)[-1])
+        for k, n, d in zip(trace.events["kind"], trace.events["node"], trace.events["device"])
         if int(k) == int(EventKind.ALLOC)
     }
-    assert "cond/add" not in held and "cond/mul" in held
+    assert ("cond/mul", "GPU:1") in held
+    assert not {(name, gpu) for name, gpu in held if name == "cond/add" or gpu == "GPU:2"}

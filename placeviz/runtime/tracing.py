@@ -425,11 +425,10 @@ def _record_memory(
     end_of = np.full(columns.count + 1, -1, dtype=np.int64)
     start_of[steps] = t0
     end_of[steps] = t1
+    start_of[np.asarray(not_run, dtype=np.int64)] = -1  # a step that did not run made nothing
     alloc_at = start_of[memory["alloc"]]
-    made_by = end_of.copy()
-    made_by[np.asarray(not_run, dtype=np.int64)] = -1
     # a step's output exists once the step ended; a fed value is there from the start
-    produced = (made_by[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
+    produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
     made = (alloc_at >= 0) & produced
     if not made.any():
         return
