@@ -17,6 +17,22 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
+/** A browser observer (`name`) stubbed: the returned function reports `entries` to the panel. */
+function stubObserver<Entry>(name: string): (entries: Entry[]) => void {
+  let report: ((entries: Entry[]) => void) | null = null;
+  vi.stubGlobal(
+    name,
+    class {
+      constructor(callback: (entries: Entry[]) => void) {
+        report = callback;
+      }
+      observe() {}
+      disconnect() {}
+    },
+  );
+  return (entries) => report!(entries);
+}
+
 describe('drawing helpers', () => {
   it('picks round ticks', () => {
     expect(niceTicks(0, 100, 5)).toEqual([0, 20, 40, 60, 80, 100]);
@@ -236,17 +252,7 @@ describe('TimingPanel', () => {
   });
 
   it('follows its container’s width: plotly resizes and the bars are drawn again', async () => {
-    let observed: ((entries: { contentRect: { width: number } }[]) => void) | null = null;
-    vi.stubGlobal(
-      'ResizeObserver',
-      class {
-        constructor(callback: typeof observed) {
-          observed = callback;
-        }
-        observe() {}
-        disconnect() {}
-      },
-    );
+    const observed = stubObserver<{ contentRect: { width: number } }>('ResizeObserver');
     const { plotly, calls } = fakePlotly();
     const resized: HTMLElement[] = [];
     (plotly as unknown as { Plots: unknown }).Plots = {
@@ -265,29 +271,19 @@ describe('TimingPanel', () => {
     await tick();
     const reacts = () => calls.filter((c) => c.method === 'react').length;
     const before = reacts();
-    observed!([{ contentRect: { width: 1156 } }]);
+    observed([{ contentRect: { width: 1156 } }]);
     await tick();
     await tick();
     expect(resized).toHaveLength(1);
     expect(reacts()).toBe(before + 1);
-    observed!([{ contentRect: { width: 1156 } }]); // the same width: nothing to do
+    observed([{ contentRect: { width: 1156 } }]); // the same width: nothing to do
     await tick();
     expect(resized).toHaveLength(1);
     panel.dispose();
   });
 
   it('draws again when it comes into view after drawing out of view (a skipped cell)', async () => {
-    let seen: ((entries: { isIntersecting: boolean }[]) => void) | null = null;
-    vi.stubGlobal(
-      'IntersectionObserver',
-      class {
-        constructor(callback: typeof seen) {
-          seen = callback;
-        }
-        observe() {}
-        disconnect() {}
-      },
-    );
+    const seen = stubObserver<{ isIntersecting: boolean }>('IntersectionObserver');
     const { plotly, calls } = fakePlotly();
     (plotly as unknown as { Plots: unknown }).Plots = { resize: () => undefined };
     setPlotlyLoader(() => Promise.resolve(plotly));
@@ -301,16 +297,16 @@ describe('TimingPanel', () => {
     const reacts = () => calls.filter((c) => c.method === 'react').length;
     const first = reacts();
     expect(first).toBeGreaterThan(0); // drawn before the browser said where it is
-    seen!([{ isIntersecting: false }]);
+    seen([{ isIntersecting: false }]);
     await tick();
     expect(reacts()).toBe(first); // out of view: nothing to draw yet
-    seen!([{ isIntersecting: true }]);
+    seen([{ isIntersecting: true }]);
     await tick();
     await tick();
     const shown = reacts();
     expect(shown).toBe(first + 1); // into view: measured again
-    seen!([{ isIntersecting: false }]);
-    seen!([{ isIntersecting: true }]); // drawn in view last time: nothing to do
+    seen([{ isIntersecting: false }]);
+    seen([{ isIntersecting: true }]); // drawn in view last time: nothing to do
     await tick();
     await tick();
     expect(reacts()).toBe(shown);
