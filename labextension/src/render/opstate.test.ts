@@ -3,22 +3,10 @@ import { EventColumns } from './events';
 import { OP_STATES, OpTimeline, type OpSource } from './opstate';
 import { PlacementStore } from './store';
 import { EventKind, type EventLists, type RunRecord } from './types';
-import { smallDocument } from './__tests__/fixtures';
+import { random, smallDocument } from './__tests__/fixtures';
 
 const NODES = 7;
 const ORIGIN = 1_000;
-
-/** A seeded generator (mulberry32), so a failing case can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   events: EventLists;

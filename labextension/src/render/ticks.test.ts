@@ -2,18 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { niceTicks, timeTickLabels } from './ticks';
 import { TimeAxis } from './timeaxis';
 import { axisTicks, LEAST_TICKS } from './timewindow';
-
-/** A small seeded generator (mulberry32): the same ranges on every run, many of them. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from './__tests__/fixtures';
 
 /** A value spread over many orders of magnitude: 10^[lo, hi) times a random mantissa. */
 const magnitude = (next: () => number, lo: number, hi: number) => 10 ** (lo + next() * (hi - lo));

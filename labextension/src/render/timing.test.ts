@@ -12,6 +12,11 @@ import { columns, node } from './__tests__/fixtures';
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 const parent = () => document.createElement('div');
 
+/** A timing panel over `doc` (the panels' fixture document), redrawn without throttling. */
+function timingPanel(doc = panelsDocument(), state = new ViewState()): TimingPanel {
+  return new TimingPanel(parent(), PlacementStore.fromDocument(doc), state, { throttleMs: 0 });
+}
+
 afterEach(() => {
   setPlotlyLoader(null);
   vi.unstubAllGlobals();
@@ -159,13 +164,7 @@ describe('TimingPanel', () => {
   it('cuts lane labels to a narrow plot and shows one whole over it', async () => {
     const { plotly, calls } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));
-    const parent = document.createElement('div');
-    const panel = new TimingPanel(
-      parent,
-      PlacementStore.fromDocument(panelsDocument()),
-      new ViewState(),
-      { throttleMs: 0 },
-    );
+    const panel = timingPanel();
     const plot = panel.element.querySelector('.placeviz-plot') as HTMLElement & {
       _fullLayout?: unknown;
     };
@@ -207,9 +206,7 @@ describe('TimingPanel', () => {
     doc.events = columns(rows);
     doc.runs = [{ id: 0, t0: 5000, t1: 7200, status: 'ok', error: null }];
     const state = new ViewState();
-    const panel = new TimingPanel(parent(), PlacementStore.fromDocument(doc), state, {
-      throttleMs: 0,
-    });
+    const panel = timingPanel(doc, state);
     await tick();
     const last = () => calls.filter((c) => c.method === 'react').pop()!;
     const traces = () => last().args[1] as { text?: string[]; opacity?: number; mode: string }[];
@@ -259,15 +256,7 @@ describe('TimingPanel', () => {
       resize: (el: HTMLElement) => resized.push(el),
     };
     setPlotlyLoader(() => Promise.resolve(plotly));
-    const parent = document.createElement('div');
-    const panel = new TimingPanel(
-      parent,
-      PlacementStore.fromDocument(panelsDocument()),
-      new ViewState(),
-      {
-        throttleMs: 0,
-      },
-    );
+    const panel = timingPanel();
     await tick();
     const reacts = () => calls.filter((c) => c.method === 'react').length;
     const before = reacts();
@@ -287,12 +276,7 @@ describe('TimingPanel', () => {
     const { plotly, calls } = fakePlotly();
     (plotly as unknown as { Plots: unknown }).Plots = { resize: () => undefined };
     setPlotlyLoader(() => Promise.resolve(plotly));
-    const panel = new TimingPanel(
-      document.createElement('div'),
-      PlacementStore.fromDocument(panelsDocument()),
-      new ViewState(),
-      { throttleMs: 0 },
-    );
+    const panel = timingPanel();
     await tick();
     const reacts = () => calls.filter((c) => c.method === 'react').length;
     const first = reacts();
@@ -316,15 +300,7 @@ describe('TimingPanel', () => {
   it('zooms and pans from the keyboard when focused, and shows all again with 0', async () => {
     const { plotly } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));
-    const parent = document.createElement('div');
-    const panel = new TimingPanel(
-      parent,
-      PlacementStore.fromDocument(panelsDocument()),
-      new ViewState(),
-      {
-        throttleMs: 0,
-      },
-    );
+    const panel = timingPanel();
     await tick();
     const plot = panel.element.querySelector<HTMLElement>('.placeviz-plot')!;
     expect(plot.tabIndex).toBe(0);

@@ -157,3 +157,16 @@ export function graphBuilder(): {
   };
   return { doc, add, wire };
 }
+
+/** A small seeded generator (mulberry32): the same "random" cases on every run, so a failing
+ * one can be replayed. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
