@@ -46,22 +46,31 @@ class CondContext:
         """``value`` as seen inside this branch: through a Switch when it comes from outside."""
         if value in self._values:
             return self._external.get(value, value)
-        self._values.add(value)
-        result = value
-        if self.outer is not None:
-            result = self.outer.add_value(value)
-            self._values.add(result)
-            self._external[result] = result
         with self.graph.control_dependencies(None):
-            result = switch_ref_or_tensor(result, self.pred)[self.branch]
+            result = switch_ref_or_tensor(self._from_outer(value), self.pred)[self.branch]
         self.graph.prevent_fetching(result.op)
         result.op._control_flow_context = self
-        context: CondContext | None = self
-        while context is not None:
-            context._values.add(result)
-            context = context.outer
+        self._add_values([result])
         self._external[value] = result
         return result
+
+    def _from_outer(self, value: Tensor) -> Tensor:
+        """``value``, now a value of this context, as the enclosing cond sees it (itself
+        outside any)."""
+        self._values.add(value)
+        if self.outer is None:
+            return value
+        outer = self.outer.add_value(value)
+        self._values.add(outer)
+        self._external[outer] = outer
+        return outer
+
+    def _add_values(self, values: Any) -> None:
+        """``values`` belong to this branch and to every enclosing one."""
+        context: CondContext | None = self
+        while context is not None:
+            context._values.update(values)
+            context = context.outer
 
     def add_op(self, op: Operation) -> None:
         """TF's ``_AddOpInternal``: bring outer inputs in, or gate an op without inputs on the
@@ -75,10 +84,7 @@ class CondContext:
                     real = self.add_value(tensor)
                     if real is not tensor:
                         op._update_input(index, real)
-        context: CondContext | None = self
-        while context is not None:
-            context._values.update(op.outputs)
-            context = context.outer
+        self._add_values(op.outputs)
         self.graph.prevent_fetching(op)
 
     def build_branch(self, fn: Callable[[], Any]) -> tuple[Any, list[Tensor] | None]:
@@ -100,13 +106,7 @@ class CondContext:
                 return make_op("Identity", [self.pivot], scope).outputs[0]
         tensor = convert_to_tensor(value)
         if tensor not in self._values:  # `lambda: x` of an outer x
-            self._values.add(tensor)
-            real = tensor
-            if self.outer is not None:
-                real = self.outer.add_value(tensor)
-                self._values.add(real)
-                self._external[real] = real
-            real = switch_ref_or_tensor(real, self.pred)[self.branch]
+            real = switch_ref_or_tensor(self._from_outer(tensor), self.pred)[self.branch]
             self._external[tensor] = real
             return real
         return self._external.get(tensor, tensor)
