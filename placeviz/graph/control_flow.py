@@ -79,11 +79,7 @@ class CondContext:
             if not any(_in_context(c, self) for c in op.control_inputs):
                 op._add_control_input(self.pivot.op)
         else:
-            with self.graph.name_scope(f"{op.name}/"):
-                for index, tensor in enumerate(op.inputs):
-                    real = self.add_value(tensor)
-                    if real is not tensor:
-                        op._update_input(index, real)
+            bring_inputs_in(self, op)
         self._add_values(op.outputs)
         self.graph.prevent_fetching(op)
 
@@ -110,6 +106,16 @@ class CondContext:
             self._external[tensor] = real
             return real
         return self._external.get(tensor, tensor)
+
+
+def bring_inputs_in(context: Any, op: Operation) -> None:
+    """Each input of ``op`` from outside ``context`` (a cond's branch or a loop) replaced by the
+    value the context brings it in as (``context.add_value``), made under ``<op name>/``."""
+    with context.graph.name_scope(f"{op.name}/"):
+        for index, tensor in enumerate(op.inputs):
+            real = context.add_value(tensor)
+            if real is not tensor:
+                op._update_input(index, real)
 
 
 def _in_context(op: Operation, context: CondContext) -> bool:

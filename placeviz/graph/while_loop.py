@@ -15,7 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from placeviz.graph.control_flow import assert_same_structure, merge, switch_ref_or_tensor
+from placeviz.graph.control_flow import (
+    assert_same_structure,
+    bring_inputs_in,
+    merge,
+    switch_ref_or_tensor,
+)
 from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
@@ -101,11 +106,7 @@ class WhileContext:
             if not internal:
                 op._add_control_input(self.control_pivot().op)
         else:
-            with self.graph.name_scope(f"{op.name}/"):
-                for index, tensor in enumerate(op.inputs):
-                    real = self.add_value(tensor)
-                    if real is not tensor:
-                        op._update_input(index, real)
+            bring_inputs_in(self, op)
             _, external = self._split_control_inputs(op)
             if not op.control_inputs and all(_is_constant_enter(t.op) for t in op.inputs):
                 op._add_control_input(self.control_pivot().op)  # runs once per iteration
