@@ -417,7 +417,8 @@ class CompiledPlan:
                 context = contexts[xp.__name__] = KernelContext(state, xp)
             build = op.op_def.kernel_for("cupy" if place.backend == "cupy" else "numpy")
             with backends.device_scope(place):
-                return build(xp, op, context)
+                built = build(xp, op, context)
+            return built if self._gpus is None else self._gpus.in_frame(place, built)
 
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
             return op_timing(op, plan.devices[op._id])

@@ -78,8 +78,8 @@ class LogicalGpu:
         """A host array onto this GPU through a pinned staging buffer, on this GPU's stream."""
         cupy = self._cupy
         host = np.asarray(value)  # (ascontiguousarray would make a scalar 1-d)
-        if host.dtype.kind not in "biufc":  # strings, objects: CuPy has no such arrays
-            raise TypeError(f"a {host.dtype} value cannot be put on {self.device.name}")
+        if host.dtype.kind not in "biufc":  # strings stay in host memory, as TF's do
+            return host
         staged = self._empty_pinned(host.shape, host.dtype)
         staged[...] = host
         self.activate()
@@ -120,6 +120,7 @@ class CudaRuntime:
 
     def __init__(self, devices: Iterable[Device], reserve: Callable[[Device], bool]) -> None:
         self.gpus = {d.name: LogicalGpu(d, reserve(d)) for d in devices if d.backend == "cupy"}
+        self._cupy = cupy_backend.cupy()
 
     def __contains__(self, device: Device) -> bool:
         return device.name in self.gpus
@@ -134,6 +135,29 @@ class CudaRuntime:
             target = self.gpus[dst.name]
             return target.copy_from if src.name in self.gpus else target.from_host
         return self.gpus[src.name].to_host
+
+    def in_frame(self, device: Device, kernel: Callable[..., Any]) -> Callable[..., Any]:
+        """``kernel`` of an op inside a while loop, reading its inputs where it runs. A loop
+        runs on its own stream in one host thread, so its values are made in order on that
+        stream: a host value a GPU op reads goes onto the card, and a GPU value a host op
+        reads comes back, each copy ordered on that stream like the loop's kernels."""
+        cupy = self._cupy
+        host_arrays = (np.ndarray, np.generic)
+        if device.name in self.gpus:
+
+            def on_gpu(*inputs: Any) -> Any:
+                moved = [
+                    cupy.asarray(x) if isinstance(x, host_arrays) and x.dtype.kind in "biufc" else x
+                    for x in inputs
+                ]
+                return kernel(*moved)
+
+            return on_gpu
+
+        def on_host(*inputs: Any) -> Any:
+            return kernel(*[x.get() if isinstance(x, cupy.ndarray) else x for x in inputs])
+
+        return on_host
 
     def release(self) -> None:
         for gpu in self.gpus.values():
