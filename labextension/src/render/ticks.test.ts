@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { niceTicks, timeTickLabels } from './ticks';
 import { TimeAxis } from './timeaxis';
-import { axisTicks, LEAST_TICKS } from './timewindow';
+import { axisTicks, type AxisTicks, LEAST_TICKS, tickCharPx } from './timewindow';
 import { random } from './__tests__/fixtures';
 
 /** A value spread over many orders of magnitude: 10^[lo, hi) times a random mantissa. */
@@ -64,7 +64,73 @@ describe('timeTickLabels', () => {
   });
 });
 
+/**
+ * What is wrong with `ticks` on a plot whose x axis shows `window` (ns) over `width` px, with
+ * plotly's margins of 40 px on the left and 12 on the right: labels (at their font's average
+ * character) that leave the plot or overlap, and fewer than two ticks.
+ */
+function unreadable(ticks: AxisTicks, window: readonly [number, number], width: number): string[] {
+  const charPx = tickCharPx(ticks.tickfont?.size);
+  const problems: string[] = [];
+  if (ticks.tickvals.length < 2) {
+    problems.push(`${ticks.tickvals.length} ticks`);
+  }
+  let lastEnd = -Infinity;
+  ticks.tickvals.forEach((ms, k) => {
+    const x = ((ms * 1e6 - window[0]) / (window[1] - window[0])) * width;
+    const half = (ticks.ticktext[k].length * charPx) / 2;
+    if (x - half < -40 || x + half > width + 12) {
+      problems.push(`${ticks.ticktext[k]} leaves the plot`);
+    }
+    if (x - half < lastEnd) {
+      problems.push(`${ticks.ticktext[k]} overlaps the label before it`);
+    }
+    lastEnd = x + half;
+  });
+  return problems;
+}
+
 describe('axisTicks', () => {
+  it('fits the labels of short runs far apart in a narrow plot (notebook 01 at 600 px)', () => {
+    // The eager cell of notebook 01: runs of a few µs, 0.8 ms and 35.5 ms after the first, on
+    // one collapsed axis, in a plot 220 px wide (100 to 150 px between its margins). Once drawn
+    // as `0.000 ms, 0.005 ms, 0.803 ms, 35.504 ms`, overlapping and cut by the plot's edges.
+    const windows: [number, number][] = [
+      [0, 5_000],
+      [799_000, 804_000],
+      [35_500_000, 35_505_000],
+    ];
+    const axis = new TimeAxis(windows);
+    const [lo, hi] = axis.extent!;
+    const window: [number, number] = [lo - 2_000, hi + 2_000];
+    for (const width of [100, 120, 150]) {
+      const ticks = axisTicks(axis, { origin: 0 }, window, width);
+      expect(unreadable(ticks, window, width), ticks.ticktext.join(', ')).toEqual([]);
+      expect(distinct(ticks.ticktext)).toBe(true);
+    }
+  });
+
+  it('never draws a label past the plot or over another, at any width or zoom', () => {
+    const next = random(4);
+    for (let i = 0; i < 1500; i++) {
+      const windows: [number, number][] = [];
+      let t = magnitude(next, 0, 9);
+      const runs = 1 + Math.floor(next() * 8);
+      for (let r = 0; r < runs; r++) {
+        const length = magnitude(next, 2, 7);
+        windows.push([t, t + length]);
+        t += length + magnitude(next, 3, 10);
+      }
+      const axis = new TimeAxis(windows);
+      const [lo, hi] = axis.extent!;
+      const window: [number, number] = [lo, hi + 1];
+      const width = 100 + next() * 500;
+      const ticks = axisTicks(axis, { origin: windows[0][0] }, window, width);
+      const problems = unreadable(ticks, window, width);
+      expect(problems, `${width} px: ${ticks.ticktext.join(', ')}`).toEqual([]);
+    }
+  });
+
   it('labels ticks in the clock’s time, from 0 at its run’s start', () => {
     const axis = new TimeAxis([[614_000, 1_143_300]]);
     const { ticktext, tickvals } = axisTicks(axis, { origin: 614_000 }, [608_000, 1_150_000], 800);

@@ -11,7 +11,7 @@ import { padWindow } from './timingmodel';
 
 /** Least room between two ticks' labels (px). */
 const TICK_PX = 110;
-/** Ticks an axis gets however narrow its plot. */
+/** Ticks an axis gets where that many fit. */
 export const LEAST_TICKS = 3;
 
 /**
@@ -41,6 +41,11 @@ const SMALL_FONT_PX = 9;
 const SMALL_CHAR_PX = 5.3;
 /** Least room between two tick labels (px). */
 const LABEL_GAP_PX = 10;
+
+/** An average tick label character's width (px) at `font` (undefined: the axis font). */
+export function tickCharPx(font?: number): number {
+  return font === SMALL_FONT_PX ? SMALL_CHAR_PX : CHAR_PX;
+}
 /** Steps tried at most, from the coarsest down. */
 const MOST_STEPS = 40;
 
@@ -53,8 +58,9 @@ export interface AxisTicks {
 
 /**
  * Plotly x axis ticks (ms along the axis) for a window `widthPx` wide: round times on `clock`
- * (0 at its run's start), labelled with the real times they stand for, no two alike, and at least
- * LEAST_TICKS. Past collapsed idle gaps (several runs in view) the ticks are multiples of one
+ * (0 at its run's start), labelled with the real times they stand for, no two alike, at least
+ * LEAST_TICKS where that many fit, else the most that fit (two, where two short runs far apart
+ * leave room for one label each). Past collapsed idle gaps (several runs in view) the ticks are multiples of one
  * step inside each run's span, so every label is a round time and ticks a step apart read a step
  * apart; labels never overlap (a smaller font where the plot is narrow) nor run past the plot's
  * left (`leftPx`) and right (`rightPx`) margins.
@@ -83,6 +89,7 @@ export function axisTicks(
     [SMALL_FONT_PX, SMALL_CHAR_PX, false],
     [SMALL_FONT_PX, SMALL_CHAR_PX, true],
   ];
+  let fitted: AxisTicks | null = null; // the most ticks that fit, where none gets LEAST_TICKS
   for (const [font, charPx, unitLast] of tiers) {
     let best: number[] = [];
     let step = niceAbove(span);
@@ -100,21 +107,40 @@ export function axisTicks(
       }
       step = smallerStep(step);
     }
+    const ticks = labelled(axis, origin, best, font, unitLast);
     if (best.length >= LEAST_TICKS) {
-      const labels = timeTickLabels(best);
-      return {
-        tickvals: best.map((v) => axis.toShown(v + origin) / 1e6),
-        ticktext: unitLast ? labels.map((l, k) => (k < labels.length - 1 ? number(l) : l)) : labels,
-        ...(font > 0 ? { tickfont: { size: font } } : {}),
-      };
+      return ticks;
+    }
+    if (best.length > (fitted?.tickvals.length ?? 1)) {
+      fitted = ticks;
     }
   }
-  // No round times fit apart (a very narrow plot): LEAST_TICKS along the axis, as plotly sets them.
+  if (fitted !== null) {
+    return fitted; // two round times that fit say more than three cut by the plot's edges
+  }
+  // No two round times fit apart (a very narrow plot): ticks along the axis, as plotly sets
+  // them, those whose labels fit.
   const zero = axis.toShown(origin);
-  const ticks = niceTicks(window[0] - zero, window[1] - zero, LEAST_TICKS, LEAST_TICKS);
+  const along = niceTicks(window[0] - zero, window[1] - zero, LEAST_TICKS, LEAST_TICKS);
+  const values = along.map((x) => axis.toReal(x + zero) - origin);
+  const place = { axis, origin, window, nsPerPx, charPx: SMALL_CHAR_PX, rightPx, leftPx };
+  return labelled(axis, origin, spaced(place, values, true), SMALL_FONT_PX, true);
+}
+
+/** Plotly ticks at `values` (real ns since origin), labelled (`unitLast`: the unit on the last
+ * label only) at `font` (0: the axis font). */
+function labelled(
+  axis: TickAxis,
+  origin: number,
+  values: readonly number[],
+  font: number,
+  unitLast: boolean,
+): AxisTicks {
+  const labels = timeTickLabels(values);
   return {
-    tickvals: ticks.map((x) => (x + zero) / 1e6),
-    ticktext: timeTickLabels(ticks.map((x) => axis.toReal(x + zero) - origin)),
+    tickvals: values.map((v) => axis.toShown(v + origin) / 1e6),
+    ticktext: unitLast ? labels.map((l, k) => (k < labels.length - 1 ? number(l) : l)) : labels,
+    ...(font > 0 ? { tickfont: { size: font } } : {}),
   };
 }
 
