@@ -69,6 +69,7 @@ ZOO_SIZES: dict[str, dict[str, Any]] = {
     "bert": {"batch": 4, "seq": 16, "width": 32, "layers": 2, "vocab": 200, "dropout": 0.0},
     # notebooks/09_model_parallel_rnn.ipynb's
     "lstm": {"batch": 16, "steps": 8, "width": 128, "vocab": 1000},
+    "lstm_dynamic": {"batch": 16, "steps": 8, "width": 128, "vocab": 1000},
 }
 
 

@@ -34,6 +34,7 @@ from placeviz.graph.ops.nn_impl import (
     l2_normalize,
     moments,
     sigmoid_cross_entropy_with_logits,
+    xw_plus_b,
 )
 from placeviz.graph.ops.nn_ops import elu, leaky_relu, relu6, selu, softmax, softplus
 from placeviz.graph.ops.selection_ops import top_k
@@ -85,4 +86,5 @@ __all__ = [
     "static_rnn",
     "tanh",
     "top_k",
+    "xw_plus_b",
 ]

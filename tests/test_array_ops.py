@@ -725,3 +725,10 @@ def test_gather_refuses_indices_outside_the_axis_with_tensorflows_words() -> Non
                 pv_errors.InvalidArgumentError, match=re.escape(f"{words} is not in [0, 3)")
             ):
                 sess.run(g, {indices: bad})
+
+
+def test_a_tensor_shape_of_one_dimension_is_tfs_singleton_shape() -> None:
+    # tf.TensorShape(3) is TensorShape([3]); None stays the unknown rank
+    assert pv.TensorShape(3) == pv.TensorShape([3])
+    assert pv.TensorShape(3).as_list() == [3]
+    assert pv.TensorShape(None).ndims is None

@@ -23,6 +23,7 @@ inputs of the right shapes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -307,10 +308,13 @@ def _lstm_layer(tf: Any, width: int, keep_prob: float, device: str | None) -> An
     return tf.nn.rnn_cell.DeviceWrapper(cell, device) if device else cell
 
 
-def _unroll(tf: Any, cell: Any, embedded: Any, steps: int) -> list[Any]:
-    """The stack run over the time steps: the one place that says how. ``static_rnn`` unrolls
-    it into one copy of the cell's ops per step (no control flow); ``tf.nn.dynamic_rnn(cell,
-    embedded, dtype=tf.float32)`` would loop over them in a ``while_loop`` instead."""
+def _unroll(tf: Any, cell: Any, embedded: Any, steps: int, dynamic: bool) -> Any:
+    """The stack run over the time steps: ``static_rnn`` unrolls it into one copy of the cell's
+    ops per step (no control flow) and gives a list of each step's output; ``dynamic_rnn``
+    loops over the steps in a ``while_loop`` and gives one [batch, steps, width] tensor."""
+    if dynamic:
+        outputs, _ = tf.nn.dynamic_rnn(cell, embedded, dtype=tf.float32)
+        return outputs
     inputs = tf.unstack(embedded, num=steps, axis=1)
     outputs, _ = tf.nn.static_rnn(cell, inputs, dtype=tf.float32)
     return outputs
@@ -328,10 +332,12 @@ def lstm_lm(
     initializer: Any = None,
     seed: int = 0,
     pin: bool = True,
+    dynamic: bool = False,
 ) -> Model:
     """Next-word prediction over ``steps`` words; layer ``l`` on GPU ``l * gpus // layers``
-    (``pin=False``: no GPU scopes, the embedding still on the CPU). Weights start uniform in
-    [-0.1, 0.1] as the PTB model's, or from ``initializer``."""
+    (``pin=False``: no GPU scopes, the embedding still on the CPU), unrolled by ``static_rnn``
+    or (``dynamic``) looped by ``dynamic_rnn``. Weights start uniform in [-0.1, 0.1] as the PTB
+    model's, or from ``initializer``."""
     rng = np.random.default_rng(seed)
     ids = tf.placeholder(tf.int32, [batch, steps], name="input_ids")
     targets = tf.placeholder(tf.int32, [batch, steps], name="targets")
@@ -345,9 +351,9 @@ def lstm_lm(
             device = f"/gpu:{layer * gpus // layers}" if gpus else "/cpu:0"
             cells.append(_lstm_layer(tf, width, keep_prob, device if pin else None))
         with _gpu(tf, 0, gpus, pin):
-            outputs = _unroll(tf, tf.nn.rnn_cell.MultiRNNCell(cells), embedded, steps)
+            outputs = _unroll(tf, tf.nn.rnn_cell.MultiRNNCell(cells), embedded, steps, dynamic)
         with _gpu(tf, gpus - 1, gpus, pin), tf.variable_scope("softmax"):
-            flat = tf.reshape(tf.concat(outputs, 1), [-1, width])
+            flat = tf.reshape(outputs if dynamic else tf.concat(outputs, 1), [-1, width])
             weights = tf.get_variable("w", [width, vocab])
             biases = tf.get_variable("b", [vocab])
             logits = tf.nn.bias_add(tf.matmul(flat, weights), biases)
@@ -370,4 +376,5 @@ ZOO: dict[str, Callable[..., Model]] = {
     "resnet": resnet,
     "bert": bert_encoder,
     "lstm": lstm_lm,
+    "lstm_dynamic": functools.partial(lstm_lm, dynamic=True),
 }

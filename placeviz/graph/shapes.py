@@ -17,11 +17,13 @@ class TensorShape:
 
     __slots__ = ("_dims",)
 
-    def __init__(self, dims: Iterable[Dim] | TensorShape | None) -> None:
+    def __init__(self, dims: Iterable[Dim] | TensorShape | Dim | None) -> None:
         if isinstance(dims, TensorShape):
             self._dims: tuple[Dim, ...] | None = dims._dims
         elif dims is None:
             self._dims = None
+        elif not isinstance(dims, Iterable):  # one dimension: TF's singleton shape
+            self._dims = (_as_dim(dims),)
         else:
             self._dims = tuple(_as_dim(d) for d in dims)
 

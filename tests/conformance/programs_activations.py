@@ -138,6 +138,12 @@ family(
         "l2_normalize_all": lambda tf: tf.nn.l2_normalize(tf.constant(_MATRIX)),
         "l2_normalize_axes": lambda tf: tf.math.l2_normalize([[3.0, 4.0]], axis=[0, 1]),
         "l2_normalize_zeros": lambda tf: tf.nn.l2_normalize(tf.constant([0.0, 0.0]), 0),
+        "xw_plus_b": lambda tf: tf.nn.xw_plus_b(
+            tf.constant(_MATRIX), tf.constant([[1.0, 0.5], [2.0, -1.0], [0.0, 3.0]]), [1.0, -2.0]
+        ),
+        "xw_plus_b_named": lambda tf: tf.nn.xw_plus_b(
+            [[1.0, 2.0]], [[3.0], [4.0]], [0.5], name="logits"
+        ),
         "scalars": lambda tf: [
             tf.squared_difference(tf.constant(1.0), 3.0),
             tf.rsqrt(4.0),

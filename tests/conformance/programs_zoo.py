@@ -53,6 +53,18 @@ def zoo_lstm_trained(tf: Any) -> Any:
 
 
 @program
+def zoo_lstm_dynamic_trained(tf: Any) -> Any:
+    """The same model looped by dynamic_rnn: its values after two steps are static_rnn's."""
+    model = ZOO["lstm_dynamic"](tf, gpus=0, initializer=_lstm_pattern(tf), **LSTM_SIZES)
+    return Runs(
+        tf.global_variables_initializer(),
+        Run([model.train_op, model.loss], model.feed),
+        Run([model.train_op, model.loss], model.feed),
+        Run([model.loss, tf.trainable_variables()], model.feed),
+    )
+
+
+@program
 def zoo_lstm_four_layers_trained(tf: Any) -> Any:
     model = ZOO["lstm"](tf, gpus=0, layers=4, initializer=_lstm_pattern(tf), **LSTM_SIZES)
     return Runs(

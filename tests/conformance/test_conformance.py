@@ -139,6 +139,16 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "zoo_lstm_variational_dropout",
         )
     },
+    # the LSTM language model looped by dynamic_rnn: the loop's gradient (as the while_gradient
+    # programs: names, and the clipping's colocation with the gradients' ops), and the
+    # embedding's dense gradient as zoo_lstm's (values, which agree, are compared)
+    **{
+        name: (
+            f"{WHILE_GRADIENT_STACKS}; {DENSE_GATHER_GRADIENT}",
+            rf"{_WHILE_GRADIENT_OPS}|GradientDescent$|clip_by_global_norm/|global_norm/L2Loss",
+        )
+        for name in ("zoo_lstm_dynamic", "zoo_lstm_dynamic_trained")
+    },
     # every shadow variable's initial value: TF's cond and its IsVariableInitialized ops
     "zoo_cifar10": (
         EMA_INITIALIZED_VALUE,

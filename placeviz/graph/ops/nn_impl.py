@@ -1,5 +1,6 @@
 """The ``tf.nn`` functions TensorFlow builds from smaller ops rather than one kernel (its
-nn_impl.py): moments, batch normalization, L2 normalization, the logistic loss and GELU. Each
+nn_impl.py): moments, batch normalization, L2 normalization, xw_plus_b, the logistic loss and
+GELU. Each
 builds TensorFlow's ops in TensorFlow's order, so names, gradients and placement match."""
 
 from __future__ import annotations
@@ -77,6 +78,15 @@ def l2_normalize(
         square_sum = math_ops.reduce_sum(math_ops.square(tensor), axis, keepdims=True)
         inverse_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(tensor, inverse_norm, name=scope)
+
+
+def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Tensor:
+    """``matmul(x, weights) + biases``: a MatMul and a BiasAdd named by the scope, as TF's."""
+    with op_scope(name or "xw_plus_b", (x, weights, biases)) as scope:
+        x = convert_to_tensor(x, name="x")
+        weights = convert_to_tensor(weights, name="weights")
+        biases = convert_to_tensor(biases, name="biases")
+        return loss_ops.bias_add(math_ops.matmul(x, weights), biases, name=scope)
 
 
 def sigmoid_cross_entropy_with_logits(
