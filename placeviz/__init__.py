@@ -43,7 +43,8 @@ from placeviz.dtypes import (
 )
 from placeviz.events.compare import Comparison, compare
 from placeviz.events.trace import Trace
-from placeviz.graph.control_flow import case, cond
+from placeviz.graph.control_flow import cond
+from placeviz.graph.control_flow_case import case
 from placeviz.graph.core import (
     Graph,
     Operation,

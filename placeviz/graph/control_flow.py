@@ -1,4 +1,5 @@
-"""``pv.cond`` and ``pv.case``: TensorFlow 1's conditional, built from Switch and Merge.
+"""``pv.cond``: TensorFlow 1's conditional, built from Switch and Merge (``case`` is nested
+conds: control_flow_case.py).
 
 As TF's ``CondContext``: ``cond`` switches the predicate on itself (``cond/Switch``), names the
 two pivots (``cond/switch_t``, ``cond/switch_f``) and the predicate (``cond/pred_id``), then
@@ -11,7 +12,6 @@ so the whole branch is dead when the other one is taken. The branches' results m
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -281,45 +281,3 @@ class _nothing:
 
     def __exit__(self, *exc: Any) -> None:
         return None
-
-
-def case(
-    pred_fn_pairs: Any,
-    default: Callable[[], Any] | None = None,
-    exclusive: bool = False,
-    strict: bool = False,
-    name: str = "case",
-) -> Any:
-    """The result of the first pair whose predicate is true, else ``default()``: nested conds,
-    the last pair's innermost (TF's ``case``)."""
-    if not isinstance(pred_fn_pairs, list | tuple | dict):
-        raise TypeError(
-            f"'pred_fn_pairs' must be a list, tuple, or dict. Received: {type(pred_fn_pairs)}"
-        )
-    pairs = (
-        sorted(pred_fn_pairs.items(), key=lambda item: item[0].name)
-        if isinstance(pred_fn_pairs, dict)
-        else list(pred_fn_pairs)
-    )
-    for pair in pairs:
-        if not isinstance(pair, tuple) or len(pair) != 2:
-            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
-        pred, fn = pair
-        if isinstance(pred, Tensor):
-            if pred.dtype.base_dtype.name != "bool":
-                raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
-        else:
-            raise TypeError(f"pred must be a Tensor, got: {pred}")
-        if not callable(fn):
-            raise TypeError(f"fn for pred {pred.name} must be callable.")
-    if default is None or exclusive:
-        raise NotImplementedError(
-            "pv.case needs a default and exclusive=False: TF checks the other cases with "
-            "Assert, which placeviz does not have"
-        )
-    graph = pairs[0][0].graph if pairs else get_default_graph()
-    with graph.name_scope(name):
-        fn: Callable[[], Any] = default
-        for pred, action in reversed(pairs):
-            fn = functools.partial(cond, pred, true_fn=action, false_fn=fn, strict=strict)
-        return fn()

@@ -9,9 +9,11 @@ same ``case`` scope, which gives the same value for every step.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from placeviz import dtypes
+from placeviz.graph.control_flow_case import case
 from placeviz.graph.core import Tensor, get_default_graph
 from placeviz.graph.ops import array_ops, math_ops
 from placeviz.graph.ops._build import make_op
@@ -95,15 +97,17 @@ def piecewise_constant(x: Any, boundaries: Any, values: Any, name: str | None = 
         raise ValueError("The length of boundaries should be 1 less than the length of values")
     graph = get_default_graph()
     with graph.name_scope(name or "PiecewiseConstant"):
-        # TF's predicates, in its order; exactly one holds for any step.
+        # TF's predicates, in its order; exactly one holds for any step, which case asserts.
         pairs = [(step <= bounds[0], levels[0]), (step > bounds[-1], levels[-1])]
         for low, high, level in zip(bounds[:-1], bounds[1:], levels[1:-1]):
             pairs.append(((step > low) & (step <= high), level))
-        with graph.name_scope("case"):
-            chosen = levels[0]
-            for predicate, level in reversed(pairs):
-                chosen = math_ops.where_v2(predicate, level, chosen)
-            return chosen
+        branches = [(predicate, functools.partial(_identity, level)) for predicate, level in pairs]
+        return case(branches, functools.partial(_identity, levels[0]), exclusive=True)
+
+
+def _identity(value: Tensor) -> Tensor:
+    """A case branch's result: a value made outside it (cond reads it through a Switch)."""
+    return value
 
 
 def scoped_cast(value: Any, dtype: dtypes.DType, name: str = "Cast") -> Tensor:

@@ -327,6 +327,39 @@ program(_case_program, name="case_three_ways")
 program(_case_first_true, name="case_first_true_wins")
 
 
+def _case_checked(tf: Any, i: int, default: bool, exclusive: bool) -> Any:
+    """A case whose predicates TF checks with Asserts: at most one true (``exclusive``), or,
+    without a default, the last pair's run only when its predicate is the one true."""
+    index = tf.placeholder(tf.int32, [], name="i")
+    x = tf.constant(X, name="x")
+    r = tf.case(
+        [(index > 0, lambda: x * 2.0), (index > 1, lambda: x + 10.0)],
+        default=(lambda: -x) if default else None,
+        exclusive=exclusive,
+    )
+    return Run(r, {index: i})
+
+
+family(
+    "case_checked",
+    {
+        "exclusive_one_true": lambda tf: _case_checked(tf, 1, True, True),
+        "exclusive_none_true": lambda tf: _case_checked(tf, -1, True, True),
+        "no_default_last_true": lambda tf: _case_checked(tf, 2, False, False),
+        # the first pair is taken: the default's Asserts do not run
+        "no_default_exclusive": lambda tf: _case_checked(tf, 3, False, True),
+    },
+)
+family(
+    "case_checked_fails",
+    {
+        "exclusive_two_true": lambda tf: _case_checked(tf, 3, True, True),
+        "no_default_none_true": lambda tf: _case_checked(tf, -1, False, False),
+    },
+    error=("Input error",),
+)
+
+
 family(
     "cond_error",
     {

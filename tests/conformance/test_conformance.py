@@ -41,11 +41,6 @@ FED_TRAINING_FLAG = (
     "not listed: a batch_normalization whose `training` is a tensor fed at run time needs "
     "tf.cond's Switch and Merge, which placeviz lacks; it raises NotImplementedError saying so"
 )
-TF_CASE_SCHEDULE = (
-    "not listed: piecewise_constant picks its value with tf.case(exclusive=True), whose Assert "
-    "placeviz lacks (pv.case has no exclusive or default-less form); it builds a chain of "
-    "SelectV2 ops in the same scope (values compared in train_piecewise_constant)"
-)
 WHILE_GRADIENT_STACKS = (
     "documented difference: a while loop's gradient keeps the forward values per iteration in "
     "the forward loop's runner (LoopHistoryRead, LoopIterationCount) where TensorFlow pushes "
@@ -77,7 +72,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "keras_graph_dropout": KERAS_LEARNING_PHASE,
     "gradients_of_gather": DENSE_GATHER_GRADIENT,
     "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
-    "train_piecewise_constant_graph": TF_CASE_SCHEDULE,
 }
 
 # Known differences confined to some ops of a program: those ops' facts are set aside (a
