@@ -333,6 +333,7 @@ class Graph:
         # The cond branch or loop body being built (placeviz.graph.control_flow), else None.
         self._control_flow_context: Any = None
         self._unfetchable: set[int] = set()  # op ids inside control flow (TF's prevent_fetching)
+        self._unfeedable: set[tuple[int, int]] = set()  # (op id, output) inside while loops
         self.seed: int | None = None
 
     # -- lookup ------------------------------------------------------------------------------
@@ -546,6 +547,12 @@ class Graph:
     def is_fetchable(self, element: Tensor | Operation) -> bool:
         op = element.op if isinstance(element, Tensor) else element
         return op._id not in self._unfetchable
+
+    def prevent_feeding(self, tensor: Tensor) -> None:
+        self._unfeedable.add((tensor.op._id, tensor.value_index))
+
+    def is_feedable(self, tensor: Tensor) -> bool:
+        return (tensor.op._id, tensor.value_index) not in self._unfeedable
 
     def finalize(self) -> None:
         self._finalized = True

@@ -93,6 +93,7 @@ class WhileContext:
             with self.graph.control_dependencies(None):
                 entered = _enter(result, self, is_constant=True)
             self.graph.prevent_fetching(entered.op)
+            self.graph.prevent_feeding(entered)
             entered.op._control_flow_context = self
             self._values.add(entered)
             self._external[value] = entered
@@ -119,6 +120,8 @@ class WhileContext:
             op._add_control_inputs(pulled)
         if self.outer is not None or op.type != "Exit":
             self.graph.prevent_fetching(op)
+            for x in op.outputs:
+                self.graph.prevent_feeding(x)
 
     def _split_control_inputs(self, op: Operation) -> tuple[list[Operation], list[Operation]]:
         """The control inputs from this loop, and those from outside, which the op drops."""
@@ -152,6 +155,7 @@ class WhileContext:
                         f"{value.shape}, but the specified shape invariant is {invariant}."
                     )
                 entered._shape = invariant  # TF's use_input_shape=False: the invariant's
+                self.graph.prevent_feeding(entered)
                 enters.append(entered)
         for entered in enters:
             entered.op._control_flow_context = self

@@ -420,6 +420,12 @@ class Session:
             tensor = _resolve(key, self.graph, "feed")
             if not isinstance(tensor, Tensor):
                 raise TypeError(f"Cannot feed Operation '{tensor.name}'; feed one of its tensors.")
+            if not self.graph.is_feedable(tensor):
+                raise ValueError(
+                    f"Tensor {tensor.name} may not be fed. It is made inside a while loop "
+                    f"(created at {tensor.op.source}), once per iteration: feed a value the "
+                    "loop reads from outside instead."
+                )
             pairs.append((tensor, _feed_value(tensor, value)))
         pairs.sort(key=lambda p: id(p[0]))
         return [t for t, _ in pairs], [v for _, v in pairs]
@@ -589,7 +595,8 @@ def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
         op = element.op if isinstance(element, Tensor) else element
         raise InaccessibleTensorError(
             f"Operation {op.name!r} has been marked as not fetchable: it is inside a cond's "
-            f"branch (created at {op.source}), whose value exists only when that branch runs."
+            f"branch or a while loop (created at {op.source}), whose value exists only when that "
+            "branch runs, or once per iteration."
         )
     return element
 

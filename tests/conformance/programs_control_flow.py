@@ -647,8 +647,21 @@ family(
             lambda i: tf.cast(i, tf.float32), lambda i: i + 1, [tf.constant(0)]
         ),
         "fetch_body_op": lambda tf: _fetch_loop_op(tf),
+        "feed_body_op": lambda tf: _feed_loop_tensor(tf, "while/mul:0"),
+        "feed_loop_variable_enter": lambda tf: _feed_loop_tensor(tf, "while/Enter_1:0"),
+        "feed_invariant_enter": lambda tf: _feed_loop_tensor(tf, "while/mul/Enter:0"),
     },
 )
+
+
+def _feed_loop_tensor(tf: Any, name: str) -> Any:
+    """A tensor made inside the loop (once per iteration) cannot be fed; the loop's result can."""
+    scale = tf.constant(2.0, name="scale")
+    _, r = tf.while_loop(
+        lambda i, a: i < 3, lambda i, a: (i + 1, a * scale), [tf.constant(0), tf.constant(1.0)]
+    )
+    inside = tf.get_default_graph().get_tensor_by_name(name)
+    return Runs(Run(r, {r: 5.0}), Run(r, {inside: 5.0}))
 
 
 def _fetch_loop_op(tf: Any) -> Any:
