@@ -25,6 +25,7 @@ from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get
 from placeviz.graph.ops import math_ops, state_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
+from placeviz.graph.ops.control_flow_ops import ENTER_TYPES
 from placeviz.graph.shapes import TensorShape, as_shape
 from placeviz.graph.tensor_array import TensorArray, carry_tensor_arrays
 from placeviz.rnn import nest
@@ -204,15 +205,16 @@ def _enter(
         "is_constant": is_constant,
         "parallel_iterations": context.parallel_iterations,
     }
-    with value.graph.name_scope("Enter") as scope:
-        result = make_op("Enter", [value], scope, attrs).outputs[0]
+    op_type = "RefEnter" if value.dtype.is_ref_dtype else "Enter"  # TF's use_ref
+    with value.graph.name_scope(op_type) as scope:
+        result = make_op(op_type, [value], scope, attrs).outputs[0]
     if shape is not None:
         result._shape = shape  # TF's use_input_shape=False: the invariant, not the input's
     return result
 
 
 def _is_constant_enter(op: Operation) -> bool:
-    return op.type == "Enter" and bool(op.attrs.get("is_constant"))
+    return op.type in ENTER_TYPES and bool(op.attrs.get("is_constant"))
 
 
 def _shape_less_than_or_equal(shape: TensorShape, bound: TensorShape) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops.control_flow_ops import DEAD
+from placeviz.graph.ops.control_flow_ops import DEAD, ENTER_TYPES
 from placeviz.graph.validate import dependencies
 from placeviz.graph.while_loop import WhileContext
 
@@ -407,7 +407,7 @@ class FrameRunner:
                     continue
                 op = unit
                 t0 = clock()  # measured: the op's dispatch as well as its kernel
-                if iteration and op.type == "Enter":  # a frame's value enters once, as in TF
+                if iteration and op.type in ENTER_TYPES:  # a frame's value enters once, as in TF
                     it.values[id(op.outputs[0])], it.made[id(op.outputs[0])] = entered[
                         id(op.outputs[0])
                     ]
@@ -446,7 +446,7 @@ class FrameRunner:
                     for tensor in op.outputs:
                         values[id(tensor)] = DEAD
                     record(op, False, t0, 0, deps)
-                    if op.type == "Enter":
+                    if op.type in ENTER_TYPES:
                         entered[id(op.outputs[0])] = (DEAD, done[op._id])
                     continue
                 result = self._kernels[op._id](*inputs)
@@ -460,7 +460,7 @@ class FrameRunner:
                 elif op.outputs:
                     values[id(op.outputs[0])] = result
                 record(op, True, t0, duration, deps)
-                if op.type == "Enter":
+                if op.type in ENTER_TYPES:
                     entered[id(op.outputs[0])] = (result, done[op._id])
                 if op.type == "NextIteration":
                     sent[self._next_to_merge[op._id]] = (result, done[op._id])

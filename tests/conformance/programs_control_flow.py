@@ -617,6 +617,24 @@ def _loop_body_on_other_cpu(tf: Any) -> Any:
     return Run(tf.while_loop(lambda i, a: i < 3, body, [tf.constant(0), x]))
 
 
+def _loop_assigns(tf: Any, variable_device: str | None) -> Any:
+    """The body assigns to a variable: its reference enters the loop through a RefEnter."""
+    with tf.device(variable_device):
+        v = tf.Variable(1.0, name="v")
+        total = tf.Variable([0.0, 0.0], name="total")
+
+    def body(i: Any) -> Any:
+        grown = tf.assign(v, v * 2.0)
+        added = tf.assign_add(total, tf.stack([tf.cast(i, tf.float32), grown]))
+        with tf.control_dependencies([added]):
+            return i + 1
+
+    r = tf.while_loop(lambda i: i < 4, body, [tf.constant(0)])
+    return Runs(tf.global_variables_initializer(), Run(r), Run([v, total]), Run(r), Run(total))
+
+
+program(lambda tf: _loop_assigns(tf, None), name="while_ref_assigns_in_body")
+program(lambda tf: _loop_assigns(tf, "/cpu:1"), name="while_ref_variable_on_other_cpu", cpus=2)
 program(_loop_devices, name="while_in_device_scope", cpus=2)
 program(_loop_body_on_other_cpu, name="while_body_op_on_other_cpu", cpus=2)
 

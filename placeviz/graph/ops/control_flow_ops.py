@@ -123,7 +123,8 @@ registry.register(
 
 
 # -- while loops: a frame's Enter, NextIteration, LoopCond and Exit ----------------------------
-LOOP_TYPES = frozenset({"Enter", "Exit", "NextIteration", "LoopCond"})
+ENTER_TYPES = frozenset({"Enter", "RefEnter"})
+LOOP_TYPES = ENTER_TYPES | {"Exit", "NextIteration", "LoopCond"}
 
 
 def _infer_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
@@ -153,6 +154,24 @@ for _type, _infer in (
     ("LoopCond", _infer_loop_cond),
 ):
     registry.register(OpDef(type=_type, infer=_infer, kernel=_forward_kernel, cost=free_cost))
+
+
+def _infer_ref_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    if not inputs[0].dtype.is_ref_dtype:
+        raise TypeError(f"RefEnter needs a reference input, got {inputs[0].dtype.name}")
+    return [(inputs[0].shape, inputs[0].dtype)]
+
+
+# A variable's reference entering a loop (TF's RefEnter), so the body can assign to it.
+registry.register(
+    OpDef(
+        type="RefEnter",
+        infer=_infer_ref_forward,
+        kernel=_forward_kernel,
+        cost=free_cost,
+        ref_output=True,
+    )
+)
 
 
 # -- a while loop's gradient: what the forward loop kept, per iteration ------------------------
