@@ -37,11 +37,25 @@ def test_table_is_keyed_by_upper_case_name_and_names_are_unique() -> None:
 
 
 def test_table_covers_the_seeds_and_current_cards() -> None:
-    assert {"H100", "H200", "A100", "V100", "T4", "K40", "K20M", "K520"} <= PROFILES.keys()
+    wanted = {"H100", "H100 PCIE", "H200", "A100", "A100 40GB", "V100", "L4", "T4"}
+    assert wanted | {"K40", "K20M", "K520"} <= PROFILES.keys()
     assert DEFAULT_PROFILE.upper() in PROFILES
     assert get_profile("K40").full_name == "Tesla K40c"
     assert get_profile("K20m").full_name == "Tesla K20m"
     assert get_profile("K520").full_name == "GRID K520"
+
+
+@pytest.mark.parametrize("profile", PROFILES.values(), ids=lambda p: p.name)
+def test_every_profile_says_which_datasheet_its_figures_come_from(profile: GPUProfile) -> None:
+    assert "datasheet" in profile.source or "specification" in profile.source
+
+
+def test_a_real_card_is_timed_with_its_own_profile() -> None:
+    from placeviz.devices.context import _profile_for
+
+    assert _profile_for("NVIDIA H100 PCIe").name == "H100 PCIe"
+    assert _profile_for("NVIDIA H100 80GB HBM3").name == "H100"
+    assert _profile_for("NVIDIA L4").name == "L4"
 
 
 def test_table_is_read_only() -> None:

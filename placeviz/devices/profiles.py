@@ -36,6 +36,7 @@ class GPUProfile:
     host_link_bandwidth: float
     launch_latency_s: float
     compute_capability: str
+    source: str  # where the figures come from: the datasheet and its column
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -47,8 +48,6 @@ class GPUProfile:
 
 
 _TABLE = (
-    # NVIDIA H100 Tensor Core GPU datasheet, SXM5 column (FP16 tensor: dense, i.e. half of the
-    # with-sparsity figure).
     GPUProfile(
         name="H100",
         full_name="NVIDIA H100 SXM5 80GB",
@@ -59,8 +58,23 @@ _TABLE = (
         host_link_bandwidth=_PCIE5_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="9.0",
+        source=(
+            "NVIDIA H100 Tensor Core GPU datasheet, SXM5 column (FP16 tensor: dense, i.e. "
+            "half of the with-sparsity figure)."
+        ),
     ),
-    # NVIDIA H200 Tensor Core GPU datasheet, SXM column (FP16 tensor: dense).
+    GPUProfile(
+        name="H100 PCIe",
+        full_name="NVIDIA H100 PCIe 80GB",
+        fp32_flops=51 * _TERA,
+        fp16_flops=756 * _TERA,
+        memory_bytes=80 * _GIB,
+        memory_bandwidth=2.0 * _TERA,
+        host_link_bandwidth=_PCIE5_X16,
+        launch_latency_s=_LAUNCH_LATENCY_S,
+        compute_capability="9.0",
+        source="NVIDIA H100 Tensor Core GPU datasheet, PCIe column (FP16 tensor: dense).",
+    ),
     GPUProfile(
         name="H200",
         full_name="NVIDIA H200 SXM 141GB",
@@ -71,8 +85,8 @@ _TABLE = (
         host_link_bandwidth=_PCIE5_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="9.0",
+        source="NVIDIA H200 Tensor Core GPU datasheet, SXM column (FP16 tensor: dense).",
     ),
-    # NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column (FP16 tensor: dense).
     GPUProfile(
         name="A100",
         full_name="NVIDIA A100 SXM4 80GB",
@@ -83,8 +97,22 @@ _TABLE = (
         host_link_bandwidth=_PCIE4_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="8.0",
+        source=(
+            "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column (FP16 tensor: dense)."
+        ),
     ),
-    # NVIDIA Tesla V100 datasheet, SXM2 16GB (FP16: tensor-core peak).
+    GPUProfile(
+        name="A100 40GB",
+        full_name="NVIDIA A100 SXM4 40GB",
+        fp32_flops=19.5 * _TERA,
+        fp16_flops=312 * _TERA,
+        memory_bytes=40 * _GIB,
+        memory_bandwidth=1555 * _GIGA,
+        host_link_bandwidth=_PCIE4_X16,
+        launch_latency_s=_LAUNCH_LATENCY_S,
+        compute_capability="8.0",
+        source="NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column (FP16 tensor: dense).",
+    ),
     GPUProfile(
         name="V100",
         full_name="Tesla V100-SXM2-16GB",
@@ -95,8 +123,8 @@ _TABLE = (
         host_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="7.0",
+        source="NVIDIA Tesla V100 datasheet, SXM2 16GB (FP16: tensor-core peak).",
     ),
-    # NVIDIA T4 Tensor Core GPU datasheet (FP16: mixed-precision tensor-core peak).
     GPUProfile(
         name="T4",
         full_name="Tesla T4",
@@ -107,9 +135,23 @@ _TABLE = (
         host_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="7.5",
+        source="NVIDIA T4 Tensor Core GPU datasheet (FP16: mixed-precision tensor-core peak).",
     ),
-    # NVIDIA Tesla K40 GPU accelerator board specification, K40c (Kepler has no FP16 arithmetic,
-    # so FP16 runs at the FP32 rate; peak at base clock).
+    GPUProfile(
+        name="L4",
+        full_name="NVIDIA L4",
+        fp32_flops=30.3 * _TERA,
+        fp16_flops=121 * _TERA,
+        memory_bytes=24 * _GIB,
+        memory_bandwidth=300 * _GIGA,
+        host_link_bandwidth=_PCIE4_X16,
+        launch_latency_s=_LAUNCH_LATENCY_S,
+        compute_capability="8.9",
+        source=(
+            "NVIDIA L4 Tensor Core GPU datasheet (FP16 tensor: dense, half of the "
+            "with-sparsity 242 TFLOPS)."
+        ),
+    ),
     GPUProfile(
         name="K40",
         full_name="Tesla K40c",
@@ -120,8 +162,11 @@ _TABLE = (
         host_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.5",
+        source=(
+            "NVIDIA Tesla K40 GPU accelerator board specification, K40c (Kepler has no FP16 "
+            "arithmetic, so FP16 runs at the FP32 rate; peak at base clock)."
+        ),
     ),
-    # NVIDIA Tesla K20/K20X GPU accelerators board specification, K20m (no FP16 arithmetic).
     GPUProfile(
         name="K20m",
         full_name="Tesla K20m",
@@ -132,9 +177,10 @@ _TABLE = (
         host_link_bandwidth=_PCIE2_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.5",
+        source=(
+            "NVIDIA Tesla K20/K20X GPU accelerators board specification, K20m (no FP16 arithmetic)."
+        ),
     ),
-    # NVIDIA GRID K520 datasheet: the board carries two GK104 GPUs; one of them, as CUDA (and an
-    # AWS g2 instance) shows it: 1536 cores at 800 MHz, 4 GB, 160 GB/s. No FP16 arithmetic.
     GPUProfile(
         name="K520",
         full_name="GRID K520",
@@ -145,6 +191,11 @@ _TABLE = (
         host_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.0",
+        source=(
+            "NVIDIA GRID K520 datasheet: the board carries two GK104 GPUs; one of them, as "
+            "CUDA (and an AWS g2 instance) shows it: 1536 cores at 800 MHz, 4 GB, 160 GB/s. "
+            "No FP16 arithmetic."
+        ),
     ),
 )
 
@@ -158,6 +209,7 @@ class HostProfile:
     is always measured."""
 
     name: str = "host CPU"
+    source: str = "typical figures for a few server cores running NumPy and BLAS, not a datasheet"
     fp32_flops: float = 100 * _GIGA
     fp16_flops: float = 10 * _GIGA  # NumPy has no float16 arithmetic: it converts to float32
     memory_bandwidth: float = 20 * _GIGA
