@@ -46,6 +46,11 @@ WHILE_GRADIENT_STACKS = (
     "the forward loop's runner (LoopHistoryRead, LoopIterationCount) where TensorFlow pushes "
     "them on stacks; the gradient ops are named differently, their values are TensorFlow's"
 )
+EMA_INITIALIZED_VALUE = (
+    "not listed: ExponentialMovingAverage starts a variable's shadow from its "
+    "initialized_value() (a cond on IsVariableInitialized); placeviz's moving averages start it "
+    "from the variable's initial value (values compared in train_ema_variables)"
+)
 KERAS_RESOURCE_VARIABLES = (
     "not listed: TF's Keras layers make resource variables (VarHandleOp, AssignVariableOp, "
     "ReadVariableOp); placeviz's make VariableV2 as tf.layers do (values compared in keras_layer_*)"
@@ -66,6 +71,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "keras_graph_dense": KERAS_RESOURCE_VARIABLES,
     "keras_graph_dropout": KERAS_LEARNING_PHASE,
     "gradients_of_gather": DENSE_GATHER_GRADIENT,
+    "train_ema_variables_graph": EMA_INITIALIZED_VALUE,
 }
 
 # Known differences confined to some ops of a program: those ops' facts are set aside (a
@@ -137,6 +143,12 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
         )
         for name in ("zoo_lstm_dynamic", "zoo_lstm_dynamic_trained")
     },
+    # every shadow variable's initial value: TF's cond and its IsVariableInitialized ops
+    "zoo_cifar10": (
+        EMA_INITIALIZED_VALUE,
+        r"(.*/)?IsVariableInitialized(_\d+)?$|(.*/)?cond(_\d+)?/"
+        r"|.*/ExponentialMovingAverage/Assign$",
+    ),
 }
 
 
