@@ -30,9 +30,9 @@ from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
-from placeviz.runtime.frames import Execution, FrameRunner
+from placeviz.runtime.frames import Execution, FrameRunner, Move
 from placeviz.runtime.plan import Frame, Plan
-from placeviz.runtime.simulation import op_timing
+from placeviz.runtime.simulation import op_timing, transfer_timing
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -423,6 +423,13 @@ class CompiledPlan:
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
             return op_timing(op, plan.devices[op._id])
 
+        places = {plan.devices[m._id].name: plan.devices[m._id] for m in frame.ops}
+
+        def transfer(src: str, dst: str) -> Move:
+            source, target = places[src], places[dst]
+            copy = None if self._gpus is None else self._gpus.frame_copy(source, target)
+            return copy, transfer_timing(target, source)
+
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is
         runner = FrameRunner(
@@ -434,6 +441,7 @@ class CompiledPlan:
             state.loop_history,
             index,
             timing,
+            transfer,
         )
         self.frame_devices.update(device_of)
         keys = runner.argument_keys

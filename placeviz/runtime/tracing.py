@@ -322,33 +322,47 @@ def _record_executions(
     run_id: int,
 ) -> None:
     """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
-    dead), at its loop step's start plus the offset the loop's runner laid it out at (not
-    stretched over the step: a measured step's span also holds the runner's own overhead), with
-    its frame (the loop's LoopCond node) and iteration (``CompiledPlan.executions``). Events of
-    ops outside loops leave those columns to their defaults (-1)."""
+    dead) and per copy of a value between its devices (TRANSFER, NOT_RUN for a dead value's,
+    node = producer, device = destination, peer = source), at its loop step's start plus the
+    offset the loop's runner laid it out at (not stretched over the step: a measured step's span
+    also holds the runner's own overhead), with its frame (the loop's LoopCond node) and
+    iteration (``CompiledPlan.executions``). Events of ops outside loops leave those columns to
+    their defaults (-1)."""
     rows = [e for e in compiled.executions if e.step in spans]
     if not rows:
         return
     first = {step: min(e.t0 for e in rows if e.step == step) for step in spans}
     t0 = [spans[e.step][0] + e.t0 - first[e.step] for e in rows]
     t1 = [spans[e.step][0] + e.t1 - first[e.step] for e in rows]
-    devices = [columns.device_ids[compiled.frame_devices[e.op._id]] for e in rows]
+    ids, places = columns.device_ids, compiled.frame_devices
+    kinds = [int(EventKind.OP if e.ran else EventKind.NOT_RUN) for e in rows]
+    peers: Any = -1
+    sizes: Any = 0
+    if any(e.copied is not None for e in rows):
+        copies = [(i, e.copied) for i, e in enumerate(rows) if e.copied is not None]
+        devices = [ids[places[e.op._id] if e.copied is None else e.copied[1]] for e in rows]
+        peers = np.full(len(rows), -1, dtype=DTYPES["peer"])
+        sizes = np.zeros(len(rows), dtype=DTYPES["bytes"])
+        for i, (_, _, size) in copies:
+            peers[i] = ids[places[rows[i].op._id]]
+            sizes[i] = size
+            if rows[i].ran:
+                kinds[i] = int(EventKind.TRANSFER)
+    else:
+        devices = [ids[places[e.op._id]] for e in rows]
     recorder.extend(
         len(rows),
         {
-            "kind": np.array(
-                [int(EventKind.OP if e.ran else EventKind.NOT_RUN) for e in rows],
-                dtype=DTYPES["kind"],
-            ),
+            "kind": np.array(kinds, dtype=DTYPES["kind"]),
             "t0": np.array(t0, dtype=DTYPES["t0"]),
             "t1": np.array(t1, dtype=DTYPES["t1"]),
             "node": np.array([e.op._id for e in rows], dtype=DTYPES["node"]),
             "device": np.array(devices, dtype=DTYPES["device"]),
             "stream": np.array(devices, dtype=DTYPES["stream"]),
-            "bytes": 0,
+            "bytes": sizes,
             "source": np.array([spans[e.step][2] for e in rows], dtype=DTYPES["source"]),
             "run": run_id,
-            "peer": -1,
+            "peer": peers,
             "frame": np.array([e.loop for e in rows], dtype=DTYPES["frame"]),
             "iteration": np.array([e.iteration for e in rows], dtype=DTYPES["iteration"]),
         },
