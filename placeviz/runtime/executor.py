@@ -570,7 +570,8 @@ class CompiledPlan:
         """FULL_TRACE: each output's size at the step's slots of the flat list ``B``.
 
         Sizes that static shapes give are written once, here; only outputs whose shapes are
-        unknown until run time are measured, by one ``.nbytes`` each. A plan that checks dynamic
+        unknown until run time are measured, by one ``.nbytes`` each, and a Switch's outputs,
+        one of which is dead in each run: it holds nothing (0 bytes). A plan that checks dynamic
         memory measures them too, and on a GPU then calls ``MEM(step, B)``.
         """
         step_index = line.step
@@ -588,13 +589,16 @@ class CompiledPlan:
         self.byte_counts[step_index] = len(line.defs)
         self.byte_slots += len(line.defs)
         measured = []
+        dynamic = False
+        switch = self.full_trace and step.kind is EventKind.OP and step.op.type in SWITCH_TYPES
         for k, (name, tensor) in enumerate(zip(line.defs, tensors)):
             size = tensor_bytes(tensor) if tensor is not None else None
-            if size is None:
+            dynamic |= size is None
+            if size is None or switch:  # DEAD's nbytes is 0
                 measured.append(f"B[{offset + k}] = {name}.nbytes")
             else:
                 self._static_sizes[offset + k] = size
-        if measured and self.check_dynamic_memory and step.device.device_type != "CPU":
+        if dynamic and self.check_dynamic_memory and step.device.device_type != "CPU":
             measured.append(f"MEM({step_index}, B)")
         return measured
 

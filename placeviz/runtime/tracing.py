@@ -428,7 +428,8 @@ def _record_memory(
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends;
     a step of a branch not taken (``not_run``: an op, or a transfer of a dead value) made
-    nothing, so nothing of it is allocated."""
+    nothing, so nothing of it is allocated; nor is anything for an output of 0 bytes (a
+    Switch's dead one; TensorFlow allocates no buffer for an empty tensor)."""
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
@@ -444,12 +445,15 @@ def _record_memory(
     # a step's output exists once the step ended; a fed value is there from the start
     produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
     made = (alloc_at >= 0) & produced
+    sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
+    held = sizes > 0
+    made[made] = held
     if not made.any():
         return
+    sizes = sizes[held]
     free_at = np.where(memory["free"] >= 0, end_of[memory["free"]], -1)
     free_at = np.where(free_at >= 0, free_at, t_end)[made]
     alloc_at = alloc_at[made]
-    sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
     freed = memory["free"][made] != KEPT
     n = len(sizes)
     times = np.concatenate((alloc_at, free_at[freed]))
@@ -484,7 +488,8 @@ def _record_memory_in_plan_order(
     run_id: int,
 ) -> None:
     """A whole run on one clocked stream: steps follow each other, so the order of its memory
-    events is the plan's and only their times and measured sizes change between runs."""
+    events is the plan's and only their times and measured sizes change between runs (an
+    output of 0 bytes holds nothing: its events are left out)."""
     memory = columns.memory_arrays
     assert memory is not None
     order = columns.memory_order()
@@ -492,14 +497,16 @@ def _record_memory_in_plan_order(
     ends = np.append(np.asarray(t1, dtype=np.int64), t_end)  # index -1: freed when the run ends
     times = np.concatenate((starts[memory["alloc"]], ends[memory["free"]]))[order]
     sizes = _lifetime_sizes(memory, measured, fed_bytes, slice(None))
+    sizes = np.concatenate((sizes, sizes))[order]
+    kinds, nodes = columns.memory_sorted["kind"], columns.memory_sorted["node"]
+    devices = columns.memory_sorted["device"]
+    held = sizes > 0
+    if not held.all():
+        times, sizes, kinds, nodes, devices = (
+            a[held] for a in (times, sizes, kinds, nodes, devices)
+        )
     _extend_memory(
-        recorder,
-        run_id,
-        kinds=columns.memory_sorted["kind"],
-        times=times,
-        nodes=columns.memory_sorted["node"],
-        devices=columns.memory_sorted["device"],
-        sizes=np.concatenate((sizes, sizes))[order],
+        recorder, run_id, kinds=kinds, times=times, nodes=nodes, devices=devices, sizes=sizes
     )
 
 
