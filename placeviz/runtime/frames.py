@@ -471,7 +471,7 @@ class FrameRunner:
                 position = index.get((id(tensor), device))
                 if position is not None:
                     return arguments[position], producers[position]
-                if id(tensor) in crossing and device_of[tensor.op._id] != device:
+                if crossing and id(tensor) in crossing and device_of[tensor.op._id] != device:
                     return it.copy(tensor, device)
                 return it.values[id(tensor)], it.made.get(id(tensor), -1)
 
