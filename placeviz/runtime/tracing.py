@@ -339,15 +339,15 @@ def _record_executions(
     peers: Any = -1
     sizes: Any = 0
     if any(e.copied is not None for e in rows):
-        copies = [(i, e.copied) for i, e in enumerate(rows) if e.copied is not None]
         devices = [ids[places[e.op._id] if e.copied is None else e.copied[1]] for e in rows]
         peers = np.full(len(rows), -1, dtype=DTYPES["peer"])
         sizes = np.zeros(len(rows), dtype=DTYPES["bytes"])
-        for i, (_, _, size) in copies:
-            peers[i] = ids[places[rows[i].op._id]]
-            sizes[i] = size
-            if rows[i].ran:
-                kinds[i] = int(EventKind.TRANSFER)
+        for i, e in enumerate(rows):
+            if e.copied is not None:
+                peers[i] = ids[places[e.op._id]]  # where its producer ran
+                sizes[i] = e.copied[2]
+                if e.ran:
+                    kinds[i] = int(EventKind.TRANSFER)
     else:
         devices = [ids[places[e.op._id]] for e in rows]
     recorder.extend(
