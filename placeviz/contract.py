@@ -36,7 +36,8 @@ class EventKind(IntEnum):
     # a peer, the transfer of such a dead value (node, device <- peer) moved nothing
     NOT_RUN = 7
     # t0..t1: a while loop ran (node = its LoopCond); each op execution inside it is an OP (or
-    # NOT_RUN) event within that span (its frame and iteration: CompiledPlan.executions)
+    # NOT_RUN) event within that span, and each copy of a value between its devices a TRANSFER
+    # (or NOT_RUN with a peer) (their frame and iteration: CompiledPlan.executions)
     FRAME = 8
 
     @property

@@ -177,3 +177,30 @@ def test_a_fed_value_moved_to_a_gpu_is_held_there_and_the_transfer_carries_its_b
     held = (events["kind"] == EventKind.ALLOC) & (events["node"] == x.op._id)
     assert events["bytes"][held].tolist() == [20]
     assert balances(trace) == {}
+
+
+def test_a_switchs_dead_output_holds_no_memory() -> None:
+    pv.config.simulate_gpus(2)
+    x = pv.placeholder(pv.float32, [64, 64], name="x")
+    flag = pv.placeholder(pv.bool, [], name="flag")
+    with pv.device("/gpu:0"):
+        result = pv.cond(flag, lambda: pv.matmul(x, x), lambda: pv.reduce_sum(x) * x)
+    traced = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
+    with pv.Session() as session:
+        for taken in (True, False):
+            session.run(result, {x: np.ones((64, 64), np.float32), flag: taken}, options=traced)
+        trace = session.trace(runs=None)
+    events = trace.events
+    graph = pv.get_default_graph()
+    switches = [op for op in graph.get_operations() if op.type == "Switch"]
+    assert switches
+    for run in (r["id"] for r in trace.runs):
+        for switch in switches:
+            mine = (events["run"] == run) & (events["node"] == switch._id)
+            allocated = events["bytes"][mine & (events["kind"] == EventKind.ALLOC)]
+            # one output is forwarded, the other is dead: one buffer of the input's size
+            assert allocated.tolist() == [tensor_bytes(switch.inputs[0])]
+            assert events["bytes"][mine & (events["kind"] == EventKind.OP)].tolist() == [
+                tensor_bytes(switch.inputs[0])
+            ]
+    assert balances(trace) == {}

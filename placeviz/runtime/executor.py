@@ -30,9 +30,9 @@ from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
-from placeviz.runtime.frames import Execution, FrameRunner
+from placeviz.runtime.frames import Execution, FrameRunner, Move
 from placeviz.runtime.plan import Frame, Plan
-from placeviz.runtime.simulation import op_timing
+from placeviz.runtime.simulation import op_timing, transfer_timing
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
 from placeviz.runtime.workers import StreamWorkers
 
@@ -423,6 +423,13 @@ class CompiledPlan:
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
             return op_timing(op, plan.devices[op._id])
 
+        places = {plan.devices[m._id].name: plan.devices[m._id] for m in frame.ops}
+
+        def transfer(src: str, dst: str) -> Move:
+            source, target = places[src], places[dst]
+            copy = None if self._gpus is None else self._gpus.frame_copy(source, target)
+            return copy, transfer_timing(target, source)
+
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is
         runner = FrameRunner(
@@ -434,6 +441,7 @@ class CompiledPlan:
             state.loop_history,
             index,
             timing,
+            transfer,
         )
         self.frame_devices.update(device_of)
         keys = runner.argument_keys
@@ -562,7 +570,8 @@ class CompiledPlan:
         """FULL_TRACE: each output's size at the step's slots of the flat list ``B``.
 
         Sizes that static shapes give are written once, here; only outputs whose shapes are
-        unknown until run time are measured, by one ``.nbytes`` each. A plan that checks dynamic
+        unknown until run time are measured, by one ``.nbytes`` each, and a Switch's outputs,
+        one of which is dead in each run: it holds nothing (0 bytes). A plan that checks dynamic
         memory measures them too, and on a GPU then calls ``MEM(step, B)``.
         """
         step_index = line.step
@@ -580,13 +589,16 @@ class CompiledPlan:
         self.byte_counts[step_index] = len(line.defs)
         self.byte_slots += len(line.defs)
         measured = []
+        dynamic = False
+        switch = self.full_trace and step.kind is EventKind.OP and step.op.type in SWITCH_TYPES
         for k, (name, tensor) in enumerate(zip(line.defs, tensors)):
             size = tensor_bytes(tensor) if tensor is not None else None
-            if size is None:
+            dynamic |= size is None
+            if size is None or switch:  # DEAD's nbytes is 0
                 measured.append(f"B[{offset + k}] = {name}.nbytes")
             else:
                 self._static_sizes[offset + k] = size
-        if measured and self.check_dynamic_memory and step.device.device_type != "CPU":
+        if dynamic and self.check_dynamic_memory and step.device.device_type != "CPU":
             measured.append(f"MEM({step_index}, B)")
         return measured
 

@@ -12,9 +12,11 @@ times are TensorFlow's executor's (``_lay_out``): each execution starts once the
 that made its inputs ended and its device's stream is free, and iteration ``k`` of a frame
 starts only after iteration ``k - parallel_iterations`` finished. With ``parallel_iterations``
 above 1, a layer on GPU:0 works on step ``t + 1`` while the next layer on GPU:1 works on step
-``t``. Each execution takes its modeled time on a simulated GPU (``simulation``) and its
-measured time elsewhere. Each op execution is kept with its frame and iteration
-(``executions``), its times laid out from the frame's start.
+``t``. A value read on another device than the one that made it is copied there once per
+iteration, as TensorFlow's Send/Recv pair: a row of its own on that device's copy engine, after
+its producer and before its readers. Each execution (and copy) takes its modeled time on a
+simulated GPU (``simulation``) and its measured time elsewhere. Each op execution is kept
+with its frame and iteration (``executions``), its times laid out from the frame's start.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from placeviz.graph.while_loop import WhileContext
 
 # (op, inputs, result) -> nanoseconds: an op's modeled duration, for ops on simulated GPUs
 Timing = Callable[[Sequence[Any], Any], int]
+# (source device, destination device) -> how a value crosses between them: the copy (None: the
+# value stays as it is) and its modeled duration from its bytes (None: measured)
+Move = tuple[Callable[[Any], Any] | None, Callable[[int], int] | None]
 
 
 class Execution(NamedTuple):
@@ -47,6 +52,10 @@ class Execution(NamedTuple):
     t1: int
     ran: bool
     step: int
+    # A copy of an output of ``op`` to another device (made once per iteration for every reader
+    # there, as TensorFlow's Recv): the tensor, the device it went to, its bytes; None for an
+    # op's run.
+    copied: tuple[Tensor, str, int] | None = None
 
 
 class _Row(NamedTuple):
@@ -63,6 +72,7 @@ class _Row(NamedTuple):
     deps: Sequence[int]  # rows that made its inputs (data and control; -1: none)
     groups: tuple[tuple[int, int], ...]  # (frame instance, iteration), innermost first
     gate: tuple[int, int] | None  # the iteration that must finish before it starts
+    copied: tuple[Tensor, str, int] | None  # a copy's (as in Execution)
 
 
 class _Trace:
@@ -84,7 +94,8 @@ def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
     """Start and end (ns from the frame's start) of each row: a discrete-event simulation of
     TensorFlow's executor. A row is ready when its inputs' rows ended and the iteration that
     gates it finished; each device's stream runs the rows that ran, one at a time, in the order
-    they became ready; a dead row takes no time."""
+    they became ready (copies into a device on its copy engine, beside its compute); a dead
+    row takes no time."""
     count = len(rows)
     waiting = [int(r.gate is not None) for r in rows]
     ready_at = [0] * count
@@ -103,7 +114,7 @@ def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
     finished: dict[tuple[int, int], int] = {}
     heap = [(0, i) for i in range(count) if waiting[i] == 0]
     heapq.heapify(heap)
-    lane_free: dict[str, int] = {}
+    lane_free: dict[Any, int] = {}
     starts, ends = [0] * count, [0] * count
 
     def release(i: int, at: int) -> None:
@@ -115,10 +126,11 @@ def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
     while heap:
         ready, i = heapq.heappop(heap)
         row = rows[i]
-        start = max(ready, lane_free.get(row.device, 0)) if row.ran else ready
+        lane = row.device if row.copied is None else (row.device, "copy")
+        start = max(ready, lane_free.get(lane, 0)) if row.ran else ready
         end = start + (row.duration if row.ran else 0)
         if row.ran:
-            lane_free[row.device] = end
+            lane_free[lane] = end
         starts[i], ends[i] = start, end
         for user in users[i]:
             release(user, end)
@@ -157,6 +169,8 @@ class _Iteration:
         self.values: dict[int, Any] = {}  # tensor id -> value in this iteration
         self.made: dict[int, int] = {}  # tensor id -> the row that made it
         self.done: dict[int, int] = {}  # op id -> its row
+        # (tensor id, device) -> its copy there and the copy's row (made at the first read)
+        self.copies: dict[tuple[int, str], tuple[Any, int]] | None = None
 
     def record(
         self, op: Operation, ran: bool, start: int, duration: int, deps: Sequence[int]
@@ -185,10 +199,55 @@ class _Iteration:
                 deps,
                 self.groups,
                 self.gate,
+                None,
             )
         )
         for tensor in op.outputs:
             self.made[id(tensor)] = row
+
+    def copy(self, tensor: Tensor, device: str) -> tuple[Any, int]:
+        """This iteration's value of ``tensor``, made on another device, on ``device`` and the
+        row of its copy: one copy per device and iteration, as TensorFlow's Recv, which starts
+        when its producer ended and which the readers there wait for. A dead value's copy moves
+        nothing (it does not run)."""
+        key = (id(tensor), device)
+        if self.copies is None:
+            self.copies = {}
+        found = self.copies.get(key)
+        if found is not None:
+            return found
+        runner = self.runner
+        source = runner._device_of[tensor.op._id]
+        move, timing = runner._moves[(source, device)]
+        value = self.values[id(tensor)]
+        ran = value is not DEAD
+        size = getattr(value, "nbytes", 0) if ran else 0
+        start = time.perf_counter_ns()
+        duration = 0
+        if ran and move is not None:
+            value = move(value)
+            duration = time.perf_counter_ns() - start
+        if ran and timing is not None:
+            duration = timing(size)
+        rows = self.trace.rows
+        found = self.copies[key] = (value, len(rows))
+        rows.append(
+            _Row(
+                tensor.op,
+                runner.name,
+                runner._loop,
+                self.iteration,
+                ran,
+                start,
+                duration,
+                device,
+                (self.made.get(id(tensor), -1),),
+                self.groups,
+                self.gate,
+                (tensor, device, size),
+            )
+        )
+        return found
 
 
 def _direct_child(op: Operation, context: Any) -> Any:
@@ -215,9 +274,11 @@ class FrameRunner:
         history: Callable[[Any], Any] | None = None,
         step: int = -1,
         timing: Callable[[Operation], Timing | None] | None = None,
+        transfer: Callable[[str, str], Move] | None = None,
     ) -> None:
         """``history(context)``: where a loop whose gradient was built keeps its values;
-        ``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere)."""
+        ``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere);
+        ``transfer(source, destination)``: how a value crosses between two devices."""
         self.context = context
         self.name = context.name
         self._loop = context.pivot.op._id
@@ -236,6 +297,19 @@ class FrameRunner:
             )
         )
         self._argument_index = {key: i for i, key in enumerate(self.argument_keys)}
+        # Values of an iteration read on another device than theirs, by tensor id, and how they
+        # cross (empty for a loop on one device: its reads check nothing more)
+        self._crossing: dict[int, Tensor] = {}
+        self._moves: dict[tuple[str, str], Move] = {}
+        for op in ops:
+            for t in op.inputs:
+                if t.op._id not in members:
+                    continue
+                pair = (device_of[t.op._id], device_of[op._id])
+                if pair[0] != pair[1]:
+                    self._crossing[id(t)] = t
+                    if pair not in self._moves:
+                        self._moves[pair] = (None, None) if transfer is None else transfer(*pair)
         self._executions = executions
         # Units of one iteration: this loop's own ops, and each inner loop as one unit.
         inner: dict[int, list[Operation]] = {}
@@ -250,7 +324,9 @@ class FrameRunner:
                 inner.setdefault(id(child), []).append(op)
         for group in inner.values():
             child = _direct_child(group[0], context)
-            runner = FrameRunner(child, group, device_of, kernel, executions, history, step, timing)
+            runner = FrameRunner(
+                child, group, device_of, kernel, executions, history, step, timing, transfer
+            )
             key = group[0]._id
             units[key] = runner
             for op in group:
@@ -350,7 +426,17 @@ class FrameRunner:
         starts, ends = _lay_out(rows)
         self.makespan = max(ends, default=0)
         self._executions.extend(
-            Execution(r.op, r.frame, r.loop, r.iteration, begin + t0, begin + t1, r.ran, trace.step)
+            Execution(
+                r.op,
+                r.frame,
+                r.loop,
+                r.iteration,
+                begin + t0,
+                begin + t1,
+                r.ran,
+                trace.step,
+                r.copied,
+            )
             for r, t0, t1 in zip(rows, starts, ends)
         )
 
@@ -365,6 +451,7 @@ class FrameRunner:
         rows that made them. ``producers``: the row that made each argument (-1: none)."""
         index = self._argument_index
         device_of = self._device_of
+        crossing = self._crossing
         instance = trace.instance()
         lays_out = trace.lays_out
         history = self._history
@@ -380,9 +467,12 @@ class FrameRunner:
             values, made, done = it.values, it.made, it.done
 
             def read(tensor: Tensor, reader: Operation, it: _Iteration = it) -> tuple[Any, int]:
-                position = index.get((id(tensor), device_of[reader._id]))
+                device = device_of[reader._id]
+                position = index.get((id(tensor), device))
                 if position is not None:
                     return arguments[position], producers[position]
+                if crossing and id(tensor) in crossing and device_of[tensor.op._id] != device:
+                    return it.copy(tensor, device)
                 return it.values[id(tensor)], it.made.get(id(tensor), -1)
 
             record = it.record
@@ -392,7 +482,7 @@ class FrameRunner:
                 unit = self._units[key]
                 if isinstance(unit, FrameRunner):
                     inner = [
-                        self._inner_argument(values, made, arguments, producers, k)
+                        self._inner_argument(it, arguments, producers, k)
                         for k in unit.argument_keys
                     ]
                     if any(v is DEAD for v, _ in inner):
@@ -484,16 +574,19 @@ class FrameRunner:
 
     def _inner_argument(
         self,
-        values: dict[int, Any],
-        made: dict[int, int],
+        it: _Iteration,
         arguments: Sequence[Any],
         producers: Sequence[int],
         key: tuple[int, str],
     ) -> tuple[Any, int]:
-        """An inner loop's argument and the row that made it: a value of this iteration, or
-        one of this loop's own arguments."""
-        if key[0] in values:
-            return values[key[0]], made.get(key[0], -1)
+        """An inner loop's argument and the row that made it (or copied it to the device of
+        the inner ops that read it): a value of this iteration, or one of this loop's own
+        arguments."""
+        if key[0] in it.values:
+            tensor = self._crossing.get(key[0])
+            if tensor is not None and self._device_of[tensor.op._id] != key[1]:
+                return it.copy(tensor, key[1])
+            return it.values[key[0]], it.made.get(key[0], -1)
         index = self._argument_index
         position = index.get(key)
         if position is None:  # read on another device than this loop's ops read it

@@ -11,6 +11,7 @@ engine, so two towers on two GPUs overlap while one GPU serializes them.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -152,10 +153,20 @@ def copy_seconds(size: int, bandwidth: float) -> float:
     return _TRANSFER_LATENCY_NS / 1e9 + size / bandwidth
 
 
-def _transfer_duration(step: Step, size: int) -> int:
-    bandwidth = link_bandwidth(step.device, step.peer)
+def transfer_ns(size: int, dst: Device, src: Device | None) -> int:
+    """A modeled copy's duration: ``size`` bytes into ``dst`` from ``src`` (one touches a
+    simulated GPU), the plan's transfers and those inside a while loop alike."""
+    bandwidth = link_bandwidth(dst, src)
     assert bandwidth is not None  # a modeled copy touches a simulated GPU
     return _TRANSFER_LATENCY_NS + _ns(size / bandwidth)
+
+
+def transfer_timing(dst: Device, src: Device) -> Callable[[int], int] | None:
+    """For a value of a while loop that crosses devices: its copy's modeled duration (ns) from
+    its bytes where it touches a simulated GPU; None elsewhere, where it is measured."""
+    if not (_simulated(dst) or _simulated(src)):
+        return None
+    return functools.partial(transfer_ns, dst=dst, src=src)
 
 
 def _tensors_of(step: Step) -> list[Tensor]:
@@ -254,7 +265,7 @@ class TimelineModel:
             else:
                 size = tensor_bytes(step.tensor) if step.tensor is not None else 0
                 if size is not None:
-                    self.durations[i] = _transfer_duration(step, size)
+                    self.durations[i] = transfer_ns(size, step.device, step.peer)
                     continue
             self.run_time.append(i)
         dynamic = {
@@ -292,7 +303,9 @@ class TimelineModel:
             step = self.steps[i]
             if step.kind is EventKind.TRANSFER:
                 assert step.tensor is not None
-                durations[i] = _transfer_duration(step, _nbytes(step.tensor, shape(step.tensor)))
+                durations[i] = transfer_ns(
+                    _nbytes(step.tensor, shape(step.tensor)), step.device, step.peer
+                )
                 continue
             ins = [shape(t) for t in step.op.inputs]
             outs = [shape(t) for t in step.op.outputs]

@@ -322,33 +322,47 @@ def _record_executions(
     run_id: int,
 ) -> None:
     """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
-    dead), at its loop step's start plus the offset the loop's runner laid it out at (not
-    stretched over the step: a measured step's span also holds the runner's own overhead), with
-    its frame (the loop's LoopCond node) and iteration (``CompiledPlan.executions``). Events of
-    ops outside loops leave those columns to their defaults (-1)."""
+    dead) and per copy of a value between its devices (TRANSFER, NOT_RUN for a dead value's,
+    node = producer, device = destination, peer = source), at its loop step's start plus the
+    offset the loop's runner laid it out at (not stretched over the step: a measured step's span
+    also holds the runner's own overhead), with its frame (the loop's LoopCond node) and
+    iteration (``CompiledPlan.executions``). Events of ops outside loops leave those columns to
+    their defaults (-1)."""
     rows = [e for e in compiled.executions if e.step in spans]
     if not rows:
         return
     first = {step: min(e.t0 for e in rows if e.step == step) for step in spans}
     t0 = [spans[e.step][0] + e.t0 - first[e.step] for e in rows]
     t1 = [spans[e.step][0] + e.t1 - first[e.step] for e in rows]
-    devices = [columns.device_ids[compiled.frame_devices[e.op._id]] for e in rows]
+    ids, places = columns.device_ids, compiled.frame_devices
+    kinds = [int(EventKind.OP if e.ran else EventKind.NOT_RUN) for e in rows]
+    peers: Any = -1
+    sizes: Any = 0
+    if any(e.copied is not None for e in rows):
+        devices = [ids[places[e.op._id] if e.copied is None else e.copied[1]] for e in rows]
+        peers = np.full(len(rows), -1, dtype=DTYPES["peer"])
+        sizes = np.zeros(len(rows), dtype=DTYPES["bytes"])
+        for i, e in enumerate(rows):
+            if e.copied is not None:
+                peers[i] = ids[places[e.op._id]]  # where its producer ran
+                sizes[i] = e.copied[2]
+                if e.ran:
+                    kinds[i] = int(EventKind.TRANSFER)
+    else:
+        devices = [ids[places[e.op._id]] for e in rows]
     recorder.extend(
         len(rows),
         {
-            "kind": np.array(
-                [int(EventKind.OP if e.ran else EventKind.NOT_RUN) for e in rows],
-                dtype=DTYPES["kind"],
-            ),
+            "kind": np.array(kinds, dtype=DTYPES["kind"]),
             "t0": np.array(t0, dtype=DTYPES["t0"]),
             "t1": np.array(t1, dtype=DTYPES["t1"]),
             "node": np.array([e.op._id for e in rows], dtype=DTYPES["node"]),
             "device": np.array(devices, dtype=DTYPES["device"]),
             "stream": np.array(devices, dtype=DTYPES["stream"]),
-            "bytes": 0,
+            "bytes": sizes,
             "source": np.array([spans[e.step][2] for e in rows], dtype=DTYPES["source"]),
             "run": run_id,
-            "peer": -1,
+            "peer": peers,
             "frame": np.array([e.loop for e in rows], dtype=DTYPES["frame"]),
             "iteration": np.array([e.iteration for e in rows], dtype=DTYPES["iteration"]),
         },
@@ -414,7 +428,8 @@ def _record_memory(
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends;
     a step of a branch not taken (``not_run``: an op, or a transfer of a dead value) made
-    nothing, so nothing of it is allocated."""
+    nothing, so nothing of it is allocated; nor is anything for an output of 0 bytes (a
+    Switch's dead one; TensorFlow allocates no buffer for an empty tensor)."""
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
@@ -430,12 +445,15 @@ def _record_memory(
     # a step's output exists once the step ended; a fed value is there from the start
     produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
     made = (alloc_at >= 0) & produced
+    sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
+    held = sizes > 0
+    made[made] = held
     if not made.any():
         return
+    sizes = sizes[held]
     free_at = np.where(memory["free"] >= 0, end_of[memory["free"]], -1)
     free_at = np.where(free_at >= 0, free_at, t_end)[made]
     alloc_at = alloc_at[made]
-    sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
     freed = memory["free"][made] != KEPT
     n = len(sizes)
     times = np.concatenate((alloc_at, free_at[freed]))
@@ -470,7 +488,8 @@ def _record_memory_in_plan_order(
     run_id: int,
 ) -> None:
     """A whole run on one clocked stream: steps follow each other, so the order of its memory
-    events is the plan's and only their times and measured sizes change between runs."""
+    events is the plan's and only their times and measured sizes change between runs (an
+    output of 0 bytes holds nothing: its events are left out)."""
     memory = columns.memory_arrays
     assert memory is not None
     order = columns.memory_order()
@@ -478,14 +497,16 @@ def _record_memory_in_plan_order(
     ends = np.append(np.asarray(t1, dtype=np.int64), t_end)  # index -1: freed when the run ends
     times = np.concatenate((starts[memory["alloc"]], ends[memory["free"]]))[order]
     sizes = _lifetime_sizes(memory, measured, fed_bytes, slice(None))
+    sizes = np.concatenate((sizes, sizes))[order]
+    kinds, nodes = columns.memory_sorted["kind"], columns.memory_sorted["node"]
+    devices = columns.memory_sorted["device"]
+    held = sizes > 0
+    if not held.all():
+        times, sizes, kinds, nodes, devices = (
+            a[held] for a in (times, sizes, kinds, nodes, devices)
+        )
     _extend_memory(
-        recorder,
-        run_id,
-        kinds=columns.memory_sorted["kind"],
-        times=times,
-        nodes=columns.memory_sorted["node"],
-        devices=columns.memory_sorted["device"],
-        sizes=np.concatenate((sizes, sizes))[order],
+        recorder, run_id, kinds=kinds, times=times, nodes=nodes, devices=devices, sizes=sizes
     )
 
 

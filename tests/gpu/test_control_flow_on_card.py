@@ -169,3 +169,13 @@ def test_a_dynamic_rnn_lstm_a_layer_per_logical_gpu_trains_as_on_the_cpu() -> No
         for layer in range(2)
     }
     assert layer_devices == {0: {"device:GPU:0"}, 1: {"device:GPU:1"}}
+    # Layer 0's output crosses to GPU:1 once per step, copied on the card (its bytes measured)
+    copies = [
+        r
+        for r in rows(trace, EventKind.TRANSFER)
+        if r["node"] == "lm/rnn/while/rnn/multi_rnn_cell/cell_0/basic_lstm_cell/Mul_2"
+    ]
+    assert len(copies) == 12
+    assert {(r["peer"][-5:], r["device"][-5:], r["bytes"]) for r in copies} == {
+        ("GPU:0", "GPU:1", 16 * 64 * 4)
+    }

@@ -159,6 +159,26 @@ class CudaRuntime:
 
         return on_host
 
+    def frame_copy(self, src: Device, dst: Device) -> Callable[[Any], Any] | None:
+        """The copy a value of a while loop needs from ``src`` to ``dst`` (None where neither is
+        a real GPU), on the loop's stream like its kernels (``in_frame``): each logical GPU
+        owns its memory, so logical GPUs of one card copy too, as TensorFlow's do."""
+        if src.name not in self.gpus and dst.name not in self.gpus:
+            return None
+        cupy = self._cupy
+        if dst.name not in self.gpus:
+            return lambda x: x.get() if isinstance(x, cupy.ndarray) else x
+        host_arrays = (np.ndarray, np.generic)
+
+        def onto_gpu(x: Any) -> Any:
+            if isinstance(x, cupy.ndarray):
+                return x.copy()
+            if isinstance(x, host_arrays) and x.dtype.kind in "biufc":
+                return cupy.asarray(x)
+            return x
+
+        return onto_gpu
+
     def release(self) -> None:
         for gpu in self.gpus.values():
             gpu.release()
