@@ -1,6 +1,6 @@
 """``pv.gradients``: TensorFlow 1's reverse-mode differentiation, built into the graph as ops.
 
-The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
+The algorithm is TF's ``gradients_util._GradientsHelper``:
 
 1. the ops between ``xs`` and ``ys`` are those reachable forward from an x *and* backward from
    a y; only they are differentiated, and each waits (a pending count per consuming edge) until
@@ -19,6 +19,12 @@ The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
    there are several, are joined as ``control_flow_ops.tuple`` joins them: ``<op>_grad/tuple/
    group_deps`` (a NoOp after all of them) and one ``tuple/control_dependency[_i]`` Identity per
    gradient, colocated with it and run after the NoOp, so none is used before all exist.
+
+With while loops between the xs and ys, TF1's v1 control flow (``while_grad``): each loop gets
+its counters and backward loop before any gradient is built, an op inside a loop has its
+gradient built in that loop's backward loop, a loop's Switch is taken up each time one of its
+consumers hands back a gradient, and a loop's exits wait for each other (those no y depends on
+get zeros when another has a gradient).
 
 An x's op stops the backward pass unless another x lies upstream of it (then the gradient also
 flows through it, as in TF). A Variable in ``xs`` means its reference tensor: its ``read``
