@@ -1,6 +1,6 @@
 """``pv.gradients``: TensorFlow 1's reverse-mode differentiation, built into the graph as ops.
 
-The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
+The algorithm is TF's ``gradients_util._GradientsHelper``:
 
 1. the ops between ``xs`` and ``ys`` are those reachable forward from an x *and* backward from
    a y; only they are differentiated, and each waits (a pending count per consuming edge) until
@@ -20,6 +20,12 @@ The algorithm is TF's ``gradients_util._GradientsHelper`` without control flow:
    group_deps`` (a NoOp after all of them) and one ``tuple/control_dependency[_i]`` Identity per
    gradient, colocated with it and run after the NoOp, so none is used before all exist.
 
+With while loops between the xs and ys, TF1's v1 control flow (``while_grad``): each loop gets
+its counters and backward loop before any gradient is built, an op inside a loop has its
+gradient built in that loop's backward loop, a loop's Switch is taken up each time one of its
+consumers hands back a gradient, and a loop's exits wait for each other (those no y depends on
+get zeros when another has a gradient).
+
 An x's op stops the backward pass unless another x lies upstream of it (then the gradient also
 flows through it, as in TF). A Variable in ``xs`` means its reference tensor: its ``read``
 Identity passes the gradient on to it.
@@ -32,6 +38,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from placeviz import dtypes
 from placeviz.graph import grads as _grads
 from placeviz.graph import while_grad
 from placeviz.graph.core import (
@@ -44,15 +51,12 @@ from placeviz.graph.core import (
 from placeviz.graph.grads import control_flow_grad
 from placeviz.graph.grads.shapes import shape_of
 from placeviz.graph.ops import (
-    array_ops,
     constant_op,
-    control_flow_ops,
     math_ops,
     shape_ops,
     state_ops,
 )
 from placeviz.graph.variables import Variable
-from placeviz.graph.while_loop import while_context_of
 
 _GradLists = dict[Operation, list[list[Tensor]]]
 
@@ -106,43 +110,33 @@ def _as_x(value: Any) -> Tensor:
 
 
 class _Backprop:
-    """One call's state: the ops between xs and ys, pending counts and gradients so far."""
+    """One call's state: the ops between xs and ys, pending counts and gradients so far, and
+    the state of the while loops among them (``while_grad``; None without loops)."""
 
     def __init__(
-        self,
-        graph: Graph,
-        ys: list[Tensor],
-        xs: list[Tensor],
-        colocate: bool,
-        gate: bool,
-        boundary: Any = None,
+        self, graph: Graph, ys: list[Tensor], xs: list[Tensor], colocate: bool, gate: bool
     ) -> None:
-        """``boundary``: a while loop whose Enter/Merge/Switch/NextIteration/Exit ops the pass
-        does not cross (one iteration of its body, for the loop's gradient)."""
         self.graph = graph
         self.ys = ys
         self.xs = xs
         self.colocate = colocate
         self.gate = gate
-        self.boundary = boundary
         self.between = self._between_ops()
-        self._exits_ready: dict[Any, list[Operation]] = {}
+        self.loop_state = while_grad.maybe_create_control_flow_state(self.between, colocate)
         self.pending: defaultdict[Operation, int] = defaultdict(int)
         for op in self.between:
             for tensor in op.inputs:
                 if tensor.op in self.between:
                     self.pending[tensor.op] += 1
         self.grads: _GradLists = {}
+        self._aggregated: set[Operation] = set()
 
     def _between_ops(self) -> dict[Operation, None]:
         """Ops reachable forward from an x and backward from a y, in discovery order. Forward,
         only float outputs lead on (TF's ``_IsBackpropagatable``): no gradient flows through an
         ArgMax's indices or a Shape, so the ops that read them are not between."""
         consumers: defaultdict[Operation, list[Operation]] = defaultdict(list)
-        boundary = self.boundary
         for op in self.graph.get_operations():
-            if boundary is not None and while_grad.is_loop_plumbing(op, boundary):
-                continue
             for tensor in op.inputs:
                 if tensor.dtype.base_dtype.is_floating:
                     consumers[tensor.op].append(op)
@@ -158,8 +152,6 @@ class _Backprop:
         while queue:
             op = queue.popleft()
             if op in reached and op not in between:
-                if boundary is not None and while_grad.is_loop_plumbing(op, boundary):
-                    continue
                 between[op] = None
                 queue.extend(t.op for t in op.inputs)
         return between
@@ -169,22 +161,29 @@ class _Backprop:
         for i, (y, seed) in enumerate(zip(self.ys, seeds)):
             with self._colocated(y.op):
                 self._add_grad(y, self._seed(i, y, seed))
+        queue: deque[Operation] = deque()
+        to_ops: set[Operation] = set()
+        for y in self.ys:
+            if y.op in self.between and self.pending[y.op] == 0 and y.op not in to_ops:
+                to_ops.add(y.op)
+                queue.append(y.op)
+        loop_state = self.loop_state
+        if loop_state is not None:
+            for y in loop_state.process_unused_loop_exits(self.pending, to_ops):
+                if while_grad.is_trainable(y):
+                    self._add_grad(y, loop_state.zeros_like_for_exit(y))
+                queue.append(y.op)
         x_ops = {x.op for x in self.xs}
         stop_ops = {op for op in x_ops if not any(self.pending[t.op] > 0 for t in op.inputs)}
-        queue: deque[Operation] = deque()
-        queued: set[Operation] = set()
-        for y in self.ys:
-            if y.op in self.between and self.pending[y.op] == 0 and y.op not in queued:
-                queued.add(y.op)
-                queue.append(y.op)
         while queue:
             op = queue.popleft()
-            loop = self._loop_of_exit(op)
-            if loop is not None:
-                queue.extend(self._loop_gradient(loop, op))
-                continue
             with self._colocated(op):
+                if loop_state is not None:
+                    loop_state.enter_grad_while_context(op, before=True)
                 out_grads = self._aggregate(op)
+                if loop_state is not None:
+                    loop_state.exit_grad_while_context(op, before=True)
+                    loop_state.enter_grad_while_context(op, before=False)
                 if op not in stop_ops and any(g is not None for g in out_grads):
                     in_grads = self._op_gradients(op, out_grads)
                 else:
@@ -193,39 +192,47 @@ class _Backprop:
                     if grad is not None:
                         self._refine_shape(op, tensor, grad)
                         self._add_grad(tensor, grad)
-            for tensor in op.inputs:
-                self.pending[tensor.op] -= 1
-                if self.pending[tensor.op] == 0 and tensor.op in self.between:
-                    queue.append(tensor.op)
+                if loop_state is not None:
+                    loop_state.exit_grad_while_context(op, before=False)
+            self._enqueue_ready(op, queue)
+        if loop_state is not None:
+            loop_state.post_processing()
         return [self._final_grad(x) for x in self.xs]
 
-    def _loop_of_exit(self, op: Operation) -> Any:
-        if op.type != "Exit":
-            return None
-        loop = while_context_of(op._control_flow_context)
-        return None if loop is self.boundary else loop  # a boundary's own exits are its ys
-
-    def _loop_gradient(self, loop: Any, exit_op: Operation) -> list[Operation]:
-        """Once every exit of ``loop`` the ys depend on has its gradients, the loop's gradient
-        as one backward loop (``while_grad``); then the ops feeding the loop are ready."""
-        ready = self._exits_ready.setdefault(loop, [])
-        ready.append(exit_op)
-        needed = [e for e in loop.exits if e.op in self.between]
-        if len(ready) < len(needed):
-            return []
-        grads = [self._aggregate(e.op)[0] for e in loop.exits]
-        with self._colocated(exit_op):
-            inputs = while_grad.loop_gradient(loop, grads, _Backprop, self.gate)
-        for tensor, grad in inputs:
-            self._add_grad(tensor, grad)
-        following = []
-        for op in self.graph.get_operations():
-            if op.type == "Enter" and op._control_flow_context is loop and op in self.between:
-                source = op.inputs[0].op
-                self.pending[source] -= 1
-                if self.pending[source] == 0 and source in self.between:
-                    following.append(source)
-        return following
+    def _enqueue_ready(self, op: Operation, queue: deque[Operation]) -> None:
+        """TF's ``_UpdatePendingAndEnqueueReady``: an input's op is ready once every op between
+        that reads it handed back its gradient; a loop's Switch each time one does; a loop's
+        exits together, once all of them are ready."""
+        loop_state = self.loop_state
+        for tensor in op.inputs:
+            source = tensor.op
+            self.pending[source] -= 1
+            ready = self.pending[source] == 0
+            if loop_state is not None and not ready:
+                ready = self.pending[source] > 0 and while_grad.is_loop_switch(source)
+            if not ready:
+                continue
+            if not while_grad.is_loop_exit(source):
+                queue.append(source)
+                continue
+            assert loop_state is not None
+            grad_state = loop_state.get_grad_state(source, before=False)
+            assert grad_state is not None
+            grad_state.deferred_exits.append(tensor)
+            grad_state.pending_exits_count -= 1
+            if grad_state.pending_exits_count:
+                continue
+            used = False
+            for y in grad_state.deferred_exits:
+                if any(self.grads.get(y.op, ())):
+                    used = True
+                    queue.append(y.op)
+                else:
+                    grad_state.unused_exits.append(y)
+            for y in grad_state.unused_exits:
+                if used and while_grad.is_trainable(y):
+                    self._add_grad(y, loop_state.zeros_like_for_exit(y))
+                queue.append(y.op)
 
     def _seed(self, index: int, y: Tensor, seed: Any) -> Tensor:
         """``grad_ys[index]``, or ones shaped like y (TF's Shape, grad_ys_<i> and Fill)."""
@@ -257,12 +264,12 @@ class _Backprop:
         if fn is None:
             return [None] * len(op.inputs)
         for i, grad in enumerate(out_grads):
-            if grad is None and op.outputs[i].dtype.is_floating:
+            if grad is None and while_grad.is_trainable(op.outputs[i]):
                 # The ys do not depend on this output: its gradient is zero.
-                if op.type in control_flow_ops.SWITCH_TYPES:
-                    out_grads[i] = control_flow_grad.zeros_for_switch(op, i)
+                if self.loop_state is not None:
+                    out_grads[i] = self.loop_state.zeros_like_v1_while_loop(op, i)
                 else:
-                    out_grads[i] = array_ops.zeros_like(op.outputs[i], optimize=False)
+                    out_grads[i] = control_flow_grad.zeros_like_output(op, i)
         with self.graph.name_scope(f"{op.name}_grad"):
             in_grads = list(fn(op, *out_grads))
             if self.gate and sum(isinstance(g, Tensor) for g in in_grads) > 1:
@@ -288,11 +295,15 @@ class _Backprop:
             else:
                 out.append(self._add_n(grads))
         self.grads[op] = [[g] if g is not None else [] for g in out]
+        self._aggregated.add(op)
         return out
 
     def _add_grad(self, tensor: Tensor, grad: Tensor) -> None:
         lists = self.grads.setdefault(tensor.op, [[] for _ in tensor.op.outputs])
-        lists[tensor.value_index].append(grad)
+        if tensor.op in self._aggregated:  # a loop's Switch, reached again from the body
+            lists[tensor.value_index] = [grad]
+        else:
+            lists[tensor.value_index].append(grad)
 
     def _final_grad(self, x: Tensor) -> Tensor | None:
         lists = self.grads.get(x.op)
@@ -319,6 +330,8 @@ class _Backprop:
     @staticmethod
     def _refine_shape(op: Operation, tensor: Tensor, grad: Tensor) -> None:
         """A gradient has its input's shape: keep what static shape the input knows."""
+        if tensor.dtype.base_dtype is dtypes.resource:
+            return
         try:
             grad.set_shape(tensor.shape)
         except ValueError:

@@ -177,10 +177,7 @@ class TensorArray:
         flow = self._flow if flow is None else flow
         graph = get_default_graph()
         with graph.name_scope(name or "TensorArrayGrad"), graph.colocate_with(self._handle):
-            attrs = {
-                "source": source,
-                "_element_shape": _handle_data(self.element_shape, self._infer_shape),
-            }
+            attrs = {"source": source}
             op = make_op("TensorArrayGradV3", [self._handle, flow], None, attrs)
             with graph.control_dependencies([op.outputs[0]]):
                 flow = state_ops.identity(flow, name="gradient_flow")

@@ -19,10 +19,11 @@ from placeviz.graph.control_flow import (
     assert_same_structure,
     bring_inputs_in,
     merge,
+    switch,
     switch_ref_or_tensor,
 )
 from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
-from placeviz.graph.ops import math_ops, state_ops
+from placeviz.graph.ops import array_ops, math_ops, shape_ops, state_ops
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.control_flow_ops import ENTER_TYPES
@@ -50,7 +51,12 @@ class WhileContext:
     pivots, its enters and exits."""
 
     def __init__(
-        self, maximum_iterations: Tensor | None, parallel_iterations: int, back_prop: bool
+        self,
+        maximum_iterations: Tensor | None,
+        parallel_iterations: int,
+        back_prop: bool,
+        swap_memory: bool = False,
+        grad_state: Any = None,
     ):
         self.graph: Graph = get_default_graph()
         self.outer: Any = self.graph._control_flow_context
@@ -58,20 +64,17 @@ class WhileContext:
         self.maximum_iterations = maximum_iterations
         self.parallel_iterations = parallel_iterations
         self.back_prop = back_prop
+        self.swap_memory = swap_memory
+        # the gradient's state (while_grad.GradLoopState) when this is a loop's backward loop
+        self.grad_state = grad_state
         self._values: set[Tensor] = set()
         self._external: dict[Tensor, Tensor] = {}
+        self._entered_from: list[Any] = []  # the contexts enter() left, innermost last
         self.pivot: Tensor | None = None
         self.pivot_for_pred: Tensor | None = None
         self.pivot_for_body: Tensor | None = None
         self.enters: list[Tensor] = []
         self.exits: list[Tensor] = []
-        # tensor id -> tensor: the values a gradient reads per iteration (the runner keeps them)
-        self.history_tensors: dict[int, Tensor] = {}
-        # whether a gradient was built, which reads how many iterations ran (the runner counts)
-        self.keeps_history = False
-        # ids of the loop's own Enter (of a loop variable), Merge, LoopCond, Switch,
-        # NextIteration and Exit ops (a cond in the body has Switches and Merges of its own)
-        self.plumbing: set[int] = set()
 
     def control_pivot(self) -> Tensor:
         pivot = self.pivot_for_body if self.pivot_for_body is not None else self.pivot_for_pred
@@ -79,20 +82,29 @@ class WhileContext:
         return pivot
 
     def enter(self) -> None:
+        """As TF's: exit() goes back to the context that was current here (not the outer one)."""
+        self._entered_from.append(self.graph._control_flow_context)
         self.graph._control_flow_context = self
 
     def exit(self) -> None:
-        self.graph._control_flow_context = self.outer
+        self.graph._control_flow_context = self._entered_from.pop()
 
     def add_value(self, value: Tensor) -> Tensor:
         """``value`` as seen in the frame: an outer value through its constant Enter."""
         if value not in self._values and value.op._control_flow_context is not self:
             self._values.add(value)
+            building = while_context_of(self.graph._control_flow_context)
+            if building is not None and building.grad_state is not None:
+                forward = while_context_of(output_context(value.op))
+                if forward is building.grad_state.forward:  # read from its stack
+                    real = building.grad_state.get_real_value(value)
+                    self._external[value] = real
+                    return real
             result = value
             if self.outer is not None:
                 result = self.outer.add_value(value)
             with self.graph.control_dependencies(None):
-                entered = _enter(result, self, is_constant=True)
+                entered = enter(result, self, is_constant=True)
             self.graph.prevent_fetching(entered.op)
             self.graph.prevent_feeding(entered)
             entered.op._control_flow_context = self
@@ -102,6 +114,22 @@ class WhileContext:
         return self._external.get(value, value)
 
     def add_op(self, op: Operation) -> None:
+        """TF's ``WhileContext.AddOp``: a backward loop's Shape (Size, Rank) of a forward value
+        is made in the forward loop (its result is then read from a stack)."""
+        if op.type in ("Shape", "Size", "Rank"):
+            building = while_context_of(self.graph._control_flow_context)
+            if building is not None and building.grad_state is not None:
+                source = op.inputs[0].op._control_flow_context
+                if while_context_of(source) is building.grad_state.forward:
+                    op._control_flow_context = source
+                    if isinstance(source, WhileContext):
+                        source._add_op_internal(op)
+                    else:
+                        source.add_op(op)
+                    return
+        self._add_op_internal(op)
+
+    def _add_op_internal(self, op: Operation) -> None:
         """TF's ``WhileContext._AddOpInternal``."""
         if not op.inputs:
             internal, external = self._split_control_inputs(op)
@@ -110,7 +138,7 @@ class WhileContext:
         else:
             bring_inputs_in(self, op)
             _, external = self._split_control_inputs(op)
-            if not op.control_inputs and all(_is_constant_enter(t.op) for t in op.inputs):
+            if not op.control_inputs and all(is_constant_enter(t.op) for t in op.inputs):
                 op._add_control_input(self.control_pivot().op)  # runs once per iteration
         self._values.update(op.outputs)
         if external:  # TF pulls outer control inputs in as data, through Identities
@@ -148,7 +176,7 @@ class WhileContext:
         enters = []
         with self.graph.control_dependencies(None):
             for value, invariant in zip(real, invariants):
-                entered = _enter(value, self, is_constant=False, shape=TensorShape(None))
+                entered = enter(value, self, is_constant=False, shape=TensorShape(None))
                 if not _shape_less_than_or_equal(value.shape, invariant):
                     raise ValueError(
                         f"The shape invariant specified for {value.name} is not compatible with "
@@ -182,23 +210,123 @@ class WhileContext:
                 "'loop_vars'."
             )
         for m, v in zip(merges, result):
-            _add_next_and_back_edge(m, v)
+            add_next_and_back_edge(m, v)
         exits = []
         for s in switches:
             with self.graph.name_scope("Exit") as scope:
                 exits.append(make_op("Exit", [s[0]], scope).outputs[0])
         self.exits = exits
-        for tensor in (*enters, *merges, self.pivot, *(s[0] for s in switches), *exits):
-            self.plumbing.add(tensor.op._id)
-        self.plumbing.update(m.op.inputs[1].op._id for m in merges)
-        if self.outer is not None:  # the outer frame knows them: no Enter for them there
-            for x in exits:
-                self.outer._values.add(x)
+        self.exit_result(exits)
         return body_result, exits
 
+    def exit_result(self, exits: Sequence[Tensor]) -> None:
+        """TF's ``ExitResult``: the outer frame knows the exits (no Enter for them there)."""
+        if self.outer is not None:
+            for x in exits:
+                self.outer._values.add(x)
 
-def _enter(
-    value: Tensor, context: WhileContext, is_constant: bool, shape: TensorShape | None = None
+    def add_forward_loop_counter(self, outer_grad_state: Any) -> tuple[Tensor, Tensor]:
+        """TF's ``AddForwardLoopCounter``: a loop variable ``n`` (``f_count``) that counts the
+        iterations, made when the loop's gradient is built; its exit and its next value (which
+        the stack pushes of an iteration run before)."""
+        n = constant(0, name="f_count")
+        if outer_grad_state is not None:
+            n.op._add_control_input(outer_grad_state.forward_index.op.inputs[0].op)
+        self.enter()
+        self._values.add(n)
+        enter_n = self._enter_variable(n, "f_count")
+        merged = merge([enter_n, enter_n])[0]
+        assert self.pivot is not None
+        switched = switch(merged, self.pivot)
+        index = math_ops.add(switched[1], 1)
+        following = next_iteration(index)
+        merged.op._update_input(1, following)
+        total = make_op("Exit", [switched[0]], "f_count").outputs[0]
+        self.exits.append(total)
+        self.exit_result([total])
+        self.exit()
+        return total, following
+
+    def add_backprop_loop_counter(self, count: Tensor, outer_grad_state: Any) -> Tensor:
+        """TF's ``AddBackpropLoopCounter``: this backward loop's condition, ``count`` (the
+        forward loop's trip count) down to 0 (``b_count``); its next value."""
+        one = constant(1, name="b_count")
+        self.enter()
+        self._values.add(count)
+        enter_count = self._enter_variable(count, "b_count")
+        merged = merge([enter_count, enter_count])[0]
+        self.pivot_for_pred = merged
+        pred = math_ops.greater_equal(merged, one)
+        self.pivot = make_op("LoopCond", [pred], "b_count").outputs[0]
+        switched = switch(merged, self.pivot)
+        index = math_ops.subtract(switched[1], one)
+        self.pivot_for_body = index
+        following = next_iteration(index)
+        merged.op._update_input(1, following)
+        final_zero = make_op("Exit", [switched[0]], "b_count").outputs[0]
+        self.exits.append(final_zero)
+        if outer_grad_state is not None:
+            outer_grad_state.grad_sync._add_control_input(final_zero.op)
+        self.exit_result([final_zero])
+        self.exit()
+        return following
+
+    def add_backprop_accumulator(self, op: Operation, grad: Tensor) -> Tensor:
+        """TF's ``AddBackpropAccumulator``: the gradient of a value the forward body read from
+        outside (``op``, its constant Enter), summed over the iterations (``b_acc``)."""
+        self.exit()
+        shape = grad.shape
+        outer = self.outer
+        if shape.is_fully_defined:
+            if outer is not None:
+                outer.enter()
+            acc = constant(0, grad.dtype.base_dtype, shape=shape.as_list(), name="b_acc")
+            if outer is not None:
+                outer.exit()
+        elif isinstance(outer, WhileContext) and outer.grad_state is not None:
+            forward = self.grad_state.forward
+            forward.outer.enter()
+            zeros_shape = shape_ops.shape(op.inputs[0], optimize=False)
+            forward.outer.exit()
+            outer_grad_state = self.grad_state.outer_grad_state
+            history = outer_grad_state.add_forward_accumulator(zeros_shape)
+            outer.enter()
+            real_shape = outer_grad_state.add_backprop_accumulated_value(history, zeros_shape)
+            acc = array_ops.zeros(real_shape, grad.dtype.base_dtype)
+            outer.exit()
+        else:
+            if outer is not None:
+                outer.enter()
+            zeros_shape = shape_ops.shape(op.inputs[0], optimize=False)
+            acc = array_ops.zeros(zeros_shape, grad.dtype.base_dtype)
+            if outer is not None:
+                outer.exit()
+        self.enter()
+        self._values.add(acc)
+        enter_acc = self._enter_variable(acc, "b_acc")
+        merged = merge([enter_acc, enter_acc], name="b_acc")[0]
+        assert self.pivot is not None
+        switched = switch(merged, self.pivot)
+        added = math_ops.add(switched[1], grad)
+        merged.op._update_input(1, next_iteration(added))
+        result = make_op("Exit", [switched[0]], "b_acc").outputs[0]
+        self.exits.append(result)
+        self.exit_result([result])
+        return result
+
+    def _enter_variable(self, value: Tensor, name: str) -> Tensor:
+        """A loop variable's Enter, made while this context is current."""
+        entered = enter(value, self, is_constant=False, name=name)
+        self.enters.append(entered)
+        return entered
+
+
+def enter(
+    value: Tensor,
+    context: WhileContext,
+    is_constant: bool,
+    shape: TensorShape | None = None,
+    name: str = "Enter",
 ) -> Tensor:
     attrs = {
         "frame_name": context.name,
@@ -206,14 +334,15 @@ def _enter(
         "parallel_iterations": context.parallel_iterations,
     }
     op_type = "RefEnter" if value.dtype.is_ref_dtype else "Enter"  # TF's use_ref
-    with value.graph.name_scope(op_type) as scope:
+    with value.graph.name_scope(op_type if name == "Enter" else name) as scope:
         result = make_op(op_type, [value], scope, attrs).outputs[0]
     if shape is not None:
         result._shape = shape  # TF's use_input_shape=False: the invariant, not the input's
     return result
 
 
-def _is_constant_enter(op: Operation) -> bool:
+def is_constant_enter(op: Operation) -> bool:
+    """A loop invariant's Enter: its value enters the frame once (TF's IsLoopConstantEnter)."""
     return op.type in ENTER_TYPES and bool(op.attrs.get("is_constant"))
 
 
@@ -225,10 +354,20 @@ def _shape_less_than_or_equal(shape: TensorShape, bound: TensorShape) -> bool:
     return all(b is None or a == b for a, b in zip(shape.dims, bound.dims))
 
 
-def _add_next_and_back_edge(merged: Tensor, value: Tensor) -> None:
-    """The body's value goes to the next iteration; its shape must fit the loop variable's."""
-    with merged.graph.name_scope("NextIteration") as scope:
-        following = make_op("NextIteration", [value], scope).outputs[0]
+def next_iteration(value: Tensor) -> Tensor:
+    with value.graph.name_scope("NextIteration") as scope:
+        return make_op("NextIteration", [value], scope).outputs[0]
+
+
+def add_next_and_back_edge(
+    merged: Tensor, value: Tensor, enforce_shape_invariant: bool = True
+) -> None:
+    """The body's value goes to the next iteration; its shape must fit the loop variable's
+    (a backward loop's gradients need not: ``enforce_shape_invariant`` False)."""
+    following = next_iteration(value)
+    if not enforce_shape_invariant:
+        merged.op._update_input(1, following)
+        return
     if not _shape_less_than_or_equal(following.shape, merged.shape):
         entered = merged.op.inputs[0].op.inputs[0]
         raise ValueError(
@@ -256,11 +395,9 @@ def while_loop(
     name: str | None = None,
     maximum_iterations: Any = None,
     return_same_structure: bool = False,
-    _context: Callable[..., WhileContext] | None = None,
 ) -> Any:
     """Repeat ``body`` while ``cond`` holds, as TF1's graph-mode ``while_loop`` builds it: the
-    loop variables' final values (a structure like ``loop_vars``). ``_context`` makes the
-    loop's context (a gradient's backward loop reads the forward loop's history)."""
+    loop variables' final values (a structure like ``loop_vars``)."""
     if any(isinstance(x, TensorArray) for x in nest.flatten(loop_vars)):
         options = dict(locals())
         for key in ("cond", "body", "loop_vars"):
@@ -320,7 +457,7 @@ def while_loop(
                     f"{len(flat)} tensors, shape_invariants {len(flat_invariants)} shapes"
                 )
             invariants = flat_invariants
-        context = (_context or WhileContext)(limit, parallel_iterations, back_prop)
+        context = WhileContext(limit, parallel_iterations, back_prop, swap_memory)
         context.enter()
         try:
             body_result, exits = context.build(cond, body, structure, invariants)

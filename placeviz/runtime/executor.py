@@ -438,7 +438,6 @@ class CompiledPlan:
             device_of,
             kernel,
             self.executions,
-            state.loop_history,
             index,
             timing,
             transfer,

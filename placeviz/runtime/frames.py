@@ -271,13 +271,11 @@ class FrameRunner:
         device_of: dict[int, str],
         kernel: Callable[[Operation], Callable[..., Any]],
         executions: list[Execution],
-        history: Callable[[Any], Any] | None = None,
         step: int = -1,
         timing: Callable[[Operation], Timing | None] | None = None,
         transfer: Callable[[str, str], Move] | None = None,
     ) -> None:
-        """``history(context)``: where a loop whose gradient was built keeps its values;
-        ``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere);
+        """``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere);
         ``transfer(source, destination)``: how a value crosses between two devices."""
         self.context = context
         self.name = context.name
@@ -325,7 +323,7 @@ class FrameRunner:
         for group in inner.values():
             child = _direct_child(group[0], context)
             runner = FrameRunner(
-                child, group, device_of, kernel, executions, history, step, timing, transfer
+                child, group, device_of, kernel, executions, step, timing, transfer
             )
             key = group[0]._id
             units[key] = runner
@@ -354,17 +352,6 @@ class FrameRunner:
         # A frame on one device whose ops take their measured time runs as laid out already:
         # its executions keep their clocks (nothing to lay out).
         self._lays_out = self.modeled or len(set(device_of[op._id] for op in ops)) > 1
-        kept = context.history_tensors
-        self._history = history(context) if history is not None and context.keeps_history else None
-        self._kept = dict(kept)
-        # inner loops (at any depth) that keep values for their gradients
-        self._nested: list[FrameRunner] = [
-            runner
-            for unit in units.values()
-            if isinstance(unit, FrameRunner)
-            for runner in (unit, *unit._nested)
-            if runner._history is not None
-        ]
 
     @staticmethod
     def _iteration_order(
@@ -407,8 +394,6 @@ class FrameRunner:
         self.makespan = 0
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
-        for runner in self._nested:
-            runner._history.instances.clear()  # type: ignore[union-attr]
         trace = _Trace(self._lays_out, self._step)
         try:
             results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
@@ -454,8 +439,6 @@ class FrameRunner:
         crossing = self._crossing
         instance = trace.instance()
         lays_out = trace.lays_out
-        history = self._history
-        kept: dict[int, list[Any]] = {key: [] for key in self._kept}
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
         entered: dict[int, tuple[Any, int]] = {}  # Enter's output id -> (value, its row)
         results: dict[int, tuple[Any, int]] = {}
@@ -560,15 +543,8 @@ class FrameRunner:
                     go_on = bool(result)
             if not go_on:
                 break
-            for key, per_iteration in kept.items():  # the body ran: what its gradient reads
-                per_iteration.append(values.get(key, DEAD))
             following = sent
             iteration += 1
-        if history is not None:
-            if outer:  # a loop inside loops: its run in these outer iterations
-                history.instances[tuple(i for _, i in reversed(outer))] = (iteration, kept)
-            else:
-                history.iterations, history.values = iteration, kept
         found = [results.get(id(t), (DEAD, -1)) for t in self.exits]
         return tuple(v for v, _ in found), [r for _, r in found]
 

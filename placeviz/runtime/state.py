@@ -81,40 +81,12 @@ def _read_only(buffer: Any) -> Any:
     return buffer  # CuPy arrays have no write flag; their fetches are copied to the host anyway
 
 
-class LoopHistory:
-    """The per-iteration values of a loop's tensors that its gradient reads (TF keeps them on
-    stacks), and how many times the body ran, in the loop's last run; for a loop inside
-    another loop, those of its run in each outer iteration (``instances``)."""
-
-    __slots__ = ("instances", "iterations", "values")
-
-    def __init__(self) -> None:
-        self.iterations = 0
-        self.values: dict[int, list[Any]] = {}  # tensor id -> value per iteration
-        # the outer loops' iterations -> (iterations, values) of the run inside them
-        self.instances: dict[tuple[int, ...], tuple[int, dict[int, list[Any]]]] = {}
-
-    def clear(self) -> None:
-        self.iterations = 0
-        self.instances.clear()
-        for kept in self.values.values():
-            kept.clear()
-
-
 class SessionState:
     """Per-session state shared by every plan the session compiles."""
 
     def __init__(self) -> None:
         self._variables: dict[int, VariableSlot] = {}
         self._generators: dict[tuple[int, str], Any] = {}
-        self._histories: dict[int, LoopHistory] = {}
-
-    def loop_history(self, context: Any) -> LoopHistory:
-        """What a while loop's last run kept for its gradient (by its WhileContext)."""
-        history = self._histories.get(id(context))
-        if history is None:
-            history = self._histories[id(context)] = LoopHistory()
-        return history
 
     def variable_slot(self, op: Operation) -> VariableSlot:
         slot = self._variables.get(op._id)
@@ -154,9 +126,6 @@ class KernelContext:
 
     def rng(self, op: Operation) -> Any:
         return self._session.generator(op, self._xp)
-
-    def loop_history(self, context: Any) -> LoopHistory:
-        return self._session.loop_history(context)
 
 
 def host_copy(value: Any) -> Any:

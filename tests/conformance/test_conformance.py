@@ -41,11 +41,6 @@ FED_TRAINING_FLAG = (
     "not listed: a batch_normalization whose `training` is a tensor fed at run time needs "
     "tf.cond's Switch and Merge, which placeviz lacks; it raises NotImplementedError saying so"
 )
-WHILE_GRADIENT_STACKS = (
-    "documented difference: a while loop's gradient keeps the forward values per iteration in "
-    "the forward loop's runner (LoopHistoryRead, LoopIterationCount) where TensorFlow pushes "
-    "them on stacks; the gradient ops are named differently, their values are TensorFlow's"
-)
 EMA_INITIALIZED_VALUE = (
     "not listed: ExponentialMovingAverage starts a variable's shadow from its "
     "initialized_value() (a cond on IsVariableInitialized); placeviz's moving averages start it "
@@ -77,37 +72,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 # Known differences confined to some ops of a program: those ops' facts are set aside (a
 # pattern matched from the start of the op's name) and every other fact is compared. Each
 # pattern must still set some difference aside, else the entry must go.
-_WHILE_GRADIENT_OPS = r"gradients/|(GradientDescent|Momentum|Adam)/update_"
 KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
-    # a while loop's gradient: TF's backward loop pushes and pops the forward values on stacks
-    # (StackV2, StackPushV2, StackPopV2, f_count/b_count loops); placeviz keeps them per
-    # iteration in the forward runner and reads them back (LoopHistoryRead), so the ops under
-    # gradients/ and the updates reading them differ by name; forward graph and values match
-    **{
-        name: (WHILE_GRADIENT_STACKS, _WHILE_GRADIENT_OPS)
-        for name in (
-            "while_gradient_tanh_recurrence",
-            "while_gradient_square_repeatedly",
-            "while_gradient_data_dependent_trip_count",
-            "while_gradient_maximum_iterations",
-            "while_gradient_no_iterations",
-            "while_gradient_two_float_vars",
-            "while_gradient_cond_in_body",
-            "while_gradient_loop_after_ops",
-            "while_gradient_loop_in_loop",
-            "while_gradient_outer_value_added",
-            "while_train_elman_rnn",
-            "while_train_sgd",
-            "while_train_adam",
-            "while_train_momentum",
-            "while_train_sgd_loop_in_loop",
-            "tensor_array_while_gradient",
-            "rnn_dynamic_train_gru",
-            "rnn_dynamic_train_lstm_lengths",
-            "rnn_dynamic_train_basic_rnn",
-            "rnn_dynamic_bidirectional_lengths",
-        )
-    },
     # the embedding's dense gradient: its update, and the tensors the clipping and the global
     # norm read from it (shaped [vocab, width] here, [ids, width] in TF), Adam's control inputs
     "zoo_bert": (
@@ -131,17 +96,9 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
             "zoo_lstm_four_layers_trained",
             "zoo_lstm_layer_per_gpu_soft_placement",
             "zoo_lstm_variational_dropout",
+            "zoo_lstm_dynamic",
+            "zoo_lstm_dynamic_trained",
         )
-    },
-    # the LSTM language model looped by dynamic_rnn: the loop's gradient (as the while_gradient
-    # programs: names, and the clipping's colocation with the gradients' ops), and the
-    # embedding's dense gradient as zoo_lstm's (values, which agree, are compared)
-    **{
-        name: (
-            f"{WHILE_GRADIENT_STACKS}; {DENSE_GATHER_GRADIENT}",
-            rf"{_WHILE_GRADIENT_OPS}|GradientDescent$|clip_by_global_norm/|global_norm/L2Loss",
-        )
-        for name in ("zoo_lstm_dynamic", "zoo_lstm_dynamic_trained")
     },
     # every shadow variable's initial value: TF's cond and its IsVariableInitialized ops
     "zoo_cifar10": (

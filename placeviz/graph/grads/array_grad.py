@@ -15,6 +15,7 @@ from placeviz.graph.grads.registry import (
 from placeviz.graph.grads.shapes import reduce_broadcast, shape_of
 from placeviz.graph.ops import array_ops, constant_op, math_ops, shape_ops, slicing
 from placeviz.graph.shapes import normalize_axis
+from placeviz.graph.while_loop import output_context
 
 Grads = list[Tensor | None]
 
@@ -117,6 +118,9 @@ def _concat_grad(op: Operation, grad: Tensor) -> Grads:
     """TF's ``_ConcatGradHelper``: the axis modulo the ``Rank``, each input's ``Shape``, their
     ``ConcatOffset`` and one ``Slice`` of the gradient per input; the axis gets none."""
     values, axis = op.inputs[:-1], op.inputs[-1]
+    if axis.op.type == "Const" and output_context(axis.op) is not output_context(grad.op):
+        # TF's: a constant axis from another frame is made again here, not entered
+        axis = constant_op.constant(shape_ops.constant_value(axis), dtype=axis.dtype)
     along = math_ops.mod(axis, shape_ops.rank(values[0], optimize=True), name="mod")  # TF: %
     shapes = [
         shape_ops.shape(v, name="Shape" if i == 0 else f"Shape_{i}", optimize=True)

@@ -186,17 +186,21 @@ def _ints(value: Any) -> list[int]:
     return list(host_ints(value))
 
 
+# ops whose output handle has their input handle's data (a gradient array: its forward array's)
+_HANDLE_PASSERS = frozenset(
+    {"TensorArrayGradV3", "Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"}
+)
+
+
 def _handle_shape(handle: Tensor) -> TensorShape | None:
     """TF's handle data: the element shape of the array a handle names, when its maker knows
-    it (through the frames' Enter and Identity ops and a gradient's history read)."""
+    it (through the frames' Enter and Identity ops, and a gradient array's forward handle)."""
     tensor = handle
     while True:
         op = tensor.op
-        if op.type in ("TensorArrayV3", "TensorArrayGradV3"):
+        if op.type == "TensorArrayV3":
             return op.attrs.get("_element_shape")
-        if op.type == "LoopHistoryRead":
-            tensor = op.attrs["tensor"]
-        elif op.type in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"):
+        if op.type in _HANDLE_PASSERS:
             tensor = op.inputs[0]
         else:
             return None
