@@ -82,7 +82,10 @@ def zoo_step(name: str) -> Callable[[], pv.Trace]:
         pv.config.simulate_gpus(2)
         try:
             model = zoo.ZOO[name](pv, gpus=2, **ZOO_SIZES[name])
-            with pv.Session() as sess:
+            # Soft placement, as TF needs for dynamic_rnn's loop over a layer per GPU: its
+            # gradient loop's counters are colocated with both layers' ops.
+            config = pv.ConfigProto(allow_soft_placement=True)
+            with pv.Session(config=config) as sess:
                 sess.run(pv.global_variables_initializer())
                 sess.trace_level = pv.RunOptions.FULL_TRACE
                 for _ in range(2):

@@ -813,3 +813,27 @@ def test_model_parallel_rnn_the_dropout_noise_is_drawn_on_each_layers_gpu(
     text = output_text(model_parallel_rnn["dropout"])
     devices = re.findall(r"^lm/random_uniform(?:_\d)?/RandomUniform: (\S+)$", text, re.MULTILINE)
     assert devices == ["/device:GPU:0"] * 3 + ["/device:GPU:1"] * 3, text
+
+
+def test_model_parallel_rnn_dynamic_rnn_copies_each_step(model_parallel_rnn) -> None:
+    """Section 6: the looped model trains with a smaller graph, layer 0's output crosses to
+    GPU:1 once per time step (batch 16 x width 128 floats), and the loop's own values cross
+    both ways; each layer's cell stays on its GPU."""
+    cell = model_parallel_rnn["looped"]
+    text = output_text(cell)
+    losses = [float(v) for v in re.search(r"^loss: (.*)$", text, re.MULTILINE).group(1).split()]
+    assert len(losses) == 5 and losses[-1] < losses[0], text
+    static, dynamic = re.search(r"static_rnn (\d+), dynamic_rnn (\d+)", text).groups()
+    assert int(dynamic) < int(static), text
+    (document,) = placeviz_documents(cell)
+    validate(document)
+    placed = devices_by_name(document)
+    for layer in range(2):
+        prefix = f"lm/rnn/while/rnn/multi_rnn_cell/cell_{layer}/basic_lstm_cell/"
+        ops = [name for name in placed if name.startswith(prefix)]
+        assert len(ops) > 10 and {placed[name] for name in ops} == {f"GPU:{layer}"}
+    copies = output_text(model_parallel_rnn["looped-copies"])
+    steps = re.findall(r"iteration (\d): layer 0's output h, GPU:0 → GPU:1, (\d+) B", copies)
+    assert steps == [(str(t), str(16 * 128 * 4)) for t in range(8)], copies
+    crossing = re.search(r"cross each iteration: (.*)$", copies, re.MULTILINE).group(1)
+    assert "'GPU:0', 'GPU:1'" in crossing and "'GPU:1', 'GPU:0'" in crossing, copies
