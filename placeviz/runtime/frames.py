@@ -58,6 +58,29 @@ class Execution(NamedTuple):
     copied: tuple[Tensor, str, int] | None = None
 
 
+class _OpStep(NamedTuple):
+    """One of a loop's own ops with what running it needs, worked out once per runner: the
+    loop runs it every iteration."""
+
+    op: Operation
+    device: str
+    # per input: its tensor id, its argument position (-1: made in the loop), and the tensor
+    # when it is made on another device than this op's (copied there), else None
+    reads: tuple[tuple[int, int, Tensor | None], ...]
+    controls: tuple[int, ...]  # control inputs' op ids
+    control_values: tuple[int, ...]  # their first outputs' tensor ids (dead: this op is too)
+    outputs: tuple[int, ...]  # output tensor ids
+    kernel: Callable[..., Any]
+    timing: Timing | None
+    multi_output: bool
+    enter: bool  # an Enter: its value enters once, at iteration 0
+    loop_merge: bool  # a Merge of a loop variable: iteration 0's value, then NextIteration's
+    merge: bool  # any Merge: dead only when every input is
+    next_merge: int  # a NextIteration: the Merge it feeds (-1: not one)
+    exit: bool
+    own_cond: bool  # this loop's LoopCond: whether another iteration runs
+
+
 class _Row(NamedTuple):
     """An execution while its frame runs: what it waited for and how long it took."""
 
@@ -344,6 +367,7 @@ class FrameRunner:
         if timing is not None:
             self._timings = {op._id: t for op in own if (t := timing(op)) is not None}
         self._units = units
+        self._steps = {op._id: self._op_step(op, members) for op in own}
         # Whether the frame's time is modeled: some op of it (or of an inner loop) is.
         self.modeled = bool(self._timings) or any(
             isinstance(u, FrameRunner) and u.modeled for u in units.values()
@@ -352,6 +376,34 @@ class FrameRunner:
         # A frame on one device whose ops take their measured time runs as laid out already:
         # its executions keep their clocks (nothing to lay out).
         self._lays_out = self.modeled or len(set(device_of[op._id] for op in ops)) > 1
+
+    def _op_step(self, op: Operation, members: set[int]) -> _OpStep:
+        device = self._device_of[op._id]
+        reads = []
+        for t in op.inputs:
+            position = self._argument_index.get((id(t), device), -1)
+            crossing = t.op._id in members and self._device_of[t.op._id] != device
+            reads.append((id(t), position, t if crossing else None))
+        loop_merge = (
+            op.type == "Merge" and len(op.inputs) == 2 and op.inputs[1].op.type == "NextIteration"
+        )
+        return _OpStep(
+            op=op,
+            device=device,
+            reads=tuple(reads),
+            controls=tuple(c._id for c in op.control_inputs),
+            control_values=tuple(id(c.outputs[0]) for c in op.control_inputs if c.outputs),
+            outputs=tuple(id(t) for t in op.outputs),
+            kernel=self._kernels[op._id],
+            timing=self._timings.get(op._id),
+            multi_output=op.op_def.multi_output,
+            enter=op.type in ENTER_TYPES,
+            loop_merge=loop_merge,
+            merge=op.type in ("Merge", "RefMerge"),
+            next_merge=self._next_to_merge.get(op._id, -1),
+            exit=op.type == "Exit",
+            own_cond=op.type == "LoopCond" and op._control_flow_context is self.context,
+        )
 
     @staticmethod
     def _iteration_order(
@@ -434,9 +486,7 @@ class FrameRunner:
     ) -> tuple[tuple[Any, ...], list[int]]:
         """One run of the frame inside its outer iterations ``outer``: its exit values, and the
         rows that made them. ``producers``: the row that made each argument (-1: none)."""
-        index = self._argument_index
-        device_of = self._device_of
-        crossing = self._crossing
+        steps = self._steps
         instance = trace.instance()
         lays_out = trace.lays_out
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
@@ -448,98 +498,87 @@ class FrameRunner:
             gate = (instance, iteration - self._parallel) if iteration >= self._parallel else None
             it = _Iteration(self, iteration, ((instance, iteration), *outer), gate, trace)
             values, made, done = it.values, it.made, it.done
-
-            def read(tensor: Tensor, reader: Operation, it: _Iteration = it) -> tuple[Any, int]:
-                device = device_of[reader._id]
-                position = index.get((id(tensor), device))
-                if position is not None:
-                    return arguments[position], producers[position]
-                if crossing and id(tensor) in crossing and device_of[tensor.op._id] != device:
-                    return it.copy(tensor, device)
-                return it.values[id(tensor)], it.made.get(id(tensor), -1)
-
             record = it.record
             sent: dict[int, tuple[Any, int]] = {}
             go_on = False
             for key in self._order:
-                unit = self._units[key]
-                if isinstance(unit, FrameRunner):
-                    inner = [
-                        self._inner_argument(it, arguments, producers, k)
-                        for k in unit.argument_keys
-                    ]
-                    if any(v is DEAD for v, _ in inner):
-                        outputs, exit_rows = tuple(DEAD for _ in unit.exits), [-1] * len(unit.exits)
-                    else:
-                        outputs, exit_rows = unit._run(
-                            [v for v, _ in inner], [r for _, r in inner], it.groups, trace
-                        )
-                    for tensor, value, row in zip(unit.exits, outputs, exit_rows):
-                        values[id(tensor)] = value
-                        made[id(tensor)] = row
+                step = steps.get(key)
+                if step is None:  # an inner loop, run whole in this iteration
+                    self._run_inner(self._units[key], it, arguments, producers, trace)
                     continue
-                op = unit
+                op = step.op
                 t0 = clock()  # measured: the op's dispatch as well as its kernel
-                if iteration and op.type in ENTER_TYPES:  # a frame's value enters once, as in TF
-                    it.values[id(op.outputs[0])], it.made[id(op.outputs[0])] = entered[
-                        id(op.outputs[0])
-                    ]
-                    it.done[op._id] = it.made[id(op.outputs[0])]
+                if iteration and step.enter:  # a frame's value enters once, as in TF
+                    out = step.outputs[0]
+                    values[out], made[out] = entered[out]
+                    done[op._id] = made[out]
                     continue
-                if op.type == "Merge" and op.inputs[-1].op.type == "NextIteration":
+                if step.loop_merge:
                     if iteration == 0:
-                        value, row = read(op.inputs[0], op)
+                        value, row = self._read(step.reads[0], step, it, arguments, producers)
                     else:
                         value, row = following.get(op._id, (DEAD, -1))
-                    values[id(op.outputs[0])] = value
-                    values[id(op.outputs[1])] = DEAD if value is DEAD else 0
-                    timing = self._timings.get(op._id)
+                    values[step.outputs[0]] = value
+                    values[step.outputs[1]] = DEAD if value is DEAD else 0
                     if value is DEAD:
                         duration = 0
-                    elif timing is not None:
-                        duration = timing([value], (value, 0))
+                    elif step.timing is not None:
+                        duration = step.timing([value], (value, 0))
                     else:
                         duration = clock() - t0
                     record(op, value is not DEAD, t0, duration, (row,))
                     continue
-                if lays_out:
-                    read_in = [read(t, op) for t in op.inputs]
-                    inputs = [v for v, _ in read_in]
-                    deps = [r for _, r in read_in]
-                    deps.extend(done.get(c._id, -1) for c in op.control_inputs)
-                else:  # only the values
-                    inputs = [read(t, op)[0] for t in op.inputs]
-                    deps = []
-                dead = any(v is DEAD for v in inputs) or any(
-                    values.get(id(c.outputs[0])) is DEAD for c in op.control_inputs if c.outputs
-                )
-                if op.type in ("Merge", "RefMerge"):
+                inputs = []
+                deps = []
+                some_dead = False
+                for read in step.reads:
+                    tid, position, crossing = read
+                    if position >= 0:
+                        value, row = arguments[position], producers[position]
+                    elif crossing is not None:
+                        value, row = it.copy(crossing, step.device)
+                    else:
+                        value, row = values[tid], made.get(tid, -1)
+                    if value is DEAD:
+                        some_dead = True
+                    inputs.append(value)
+                    deps.append(row)
+                if lays_out and step.controls:
+                    deps.extend(done.get(c, -1) for c in step.controls)
+                if step.merge:
                     dead = all(v is DEAD for v in inputs)
+                elif some_dead:
+                    dead = True
+                else:
+                    dead = False
+                    for c in step.control_values:
+                        if values.get(c) is DEAD:
+                            dead = True
+                            break
                 if dead:
-                    for tensor in op.outputs:
-                        values[id(tensor)] = DEAD
+                    for out in step.outputs:
+                        values[out] = DEAD
                     record(op, False, t0, 0, deps)
-                    if op.type in ENTER_TYPES:
-                        entered[id(op.outputs[0])] = (DEAD, done[op._id])
+                    if step.enter:
+                        entered[step.outputs[0]] = (DEAD, done[op._id])
                     continue
-                result = self._kernels[op._id](*inputs)
+                result = step.kernel(*inputs)
                 duration = clock() - t0
-                timing = self._timings.get(op._id)
-                if timing is not None:
-                    duration = timing(inputs, result)
-                if op.op_def.multi_output:
-                    for tensor, value in zip(op.outputs, result):
-                        values[id(tensor)] = value
-                elif op.outputs:
-                    values[id(op.outputs[0])] = result
+                if step.timing is not None:
+                    duration = step.timing(inputs, result)
+                if step.multi_output:
+                    for out, value in zip(step.outputs, result):
+                        values[out] = value
+                elif step.outputs:
+                    values[step.outputs[0]] = result
                 record(op, True, t0, duration, deps)
-                if op.type in ENTER_TYPES:
-                    entered[id(op.outputs[0])] = (result, done[op._id])
-                if op.type == "NextIteration":
-                    sent[self._next_to_merge[op._id]] = (result, done[op._id])
-                elif op.type == "Exit":
-                    results[id(op.outputs[0])] = (result, done[op._id])
-                elif op.type == "LoopCond" and op._control_flow_context is self.context:
+                if step.enter:
+                    entered[step.outputs[0]] = (result, done[op._id])
+                elif step.next_merge >= 0:
+                    sent[step.next_merge] = (result, done[op._id])
+                elif step.exit:
+                    results[step.outputs[0]] = (result, done[op._id])
+                elif step.own_cond:
                     go_on = bool(result)
             if not go_on:
                 break
@@ -547,6 +586,42 @@ class FrameRunner:
             iteration += 1
         found = [results.get(id(t), (DEAD, -1)) for t in self.exits]
         return tuple(v for v, _ in found), [r for _, r in found]
+
+    @staticmethod
+    def _read(
+        read: tuple[int, int, Tensor | None],
+        step: _OpStep,
+        it: _Iteration,
+        arguments: Sequence[Any],
+        producers: Sequence[int],
+    ) -> tuple[Any, int]:
+        """One input of ``step`` in iteration ``it`` and the row that made (or copied) it."""
+        tid, position, crossing = read
+        if position >= 0:
+            return arguments[position], producers[position]
+        if crossing is not None:
+            return it.copy(crossing, step.device)
+        return it.values[tid], it.made.get(tid, -1)
+
+    def _run_inner(
+        self,
+        unit: FrameRunner,
+        it: _Iteration,
+        arguments: Sequence[Any],
+        producers: Sequence[int],
+        trace: _Trace,
+    ) -> None:
+        """A loop inside this one, run whole in iteration ``it``: its exits join its values."""
+        inner = [self._inner_argument(it, arguments, producers, k) for k in unit.argument_keys]
+        if any(v is DEAD for v, _ in inner):
+            outputs, exit_rows = tuple(DEAD for _ in unit.exits), [-1] * len(unit.exits)
+        else:
+            outputs, exit_rows = unit._run(
+                [v for v, _ in inner], [r for _, r in inner], it.groups, trace
+            )
+        for tensor, value, row in zip(unit.exits, outputs, exit_rows):
+            it.values[id(tensor)] = value
+            it.made[id(tensor)] = row
 
     def _inner_argument(
         self,
