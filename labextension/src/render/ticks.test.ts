@@ -9,6 +9,19 @@ const magnitude = (next: () => number, lo: number, hi: number) => 10 ** (lo + ne
 
 const distinct = (labels: readonly string[]) => new Set(labels).size === labels.length;
 
+/** 1 to 8 runs of a loop: active for 10^[2,7) ns, idle for 10^[3,10) ns between them. */
+function loopRuns(next: () => number): [number, number][] {
+  const windows: [number, number][] = [];
+  let t = magnitude(next, 0, 9);
+  const runs = 1 + Math.floor(next() * 8);
+  for (let r = 0; r < runs; r++) {
+    const length = magnitude(next, 2, 7);
+    windows.push([t, t + length]);
+    t += length + magnitude(next, 3, 10);
+  }
+  return windows;
+}
+
 describe('niceTicks', () => {
   it('gives at least the ticks asked for, however narrow the range', () => {
     const next = random(1);
@@ -113,14 +126,7 @@ describe('axisTicks', () => {
   it('never draws a label past the plot or over another, at any width or zoom', () => {
     const next = random(4);
     for (let i = 0; i < 1500; i++) {
-      const windows: [number, number][] = [];
-      let t = magnitude(next, 0, 9);
-      const runs = 1 + Math.floor(next() * 8);
-      for (let r = 0; r < runs; r++) {
-        const length = magnitude(next, 2, 7);
-        windows.push([t, t + length]);
-        t += length + magnitude(next, 3, 10);
-      }
+      const windows = loopRuns(next);
       const axis = new TimeAxis(windows);
       const [lo, hi] = axis.extent!;
       const window: [number, number] = [lo, hi + 1];
@@ -173,15 +179,7 @@ describe('axisTicks', () => {
   it('never repeats a label on a collapsed axis of many runs, at any width or zoom', () => {
     const next = random(3);
     for (let i = 0; i < 1500; i++) {
-      // Runs of a loop: active for 10^[2,7) ns, idle for 10^[3,10) ns between them.
-      const windows: [number, number][] = [];
-      let t = magnitude(next, 0, 9);
-      const runs = 1 + Math.floor(next() * 8);
-      for (let r = 0; r < runs; r++) {
-        const length = magnitude(next, 2, 7);
-        windows.push([t, t + length]);
-        t += length + magnitude(next, 3, 10);
-      }
+      const windows = loopRuns(next);
       const axis = new TimeAxis(windows);
       const [shownLo, shownHi] = axis.extent!;
       // The whole axis, or a zoom into part of it.
