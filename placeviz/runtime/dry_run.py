@@ -48,10 +48,10 @@ class ShapedArray:
     __slots__ = ("dtype", "shape")
 
     def __init__(self, shape: Iterable[int], dtype: Any) -> None:
-        dims = tuple(int(d) for d in shape)
-        if any(d < 0 for d in dims):
+        dims = tuple(shape)
+        if not all(isinstance(d, int | np.integer) and d >= 0 for d in dims):
             raise ValueError(f"A ShapedArray's dimensions must be known and >= 0, got {dims}")
-        self.shape: Shape = dims
+        self.shape: Shape = tuple(int(d) for d in dims)
         self.dtype: DType = dtypes.as_dtype(dtype).base_dtype
 
     @classmethod
@@ -176,7 +176,7 @@ class DryPlan:
     def _specialize(self, op: Operation) -> None:
         inputs = [_Specialized(t, self) for t in op.inputs]
         try:
-            specs = op.op_def.infer(inputs, op.attrs)
+            specs = (op.op_def.run_infer or op.op_def.infer)(inputs, op.attrs)
         except (ValueError, TypeError, IndexError) as exc:
             raise InvalidArgumentError(
                 f"Dry run: {exc}\n\t[[node '{op.name}' ({op.type}) created at {op.source}]]",
@@ -186,7 +186,10 @@ class DryPlan:
             if id(tensor) in self._fed:
                 continue
             if not shape.is_fully_defined:
-                raise _value_dependent(tensor, shape, inputs)
+                value = self.value(tensor)  # a shape-like tensor computed from known values
+                if value is None:
+                    raise _value_dependent(tensor, shape, inputs)
+                shape = TensorShape(value.shape)
             self._shapes[id(tensor)] = tuple(shape.dims)  # type: ignore[arg-type]
 
     def value(self, tensor: Tensor) -> np.ndarray | None:
@@ -215,8 +218,7 @@ class DryPlan:
             or op.op_def.needs_feed
             or op.op_def.ref_output
             or tensor.dtype.base_dtype not in _INDEX_KINDS
-            or own is None
-            or math.prod(own) > _MAX_KNOWN_ELEMENTS
+            or (own is not None and math.prod(own) > _MAX_KNOWN_ELEMENTS)
         ):
             return None
         values = [self.value(t) for t in op.inputs]
@@ -226,7 +228,8 @@ class DryPlan:
             result = op.op_def.kernel_for("numpy")(np, op, None)(*values)
         except Exception:  # a kernel that needs more than its inputs (state): value unknown
             return None
-        return np.asarray(result[tensor.value_index] if op.op_def.multi_output else result)
+        found = np.asarray(result[tensor.value_index] if op.op_def.multi_output else result)
+        return found if found.size <= _MAX_KNOWN_ELEMENTS else None
 
 
 class _Specialized:
@@ -290,8 +293,8 @@ def _refuse_control_flow(op: Operation) -> None:
 def fed_shape(tensor: Tensor, value: Any) -> ShapedArray:
     """A dry run's feed: a ShapedArray or an array, checked against the tensor as a real feed."""
     dtype = tensor.dtype.base_dtype
-    shaped = ShapedArray.like(value)
-    if isinstance(value, ShapedArray) and shaped.dtype is not dtype:
+    shaped = ShapedArray.like(value, None if isinstance(value, ShapedArray) else dtype)
+    if shaped.dtype is not dtype:
         raise InvalidArgumentError(
             f"Cannot feed {value!r} to Tensor '{tensor.name}' of dtype {dtype.name} (created at "
             f"{tensor.op.source})",
