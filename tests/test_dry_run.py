@@ -4,7 +4,8 @@ with nothing computed or allocated.
 The differential tests run each program for real and dry, in two sessions on one graph, and
 compare what the real run shows (values' shapes and dtypes, placements, its steps in order with
 their bytes, its allocations and frees, the modeled durations of simulated GPUs' steps) with
-what the dry run shows."""
+what the dry run shows. Allocations and frees are compared as a multiset: their order follows
+the steps' times, which a real run takes from the host's clock for the CPU's steps."""
 
 from __future__ import annotations
 

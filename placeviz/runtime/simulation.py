@@ -196,20 +196,21 @@ def link_bandwidth(dst: Device, src: Device | None) -> float | None:
 
 
 def _dry_duration(step: Step, dry: DryPlan) -> int:
-    """A dry run's step: on a simulated GPU (or a copy touching one) as a real run models it;
-    on the host from its profile; a step that runs no code on the host (a constant, a copy
-    between devices that share memory) takes no time."""
-    if not step.runs_code and not _modeled(step):
-        return 0
+    """A dry run's step: on a GPU (or a copy touching one) as a real run on a simulated GPU
+    models it, by the card's profile; on the host by the host's. A step that runs no code on
+    the host (a constant, a copy between devices that share its memory) takes no time."""
     if step.kind is EventKind.TRANSFER:
         assert step.tensor is not None
-        size = _nbytes(step.tensor, dry.shape(step.tensor))
-        bandwidth = link_bandwidth(step.device, step.peer) or HOST_PROFILE.memory_bandwidth
-        return _TRANSFER_LATENCY_NS + _ns(size / bandwidth)
-    profile = step.device.physical.profile or HOST_PROFILE
+        bandwidth = link_bandwidth(step.device, step.peer)
+        if bandwidth is None:
+            return 0
+        return transfer_ns(_nbytes(step.tensor, dry.shape(step.tensor)), step.device, step.peer)
+    profile = step.device.physical.profile
+    if profile is None and not step.runs_code:
+        return 0
     ins = [dry.shape(t) for t in step.op.inputs]
     outs = [dry.shape(t) for t in step.op.outputs]
-    return _ns(roofline_seconds(step.op, profile, ins, outs))
+    return _ns(roofline_seconds(step.op, profile or HOST_PROFILE, ins, outs))
 
 
 class _RunTimeSizes:
