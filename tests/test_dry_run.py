@@ -283,23 +283,3 @@ def test_the_cpu_is_timed_by_the_host_profile_in_a_dry_run() -> None:
     expected = flops / host.fp32_flops + host.launch_latency_s
     duration = (events["t1"] - events["t0"])[step][0] / 1e9
     assert duration == pytest.approx(expected, rel=1e-6)
-
-
-def test_the_magic_runs_a_cell_dry(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("IPython")
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "placeviz")
-    cell = (
-        "import placeviz as tf\n"
-        "with tf.device('/gpu:0'):\n"
-        "    big = tf.matmul(tf.ones([65536, 65536]), tf.ones([65536, 65536]))\n"
-        "result = tf.Session().run(big)\n"
-    )
-    shell.run_cell_magic("placement", "--simulate H100 --gpus 1 --dry-run --no-widget -o t", cell)
-    assert "Dry runs: nothing is computed" in capsys.readouterr().out
-    assert shell.user_ns["result"] == pv.ShapedArray([65536, 65536], pv.float32)
-    events = shell.user_ns["t"].events
-    allocated = events["bytes"][events["kind"] == int(EventKind.ALLOC)]
-    assert allocated.max() == 65536 * 65536 * 4  # 16 GiB, on paper
