@@ -163,8 +163,16 @@ def test_dry_runs_agree_with_real_runs_of_the_zoo_on_simulated_gpus(model: str) 
                 assert dry.reserved_bytes(device) == real.reserved_bytes(device)
 
 
-def test_a_dry_run_runs_out_of_memory_at_the_op_a_real_run_does() -> None:
-    pv.config.simulate_gpus(1, "H100", memory_limit_mb=4)
+@pytest.mark.parametrize("gpu", ["small simulated GPU", "small logical GPU"])
+def test_a_dry_run_runs_out_of_memory_at_the_op_a_real_run_does(gpu: str) -> None:
+    if gpu == "small simulated GPU":
+        pv.config.simulate_gpus(1, "H100", memory_limit_mb=4)
+    else:  # two logical GPUs of 4 MiB carved from one simulated H100
+        pv.config.simulate_gpus(1, "H100")
+        card = pv.config.list_physical_devices("GPU")[0]
+        pv.config.set_logical_device_configuration(
+            card, [pv.config.LogicalDeviceConfiguration(memory_limit=4)] * 2
+        )
     graph = pv.Graph()
     with graph.as_default():
         x = pv.placeholder(pv.float32, [None, 256])
