@@ -12,6 +12,7 @@ Run: python benchmarks/bench_dry_run.py [--placer simple|cost] [--layers 24] [--
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from typing import Any
@@ -88,6 +89,13 @@ def dry_step(gpus: int, layers: int, batch: int, placer: str, trace_level: int) 
         print(f"  {'first dry run and step together':<44} {time.perf_counter() - first:8.2f} s")
         for _ in range(3):
             timed("later dry step", lambda: sess.run(fetches, feed, options=options))
+        if trace_level >= pv.RunOptions.FULL_TRACE:  # what the inspector reads at first paint
+            trace = timed("trace of the last run", lambda: sess.trace(runs=1))
+            document = timed("its placement document", trace.to_document)
+            print(
+                f"  {len(trace):,} events, {len(document['nodes']):,} nodes in the document "
+                f"({len(json.dumps(document)) / 2**20:.0f} MiB of JSON)"
+            )
         length, peaks = step_figures(sess)
         print(f"  process growth (session)                     {rss_mb() - session_start:8.0f} MB")
         print(f"  process growth (graph and session)           {rss_mb() - before:8.0f} MB")
@@ -106,8 +114,11 @@ def main() -> None:
     parser.add_argument("--placer", default="simple", choices=["simple", "cost"])
     parser.add_argument("--layers", type=int, default=24)
     parser.add_argument("--big-layers", type=int, default=110, help="about 100,000 ops")
+    parser.add_argument("--only-bert", action="store_true", help="BERT-large on 8 GPUs only")
     args = parser.parse_args()
     dry_step(8, args.layers, 64, args.placer, pv.RunOptions.NO_TRACE)
+    if args.only_bert:
+        return
     dry_step(8, args.layers, 64, args.placer, pv.RunOptions.FULL_TRACE)
     dry_step(1, args.layers, 64, args.placer, pv.RunOptions.NO_TRACE)
     dry_step(8, args.big_layers, 8, args.placer, pv.RunOptions.NO_TRACE)
