@@ -9,10 +9,14 @@ again with its inputs' specialized shapes, and with the values of the small shap
 know; every other tensor keeps its static shape. So a dry kernel is a constant: running a dry plan
 costs one call per step, and its modeled timeline is computed once.
 
-A shape that only values give (``where`` with one argument, ``unique``) cannot be specialized: the
-run fails naming the op, and the tensor whose shape to feed (a ``ShapedArray`` may be fed to any
-feedable tensor). Control flow (``cond``, ``while_loop``) needs the predicate's value, so dry runs
-refuse it for now.
+Fed values are ShapedArrays, or arrays taken for their shapes; a fed small int or bool array
+also gives its value (a fed ``k``, axis or cond predicate), so plans are keyed by those values
+too. A cond runs the branch its predicate takes where the dry run knows the predicate's value
+(a constant, a comparison of shapes, a fed bool). A shape that only values give (``where`` with
+one argument of floats, ``unique``) cannot be specialized: the run fails naming the op, and the
+tensor whose shape to feed (a ``ShapedArray`` may be fed to any feedable tensor); so does a cond
+whose predicate is not known. A while loop's trip count depends on values: dry runs refuse loops
+for now.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from placeviz.dtypes import DType
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops.control_flow_ops import SWITCH_TYPES
+from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.graph.shapes import TensorShape
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.state import SessionState, VariableSlot
@@ -124,24 +128,48 @@ class DryState:
 class DryPlan:
     """One plan's shapes for one set of fed shapes, and its ops' dry kernels."""
 
-    def __init__(self, plan: Plan, fed_shapes: Sequence[Shape], state: DryState) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        fed_shapes: Sequence[Shape],
+        state: DryState,
+        known: Sequence[np.ndarray | None] = (),
+    ) -> None:
+        """``known``: per feed, its value where it is a shape-like array (else None)."""
         self._state = state
         self._shapes: dict[int, Shape] = {}  # tensor id -> shape, where static shapes fall short
         self._values: dict[int, np.ndarray | None] = {}  # known values of shape-like tensors
         self._fed: dict[int, Shape] = {}
-        for tensor, shape in zip(plan.feeds, fed_shapes):
+        for i, (tensor, shape) in enumerate(zip(plan.feeds, fed_shapes)):
             self._fed[id(tensor)] = self._shapes[id(tensor)] = tuple(shape)
+            self._values[id(tensor)] = known[i] if i < len(known) else None
+        loop = next((op for op in plan.ops if op._id in plan.frames), None)
+        if loop is not None:
+            raise NotImplementedError(
+                f"Dry runs do not run while loops yet: '{loop.name}' ({loop.type}, created at "
+                f"{loop.source}) is one, whose iterations depend on values"
+            )
+        self._dead: set[int] = set()  # ops and tensors of branches not taken (their ids)
+        self._branch: dict[int, bool] = {}  # a Switch's op id -> whether it takes its true branch
         for op in plan.ops:
-            if op.type in SWITCH_TYPES or op._id in plan.frames:
-                _refuse_control_flow(op)
-            if all(t.shape.is_fully_defined or id(t) in self._fed for t in op.outputs):
+            if self._not_taken(op):
+                self._dead.add(op._id)
+                self._dead.update(id(t) for t in op.outputs)
                 continue
-            self._specialize(op)
+            if not all(t.shape.is_fully_defined or id(t) in self._fed for t in op.outputs):
+                self._specialize(op)
+            if op.type in SWITCH_TYPES:
+                taken = self._branch[op._id] = self._predicate(op)
+                self._dead.add(id(op.outputs[0 if taken else 1]))
 
     def shape(self, tensor: Tensor) -> Shape:
-        """The tensor's shape in this plan's runs (one the plan makes, reads or is fed)."""
+        """The tensor's shape in this plan's runs (one the plan makes, reads or is fed); in a
+        branch not taken, its unknown dimensions are 0 (it holds nothing)."""
         found = self.known_shape(tensor)
-        assert found is not None, tensor.name
+        if found is None:
+            assert id(tensor) in self._dead, tensor.name
+            dims = tensor.shape.dims
+            return (0,) if dims is None else tuple(d or 0 for d in dims)
         return found
 
     def known_shape(self, tensor: Tensor) -> Shape | None:
@@ -157,6 +185,10 @@ class DryPlan:
         if op.op_def.ref_output and not op.inputs:
             slot = self._state.slot(op)
             return lambda: slot
+        if op._id in self._branch:  # a Switch a run reaches (one in a branch not taken: none)
+            return self._switch(op)
+        if op.type in MERGE_TYPES:
+            return _merge
         outputs = tuple(ShapedArray(self.shape(t), t.dtype) for t in op.outputs)
         result: Any = outputs if op.op_def.multi_output else (outputs[0] if outputs else None)
         if op.type == "Assign":
@@ -172,9 +204,42 @@ class DryPlan:
 
         return read_then
 
+    def _switch(self, op: Operation) -> Callable[..., Any]:
+        """A cond's Switch forwards its data (a ShapedArray, or a variable's dry state) to the
+        branch its predicate takes."""
+        if self._branch[op._id]:
+            return lambda data, pred: (DEAD, data)
+        return lambda data, pred: (data, DEAD)
+
+    def _predicate(self, switch: Operation) -> bool:
+        """A Switch's predicate, where the dry run knows it (a constant, a comparison of shapes,
+        a fed bool array)."""
+        pred = switch.inputs[1]
+        value = self.value(pred)
+        if value is None:
+            raise InvalidArgumentError(
+                f"Dry run: which branch of '{switch.name}' ({switch.type}, created at "
+                f"{switch.source}) runs depends on the value of {pred.name}, which a dry run "
+                f"does not compute: feed {pred.op.name if pred.op.op_def.needs_feed else pred.name}"
+                " a bool array (its value picks the branch)",
+                op=switch,
+            )
+        return bool(value)
+
+    def _not_taken(self, op: Operation) -> bool:
+        """Whether ``op`` is in a branch not taken (TensorFlow's rule: an op is dead when any
+        input, data or control, is; a Merge when all its inputs are)."""
+        if not self._dead:
+            return False
+        dead = [id(t) in self._dead and id(t) not in self._fed for t in op.inputs]
+        if op.type in MERGE_TYPES:
+            return all(dead)
+        return any(dead) or any(c._id in self._dead for c in op.control_inputs)
+
     # -- specialization ------------------------------------------------------------------------
     def _specialize(self, op: Operation) -> None:
-        inputs = [_Specialized(t, self) for t in op.inputs]
+        live = [t for t in op.inputs if id(t) not in self._dead or op.type not in MERGE_TYPES]
+        inputs = [_Specialized(t, self) for t in live]  # a Merge: the branch taken's
         try:
             specs = (op.op_def.run_infer or op.op_def.infer)(inputs, op.attrs)
         except (ValueError, TypeError, IndexError) as exc:
@@ -202,8 +267,6 @@ class DryPlan:
 
     def _compute(self, tensor: Tensor) -> np.ndarray | None:
         op = tensor.op
-        if id(tensor) in self._fed:
-            return None  # a fed value's shape is all a dry run has
         if op.type == "Const":
             return np.asarray(op.attrs["value"])
         if op.type in ("Shape", "ShapeN", "Size", "Rank"):
@@ -283,11 +346,25 @@ def _value_dependent(
     )
 
 
-def _refuse_control_flow(op: Operation) -> None:
-    raise NotImplementedError(
-        f"Dry runs do not run control flow yet: '{op.name}' ({op.type}, created at {op.source}) "
-        "belongs to a cond or while_loop, whose branches and iterations depend on values"
-    )
+_MERGE_INDEX = ShapedArray((), dtypes.int32)
+
+
+def _merge(*values: Any) -> tuple[Any, Any]:
+    """A cond's Merge: what the branch taken made (the generated plan skips a Merge whose
+    inputs are all dead)."""
+    for value in values:
+        if value is not DEAD:
+            return value, _MERGE_INDEX
+    return DEAD, DEAD
+
+
+def known_value(tensor: Tensor, value: Any) -> np.ndarray | None:
+    """A fed value a dry run keeps: a small int or bool array (a shape, an axis, a ``k``, a
+    cond's predicate), whose value shapes and branches may depend on; else None."""
+    if isinstance(value, ShapedArray) or tensor.dtype.base_dtype not in _INDEX_KINDS:
+        return None
+    array = np.asarray(value, dtype=tensor.dtype.base_dtype.np)
+    return array if array.size <= _MAX_KNOWN_ELEMENTS else None
 
 
 def fed_shape(tensor: Tensor, value: Any) -> ShapedArray:

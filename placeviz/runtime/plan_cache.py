@@ -71,12 +71,14 @@ class PlanCache:
         resident: Sequence[Resident],
         dry: DryState | None = None,
         fed: Sequence[ShapedArray] = (),
+        known: Sequence[Any] = (),
     ) -> Prepared:
-        """``dry``: compile a dry plan for the shapes ``fed`` (the run's ShapedArray feeds):
-        the same plan, checked and timed the same way, on one stream, without GPUs' runtime."""
+        """``dry``: compile a dry plan for the shapes ``fed`` (the run's ShapedArray feeds) and
+        the ``known`` values of fed shape-like arrays: the same plan, checked and timed the same
+        way, on one stream, without GPUs' runtime."""
         plan = build_plan(fetches, feeds, placement, failures, done)
         dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
-        shapes = None if dry is None else DryPlan(plan, [v.shape for v in fed], dry)
+        shapes = None if dry is None else DryPlan(plan, [v.shape for v in fed], dry, known)
         compiled = CompiledPlan(
             plan,
             self._state,

@@ -36,7 +36,7 @@ from placeviz.placement.placer import Placement
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
-from placeviz.runtime.dry_run import DryState, ShapedArray, fed_shape
+from placeviz.runtime.dry_run import DryState, ShapedArray, fed_shape, known_value
 from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
@@ -249,7 +249,7 @@ class Session:
                 return self._execute(prepared, (), run_metadata)[0]
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
-        feeds, values = self._feeds(feed_dict or {}, dry)
+        feeds, values, known = self._feeds(feed_dict or {}, dry)
         fed = dict(zip(feeds, values))
         if all(type(e) is Tensor and e in fed for e in unique):
             # As TensorFlow: nothing to compute (no fetches, or every one fed), nothing placed
@@ -257,8 +257,8 @@ class Session:
         key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
         if full:
             key = ("full trace", key)
-        if dry:  # a dry plan's shapes are its feeds'
-            key = ("dry", key, tuple(v.shape for v in values))
+        if dry:  # a dry plan's shapes are its feeds' (and its fed shape-like values')
+            key = ("dry", key, tuple(v.shape for v in values), _value_key(known))
         if not self._placing.current:
             self._place(fed)
         if self._cluster is not None and not dry:  # a dry run computes nothing, so runs here
@@ -280,6 +280,7 @@ class Session:
                 self._placing.resident(),
                 self._dry_state if dry else None,
                 values if dry else (),
+                known,
             )
         results = self._execute(prepared, values, run_metadata)
         by_element = dict(zip(unique, results))
@@ -431,8 +432,9 @@ class Session:
 
     def _feeds(
         self, feed_dict: Mapping[Any, Any], dry: bool = False
-    ) -> tuple[list[Tensor], list[Any]]:
-        """The fed tensors and their values (a dry run's: ShapedArrays)."""
+    ) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
+        """The fed tensors, their values (a dry run's: ShapedArrays) and, in a dry run, the
+        values of fed shape-like arrays (``dry_run.known_value``: a fed ``k`` or predicate)."""
         if not isinstance(feed_dict, Mapping):
             raise TypeError(
                 "Argument `feed_dict` must be a dictionary (a Mapping from tensors to values), "
@@ -449,9 +451,13 @@ class Session:
                     f"(created at {tensor.op.source}), once per iteration: feed a value the "
                     "loop reads from outside instead."
                 )
-            pairs.append((tensor, fed_shape(tensor, value) if dry else _feed_value(tensor, value)))
+            if dry:
+                pairs.append((tensor, fed_shape(tensor, value), known_value(tensor, value)))
+            else:
+                pairs.append((tensor, _feed_value(tensor, value), None))
         pairs.sort(key=lambda p: id(p[0]))
-        return [t for t, _ in pairs], [v for _, v in pairs]
+        known = tuple(k for _, _, k in pairs) if dry else ()
+        return [t for t, _, _ in pairs], [v for _, v, _ in pairs], known
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -669,6 +675,10 @@ def _feed_value(tensor: Tensor, value: Any) -> Any:
             op=tensor.op,
         )
     return array
+
+
+def _value_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in values)
 
 
 def _flatten_fetches(fetches: Any, graph: Graph) -> tuple[list[Any], Callable[[list[Any]], Any]]:
