@@ -149,11 +149,13 @@ class DryPlan:
                 f"Dry runs do not run while loops yet: '{loop.name}' ({loop.type}, created at "
                 f"{loop.source}) is one, whose iterations depend on values"
             )
-        self._dead: set[int] = set()  # ops and tensors of branches not taken (their ids)
+        # What branches not taken hold: op ids, tensor ids.
+        self._dead_ops: set[int] = set()
+        self._dead: set[int] = set()
         self._branch: dict[int, bool] = {}  # a Switch's op id -> whether it takes its true branch
         for op in plan.ops:
             if self._not_taken(op):
-                self._dead.add(op._id)
+                self._dead_ops.add(op._id)
                 self._dead.update(id(t) for t in op.outputs)
                 continue
             if not all(t.shape.is_fully_defined or id(t) in self._fed for t in op.outputs):
@@ -234,7 +236,7 @@ class DryPlan:
         dead = [id(t) in self._dead and id(t) not in self._fed for t in op.inputs]
         if op.type in MERGE_TYPES:
             return all(dead)
-        return any(dead) or any(c._id in self._dead for c in op.control_inputs)
+        return any(dead) or any(c._id in self._dead_ops for c in op.control_inputs)
 
     # -- specialization ------------------------------------------------------------------------
     def _specialize(self, op: Operation) -> None:
