@@ -229,6 +229,7 @@ def test_variables_initialized_dry_hold_shaped_arrays() -> None:
             dry = sess.run(step, options=pv.RunOptions(dry_run=True))
             assert dry == pv.ShapedArray([1000, 1000], pv.float32)
             assert sess.run(v)[0, 0] == 0.0  # the dry step changed nothing
+            assert sess.run(step)[0, 0] == 1.0  # a real run of the same fetch: its own plan
 
 
 def test_a_shape_only_values_give_names_the_op_and_what_to_feed() -> None:
