@@ -132,10 +132,12 @@ class Session:
         if self._workers is not None:
             # A session dropped without close() still stops its threads.
             weakref.finalize(self, self._workers.close)
-        # Real GPUs: a stream and a memory pool per logical GPU, and the cards' own readings.
+        # Real GPUs: a stream and a memory pool per logical GPU, and the cards' own readings
+        # (none for a session whose runs are all dry: it never touches a card).
         self._gpus: Any = None
         self._card_sampler: Any = None
-        if self._cluster is None and any(d.backend == "cupy" for d in self._devices):
+        cards = any(d.backend == "cupy" for d in self._devices)
+        if self._cluster is None and not self._dry_runs and cards:
             from placeviz.runtime.backends.cuda_runtime import CudaRuntime
             from placeviz.runtime.backends.nvml import CardSampler
 
