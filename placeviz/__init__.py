@@ -201,6 +201,7 @@ from placeviz.graph.variables import (
 )
 from placeviz.graph.while_loop import while_loop
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
+from placeviz.runtime.dry_run import ShapedArray
 from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
 from placeviz.runtime.session import Session
 from placeviz.train.moving_averages import moving_average_variables

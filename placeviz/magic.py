@@ -60,6 +60,12 @@ class PlacementMagics(Magics):
         help="run the cell once with each of two placers, e.g. simple,cost, and show both "
         "placements side by side",
     )
+    @magic_arguments.argument(
+        "--dry-run",
+        action="store_true",
+        help="every run of the cell is dry: shapes, placement, modeled time and memory, with "
+        "nothing computed or allocated (fetches come back as pv.ShapedArray)",
+    )
     @magic_arguments.argument("--soft", action="store_true", help="allow soft placement")
     @magic_arguments.argument("--log", action="store_true", help="print the placement log")
     @magic_arguments.argument("--trace", metavar="FILE", help="write a Chrome trace to FILE")
@@ -166,16 +172,21 @@ class PlacementMagics(Magics):
 
 @contextlib.contextmanager
 def _cell_setup(args: Any, shell: Any, say: bool = True) -> Iterator[None]:
-    """The cell's own devices, cluster and fresh default graph, printing what they are."""
-    with (
-        _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
-        _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
-        core.cell_default_graph(),
-    ):
-        for said in (note, cluster_note):
-            if said and say:
-                print(said)
-        yield
+    """The cell's own devices, cluster, fresh default graph and (``--dry-run``) dry sessions,
+    printing what they are."""
+    token = session_module.dry_run_override.set(args.dry_run)
+    try:
+        with (
+            _cell_devices(args.gpus, args.simulate, soft=args.soft, log=args.log) as note,
+            _cell_cluster(args.cluster, shell.user_ns) as cluster_note,
+            core.cell_default_graph(),
+        ):
+            for said in (note, cluster_note, "Dry runs: nothing is computed" * args.dry_run):
+                if said and say:
+                    print(said)
+            yield
+    finally:
+        session_module.dry_run_override.reset(token)
 
 
 def _execute_cell(shell: Any, line: str, cell: str, then: Callable[[], Session]) -> Session:

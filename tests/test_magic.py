@@ -16,6 +16,7 @@ from IPython.core.error import UsageError  # noqa: E402
 from IPython.testing.globalipapp import start_ipython  # noqa: E402
 
 import placeviz as pv  # noqa: E402
+from placeviz.contract import EventKind  # noqa: E402
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 
@@ -313,3 +314,25 @@ def test_compare_runs_the_cell_with_each_placer(shell) -> None:
         shell.run_cell_magic("placement", "--compare simple,cost --trace t.json", cell)
     with pytest.raises(UsageError, match="two placers"):
         shell.run_cell_magic("placement", "--compare simple,fastest --no-widget", cell)
+
+
+def test_a_dry_run_cell_computes_and_allocates_nothing(
+    shell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = (
+        "import placeviz as tf\n"
+        "with tf.device('/gpu:0'):\n"
+        "    big = tf.matmul(tf.ones([65536, 65536]), tf.ones([65536, 65536]))\n"
+        "result = tf.Session().run(big)\n"
+    )
+    shell.run_cell_magic("placement", "--simulate H100 --gpus 1 --dry-run --no-widget -o t", cell)
+    assert "Dry runs: nothing is computed" in capsys.readouterr().out
+    assert shell.user_ns["result"] == pv.ShapedArray([65536, 65536], pv.float32)
+    events = shell.user_ns["t"].events
+    allocated = events["bytes"][events["kind"] == int(EventKind.ALLOC)]
+    assert allocated.max() == 65536 * 65536 * 4  # 16 GiB, on paper
+    # The next cell's sessions are real again.
+    shell.run_cell_magic(
+        "placement", "--no-widget", "import placeviz as tf\nr = tf.Session().run(tf.ones([2]))"
+    )
+    assert shell.user_ns["r"].tolist() == [1.0, 1.0]

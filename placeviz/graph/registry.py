@@ -120,6 +120,9 @@ class OpDef:
     # the kernel is an elementwise ufunc: it can write its one output into a buffer given as
     # ``out=`` and keeps no reference to its inputs, so plans can reuse buffers around it.
     ufunc: bool = False
+    # the shapes the kernel makes where they are fuller than ``infer``'s, which keeps what
+    # TensorFlow's static rule says (a dry run specializes shapes with this one).
+    run_infer: ShapeRule | None = None
 
     def kernel_for(self, backend: str) -> KernelBuilder:
         if backend not in BACKENDS:

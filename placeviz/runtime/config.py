@@ -60,7 +60,7 @@ PLACERS = ("simple", "cost")  # TensorFlow's; the whitepaper's cost model (place
 @dataclass
 class ConfigProto:
     """``pv.ConfigProto(log_device_placement=True, allow_soft_placement=True, ...)``;
-    ``placer="cost"`` turns on the cost-model placer."""
+    ``placer="cost"`` turns on the cost-model placer, ``dry_run=True`` makes every run dry."""
 
     log_device_placement: bool = False
     allow_soft_placement: bool = False
@@ -71,6 +71,8 @@ class ConfigProto:
     use_per_session_threads: bool = False
     # Not TensorFlow's: "cost" places what asked for no device by simulating the graph.
     placer: str = "simple"
+    # Not TensorFlow's: every run is a dry run (RunOptions.dry_run).
+    dry_run: bool = False
 
     def __post_init__(self) -> None:
         _check_field_types(self)
@@ -86,7 +88,9 @@ class RunOptions:
     """``pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)``: also record bytes and memory.
 
     Every run records placements and per-op timings; FULL_TRACE adds each output's size, so
-    allocations, frees and transferred bytes are exact.
+    allocations, frees and transferred bytes are exact. ``dry_run=True`` (not TensorFlow's)
+    computes and allocates nothing: fetches come back as ``pv.ShapedArray``, every op is timed
+    by its device's profile and memory is checked from sizes (runtime/dry_run.py).
     """
 
     NO_TRACE = 0
@@ -95,6 +99,7 @@ class RunOptions:
     FULL_TRACE = 3
 
     trace_level: int = NO_TRACE
+    dry_run: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.trace_level, str):

@@ -30,6 +30,7 @@ from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
 from placeviz.runtime import backends
 from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
+from placeviz.runtime.dry_run import DryPlan
 from placeviz.runtime.frames import Execution, FrameRunner, Move
 from placeviz.runtime.plan import Frame, Plan
 from placeviz.runtime.simulation import op_timing, transfer_timing
@@ -184,10 +185,12 @@ class CompiledPlan:
         workers: StreamWorkers | None = None,
         check_dynamic_memory: bool = False,
         gpus: CudaRuntime | None = None,
+        dry: DryPlan | None = None,
     ) -> None:
         """``gpus``: the session's real GPUs (streams, pools), which every real GPU of the plan
-        must be among."""
+        must be among; ``dry``: a dry run's shapes, whose kernels then replace the ops' own."""
         self.plan = plan
+        self.dry = dry
         self._gpus = gpus if gpus is not None and gpus.gpus else None
         self._clocks: StepClocks | None = None
         # Per-step TimingSource codes where they differ (CUDA events on GPUs), else None.
@@ -285,7 +288,7 @@ class CompiledPlan:
         contexts: dict[str, KernelContext] = {}
         lines: list[_Line] = []
         constants: list[_Line] = []  # steps of fixed-output ops: no code, only their sizes
-        buffers = self._reused_buffers(plan)
+        buffers = self._reused_buffers(plan) if self.dry is None else {}
         # Ops a Switch's dead output can reach check their inputs (control flow only: graphs
         # without a Switch keep the plain lines); op id -> (expression true when it was dead,
         # the names it reads), for the ops that wait on it through a control edge.
@@ -346,13 +349,7 @@ class CompiledPlan:
             step = Step(EventKind.OP, op, device, deps=tuple(sorted(deps)), runs_code=not fixed)
             index = self._add_step(step)
             op_steps[op._id] = (index,)
-            xp = backends.array_module(device)
-            context = contexts.get(xp.__name__)
-            if context is None:
-                context = contexts[xp.__name__] = KernelContext(state, xp)
-            kernel = op.op_def.kernel_for("cupy" if device.backend == "cupy" else "numpy")
-            with backends.device_scope(device):
-                built = kernel(xp, op, context)
+            built = self._kernel(op, device, contexts, state)
             if fixed:  # its one value, computed now, is what every run's consumers read
                 outputs = [self._bind("c", built())]
             elif dead and not op.outputs:
@@ -393,6 +390,20 @@ class CompiledPlan:
             lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
         return lines, results, args, constants
+
+    def _kernel(
+        self, op: Operation, device: Device, contexts: dict[str, KernelContext], state: SessionState
+    ) -> Callable[..., Any]:
+        """The op's kernel on its device's backend (a dry run's: its outputs' shapes)."""
+        if self.dry is not None:
+            return self.dry.kernel(op)
+        xp = backends.array_module(device)
+        context = contexts.get(xp.__name__)
+        if context is None:
+            context = contexts[xp.__name__] = KernelContext(state, xp)
+        kernel = op.op_def.kernel_for("cupy" if device.backend == "cupy" else "numpy")
+        with backends.device_scope(device):
+            return kernel(xp, op, context)
 
     def _frame_step(
         self,

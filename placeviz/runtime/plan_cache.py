@@ -14,6 +14,7 @@ from placeviz.devices.context import Device
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime
+from placeviz.runtime.dry_run import DryPlan, DryState, ShapedArray
 from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes, live_tensors
 from placeviz.runtime.plan import Plan, build_plan
@@ -68,16 +69,24 @@ class PlanCache:
         done: Container[int],
         full_trace: bool,
         resident: Sequence[Resident],
+        dry: DryState | None = None,
+        fed: Sequence[ShapedArray] = (),
+        known: Sequence[Any] = (),
     ) -> Prepared:
+        """``dry``: compile a dry plan for the shapes ``fed`` (the run's ShapedArray feeds) and
+        the ``known`` values of fed shape-like arrays: the same plan, checked and timed the same
+        way, on one stream, without GPUs' runtime."""
         plan = build_plan(fetches, feeds, placement, failures, done)
         dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
+        shapes = None if dry is None else DryPlan(plan, [v.shape for v in fed], dry, known)
         compiled = CompiledPlan(
             plan,
             self._state,
             full_trace=full_trace,
-            workers=self._workers,
+            workers=self._workers if dry is None else None,
             check_dynamic_memory=dynamic,
-            gpus=self._gpus,
+            gpus=self._gpus if dry is None else None,
+            dry=shapes,
         )
         held = lifetimes(compiled.steps, plan.fetches, plan.feeds, self._keep_fetched)
         compiled.live_tensors = live_tensors(compiled.steps, held)

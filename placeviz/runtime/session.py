@@ -36,6 +36,7 @@ from placeviz.placement.placer import Placement
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
+from placeviz.runtime.dry_run import DryState, ShapedArray, fed_shape, known_value
 from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
@@ -58,6 +59,11 @@ observers: contextvars.ContextVar[tuple[Callable[[Session], None], ...]] = conte
 # %%placement --compare runs the cell with.
 placer_override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "placeviz_placer_override", default=None
+)
+# Whether every run of sessions made in the context is dry, whatever their config says: a
+# %%placement --dry-run cell's.
+dry_run_override: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "placeviz_dry_run_override", default=False
 )
 # The target of sessions made without one: a %%placement --cluster cell's cluster.
 default_target: contextvars.ContextVar[str] = contextvars.ContextVar(
@@ -117,16 +123,21 @@ class Session:
         )
         self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
         self._state = _state if _state is not None else SessionState()
+        # Dry runs: every run's (ConfigProto.dry_run), and what they assigned to variables.
+        self._dry_runs = self.config.dry_run or dry_run_override.get()
+        self._dry_state = DryState(self._state)
         # inter_op_parallelism_threads=1 runs every device's ops on the calling thread.
         parallel = self.config.inter_op_parallelism_threads != 1
         self._workers = StreamWorkers() if parallel else None
         if self._workers is not None:
             # A session dropped without close() still stops its threads.
             weakref.finalize(self, self._workers.close)
-        # Real GPUs: a stream and a memory pool per logical GPU, and the cards' own readings.
+        # Real GPUs: a stream and a memory pool per logical GPU, and the cards' own readings
+        # (none for a session whose runs are all dry: it never touches a card).
         self._gpus: Any = None
         self._card_sampler: Any = None
-        if self._cluster is None and any(d.backend == "cupy" for d in self._devices):
+        cards = any(d.backend == "cupy" for d in self._devices)
+        if self._cluster is None and not self._dry_runs and cards:
             from placeviz.runtime.backends.cuda_runtime import CudaRuntime
             from placeviz.runtime.backends.nvml import CardSampler
 
@@ -227,13 +238,20 @@ class Session:
             _require_type("run_metadata", run_metadata, RunMetadata)
         level = self.trace_level if options is None else options.trace_level
         full = level >= RunOptions.FULL_TRACE
-        if not feed_dict and not full and type(fetches) is Tensor and self._placing.current:
+        dry = self._dry_runs or (options is not None and options.dry_run)
+        if (
+            not feed_dict
+            and not full
+            and not dry
+            and type(fetches) is Tensor
+            and self._placing.current
+        ):
             prepared = self._plans.get(fetches)
             if prepared is not None:
                 return self._execute(prepared, (), run_metadata)[0]
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
-        feeds, values = self._feeds(feed_dict or {})
+        feeds, values, known = self._feeds(feed_dict or {}, dry)
         fed = dict(zip(feeds, values))
         if all(type(e) is Tensor and e in fed for e in unique):
             # As TensorFlow: nothing to compute (no fetches, or every one fed), nothing placed
@@ -241,9 +259,11 @@ class Session:
         key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
         if full:
             key = ("full trace", key)
+        if dry:  # a dry plan's shapes are its feeds' (and its fed shape-like values')
+            key = ("dry", key, tuple(v.shape for v in values), _value_key(known))
         if not self._placing.current:
             self._place(fed)
-        if self._cluster is not None:
+        if self._cluster is not None and not dry:  # a dry run computes nothing, so runs here
             results = self._run_on_cluster(unique, feeds, values, full)
             if run_metadata is not None:
                 run_metadata.trace = self.trace(runs=1)
@@ -260,6 +280,9 @@ class Session:
                 self._done_ops,
                 full,
                 self._placing.resident(),
+                self._dry_state if dry else None,
+                values if dry else (),
+                known,
             )
         results = self._execute(prepared, values, run_metadata)
         by_element = dict(zip(unique, results))
@@ -409,7 +432,11 @@ class Session:
             return device_context.forced_memory_growth()
         return self._context.get_memory_growth(device.physical)
 
-    def _feeds(self, feed_dict: Mapping[Any, Any]) -> tuple[list[Tensor], list[Any]]:
+    def _feeds(
+        self, feed_dict: Mapping[Any, Any], dry: bool = False
+    ) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
+        """The fed tensors, their values (a dry run's: ShapedArrays) and, in a dry run, the
+        values of fed shape-like arrays (``dry_run.known_value``: a fed ``k`` or predicate)."""
         if not isinstance(feed_dict, Mapping):
             raise TypeError(
                 "Argument `feed_dict` must be a dictionary (a Mapping from tensors to values), "
@@ -426,9 +453,13 @@ class Session:
                     f"(created at {tensor.op.source}), once per iteration: feed a value the "
                     "loop reads from outside instead."
                 )
-            pairs.append((tensor, _feed_value(tensor, value)))
+            if dry:
+                pairs.append((tensor, fed_shape(tensor, value), known_value(tensor, value)))
+            else:
+                pairs.append((tensor, _feed_value(tensor, value), None))
         pairs.sort(key=lambda p: id(p[0]))
-        return [t for t, _ in pairs], [v for _, v in pairs]
+        known = tuple(k for _, _, k in pairs) if dry else ()
+        return [t for t, _, _ in pairs], [v for _, v, _ in pairs], known
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -609,6 +640,11 @@ def _feed_value(tensor: Tensor, value: Any) -> Any:
     """
     target = tensor.dtype.np
     what = f"Tensor '{tensor.name}' of dtype {tensor.dtype.name} (created at {tensor.op.source})"
+    if isinstance(value, ShapedArray):
+        raise TypeError(
+            f"Cannot feed {value!r} to {what}: a ShapedArray has no values; feed it to a dry run "
+            "(pv.RunOptions(dry_run=True), or a session with pv.ConfigProto(dry_run=True))"
+        )
     try:
         array = np.array(value, dtype=target)
     except OverflowError as exc:
@@ -641,6 +677,10 @@ def _feed_value(tensor: Tensor, value: Any) -> Any:
             op=tensor.op,
         )
     return array
+
+
+def _value_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in values)
 
 
 def _flatten_fetches(fetches: Any, graph: Graph) -> tuple[list[Any], Callable[[list[Any]], Any]]:

@@ -22,11 +22,12 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.context import Device
-from placeviz.devices.profiles import GPUProfile, HostProfile
+from placeviz.devices.profiles import HOST_PROFILE, GPUProfile, HostProfile
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.registry import free_cost
 
 if TYPE_CHECKING:  # the executor builds its loops' timings from this module
+    from placeviz.runtime.dry_run import DryPlan
     from placeviz.runtime.executor import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
@@ -194,6 +195,24 @@ def link_bandwidth(dst: Device, src: Device | None) -> float | None:
     return min(p.host_link_bandwidth for p in profiles)
 
 
+def _dry_duration(step: Step, dry: DryPlan) -> int:
+    """A dry run's step: on a GPU (or a copy touching one) as a real run on a simulated GPU
+    models it, by the card's profile; on the host by the host's. A step that runs no code on
+    the host (a constant, a copy between devices that share its memory) takes no time."""
+    if step.kind is EventKind.TRANSFER:
+        assert step.tensor is not None
+        bandwidth = link_bandwidth(step.device, step.peer)
+        if bandwidth is None:
+            return 0
+        return transfer_ns(_nbytes(step.tensor, dry.shape(step.tensor)), step.device, step.peer)
+    profile = step.device.physical.profile
+    if profile is None and not step.runs_code:
+        return 0
+    ins = [dry.shape(t) for t in step.op.inputs]
+    outs = [dry.shape(t) for t in step.op.outputs]
+    return _ns(roofline_seconds(step.op, profile or HOST_PROFILE, ins, outs))
+
+
 class _RunTimeSizes:
     """Where a run's sizes of the tensors without a static shape are: a fed value, or the bytes
     the plan measured for the step that made or moved the tensor (a slot of ``out_bytes``)."""
@@ -241,12 +260,28 @@ class TimelineModel:
     """
 
     def __init__(
-        self, steps: Sequence[Step], feeds: Sequence[Tensor], byte_offsets: Sequence[int]
+        self,
+        steps: Sequence[Step],
+        feeds: Sequence[Tensor],
+        byte_offsets: Sequence[int],
+        dry: DryPlan | None = None,
     ) -> None:
+        """``dry``: a dry run's shapes, which time every step, the host's too."""
         self.steps = steps
-        self.modeled = [_modeled(step) for step in steps]
-        self.durations: list[int | None] = [None] * len(steps)
+        self.lanes = [
+            (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")
+            for step in steps
+        ]
+        self._cached: dict[tuple[Any, ...], dict[int, int]] = {}
         self.run_time: list[int] = []  # modeled steps whose durations need a run's sizes
+        self.frames: dict[int, Any] = {}
+        if dry is not None:
+            self.modeled = [True] * len(steps)
+            self.durations: list[int | None] = [_dry_duration(step, dry) for step in steps]
+            self.sizes = _RunTimeSizes([], steps, feeds, byte_offsets)
+            return
+        self.modeled = [_modeled(step) for step in steps]
+        self.durations = [None] * len(steps)
         # a while loop's steps with modeled ops: each run lasts its laid-out length
         self.frames = {
             i: step.frame
@@ -275,13 +310,8 @@ class TimelineModel:
             if _static_shape(t) is None
         }
         self.sizes = _RunTimeSizes(list(dynamic.values()), steps, feeds, byte_offsets)
-        # Durations by the sizes that gave them, for the last few sets of sizes: a loop fed
-        # full batches and a smaller last one models its steps once per size.
-        self._cached: dict[tuple[Any, ...], dict[int, int]] = {}
-        self.lanes = [
-            (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")
-            for step in steps
-        ]
+        # _cached: durations by the sizes that gave them, for the last few sets of sizes: a loop
+        # fed full batches and a smaller last one models its steps once per size.
 
     @property
     def any_modeled(self) -> bool:

@@ -85,7 +85,7 @@ class PlanColumns:
             "byte_index": np.asarray([b[1] for b in byte_sources], dtype=np.int64),
         }
         self.fed_transfers = np.asarray(fed_transfers, dtype=np.int64).reshape(-1, 2)
-        self.model = TimelineModel(steps, compiled.plan.feeds, compiled.byte_offsets)
+        self.model = TimelineModel(steps, compiled.plan.feeds, compiled.byte_offsets, compiled.dry)
         self.modeled = self.model.any_modeled
         # Steps of a sequential, host-clocked plan follow each other in plan order.
         self.sequential_clock = (

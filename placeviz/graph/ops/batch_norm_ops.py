@@ -128,6 +128,12 @@ def _infer_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
     ]
 
 
+def _infer_forward_run(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
+    """As the kernel makes them: ``reserve_space_3`` is empty (TF leaves its shape unknown)."""
+    *specs, (_, stat) = _infer_forward(inputs, attrs)
+    return [*specs, (TensorShape([0]), stat)]
+
+
 def _batch_statistics_only(attrs: Mapping[str, Any]) -> bool:
     return bool(attrs["is_training"]) and attrs["exponential_avg_factor"] == 1.0
 
@@ -250,6 +256,7 @@ registry.register(
     OpDef(
         type="FusedBatchNormV3",
         infer=_infer_forward,
+        run_infer=_infer_forward_run,
         kernel=_forward_kernel,
         # two reductions over the batch, then center, scale and shift each element
         cost=per_element(8.0),
