@@ -12,7 +12,7 @@ pytest=("$PY" -m pytest -p no:cacheprovider -q -m gpu)
 {
   nvidia-smi -L
   "$PY" -c 'import sys, numpy, cupy, pynvml; print(sys.version.split()[0], "numpy", numpy.__version__, "cupy", cupy.__version__)'
-  timeout 200 "${pytest[@]}" tests/gpu/test_cuda_runtime.py tests/gpu/test_control_flow_on_card.py \
+  timeout 200 "${pytest[@]}" tests/gpu/test_cuda_runtime.py tests/gpu/test_control_flow_on_card.py tests/gpu/test_dry_run_on_card.py \
     tests/test_session.py tests/test_import_without_cuda.py tests/test_batch_norm.py
 } >"$OUT/gpu-tests.txt" 2>&1
 timeout 60 "$PY" benchmarks/bench_gpu.py --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
