@@ -379,10 +379,15 @@ def fed_shape(tensor: Tensor, value: Any) -> ShapedArray:
             f"{tensor.op.source})",
             op=tensor.op,
         )
-    if not tensor.shape.is_compatible_with(shaped.shape):
+    check_fed_shape(tensor, shaped.shape)
+    return ShapedArray(shaped.shape, dtype)
+
+
+def check_fed_shape(tensor: Tensor, shape: tuple[int, ...]) -> None:
+    """A fed value's shape must fit the tensor's (a real feed's and a dry feed's alike)."""
+    if not tensor.shape.is_compatible_with(shape):
         raise InvalidArgumentError(
-            f"Cannot feed value of shape {shaped.shape} for Tensor '{tensor.name}' (created at "
+            f"Cannot feed value of shape {shape} for Tensor '{tensor.name}' (created at "
             f"{tensor.op.source}), which has shape {tensor.shape}",
             op=tensor.op,
         )
-    return ShapedArray(shaped.shape, dtype)

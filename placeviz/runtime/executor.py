@@ -422,13 +422,7 @@ class CompiledPlan:
 
         def kernel(op: Operation) -> Callable[..., Any]:
             place = plan.devices[op._id]
-            xp = backends.array_module(place)
-            context = contexts.get(xp.__name__)
-            if context is None:
-                context = contexts[xp.__name__] = KernelContext(state, xp)
-            build = op.op_def.kernel_for("cupy" if place.backend == "cupy" else "numpy")
-            with backends.device_scope(place):
-                built = build(xp, op, context)
+            built = self._kernel(op, place, contexts, state)
             return built if self._gpus is None else self._gpus.in_frame(place, built)
 
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:

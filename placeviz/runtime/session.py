@@ -36,7 +36,13 @@ from placeviz.placement.placer import Placement
 from placeviz.runtime import placement_log
 from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
-from placeviz.runtime.dry_run import DryState, ShapedArray, fed_shape, known_value
+from placeviz.runtime.dry_run import (
+    DryState,
+    ShapedArray,
+    check_fed_shape,
+    fed_shape,
+    known_value,
+)
 from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
@@ -670,12 +676,7 @@ def _feed_value(tensor: Tensor, value: Any) -> Any:
                 f"{tensor.dtype.name} [{bounds.min}, {bounds.max}]",
                 op=tensor.op,
             )
-    if not tensor.shape.is_compatible_with(array.shape):
-        raise InvalidArgumentError(
-            f"Cannot feed value of shape {array.shape} for Tensor '{tensor.name}' (created at "
-            f"{tensor.op.source}), which has shape {tensor.shape}",
-            op=tensor.op,
-        )
+    check_fed_shape(tensor, array.shape)
     return array
 
 
