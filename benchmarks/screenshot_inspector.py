@@ -108,27 +108,8 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     "lstm-dynamic-50-steps-body": lambda: documents.lstm_dynamic(50),
     "cond-branch-not-taken": documents.cond_branches,
     # Will it fit (issue 27): a BERT-large training step dry-run on 8 simulated H100s.
-    "bert-large-dry-8-gpus": lambda: bert_large_dry(8),
+    "bert-large-dry-8-gpus": documents.bert_large_dry,
 }
-
-
-def bert_large_dry(gpus: int) -> pv.Trace:
-    """BERT-large (24 layers, d 1024, seq 512, batch 64, Adam) split over ``gpus`` simulated
-    H100s, one training step dry: shapes, modeled times and memory, nothing computed."""
-    pv.reset_default_graph()
-    pv.config.reset_devices()
-    pv.config.simulate_gpus(gpus)
-    try:
-        model = zoo.bert_encoder(
-            pv, gpus=gpus, batch=64, seq=512, width=1024, heads=16, layers=24, vocab=30522
-        )
-        with pv.Session(config=pv.ConfigProto(dry_run=True)) as sess:
-            sess.run(pv.global_variables_initializer())
-            sess.trace_level = pv.RunOptions.FULL_TRACE
-            sess.run([model.train_op, model.loss], model.feed)
-            return sess.trace(runs=1)
-    finally:
-        pv.config.reset_devices()
 
 
 def select_op(name: str, zoom_out: int = 0, pan_down: int = 0) -> Callable[[Any], None]:

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import placeviz as pv
+from placeviz.examples.documents import bert_large_dry, training_step
 from placeviz.examples.documents import mlp_training as mlp_adam
 from placeviz.examples.documents import scoped_graph as hundred_scopes
-from placeviz.examples.documents import training_step
 
 pytestmark = pytest.mark.e2e
 
@@ -201,6 +201,26 @@ def test_3000_ops_in_100_scopes_open_as_a_series(dag_page: Any, tmp_path: Path) 
     data = open_group(dag_page, "block3/")
     assert int(data["visibleNodes"]) == 1 + 99 + 30
     assert_readable(dag_page, data, None, named=False)
+
+
+def test_bert_large_dry_on_eight_gpus_opens_readable_with_each_gpus_limit(
+    dag_page: Any, tmp_path: Path
+) -> None:
+    """Will it fit (issue 27): BERT-large's training step dry on 8 simulated H100s (22,000 ops)
+    reads at first paint, and the memory panel draws each GPU's use against its 80 GiB limit."""
+    trace = bert_large_dry(8)
+    ops = len(pv.get_default_graph().get_operations())
+    assert ops > 20_000
+    data = open_page(dag_page, trace, tmp_path / "bert-large.html")
+    assert data["ops"] == str(ops)
+    assert_readable(dag_page, data, MAX_FIRST_PAINT_BOXES)
+    # Each GPU's line, and its limit drawn as a line of its own (its peak is over a quarter of it)
+    names = dag_page.evaluate(
+        "() => document.querySelector('.placeviz-memory .placeviz-plot').data.map((t) => t.name)"
+    )
+    for i in range(8):
+        assert f"GPU:{i}" in names and f"GPU:{i} limit" in names, names
+    dag_page.keep_dag("dag-bert-large-dry")
 
 
 def test_search_says_when_nothing_matches(dag_page: Any, tmp_path: Path) -> None:
