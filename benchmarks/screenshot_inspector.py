@@ -25,7 +25,7 @@ from playwright.sync_api import sync_playwright
 import placeviz as pv
 from placeviz.cluster.local import local_cluster, stop_local_clusters
 from placeviz.events.html import write_html
-from placeviz.examples import documents, zoo
+from placeviz.examples import documents, will_it_fit, zoo
 from placeviz.examples.documents import GOLDEN, training_step
 
 
@@ -108,7 +108,7 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     "lstm-dynamic-50-steps-body": lambda: documents.lstm_dynamic(50),
     "cond-branch-not-taken": documents.cond_branches,
     # Will it fit (issue 27): a BERT-large training step dry-run on 8 simulated H100s.
-    "bert-large-dry-8-gpus": documents.bert_large_dry,
+    "bert-large-dry-8-gpus": will_it_fit.bert_large_dry,
 }
 
 

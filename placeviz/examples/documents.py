@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 import placeviz as pv
-from placeviz.examples import zoo
 from placeviz.examples.towers import build_towers
 
 
@@ -188,20 +187,6 @@ def cond_branches() -> pv.Trace:
     for flag in (True, False):
         sess.run(result, {x: value, use_first: flag}, options=options, run_metadata=metadata)
     return sess.trace(runs=None)
-
-
-def bert_large_dry(gpus: int = 8) -> pv.Trace:
-    """BERT-large (24 layers, d 1024, 16 heads, seq 512, batch 64, Adam) split over ``gpus``
-    simulated H100s, one training step dry: shapes, modeled times and memory, nothing computed."""
-    _fresh(gpus)
-    model = zoo.bert_encoder(
-        pv, gpus=gpus, batch=64, seq=512, width=1024, heads=16, layers=24, vocab=30522
-    )
-    sess = pv.Session(config=pv.ConfigProto(dry_run=True))
-    sess.run(pv.global_variables_initializer())
-    options, metadata = _traced()
-    sess.run([model.train_op, model.loss], model.feed, options=options, run_metadata=metadata)
-    return sess.trace(runs=1)
 
 
 GOLDEN: dict[str, Callable[[], pv.Trace]] = {

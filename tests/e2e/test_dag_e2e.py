@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 import placeviz as pv
-from placeviz.examples.documents import bert_large_dry, training_step
 from placeviz.examples.documents import mlp_training as mlp_adam
 from placeviz.examples.documents import scoped_graph as hundred_scopes
+from placeviz.examples.documents import training_step
+from placeviz.examples.will_it_fit import bert_large_dry
 
 pytestmark = pytest.mark.e2e
 
