@@ -79,6 +79,15 @@ def check_dtype(arg: str, dtype: DType, allowed: Sequence[Any], names: str | Non
         )
 
 
+def require_bool(op_type: str, arg: str, tensor: Tensor) -> None:
+    """TF's op-definition words for a bool input (a predicate, a condition) of another dtype."""
+    if tensor.dtype.base_dtype.name != "bool":
+        raise TypeError(
+            f"Input '{arg}' of '{op_type}' Op has type {tensor.dtype.name} that does not match "
+            "expected type of bool."
+        )
+
+
 def single(shape: TensorShape, dtype: DType) -> list[tuple[TensorShape, DType]]:
     return [(shape, dtype)]
 

@@ -17,6 +17,7 @@ import numpy as np
 from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops._build import require_bool
 from placeviz.graph.registry import OpDef, OutputSpec, free_cost
 from placeviz.graph.shapes import TensorShape
 
@@ -40,11 +41,7 @@ MERGE_TYPES = frozenset({"Merge", "RefMerge"})
 
 def _infer_switch(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     data, pred = inputs
-    if pred.dtype.base_dtype is not dtypes.bool:
-        raise TypeError(
-            f"Input 'pred' of 'Switch' Op has type {pred.dtype.name} that does not match "
-            "expected type of bool."
-        )
+    require_bool("Switch", "pred", pred)
     if pred.shape.ndims not in (None, 0):
         raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
     return [(data.shape, data.dtype), (data.shape, data.dtype)]
@@ -133,11 +130,7 @@ def _infer_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[O
 
 def _infer_loop_cond(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
     pred = inputs[0]
-    if pred.dtype.base_dtype is not dtypes.bool:
-        raise TypeError(
-            f"Input 'input' of 'LoopCond' Op has type {pred.dtype.name} that does not match "
-            "expected type of bool."
-        )
+    require_bool("LoopCond", "input", pred)
     if pred.shape.ndims not in (None, 0):
         raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims}")
     return [(TensorShape(()), dtypes.bool)]

@@ -18,19 +18,14 @@ from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.control_flow import cond
 from placeviz.graph.core import Operation, Tensor, get_default_graph
-from placeviz.graph.ops._build import make_op
+from placeviz.graph.ops._build import make_op, require_bool
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.state_ops import no_op
 from placeviz.graph.registry import OpDef, OutputSpec, free_cost
 
 
 def _infer_assert(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
-    condition = inputs[0]
-    if condition.dtype.base_dtype is not dtypes.bool:
-        raise TypeError(
-            f"Input 'condition' of 'Assert' Op has type {condition.dtype.name} that does not "
-            "match expected type of bool."
-        )
+    require_bool("Assert", "condition", inputs[0])
     return []
 
 
