@@ -6,23 +6,14 @@
  * frame and iteration columns, the ops of the branch not taken, and how the graph, its key and
  * the details pane show them.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { controlFlowOf, executedIn, executionsOf, loopText, shownRun } from './controlflow';
 import { flowMarks } from './dagflow';
 import { buildDagModel, storeHierarchy } from './dagmodel';
-import { createInspector, type Inspector } from './inspector';
-import { setPlotlyLoader } from './plotly';
 import { allExpanded } from './scopes';
 import { PlacementStore } from './store';
-import { fakeContext, useContext } from './__tests__/canvas';
+import { frames, golden, renderedInspectors } from './__tests__/rendered';
 import type { PlacementDocument } from './types';
-
-function golden(name: string): PlacementDocument {
-  const path = join(__dirname, '__tests__', 'golden', `${name}.json`);
-  return JSON.parse(readFileSync(path, 'utf-8')) as PlacementDocument;
-}
 
 const STEPS = 5; // lstm_dynamic()'s default
 const id = (doc: PlacementDocument, name: string) => doc.nodes.find((n) => n.name === name)!.id;
@@ -123,29 +114,7 @@ describe('flowMarks', () => {
 });
 
 describe('the inspector on control flow', () => {
-  const frames = () => new Promise((resolve) => setTimeout(resolve, 80));
-  let open: Inspector[] = [];
-  let texts: string[] = [];
-  beforeEach(() => {
-    const fake = fakeContext();
-    texts = fake.texts;
-    useContext(fake.ctx);
-    setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
-    vi.spyOn(console, 'error').mockImplementation(() => undefined);
-  });
-  afterEach(() => {
-    open.forEach((inspector) => inspector.dispose());
-    open = [];
-    setPlotlyLoader(null);
-  });
-  const render = async (doc: PlacementDocument) => {
-    const host = document.createElement('div');
-    document.body.appendChild(host);
-    const inspector = createInspector(host, PlacementStore.fromDocument(doc));
-    open.push(inspector);
-    await frames();
-    return inspector;
-  };
+  const { render, texts } = renderedInspectors();
 
   it('draws the loop with its iterations, in the key, and lists an op per iteration', async () => {
     // A canvas as wide as a notebook's: the graph opens down to the loop and its body.
@@ -157,7 +126,7 @@ describe('the inspector on control flow', () => {
     expect(dag.dataset.loops).toBe(`rnn/while=${STEPS}`);
     expect(dag.dataset.marks!.split(' ')).toContain('loop');
     // The loop's title says its iterations; the first paint stays readable.
-    expect(texts).toContain('while · 5 iterations'); // the folded loop's tab
+    expect(texts()).toContain('while · 5 iterations'); // the folded loop's tab
     // Found, the loop's condition opens the loop: a container of its body, marked a loop.
     const search = dag.querySelector<HTMLInputElement>('.placeviz-search')!;
     search.value = 'rnn/while/LoopCond';

@@ -4,13 +4,9 @@
  * keeps them current) rendered whole by the inspector: what every view shows is derived here
  * from the document itself, so a change on either side of the contract shows up.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createInspector, type Inspector } from './inspector';
-import { setPlotlyLoader } from './plotly';
-import { fakeContext, useContext } from './__tests__/canvas';
-import { PlacementStore } from './store';
+import { describe, expect, it } from 'vitest';
+import { type Inspector } from './inspector';
+import { frames, golden, renderedInspectors } from './__tests__/rendered';
 import { EventKind, type PlacementDocument } from './types';
 
 const GOLDEN = [
@@ -24,39 +20,17 @@ const GOLDEN = [
 ] as const;
 const MAX_FIRST_PAINT_BOXES = 60;
 
-function golden(name: (typeof GOLDEN)[number]): PlacementDocument {
-  const path = join(__dirname, '__tests__', 'golden', `${name}.json`);
-  return JSON.parse(readFileSync(path, 'utf-8')) as PlacementDocument;
-}
-
-const frames = () => new Promise((resolve) => setTimeout(resolve, 80));
-let open: Inspector[] = [];
+const inspectors = renderedInspectors();
 
 async function render(
   doc: PlacementDocument,
 ): Promise<{ root: HTMLElement; inspector: Inspector }> {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  const inspector = createInspector(host, PlacementStore.fromDocument(doc));
-  open.push(inspector);
-  await frames();
+  const inspector = await inspectors.render(doc);
   return { root: inspector.element, inspector };
 }
 
 const count = (doc: PlacementDocument, kind: number) =>
   doc.events.kind.filter((k) => k === kind).length;
-
-beforeEach(() => {
-  const { ctx } = fakeContext();
-  useContext(ctx);
-  setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
-  vi.spyOn(console, 'error').mockImplementation(() => undefined);
-});
-afterEach(() => {
-  open.forEach((inspector) => inspector.dispose());
-  open = [];
-  setPlotlyLoader(null);
-});
 
 describe.each(GOLDEN)('the golden document %s', (name) => {
   it('renders every op, run and event, folded to a readable first paint', async () => {
