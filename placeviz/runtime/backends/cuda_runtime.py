@@ -136,28 +136,23 @@ class CudaRuntime:
             return target.copy_from if src.name in self.gpus else target.from_host
         return self.gpus[src.name].to_host
 
+    def _onto_card(self, x: Any) -> Any:
+        """A loop's host value on the card (on the current stream); others as they are."""
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biufc":
+            return self._cupy.asarray(x)
+        return x
+
+    def _onto_host(self, x: Any) -> Any:
+        """A loop's card value in host memory (waits for the current stream); others as they are."""
+        return x.get() if isinstance(x, self._cupy.ndarray) else x
+
     def in_frame(self, device: Device, kernel: Callable[..., Any]) -> Callable[..., Any]:
         """``kernel`` of an op inside a while loop, reading its inputs where it runs. A loop
         runs on its own stream in one host thread, so its values are made in order on that
         stream: a host value a GPU op reads goes onto the card, and a GPU value a host op
         reads comes back, each copy ordered on that stream like the loop's kernels."""
-        cupy = self._cupy
-        host_arrays = (np.ndarray, np.generic)
-        if device.name in self.gpus:
-
-            def on_gpu(*inputs: Any) -> Any:
-                moved = [
-                    cupy.asarray(x) if isinstance(x, host_arrays) and x.dtype.kind in "biufc" else x
-                    for x in inputs
-                ]
-                return kernel(*moved)
-
-            return on_gpu
-
-        def on_host(*inputs: Any) -> Any:
-            return kernel(*[x.get() if isinstance(x, cupy.ndarray) else x for x in inputs])
-
-        return on_host
+        move = self._onto_card if device.name in self.gpus else self._onto_host
+        return lambda *inputs: kernel(*[move(x) for x in inputs])
 
     def frame_copy(self, src: Device, dst: Device) -> Callable[[Any], Any] | None:
         """The copy a value of a while loop needs from ``src`` to ``dst`` (None where neither is
@@ -165,17 +160,12 @@ class CudaRuntime:
         owns its memory, so logical GPUs of one card copy too, as TensorFlow's do."""
         if src.name not in self.gpus and dst.name not in self.gpus:
             return None
-        cupy = self._cupy
         if dst.name not in self.gpus:
-            return lambda x: x.get() if isinstance(x, cupy.ndarray) else x
-        host_arrays = (np.ndarray, np.generic)
+            return self._onto_host
+        cupy = self._cupy
 
         def onto_gpu(x: Any) -> Any:
-            if isinstance(x, cupy.ndarray):
-                return x.copy()
-            if isinstance(x, host_arrays) and x.dtype.kind in "biufc":
-                return cupy.asarray(x)
-            return x
+            return x.copy() if isinstance(x, cupy.ndarray) else self._onto_card(x)
 
         return onto_gpu
 
