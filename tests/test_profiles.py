@@ -14,6 +14,7 @@ NUMERIC_FIELDS = (
     "memory_bytes",
     "memory_bandwidth",
     "host_link_bandwidth",
+    "peer_link_bandwidth",
     "launch_latency_s",
 )
 

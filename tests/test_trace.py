@@ -13,6 +13,7 @@ import placeviz as pv
 from placeviz.contract import EventKind, TimingSource
 from placeviz.devices.profiles import PROFILES
 from placeviz.events.document import DocumentError, validate
+from placeviz.runtime.simulation import copy_seconds
 
 FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
 
@@ -405,3 +406,37 @@ def test_an_op_that_launches_no_kernel_costs_a_dispatch_not_a_launch() -> None:
     launch_ns = PROFILES["H100"].launch_latency_s * 1e9  # the simulated GPUs' default card
     assert took["mm"] >= launch_ns
     assert took["flat"] == took["out"] < launch_ns / 2
+
+
+@pytest.mark.parametrize("profile", ["H100", "L4"])
+def test_a_copy_between_two_cards_takes_their_peer_link_and_to_the_host_its_pcie_link(
+    profile: str,
+) -> None:
+    """The same 64 MiB tensor copied GPU:0 -> GPU:1 and GPU:0 -> CPU: on H100s the first goes
+    over NVLink (450 GB/s each way), 7x faster than PCIe 5's 64; L4s have no NVLink, so both
+    copies take PCIe 4's 32 GB/s (each after the copy's fixed latency)."""
+    pv.config.simulate_gpus(2, profile=profile)
+    size = 1 << 26
+    with pv.device("/gpu:0"):
+        x = pv.zeros([size // 4], name="x")
+        made = pv.identity(x, name="made")
+    with pv.device("/gpu:1"):
+        peer = pv.identity(made, name="on_gpu1")
+    with pv.device("/cpu:0"):
+        host = pv.identity(made, name="on_cpu")
+    metadata = pv.RunMetadata()
+    pv.Session().run([peer, host], options=FULL, run_metadata=metadata)
+    trace = metadata.trace
+    ev = trace.events
+    copies = _kinds(trace, EventKind.TRANSFER)
+    names = {d["id"]: d["name"] for d in trace.devices}
+    took = {
+        names[int(device)].rsplit("/", 1)[-1]: int(t1 - t0)
+        for device, t0, t1 in zip(ev["device"][copies], ev["t0"][copies], ev["t1"][copies])
+    }
+    card = PROFILES[profile.upper()]
+    for destination, bandwidth in (
+        ("device:GPU:1", card.peer_link_bandwidth),
+        ("device:CPU:0", card.host_link_bandwidth),
+    ):
+        assert took[destination] == pytest.approx(copy_seconds(size, bandwidth) * 1e9, abs=1)

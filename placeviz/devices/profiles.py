@@ -2,7 +2,10 @@
 
 Units: FLOP/s, bytes, bytes/s, seconds. Capacities are binary (a "16 GB" card has 16 GiB, as its
 memory chips do); bandwidths are decimal, as datasheets quote them. ``host_link_bandwidth`` is one
-direction of the PCIe link to the host: half the bidirectional figure datasheets print.
+direction of the PCIe link to the host: half the bidirectional figure datasheets print;
+``peer_link_bandwidth`` is one direction of the link to another card of the same kind (NVLink
+where the card has it, else the same PCIe link through the host's switch), also half the
+datasheet's total.
 ``launch_latency_s`` is a typical kernel-launch overhead, not a datasheet figure.
 """
 
@@ -34,6 +37,8 @@ class GPUProfile:
     memory_bytes: int
     memory_bandwidth: float
     host_link_bandwidth: float
+    peer_link: str  # what joins two such cards in one machine: "NVLink 4" or "PCIe 5.0 x16"
+    peer_link_bandwidth: float
     launch_latency_s: float
     compute_capability: str
     source: str  # where the figures come from: the datasheet and its column
@@ -56,6 +61,8 @@ _TABLE = (
         memory_bytes=80 * _GIB,
         memory_bandwidth=3.35 * _TERA,
         host_link_bandwidth=_PCIE5_X16,
+        peer_link="NVLink 4",
+        peer_link_bandwidth=450 * _GIGA,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="9.0",
         source=(
@@ -71,9 +78,14 @@ _TABLE = (
         memory_bytes=80 * _GIB,
         memory_bandwidth=2.0 * _TERA,
         host_link_bandwidth=_PCIE5_X16,
+        peer_link="PCIe 5.0 x16",
+        peer_link_bandwidth=_PCIE5_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="9.0",
-        source="NVIDIA H100 Tensor Core GPU datasheet, PCIe column (FP16 tensor: dense).",
+        source=(
+            "NVIDIA H100 Tensor Core GPU datasheet, PCIe column (FP16 tensor: dense; the "
+            "optional NVLink bridge between pairs of cards is not assumed)."
+        ),
     ),
     GPUProfile(
         name="H200",
@@ -83,6 +95,8 @@ _TABLE = (
         memory_bytes=141 * _GIB,
         memory_bandwidth=4.8 * _TERA,
         host_link_bandwidth=_PCIE5_X16,
+        peer_link="NVLink 4",
+        peer_link_bandwidth=450 * _GIGA,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="9.0",
         source="NVIDIA H200 Tensor Core GPU datasheet, SXM column (FP16 tensor: dense).",
@@ -95,6 +109,8 @@ _TABLE = (
         memory_bytes=80 * _GIB,
         memory_bandwidth=2039 * _GIGA,
         host_link_bandwidth=_PCIE4_X16,
+        peer_link="NVLink 3",
+        peer_link_bandwidth=300 * _GIGA,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="8.0",
         source=(
@@ -109,6 +125,8 @@ _TABLE = (
         memory_bytes=40 * _GIB,
         memory_bandwidth=1555 * _GIGA,
         host_link_bandwidth=_PCIE4_X16,
+        peer_link="NVLink 3",
+        peer_link_bandwidth=300 * _GIGA,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="8.0",
         source="NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column (FP16 tensor: dense).",
@@ -121,6 +139,8 @@ _TABLE = (
         memory_bytes=16 * _GIB,
         memory_bandwidth=900 * _GIGA,
         host_link_bandwidth=_PCIE3_X16,
+        peer_link="NVLink 2",
+        peer_link_bandwidth=150 * _GIGA,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="7.0",
         source="NVIDIA Tesla V100 datasheet, SXM2 16GB (FP16: tensor-core peak).",
@@ -133,6 +153,8 @@ _TABLE = (
         memory_bytes=16 * _GIB,
         memory_bandwidth=320 * _GIGA,
         host_link_bandwidth=_PCIE3_X16,
+        peer_link="PCIe 3.0 x16",
+        peer_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="7.5",
         source="NVIDIA T4 Tensor Core GPU datasheet (FP16: mixed-precision tensor-core peak).",
@@ -145,6 +167,8 @@ _TABLE = (
         memory_bytes=24 * _GIB,
         memory_bandwidth=300 * _GIGA,
         host_link_bandwidth=_PCIE4_X16,
+        peer_link="PCIe 4.0 x16",
+        peer_link_bandwidth=_PCIE4_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="8.9",
         source=(
@@ -160,6 +184,8 @@ _TABLE = (
         memory_bytes=12 * _GIB,
         memory_bandwidth=288 * _GIGA,
         host_link_bandwidth=_PCIE3_X16,
+        peer_link="PCIe 3.0 x16",
+        peer_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.5",
         source=(
@@ -175,6 +201,8 @@ _TABLE = (
         memory_bytes=5 * _GIB,
         memory_bandwidth=208 * _GIGA,
         host_link_bandwidth=_PCIE2_X16,
+        peer_link="PCIe 2.0 x16",
+        peer_link_bandwidth=_PCIE2_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.5",
         source=(
@@ -189,6 +217,8 @@ _TABLE = (
         memory_bytes=4 * _GIB,
         memory_bandwidth=160 * _GIGA,
         host_link_bandwidth=_PCIE3_X16,
+        peer_link="PCIe 3.0 x16",
+        peer_link_bandwidth=_PCIE3_X16,
         launch_latency_s=_LAUNCH_LATENCY_S,
         compute_capability="3.0",
         source=(

@@ -185,13 +185,16 @@ def _modeled(step: Step) -> bool:
 
 
 def link_bandwidth(dst: Device, src: Device | None) -> float | None:
-    """Bytes/s of a copy between two devices, from their GPUs' profiles (None: no GPU)."""
+    """Bytes/s of a copy between two devices, from their GPUs' profiles (None: no GPU): within
+    one card its memory's, between two cards their peer link's (NVLink or PCIe), between a card
+    and the host its PCIe link's."""
     profiles = [d.physical.profile for d in (dst, src) if d is not None and d.physical.profile]
     if not profiles:
         return None
-    same_card = src is not None and src.physical == dst.physical
-    if same_card:
+    if src is not None and src.physical == dst.physical:
         return profiles[0].memory_bandwidth / 2  # read and write the card's own memory
+    if len(profiles) == 2:
+        return min(p.peer_link_bandwidth for p in profiles)
     return min(p.host_link_bandwidth for p in profiles)
 
 
