@@ -440,3 +440,35 @@ def test_a_copy_between_two_cards_takes_their_peer_link_and_to_the_host_its_pcie
         ("device:CPU:0", card.host_link_bandwidth),
     ):
         assert took[destination] == pytest.approx(copy_seconds(size, bandwidth) * 1e9, abs=1)
+
+
+@pytest.mark.parametrize("dry", [False, True], ids=["real", "dry"])
+def test_a_run_out_of_memory_keeps_its_trace_up_to_the_failing_allocation(dry: bool) -> None:
+    """Three 4 MiB products on a 10 MiB GPU: the third cannot be allocated. As in TensorFlow
+    the run executes up to that op and fails there; its trace holds the steps that ran, the
+    failing one, and memory up to the 8 MiB in use when the allocation failed (not the 12 the
+    failed allocation would have made)."""
+    pv.config.simulate_gpus(1, memory_limit_mb=10)
+    with pv.device("/gpu:0"):
+        ones = pv.ones([1024, 1024], name="ones")
+        first = pv.matmul(ones, ones, name="first")
+        second = pv.matmul(first, first, name="second")
+        third = pv.matmul(second, first, name="third")
+    sess = pv.Session(config=pv.ConfigProto(dry_run=dry))
+    for _ in range(2):  # the plan is cached: its second run fails the same way
+        metadata = pv.RunMetadata()
+        with pytest.raises(pv.errors.ResourceExhaustedError, match="'third'") as caught:
+            sess.run(third, options=FULL, run_metadata=metadata)
+        assert "8388608 bytes already in use" in str(caught.value)
+        trace = metadata.trace
+        assert trace.runs[0]["status"] == "error" and "'third'" in trace.runs[0]["error"]
+        ran = [trace.node_name(n) for n in trace.events["node"][_kinds(trace, EventKind.OP)]]
+        assert ran[-3:] == ["first", "second", "third"]
+        gpu = next(d["name"] for d in trace.devices if ":GPU:" in d["name"])
+        assert trace.summary()[gpu].peak_memory == 8 << 20
+        allocated = {
+            trace.node_name(n) for n in trace.events["node"][_kinds(trace, EventKind.ALLOC)]
+        }
+        assert {"first", "second"} <= allocated and "third" not in allocated
+        validate(trace.to_document())
+    assert sess.run(first, options=FULL).shape == (1024, 1024)  # the session stays usable

@@ -186,9 +186,12 @@ class CompiledPlan:
         check_dynamic_memory: bool = False,
         gpus: CudaRuntime | None = None,
         dry: DryPlan | None = None,
+        overflow: Callable[[Sequence[Step]], tuple[int, OpError] | None] | None = None,
     ) -> None:
         """``gpus``: the session's real GPUs (streams, pools), which every real GPU of the plan
-        must be among; ``dry``: a dry run's shapes, whose kernels then replace the ops' own."""
+        must be among; ``dry``: a dry run's shapes, whose kernels then replace the ops' own;
+        ``overflow``: given the steps, the one whose allocation overflows its device (memory.py's
+        ``fit``), where every run then fails after running the steps before it."""
         self.plan = plan
         self.dry = dry
         self._gpus = gpus if gpus is not None and gpus.gpus else None
@@ -217,6 +220,9 @@ class CompiledPlan:
         fed = [plan.devices[t.op._id] for t in plan.feeds]
         self._fed_gpus = [] if gpus is None else list({gpus.gpu(d) for d in fed if d in gpus})
         lines, results, args, constants = self._generate(plan, state)
+        found = overflow(self.steps) if overflow is not None else None
+        if found is not None:
+            self._fail_at(lines, *found)
         if self._gpus is not None:
             # Values built now (constants) were made on CuPy's default stream, which the GPUs'
             # own streams do not wait for: they must be on the card before any run reads them.
@@ -259,6 +265,13 @@ class CompiledPlan:
     def timed_by_cuda_events(self) -> bool:
         """Whether a run's GPU steps are timed on their streams (they may overlap)."""
         return self._clocks is not None
+
+    def _fail_at(self, lines: list[_Line], step: int, error: OpError) -> None:
+        """Step ``step`` raises ``error`` (a fresh one each run) instead of running its op."""
+        self._namespace["_overflow"] = lambda: type(error)(error.message, op=error.op)
+        at = next(i for i, line in enumerate(lines) if line.step == step)
+        line = lines[at]
+        lines[at] = _Line("raise _overflow()", line.uses, line.defs, step)
 
     def set_memory_check(self, check: Callable[[int, Sequence[int]], None]) -> None:
         """What the plan calls after each step that measured sizes on a GPU (memory.py's check)."""

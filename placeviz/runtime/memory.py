@@ -101,10 +101,14 @@ def _resident_bytes(resident: Iterable[Resident]) -> dict[str, int]:
     return used
 
 
-def check_fits(
+Overflow = tuple[int, ResourceExhaustedError]  # the step that runs out of memory, and its error
+
+
+def fit(
     steps: Sequence[Step], held: Sequence[Lifetime], resident: Iterable[Resident]
-) -> dict[str, int]:
-    """Peak bytes per device name; raises ResourceExhaustedError at the step that overflows."""
+) -> tuple[dict[str, int], Overflow | None]:
+    """Peak bytes per device name up to the first step that overflows its device, if any (a
+    run fails there, as TensorFlow's does when that op allocates)."""
     used = _resident_bytes(resident)
     peak = dict(used)
     allocated: dict[int, list[tuple[Lifetime, int]]] = {}
@@ -122,14 +126,15 @@ def check_fits(
             now = used.get(device.name, 0) + size
             on_device = live.setdefault(device.name, {})
             if now > device.memory_limit:
-                raise _out_of_memory(step, lifetime, size, used.get(device.name, 0), on_device)
+                in_use = used.get(device.name, 0)
+                return peak, (i, _out_of_memory(step, lifetime, size, in_use, on_device))
             on_device[lifetime] = size
             used[device.name] = now
             peak[device.name] = max(peak.get(device.name, 0), now)
         for lifetime, size in freed.get(i, ()):
             used[lifetime.device.name] -= size
             del live[lifetime.device.name][lifetime]
-    return peak
+    return peak, None
 
 
 def _out_of_memory(

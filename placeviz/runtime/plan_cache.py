@@ -15,8 +15,16 @@ from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime
 from placeviz.runtime.dry_run import DryPlan, DryState, ShapedArray
-from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes, live_tensors
+from placeviz.runtime.executor import CompiledPlan, Step
+from placeviz.runtime.memory import (
+    Lifetime,
+    Overflow,
+    Resident,
+    RunTimeCheck,
+    fit,
+    lifetimes,
+    live_tensors,
+)
 from placeviz.runtime.plan import Plan, build_plan
 from placeviz.runtime.run_log import Prepared
 from placeviz.runtime.state import SessionState
@@ -79,6 +87,16 @@ class PlanCache:
         plan = build_plan(fetches, feeds, placement, failures, done)
         dynamic = _sizes_known_only_at_run_time_on_gpus(plan)
         shapes = None if dry is None else DryPlan(plan, [v.shape for v in fed], dry, known)
+        held: list[Lifetime] = []
+
+        def overflow(steps: Sequence[Step]) -> Overflow | None:
+            """Each tensor's lifetime, and the device peaks up to the step that overflows."""
+            held.extend(lifetimes(steps, plan.fetches, plan.feeds, self._keep_fetched))
+            peaks, found = fit(steps, held, resident)
+            for device, peak in peaks.items():
+                self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
+            return found
+
         compiled = CompiledPlan(
             plan,
             self._state,
@@ -87,11 +105,9 @@ class PlanCache:
             check_dynamic_memory=dynamic,
             gpus=self._gpus if dry is None else None,
             dry=shapes,
+            overflow=overflow,
         )
-        held = lifetimes(compiled.steps, plan.fetches, plan.feeds, self._keep_fetched)
         compiled.live_tensors = live_tensors(compiled.steps, held)
-        for device, peak in check_fits(compiled.steps, held, resident).items():
-            self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
         if dynamic:
             compiled.set_memory_check(
                 RunTimeCheck(compiled.steps, held, resident, compiled.byte_offsets)

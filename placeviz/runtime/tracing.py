@@ -299,8 +299,9 @@ def record_run(
         },
     )
     if measured is not None:
+        made_nothing = compiled.not_run if failed_step is None else [*compiled.not_run, failed_step]
         _record_memory(
-            recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id, compiled.not_run
+            recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id, made_nothing
         )
     if compiled.executions:
         spans = {}
@@ -428,8 +429,9 @@ def _record_memory(
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends;
     a step of a branch not taken (``not_run``: an op, or a transfer of a dead value) made
-    nothing, so nothing of it is allocated; nor is anything for an output of 0 bytes (a
-    Switch's dead one; TensorFlow allocates no buffer for an empty tensor)."""
+    nothing, so nothing of it is allocated, nor did the step a run failed at; nor is anything
+    for an output of 0 bytes (a Switch's dead one; TensorFlow allocates no buffer for an empty
+    tensor)."""
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
