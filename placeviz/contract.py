@@ -276,6 +276,7 @@ RUN = Record(
         Field("status", one_of(RUN_STATUSES, "RunStatus")),
         Field("error", nullable(string()), required=False),
         Field("fetches", array(string()), required=False),
+        Field("dry", BOOLEAN, required=False, comment="shapes only: no kernel ran (absent: false)"),
     ),
     "One Session.run.",
 )

@@ -20,6 +20,7 @@ from conformance.programs import PROGRAMS
 
 import placeviz as pv
 from placeviz.contract import EventKind, TimingSource
+from placeviz.events.document import validate
 from placeviz.examples import zoo
 
 _STEP_KINDS = (int(EventKind.OP), int(EventKind.TRANSFER), int(EventKind.NOT_RUN))
@@ -142,7 +143,7 @@ def test_dry_runs_agree_with_real_runs_over_the_conformance_programs() -> None:
     assert len(refused) < 120, refused
 
 
-@pytest.mark.parametrize("model", ["cifar10", "resnet", "bert", "lstm"])
+@pytest.mark.parametrize("model", ["cifar10", "resnet", "bert", "gpt", "lstm"])
 def test_dry_runs_agree_with_real_runs_of_the_zoo_on_simulated_gpus(model: str) -> None:
     """Each GPU step's modeled time too, and the memory each GPU held."""
     pv.config.simulate_gpus(2, "H100")
@@ -315,3 +316,21 @@ def test_the_cpu_is_timed_by_the_host_profile_in_a_dry_run() -> None:
     expected = flops / host.fp32_flops + host.launch_latency_s
     duration = (events["t1"] - events["t0"])[step][0] / 1e9
     assert duration == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_trace_marks_dry_runs_and_only_them() -> None:
+    """A session's real and dry runs of one step: the dry run's record says so (the inspector's
+    run line and a Chrome trace's run name read it), the real one's does not."""
+    graph = pv.Graph()
+    with graph.as_default():
+        a = pv.placeholder(pv.float32, [64, 64])
+        product = pv.matmul(a, a)
+        with pv.Session() as sess:
+            sess.run(product, {a: np.ones((64, 64), np.float32)}, options=FULL)
+            sess.run(product, {a: pv.ShapedArray([64, 64], pv.float32)}, options=DRY)
+            trace = sess.trace(runs=2)
+    real, dry = trace.runs
+    assert "dry" not in real and dry["dry"] is True
+    validate(trace.to_document())
+    names = [e["name"] for e in trace.to_chrome_trace()["traceEvents"] if e.get("cat") == "run"]
+    assert names == [f"run {real['id']}", f"run {dry['id']} (dry run, shapes only)"]

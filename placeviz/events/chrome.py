@@ -62,6 +62,7 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
     last_op_end: dict[int, tuple[int, int, int]] = {}  # node -> (pid, tid, end ns) of its op
     flow = 0
     timing_labels = {int(source): source.label for source in TimingSource}
+    dry_runs = {run["id"] for run in trace.runs if run.get("dry")}
     for i in np.argsort(ev["t0"], kind="stable"):
         kind = int(ev["kind"][i])
         t0, t1 = int(ev["t0"][i]), int(ev["t1"][i])
@@ -69,7 +70,9 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
         timing = timing_labels[int(ev["source"][i])]
         nbytes = int(ev["bytes"][i])
         if kind == EventKind.RUN:
-            out.append(_complete(f"run {int(ev['run'][i])}", "run", 0, 0, t0, t1, origin, {}))
+            run = int(ev["run"][i])
+            name = f"run {run} (dry run, shapes only)" if run in dry_runs else f"run {run}"
+            out.append(_complete(name, "run", 0, 0, t0, t1, origin, {}))
         elif kind == EventKind.OP:
             args = {"name": trace.node_name(node), "timing": timing, "bytes": nbytes}
             pid, tid = pid_of[device], 2 * device + _COMPUTE

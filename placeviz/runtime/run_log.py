@@ -72,7 +72,7 @@ class RunLog:
         compiled, columns = prepared
         record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         record_card_memory(self.recorder, card_readings, run.id)
-        self._ended(run, t_end, error, list(columns.fetch_names))
+        self._ended(run, t_end, error, list(columns.fetch_names), compiled.dry is not None)
 
     def add_run(
         self,
@@ -90,19 +90,22 @@ class RunLog:
         run_event(self.recorder, t0, t1, run.id, int(TimingSource.CLOCK))
         self._ended(run, t1, error, [fetch.name for fetch in fetches])
 
-    def _ended(self, run: RunStart, t1: int, error: str | None, fetches: list[str]) -> None:
+    def _ended(
+        self, run: RunStart, t1: int, error: str | None, fetches: list[str], dry: bool = False
+    ) -> None:
         """Keep the run's record and where its events start, and tell the subscribers."""
         self._cursors.append(run.since)
-        self._runs.append(
-            {
-                "id": run.id,
-                "t0": run.t0,
-                "t1": t1,
-                "status": "ok" if error is None else "error",
-                "error": error,
-                "fetches": fetches,
-            }
-        )
+        record = {
+            "id": run.id,
+            "t0": run.t0,
+            "t1": t1,
+            "status": "ok" if error is None else "error",
+            "error": error,
+            "fetches": fetches,
+        }
+        if dry:
+            record["dry"] = True
+        self._runs.append(record)
         self.recorder.publish(run.since, run.id)
 
     def last_run_columns(self) -> dict[str, np.ndarray]:

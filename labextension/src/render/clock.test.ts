@@ -57,6 +57,20 @@ describe('runClock', () => {
   });
 });
 
+describe('runLine', () => {
+  it('says a dry run computed nothing, and only of a dry run', () => {
+    const doc = eagerDocument();
+    doc.runs[1] = { ...doc.runs[1], dry: true };
+    const store = PlacementStore.fromDocument(doc);
+    expect(runLine(store.runs[1], 3, runClock(store, 1))).toMatch(
+      /^run 2 of 3 · dry run, shapes only · ok · step 1\.0 µs \(modeled\) · wall clock /,
+    );
+    for (const run of [0, 2]) {
+      expect(runLine(store.runs[run], 3, null)).not.toContain('dry');
+    }
+  });
+});
+
 describe('one clock in every view', () => {
   it('header, run picker, scrubber and axis agree on each run’s step', () => {
     const store = PlacementStore.fromDocument(eagerDocument());

@@ -134,10 +134,12 @@ export function timeWords(clock: RunClock, t: number): string {
 /**
  * "run 3 of 9 · ok · step 5.0 µs (modeled) · wall clock 37.8 µs": a run's status, its step on its
  * clock, and how long its record says the session took (the wall clock, Python's overhead and
- * all), which only a run without op events is summed up by.
+ * all), which only a run without op events is summed up by. A dry run says so after its name
+ * ("run 2 of 2 · dry run, shapes only · ok · …"): nothing it shows was computed.
  */
 export function runLine(record: RunRecord, count: number, clock: RunClock | null): string {
   const wall = `wall clock ${formatNs(Math.max(0, record.t1 - record.t0))}`;
   const step = clock === null || clock.run !== record.id ? '' : stepWords(clock);
-  return `${runName(record.id)} of ${count} · ${record.status} · ${step ? `${step} · ` : ''}${wall}`;
+  const dry = record.dry === true ? ' · dry run, shapes only' : '';
+  return `${runName(record.id)} of ${count}${dry} · ${record.status} · ${step ? `${step} · ` : ''}${wall}`;
 }

@@ -126,6 +126,7 @@ export interface RunRecord {
   status: RunStatus;
   error?: string | null;
   fetches?: string[];
+  dry?: boolean; // shapes only: no kernel ran (absent: false)
 }
 
 /** The placement document: what the kernel hands the browser. */

@@ -165,6 +165,7 @@ function normalizeRun(raw: Loose, position: number): RunRecord {
     status: raw.status === 'error' ? 'error' : 'ok',
     error: typeof raw.error === 'string' ? raw.error : null,
     fetches: Array.isArray(raw.fetches) ? raw.fetches.filter((f) => typeof f === 'string') : [],
+    dry: raw.dry === true,
   };
 }
 
