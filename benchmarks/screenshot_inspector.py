@@ -67,6 +67,7 @@ ZOO_SIZES: dict[str, dict[str, Any]] = {
     "cifar10": {"batch": 8},
     "resnet": {"batch": 8, "image": 16, "stages": (8, 16), "blocks_per_stage": 1},
     "bert": {"batch": 4, "seq": 16, "width": 32, "layers": 2, "vocab": 200, "dropout": 0.0},
+    "gpt": {"batch": 4, "seq": 16, "width": 32, "layers": 4, "vocab": 200, "dropout": 0.0},
     # notebooks/09_model_parallel_rnn.ipynb's
     "lstm": {"batch": 16, "steps": 8, "width": 128, "vocab": 1000},
     "lstm_dynamic": {"batch": 16, "steps": 8, "width": 128, "vocab": 1000},

@@ -12,6 +12,9 @@ the structure is the original's.
   its stages split over the GPUs.
 - ``bert_encoder``: a BERT-style encoder (the embedding on the CPU, batched attention, dropout,
   layer norm, gelu), its layers split over the GPUs, Adam with clipped gradients.
+- ``gpt_decoder``: OpenAI's GPT-2 (``gpt-2/src/model.py``): a decoder with causal attention,
+  layer norm before each block, the token embedding tied to the output's weights, its layers
+  split over the GPUs (the embeddings on the first, the output on the last), Adam.
 - ``lstm_lm``: tensorflow/models' PTB word language model, model parallel as Google's NMT and
   tensorflow/nmt run it: the embedding on the CPU, each LSTM layer on its own GPU
   (``DeviceWrapper``), the softmax on the last layer's GPU, SGD with clipped gradients.
@@ -294,6 +297,79 @@ def bert_encoder(
     return Model(train_op, loss, feed)
 
 
+# -- GPT-2-style decoder: causal attention, tied embeddings, layers split over GPUs -----------
+def _causal_attention(tf: Any, x: Any, heads: int, dropout: float, batch: int, seq: int) -> Any:
+    """GPT-2's ``attn``: one projection to queries, keys and values, each position attending to
+    itself and the ones before it (``attention_mask``: later scores pushed to -1e10)."""
+    width = int(x.shape[-1])
+    size = width // heads
+    init = tf.truncated_normal_initializer(stddev=0.02)
+
+    def split_heads(t: Any) -> Any:
+        return tf.transpose(tf.reshape(t, [batch, seq, heads, size]), [0, 2, 1, 3])
+
+    q, k, v = tf.split(tf.layers.dense(x, 3 * width, name="c_attn", kernel_initializer=init), 3, 2)
+    scores = tf.matmul(split_heads(q), split_heads(k), transpose_b=True) * (1.0 / math.sqrt(size))
+    later = tf.range(seq)[:, None] >= tf.range(seq)[None, :]
+    mask = tf.reshape(tf.cast(later, scores.dtype), [1, 1, seq, seq])
+    scores = scores * mask - 1e10 * (1.0 - mask)
+    probs = tf.nn.dropout(tf.nn.softmax(scores), rate=dropout)
+    context = tf.reshape(
+        tf.transpose(tf.matmul(probs, split_heads(v)), [0, 2, 1, 3]), [batch, seq, width]
+    )
+    return tf.layers.dense(context, width, name="c_proj", kernel_initializer=init)
+
+
+def gpt_decoder(
+    tf: Any,
+    gpus: int = 2,
+    batch: int = 4,
+    seq: int = 16,
+    width: int = 64,
+    heads: int = 4,
+    layers: int = 4,
+    vocab: int = 1000,
+    dropout: float = 0.1,
+    seed: int = 0,
+    pin: bool = True,
+) -> Model:
+    """Next-token prediction at every position (GPT-2-XL: 48 layers, width 1600, 25 heads,
+    sequence 1024, vocabulary 50257); layer ``l`` on GPU ``l * gpus // layers`` (``pin=False``:
+    no scopes at all)."""
+    rng = np.random.default_rng(seed)
+    ids = tf.placeholder(tf.int32, [batch, seq], name="input_ids")
+    targets = tf.placeholder(tf.int32, [batch, seq], name="targets")
+    init = tf.truncated_normal_initializer(stddev=0.02)
+    with _gpu(tf, 0, gpus, pin), tf.variable_scope("embeddings"):
+        wte = tf.get_variable("wte", [vocab, width], initializer=init)
+        wpe = tf.get_variable("wpe", [seq, width], initializer=init)
+        x = tf.nn.dropout(tf.nn.embedding_lookup(wte, ids) + wpe, rate=dropout)
+    for layer in range(layers):
+        device = _gpu(tf, layer * max(gpus, 1) // layers, gpus, pin)
+        with device, tf.variable_scope(f"h{layer}"):
+            with tf.variable_scope("attn"):
+                attended = _causal_attention(
+                    tf, _layer_norm(tf, x, "ln_1"), heads, dropout, batch, seq
+                )
+                x = x + tf.nn.dropout(attended, rate=dropout)
+            with tf.variable_scope("mlp"):
+                hidden = tf.layers.dense(_layer_norm(tf, x, "ln_2"), 4 * width, name="c_fc")
+                out = tf.layers.dense(_gelu(tf, hidden), width, name="c_proj")
+                x = x + tf.nn.dropout(out, rate=dropout)
+    with _gpu(tf, gpus - 1, gpus, pin), tf.variable_scope("output"):
+        flat = tf.reshape(_layer_norm(tf, x, "ln_f"), [batch * seq, width])
+        logits = tf.matmul(flat, wte, transpose_b=True)
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.reshape(targets, [-1]), logits=logits
+            ),
+            name="loss",
+        )
+    train_op = tf.train.AdamOptimizer(1e-4).minimize(loss, colocate_gradients_with_ops=True)
+    words = rng.integers(0, vocab, (batch, seq + 1)).astype(np.int32)
+    return Model(train_op, loss, {ids: words[:, :-1], targets: words[:, 1:]})
+
+
 # -- LSTM language model: a layer per GPU ------------------------------------------------------
 def _lstm_layer(tf: Any, width: int, keep_prob: float, device: str | None) -> Any:
     """One layer of the stack: an LSTM cell, its output dropped with one mask for every time
@@ -375,6 +451,7 @@ ZOO: dict[str, Callable[..., Model]] = {
     "cifar10": cifar10_towers,
     "resnet": resnet,
     "bert": bert_encoder,
+    "gpt": gpt_decoder,
     "lstm": lstm_lm,
     "lstm_dynamic": functools.partial(lstm_lm, dynamic=True),
 }

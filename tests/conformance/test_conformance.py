@@ -81,6 +81,13 @@ KNOWN_OP_DIFFERENCES: dict[str, tuple[str, str]] = {
         r"|clip_by_global_norm/(clip_by_global_norm/_0|mul_1)$|global_norm/L2Loss$"
         r"|Adam(/mul(_1)?)?$",
     ),
+    # the tied embedding's two gradients: TF sums a dense one and an IndexedSlices with add_n
+    # under the variable's colocation, converting the slices first (AddN/inputs_1); here both
+    # are dense, summed as dense gradients are, with the first summand's colocation
+    "zoo_gpt": (
+        DENSE_GATHER_GRADIENT,
+        r"gradients/embeddings/embedding_lookup_grad/|gradients/AddN_13(/|$)",
+    ),
     # the LSTM language model's embedding gradient, as zoo_bert's: its update, the clipping and
     # the global norm reading it, and the update's group (values, which agree, are compared)
     **{
