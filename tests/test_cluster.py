@@ -177,11 +177,14 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
         placement = dict(sess.placement)
     variables = [op for op in graph.get_operations() if op.type == "VariableV2"]
     expected: dict[str, int] = {}
+    largest: dict[str, int] = {}  # the largest gradient each ps task receives
     for op in variables:
         if "Adam" in op.name or op.name in ("global_step", "beta1_power", "beta2_power"):
             continue
         task = placement[op.name].split("/device:")[0]
-        expected[task] = expected.get(task, 0) + int(np.prod(op.outputs[0].shape.dims)) * 4
+        size = int(np.prod(op.outputs[0].shape.dims)) * 4
+        expected[task] = expected.get(task, 0) + size
+        largest[task] = max(largest.get(task, 0), size)
     events = trace.events
     names = [d["name"] for d in trace.devices]
     moved: dict[str, int] = {}
@@ -210,12 +213,13 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
         # every gradient crossed; besides them only scalars (the learning rate's inputs)
         assert size <= moved[task] <= size + 1024, (task, moved[task], size)
     # Memory per task: each task's devices held the tensors its ops made, the ps tasks at
-    # least the gradients they received.
+    # least the largest gradient they received (each is freed once its update read it; a
+    # variable's read forwards the variable, holding nothing of the run's).
     ran = set(events["device"][events["kind"] == int(EventKind.OP)].tolist())
     for device in (d for d in trace.devices if d["id"] in ran):
         _, in_use = trace.memory_timeline(device["id"])
         task = device["name"].split("/device:")[0]
-        assert in_use.max() >= expected.get(task, 1), device["name"]
+        assert in_use.max() >= largest.get(task, 1), device["name"]
         # what the task's allocator holds: its peak (a GPU's in 2 MiB chunks)
         assert in_use.max() <= device["reserved"] < in_use.max() + 2**21
 

@@ -162,10 +162,10 @@ def test_shapes_unknown_before_the_run_take_the_fed_size(gpus):
 
 
 def test_a_step_whose_tensors_fit_nowhere_falls_back_and_says_so():
-    # 32 MiB GPUs: the towers' 8 MiB activations outgrow GPU:0 by the placer's static liveness,
+    # 24 MiB GPUs: the towers' 8 MiB activations outgrow a GPU by the placer's static liveness,
     # and no schedule it tries fits them; it says so and leaves them to TensorFlow's rule,
     # whose run then names the op that does not fit.
-    pv.config.simulate_gpus(2, memory_limit_mb=32)
+    pv.config.simulate_gpus(2, memory_limit_mb=24)
     graph, x, y, init = towers(batch=2048, width=1024, depth=1)
     session = pv.Session(graph=graph, config=pv.ConfigProto(placer="cost"))
     session.run(init)

@@ -147,11 +147,12 @@ def test_eager_runs_hold_their_variables_and_every_output_kept(nodes: list[Node]
     session.trace_level = pv.RunOptions.FULL_TRACE
     _, variables, _ = build(nodes)
     trace = session.trace(runs=None)
-    # every op that ran keeps its outputs on its device (later ops read them there)
+    # every op that ran keeps its outputs on its device (later ops read them there), but for
+    # one that forwards its input (a variable's read): its output is that buffer, no new one
     ran = set(trace.events["node"][trace.events["kind"] == EventKind.OP].tolist())
     kept: dict[str, int] = defaultdict(int)
     for op in pv.get_default_graph().get_operations():
-        if op._id in ran and not op.op_def.ref_output:
+        if op._id in ran and not op.op_def.ref_output and not op.op_def.forwards_input:
             kept[session.placement[op.name]] += sum(tensor_bytes(t) or 0 for t in op.outputs)
     for name, used in variable_bytes(session, variables).items():
         kept[name] += used
@@ -204,3 +205,40 @@ def test_a_switchs_dead_output_holds_no_memory() -> None:
                 tensor_bytes(switch.inputs[0])
             ]
     assert balances(trace) == {}
+
+
+def test_ops_that_forward_their_input_allocate_nothing_and_keep_its_buffer_alive() -> None:
+    """TF's Identity, Reshape, ExpandDims, Squeeze and a variable's read hand on their input's
+    buffer: a run allocates one buffer for the product and its four views, none for the read,
+    and frees the product's buffer only after the last reader of any view (``late``, which
+    reads the flattened view after every direct reader of the product is done)."""
+    pv.config.simulate_gpus(1)
+    with pv.device("/gpu:0"):
+        v = pv.Variable(pv.ones([256, 256]), name="v")
+        x = pv.placeholder(pv.float32, [256, 256], name="x")
+        product = pv.matmul(x, v, name="product")
+        flat = pv.reshape(product, [-1], name="flat")
+        direct = pv.reduce_sum(product, name="direct")
+        with pv.control_dependencies([direct]):
+            late = pv.reduce_sum(pv.identity(pv.squeeze(pv.expand_dims(flat, 0)), name="view"))
+    with pv.Session() as session:
+        session.run(v.initializer)
+        session.run(
+            late,
+            {x: np.ones((256, 256), np.float32)},
+            options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE),
+        )
+        trace = session.trace()
+    ev = trace.events
+    allocs = ev["kind"] == EventKind.ALLOC
+    sizes = {
+        trace.node_name(int(n)): int(b) for n, b in zip(ev["node"][allocs], ev["bytes"][allocs])
+    }
+    assert sizes["product"] == 256 * 256 * 4
+    for view in ("v/read", "flat", "ExpandDims", "Squeeze", "view"):
+        assert view not in sizes
+    frees = (ev["kind"] == EventKind.FREE) & (ev["node"] == product.op._id)
+    ops = ev["kind"] == EventKind.OP
+    ends = {trace.node_name(int(n)): int(t1) for n, t1 in zip(ev["node"][ops], ev["t1"][ops])}
+    assert int(ev["t0"][frees][0]) >= ends[late.op.name] > ends["direct"]
+    assert list(balances(trace).values()) == [256 * 256 * 4]  # v's value, held on

@@ -101,6 +101,9 @@ class OpDef:
     kernel_overrides: Mapping[str, KernelBuilder] = field(default_factory=dict)
     # the op's output is a reference to mutable state (a variable) rather than a value.
     ref_output: bool = False
+    # the output is the first input's buffer, as TF's kernel forwards it (Identity, Reshape):
+    # nothing is allocated, and the buffer lives until the last reader of either is done.
+    forwards_input: bool = False
     # takes a variable's reference only by value (TF's non-ref input args, e.g. SaveV2's): the
     # placer does not colocate it with the variable, as it does Assign.
     value_inputs: bool = False

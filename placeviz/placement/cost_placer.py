@@ -149,15 +149,19 @@ class CostPlacer(SimplePlacer):
         """Each device's most bytes at once under the schedule (static liveness, counted as the
         run counts it): its variables throughout, each other output (a fed one too) from its
         op's start until its last reader there ends or it was copied, and a copy from when a
-        reader elsewhere starts until its last reader there ends."""
+        reader elsewhere starts until its last reader there ends. An op that forwards its input
+        (Identity, Reshape) holds nothing: its readers read its input's buffer."""
         by_name = {op.name: op for op in ordered if op.name in found.device}
         readers: dict[int, list[Operation]] = {}
         for op in by_name.values():
             for tensor in op.inputs:
-                readers.setdefault(tensor.op._id, []).append(op)
+                source = tensor.op
+                while source.op_def.forwards_input and source.name in by_name:
+                    source = source.inputs[0].op
+                readers.setdefault(source._id, []).append(op)
         changes: dict[str, list[tuple[float, float]]] = {}
         for name, op in by_name.items():
-            if op._id in setup:
+            if op._id in setup or op.op_def.forwards_input:
                 continue
             device = found.device[name]
             if op.op_def.ref_output:

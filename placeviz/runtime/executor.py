@@ -267,11 +267,18 @@ class CompiledPlan:
         return self._clocks is not None
 
     def _fail_at(self, lines: list[_Line], step: int, error: OpError) -> None:
-        """Step ``step`` raises ``error`` (a fresh one each run) instead of running its op."""
+        """Step ``step`` raises ``error`` (a fresh one each run) instead of running its op; a
+        step without code (a constant, made when the plan was) raises before the next one."""
         self._namespace["_overflow"] = lambda: type(error)(error.message, op=error.op)
-        at = next(i for i, line in enumerate(lines) if line.step == step)
-        line = lines[at]
-        lines[at] = _Line("raise _overflow()", line.uses, line.defs, step)
+        at = next(
+            (i for i, line in enumerate(lines) if line.step is not None and line.step >= step),
+            len(lines),
+        )
+        if at < len(lines) and lines[at].step == step:
+            line = lines.pop(at)
+            lines.insert(at, _Line("raise _overflow()", line.uses, line.defs, step))
+        else:
+            lines.insert(at, _Line("raise _overflow()", (), (), step))
 
     def set_memory_check(self, check: Callable[[int, Sequence[int]], None]) -> None:
         """What the plan calls after each step that measured sizes on a GPU (memory.py's check)."""

@@ -48,26 +48,42 @@ class Lifetime(NamedTuple):
     feed: int = -1  # a fed value's index among the run's feeds (its size is the value's)
 
 
+Key = tuple[int, str]  # a tensor (its id) on a device (its name)
+
+
 def lifetimes(
     steps: Sequence[Step],
     fetches: Iterable[Tensor | Operation],
     feeds: Sequence[Tensor] = (),
     keep_fetched: bool = False,
 ) -> list[Lifetime]:
-    """Every tensor a run holds, on each device that holds it: what its ops make, and what
+    """Every buffer a run holds, on each device that holds it: what its ops make, and what
     transfers bring (fed values too: a feed is held where it is used without a transfer by its
-    caller, not by the run). Variables are not per-run memory."""
-    held: dict[tuple[int, str], list[int]] = {}  # (tensor, device) -> [alloc step, last use]
-    made: dict[tuple[int, str], tuple[Device, Tensor, int, int]] = {}
+    caller, not by the run). Variables are not per-run memory. An op that forwards its input
+    (``OpDef.forwards_input``: Identity, Reshape) makes no buffer: its output is its input's,
+    held until the last reader of either (a variable's read holds nothing of the run's)."""
+    held: dict[Key, list[int]] = {}  # (tensor, device) -> [alloc step, last use]
+    made: dict[Key, tuple[Device, Tensor, int, int]] = {}
+    shares: dict[Key, Key | None] = {}  # a forwarded output -> the buffer it is (None: none)
     producer: dict[int, int] = {}
     fed = {id(tensor): index for index, tensor in enumerate(feeds)}
+
+    def buffer(key: Key) -> Key | None:
+        return shares.get(key, key)
+
     for i, step in enumerate(steps):
         if step.kind is EventKind.OP:
             for tensor in step.op.inputs:
-                key = (id(tensor), step.device.name)
+                key = buffer((id(tensor), step.device.name))
                 if key in held:
                     held[key][1] = i
             if step.op.op_def.ref_output:
+                continue
+            if step.op.op_def.forwards_input:
+                source = buffer((id(step.op.inputs[0]), step.device.name))
+                output = step.op.outputs[0]
+                shares[(id(output), step.device.name)] = source if source in held else None
+                producer[id(output)] = i
                 continue
             for tensor in step.op.outputs:
                 key = (id(tensor), step.device.name)
@@ -75,7 +91,7 @@ def lifetimes(
                 made[key] = (step.device, tensor, i, -1)
                 producer[id(tensor)] = i
         elif step.tensor is not None and step.peer is not None:
-            source = (id(step.tensor), step.peer.name)
+            source = buffer((id(step.tensor), step.peer.name))
             if source in held:
                 held[source][1] = i
             key = (id(step.tensor), step.device.name)
@@ -86,9 +102,11 @@ def lifetimes(
                 held[key] = [i, i]
                 made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)])
     fetched = {id(f) for f in fetches if isinstance(f, Tensor)}
+    fetched_buffers = {key for key in held if key[0] in fetched}
+    fetched_buffers |= {shared for key, shared in shares.items() if key[0] in fetched}
     at_end = KEPT if keep_fetched else -1
     return [
-        Lifetime(alloc, at_end if key[0] in fetched else last, *made[key])
+        Lifetime(alloc, at_end if key in fetched_buffers else last, *made[key])
         for key, (alloc, last) in held.items()
     ]
 

@@ -318,7 +318,13 @@ def _reshape_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="Reshape", infer=_infer_reshape, kernel=_reshape_kernel, cost=free_cost)
+    OpDef(
+        type="Reshape",
+        infer=_infer_reshape,
+        kernel=_reshape_kernel,
+        cost=free_cost,
+        forwards_input=True,
+    )
 )
 
 
@@ -435,7 +441,13 @@ def _squeeze_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="Squeeze", infer=_infer_squeeze, kernel=_squeeze_kernel, cost=free_cost)
+    OpDef(
+        type="Squeeze",
+        infer=_infer_squeeze,
+        kernel=_squeeze_kernel,
+        cost=free_cost,
+        forwards_input=True,
+    )
 )
 
 
@@ -460,7 +472,13 @@ def _expand_dims_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="ExpandDims", infer=_infer_expand_dims, kernel=_expand_dims_kernel, cost=free_cost)
+    OpDef(
+        type="ExpandDims",
+        infer=_infer_expand_dims,
+        kernel=_expand_dims_kernel,
+        cost=free_cost,
+        forwards_input=True,
+    )
 )
 
 

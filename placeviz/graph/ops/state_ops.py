@@ -225,7 +225,13 @@ def _identity_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 registry.register(
-    OpDef(type="Identity", infer=_infer_identity, kernel=_identity_kernel, cost=free_cost)
+    OpDef(
+        type="Identity",
+        infer=_infer_identity,
+        kernel=_identity_kernel,
+        cost=free_cost,
+        forwards_input=True,
+    )
 )
 
 
