@@ -149,6 +149,14 @@ def test_moving_a_variable_moves_its_colocation_group_and_the_step_changes():
     assert predicted.to_document()["prediction"] == "what if w1 on /gpu:1"
 
 
+def test_a_question_about_many_ops_names_the_scope_they_share():
+    graph, _, trace = training_step()
+    tower = [op.name for op in graph.get_operations() if op.name.startswith("tower1/")]
+    predicted = trace.what_if({name: "/gpu:0" for name in tower} | {"w1": "/gpu:1"})
+    question = f"what if {len(tower)} ops of tower1/ on /gpu:0, w1 on /gpu:1"
+    assert predicted.to_document()["prediction"] == question
+
+
 def test_fewer_gpus_fold_onto_gpu0_and_more_gpus_take_moves():
     graph, _, trace = training_step()
     one = trace.what_if(devices=1)

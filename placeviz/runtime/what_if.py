@@ -10,6 +10,7 @@ with nothing moved the prediction repeats the run's modeled times.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from placeviz.placement.colocation import ColocationIndex
 from placeviz.placement.reason import short_name
 from placeviz.runtime.cost_model import RooflineCostModel
 from placeviz.runtime.simulation import copy_seconds, link_bandwidth
+
+_NAMED_MOVES = 3  # moves to one device named one by one in the question; more by their scope
 
 
 class WhatIf:
@@ -322,7 +325,19 @@ def _gpu_count(devices: int | Mapping[str, int] | None) -> int | None:
 
 
 def _question(moves: Mapping[str, str], gpus: int | None) -> str:
-    parts = [f"{getattr(name, 'name', name)} on {where}" for name, where in moves.items()]
+    """ "what if w1 on /gpu:1"; many ops to one device are named by the scope they share
+    ("what if 412 ops of layer_1/ on /gpu:1"), so the question stays a line."""
+    by_place: dict[str, list[str]] = {}
+    for name, where in moves.items():
+        by_place.setdefault(where, []).append(getattr(name, "name", name))
+    parts = []
+    for where, names in by_place.items():
+        if len(names) <= _NAMED_MOVES:
+            parts.extend(f"{name} on {where}" for name in names)
+            continue
+        scope = posixpath.commonpath([posixpath.dirname(name) for name in names])
+        under = f" of {scope}/" if scope else ""
+        parts.append(f"{len(names)} ops{under} on {where}")
     if gpus is not None:
         parts.append(f"{gpus} GPU(s)")
     return "what if " + (", ".join(parts) if parts else "nothing changed")
