@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   computeMemory,
   downsampleSeries,
+  LEGEND_ENTRY_PAD_PX,
+  legendRows,
   limitDrawn,
   liveTensorsAt,
   MAX_POINTS,
@@ -13,12 +15,13 @@ import {
 import { EventColumns } from './events';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
-import { EventKind } from './types';
+import { EventKind, type PlacementDocument } from './types';
 import { ViewState } from './viewstate';
 import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { EVERYTHING } from './__tests__/follow';
 import { TimingPanel } from './timing';
-import { columns } from './__tests__/fixtures';
+import { tickCharPx } from './timewindow';
+import { columns, device, node } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -248,7 +251,75 @@ describe('limitDrawn', () => {
   });
 });
 
+describe('legendRows', () => {
+  it('wraps entries onto a new row when the next one would pass the width', () => {
+    const entry = 'GPU:0'.length * tickCharPx(11) + LEGEND_ENTRY_PAD_PX; // text, symbol, gap
+    expect(legendRows(['GPU:0'], 100)).toBe(1);
+    expect(legendRows(['GPU:0', 'GPU:1'], 2 * entry)).toBe(1);
+    expect(legendRows(['GPU:0', 'GPU:1'], 2 * entry - 1)).toBe(2);
+    expect(legendRows(['a very long legend entry indeed'], 50)).toBe(1); // one entry: one row
+  });
+});
+
+/** Eight 80 GiB GPUs each holding 1 KiB, as a model stepped on eight H100s. */
+function eightGpus(): PlacementDocument {
+  const gpus = Array.from({ length: 8 }, (_, i) =>
+    device(i, `/job:localhost/replica:0/task:0/device:GPU:${i}`, {
+      kind: 'simulated',
+      memory_limit: 80 * 2 ** 30,
+    }),
+  );
+  const rows = gpus.flatMap((_, i) => [
+    [EventKind.OP, 10 * i, 10 * i + 5, i, i, -1, 1024, 2, 0, -1],
+    [EventKind.ALLOC, 10 * i, 10 * i, i, i, -1, 1024, 2, 0, -1],
+  ]);
+  return {
+    schema: 'placeviz/1',
+    origin_ns: 0,
+    devices: gpus,
+    nodes: gpus.map((_, i) => node(i, `op${i}`, { device: i, type: 'MatMul' })),
+    edges: [],
+    runs: [{ id: 0, t0: 0, t1: 100, status: 'ok', error: null, fetches: [] }],
+    events: columns([[EventKind.RUN, 0, 100, -1, -1, -1, 0, 2, 0, -1], ...rows]),
+  };
+}
+
 describe('MemoryPanel', () => {
+  it('names the devices only in the legend when their limits would take more than two rows', async () => {
+    for (const [width, named] of [
+      [2400, true],
+      [500, false],
+    ] as const) {
+      const { plotly, calls } = fakePlotly();
+      setPlotlyLoader(() => Promise.resolve(plotly));
+      const parent = document.createElement('div');
+      const panel = new MemoryPanel(
+        parent,
+        PlacementStore.fromDocument(eightGpus()),
+        new ViewState(),
+        {
+          throttleMs: 0,
+        },
+      );
+      const plot = parent.querySelector<HTMLElement>('.placeviz-plot')!;
+      Object.defineProperty(plot, 'clientWidth', { value: width });
+      panel.refresh();
+      await tick();
+      const react = calls.filter((c) => c.method === 'react').pop()!;
+      const names = (react.args[1] as { name: string; showlegend?: boolean }[])
+        .filter((t) => t.showlegend !== false)
+        .map((t) => t.name);
+      const expected = Array.from({ length: 8 }, (_, i) =>
+        named ? `GPU:${i} · limit 80.0 GiB` : `GPU:${i}`,
+      );
+      expect(names).toEqual(expected);
+      // The line under the plot names every limit either way.
+      const note = parent.querySelector('.placeviz-panel-note')!.textContent!;
+      expect(note).toContain('GPU:7 80.0 GiB');
+      panel.dispose();
+    }
+  });
+
   it('reports the devices drawn and lists live tensors as text', async () => {
     const { plotly, calls } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));

@@ -10,7 +10,9 @@
  *   lowest, highest and last value, so the peak is always drawn exactly.
  * - A device's memory limit is drawn as a dashed line only when it is at most 4x the device's
  *   peak; a larger limit (a 80 GiB GPU running a 100 MiB model) would squash the curve to the
- *   axis, so it is named in the legend entry instead ("GPU:0 · limit 80 GiB").
+ *   axis, so it is named in the legend entry instead ("GPU:0 · limit 80 GiB"), and in the line
+ *   under the plot. When those entries would take more than two legend rows (eight GPUs on a
+ *   narrow page), the legend names the devices only and the line under the plot the limits.
  * - Hovering the plot lists the largest tensors live at that time (allocated, not yet freed) and
  *   the ops that produced them; otherwise the list is for the scrubber time (or the peak).
  * - The x axis is the timeline's (timewindow.ts): idle gaps between runs collapsed, the same
@@ -34,7 +36,7 @@ import { formatBytes, formatNs, shortDeviceName } from './format';
 import { panelDeviceColour } from './devicecolour';
 import { cursorShapes, pointerToData, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
-import { axisTicks, defaultWindow } from './timewindow';
+import { axisTicks, defaultWindow, tickCharPx } from './timewindow';
 import { axisTitle, runClock, timeWords, type RunClock } from './clock';
 import { EventCursor, type CursorEvents } from './cursor';
 import { growColumn } from './events';
@@ -473,6 +475,27 @@ export function liveTensorsAt(
   return live.slice(0, limit).map((i) => allocations.get(i));
 }
 
+/** Beside each legend text plotly draws its symbol and a gap: about this many pixels. */
+export const LEGEND_ENTRY_PAD_PX = 75;
+const LEGEND_MAX_ROWS = 2;
+/** A short legend's line symbol: plotly's least ``itemwidth``. */
+const SHORT_SYMBOL_PX = 30;
+
+/** The rows a horizontal legend of ``texts`` takes in ``width`` pixels (11 px text). */
+export function legendRows(texts: readonly string[], width: number): number {
+  let rows = 1;
+  let used = 0;
+  for (const text of texts) {
+    const entry = text.length * tickCharPx(11) + LEGEND_ENTRY_PAD_PX;
+    if (used > 0 && used + entry > width) {
+      rows += 1;
+      used = 0;
+    }
+    used += entry;
+  }
+  return rows;
+}
+
 /** Whether a device's limit is drawn as a line (see the module comment). */
 export function limitDrawn(limit: number, peak: number): boolean {
   return limit > 0 && peak > 0 && limit <= LIMIT_SCALE * peak;
@@ -741,7 +764,26 @@ export class MemoryPanel extends PlotPanel {
     );
   }
 
-  private traces(): { traces: PlotlyTrace[]; unit: string; cardUnit: string | null } {
+  /** Each series' legend entry: its device, and its limit where no line draws it, unless the
+   * entries would then take more than two rows of ``width`` pixels: then the devices only, with
+   * short symbols and no gaps between groups (``short``). */
+  private legend(width: number): { names: string[]; short: boolean } {
+    const labels = this.model.series.map((s) => escapePlotlyText(this.deviceLabel(s.device)));
+    const named = this.model.series.map((s, i) => {
+      const limit = this.deviceRecord(s.device)?.memory_limit ?? 0;
+      return limit > 0 && !limitDrawn(limit, s.peak)
+        ? `${labels[i]} · limit ${escapePlotlyText(formatBytes(limit))}`
+        : labels[i];
+    });
+    const short = legendRows(named, width) > LEGEND_MAX_ROWS;
+    return { names: short ? labels : named, short };
+  }
+
+  private traces(names: readonly string[]): {
+    traces: PlotlyTrace[];
+    unit: string;
+    cardUnit: string | null;
+  } {
     let max = 0;
     for (const s of this.model.series) {
       max = Math.max(max, s.peak);
@@ -760,16 +802,13 @@ export class MemoryPanel extends PlotPanel {
       ...this.model.series.map((s) => s.t[s.t.length - 1]),
     );
     const traces: PlotlyTrace[] = [];
-    for (const s of this.model.series) {
+    for (const [index, s] of this.model.series.entries()) {
       const device = this.deviceRecord(s.device);
       const colour = panelDeviceColour(this.store.devices, s.device);
       const label = escapePlotlyText(this.deviceLabel(s.device));
       const limit = device?.memory_limit ?? 0;
       const drawLimit = limitDrawn(limit, s.peak);
-      const legend =
-        limit > 0 && !drawLimit
-          ? `${label} · limit ${escapePlotlyText(formatBytes(limit))}`
-          : label;
+      const legend = names[index];
       // Display times on the collapsed axis; the real ones in the hover text.
       const x = [ms(s.t[0])];
       const y = [0];
@@ -866,7 +905,8 @@ export class MemoryPanel extends PlotPanel {
 
   protected async react(plotly: PlotlyModule): Promise<void> {
     const theme = plotTheme(this.element);
-    const { traces, unit, cardUnit } = this.traces();
+    const legend = this.legend((this.plot.clientWidth || 900) - this.left);
+    const { traces, unit, cardUnit } = this.traces(legend.names);
     const run = this.state.get('run');
     const window = this.zoom ?? defaultWindow(this.store.activity(), run);
     const right = cardUnit === null ? RIGHT_MARGIN : CARD_AXIS_MARGIN;
@@ -879,7 +919,13 @@ export class MemoryPanel extends PlotPanel {
       plot_bgcolor: theme.background,
       font: { family: theme.font, color: theme.fontColor, size: 11 },
       showlegend: true,
-      legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
+      legend: {
+        orientation: 'h',
+        x: 0,
+        y: 1.02,
+        yanchor: 'bottom',
+        ...(legend.short ? { itemwidth: SHORT_SYMBOL_PX, tracegroupgap: 0 } : {}),
+      },
       // 'closest': the x values are display times; the hover text names the real time.
       hovermode: 'closest',
       // Keep the user's zoom across updates while events stream in; a picked run or the
