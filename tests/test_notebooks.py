@@ -837,3 +837,87 @@ def test_model_parallel_rnn_dynamic_rnn_copies_each_step(model_parallel_rnn) -> 
     assert steps == [(str(t), str(16 * 128 * 4)) for t in range(8)], copies
     crossing = re.search(r"cross each iteration: (.*)$", copies, re.MULTILINE).group(1)
     assert "'GPU:0', 'GPU:1'" in crossing and "'GPU:1', 'GPU:0'" in crossing, copies
+
+
+@pytest.fixture(scope="module")
+def will_it_fit(executed: Any) -> dict[str, Any]:
+    return executed("10_will_it_fit.ipynb")
+
+
+def split_rows(text: str) -> dict[int, tuple[float, float, str, float | None]]:
+    """The table a splits cell printed: per GPU count, the least and most GiB a GPU held,
+    'fits' or where it ran out, and the modeled step when it fits."""
+    rows = {}
+    pattern = r"on (\d) GPU\(s\): +([\d.]+)-([\d.]+) GiB per GPU, (fits|out of memory at \S+)"
+    for match in re.finditer(pattern + r"(?:, step ([\d.]+) s)?", text):
+        gpus, low, high, verdict, step = match.groups()
+        rows[int(gpus)] = (float(low), float(high), verdict, float(step) if step else None)
+    return rows
+
+
+def test_will_it_fit_a_product_no_laptop_computes(will_it_fit) -> None:
+    """Section 1: a ShapedArray comes back, timed by the H100's datasheet, holding the
+    product's 16 GiB."""
+    text = output_text(will_it_fit["product"])
+    assert "ShapedArray(shape=(65536, 65536), dtype=float32) = 16 GiB" in text, text
+    seconds = float(re.search(r"on an H100: ([\d.]+) s", text).group(1))
+    flops = 2 * 65536**3 / pv.devices.profiles.get_profile("H100").fp32_flops
+    assert seconds == pytest.approx(flops, rel=0.01), text
+    assert "GPU:0 held 16 GiB at most" in text, text
+
+
+def test_will_it_fit_bert_large_runs_out_on_one_h100_filled_by_activations(will_it_fit) -> None:
+    """Section 2: one H100 at batch 64 runs out in the forward pass (a layer past the first
+    few, not at the end); what filled it is activations: attention's three score-sized
+    tensors lead the single tensors, the variables are a few GiB, and it all adds up to the
+    card."""
+    error = output_text(will_it_fit["one-gpu"])
+    layer = int(re.search(r"for 'layer_(\d+)/", error).group(1))
+    assert 4 <= layer < 24 and "GPU:0" in error and "limit 85899345920 bytes" in error, error
+    filled = {
+        kind: float(size)
+        for kind, size in re.findall(
+            r"^ *(\w+) +([\d.]+) GiB", output_text(will_it_fit["filled"]), re.MULTILINE
+        )
+    }
+    assert filled["all"] == pytest.approx(80.0, abs=0.1)
+    for kind in ("BatchMatMulV2", "Softmax", "SelectV2"):  # 1 GiB per layer each
+        assert filled[kind] == pytest.approx(layer + 1, abs=1.0), filled
+    assert filled["VariableV2"] < 5 and "Reshape" not in filled and "Identity" not in filled
+
+
+def test_will_it_fit_both_models_need_four_gpus_and_eight_halve_the_memory(will_it_fit) -> None:
+    """Section 3: BERT-large and the GPT-2-XL-sized decoder run out on one and two H100s and
+    fit on four and eight; eight GPUs hold about half of what four do, each, and the step
+    takes as long on eight as on four (the layers still run one after another)."""
+    for cell in ("bert-splits", "gpt-splits"):
+        text = output_text(will_it_fit[cell])
+        rows = split_rows(text)
+        assert set(rows) == {1, 2, 4, 8}, text
+        for gpus in (1, 2):
+            assert rows[gpus][2].startswith("out of memory at "), text
+            assert rows[gpus][1] > 78, text  # the GPU that ran out was full
+        for gpus in (4, 8):
+            assert rows[gpus][2] == "fits" and rows[gpus][1] <= 80, text
+        assert rows[8][1] == pytest.approx(rows[4][1] / 2, rel=0.15), text
+        assert rows[8][3] == pytest.approx(rows[4][3], rel=0.02), text
+
+
+def test_will_it_fit_the_inspector_shows_the_dry_step_on_eight_gpus(will_it_fit) -> None:
+    cell = will_it_fit["inspector"]
+    (document,) = placeviz_documents(cell)
+    validate(document)
+    assert document["runs"][-1]["dry"] is True
+    gpus = {d["name"] for d in document["devices"] if ":GPU:" in d["name"]}
+    assert len(gpus) == 8 and len(document["nodes"]) > 20_000
+    placed = devices_by_name(document)
+    for layer in range(24):
+        assert placed[f"layer_{layer}/attention/MatMul"] == f"GPU:{layer * 8 // 24}"
+
+
+def test_will_it_fit_moving_a_layer_barely_changes_the_step(will_it_fit) -> None:
+    text = output_text(will_it_fit["what-if"])
+    assert re.match(r"what if \d+ ops of layer_5/ on /gpu:1\n", text), text
+    before = float(re.search(r"layer_5 on GPU:0: step ([\d.]+) s", text).group(1))
+    after = float(re.search(r"layer_5 on GPU:1: step ([\d.]+) s \(predicted\)", text).group(1))
+    assert after == pytest.approx(before, rel=0.01), text

@@ -293,6 +293,7 @@ TEACHING = {
     "07_parameter_servers.ipynb": "parameter-servers",
     "08_real_models.ipynb": "real-models",
     "09_model_parallel_rnn.ipynb": "model-parallel-rnn",
+    "10_will_it_fit.ipynb": "will-it-fit",
 }
 
 
