@@ -27,14 +27,17 @@ def _infer_same(inputs, attrs):  # type: ignore[no-untyped-def]
 
 
 SLEPT: list[str] = []  # names of the sleep ops that finished, in order
+SLEPT_AT: dict[str, tuple[int, int]] = {}  # each sleep op's last run: when it began and ended
 
 
 def _sleep_kernel(xp, op, state):  # type: ignore[no-untyped-def]
     seconds = op.attrs["seconds"]
 
     def sleep(x):  # type: ignore[no-untyped-def]
+        start = time.perf_counter_ns()
         time.sleep(seconds)
         SLEPT.append(op.name)
+        SLEPT_AT[op.name] = (start, time.perf_counter_ns())
         return x
 
     return sleep
@@ -79,39 +82,20 @@ def _two_sleepy_towers(seconds: float) -> pv.Tensor:
         return pv.add_n(outs, name="total")
 
 
-def _wall(sess: pv.Session, fetch: pv.Tensor) -> float:
-    start = time.perf_counter()
-    sess.run(fetch)
-    return time.perf_counter() - start
-
-
 def test_devices_run_in_parallel() -> None:
-    total = _two_sleepy_towers(0.3)
+    """The two GPUs' sleeps overlap (as the kernels saw them: simulated GPUs' traces are
+    modeled); with one inter-op thread they take turns."""
+    total = _two_sleepy_towers(0.2)
     parallel = pv.Session()
     np.testing.assert_array_equal(parallel.run(total), [4.0, 8.0])
-    assert _wall(parallel, total) < 0.5
+    (a0, a1), (b0, b1) = SLEPT_AT["sleep_0"], SLEPT_AT["sleep_1"]
+    assert a0 < b1 and b0 < a1
     serial = pv.Session(config=pv.ConfigProto(inter_op_parallelism_threads=1))
     np.testing.assert_array_equal(serial.run(total), [4.0, 8.0])
-    assert _wall(serial, total) >= 0.6
+    (a0, a1), (b0, b1) = sorted([SLEPT_AT["sleep_0"], SLEPT_AT["sleep_1"]])
+    assert a1 <= b0
     parallel.close()
     serial.close()
-
-
-def test_parallel_run_trace_shows_the_overlap() -> None:
-    total = _two_sleepy_towers(0.2)
-    sess = pv.Session()
-    sess.run(total)
-    trace = sess.trace()
-    ev = trace.events
-    sleeps = [
-        (int(ev["t0"][i]), int(ev["t1"][i]))
-        for i in range(len(trace))
-        if ev["kind"][i] == int(EventKind.OP) and trace.node_type(int(ev["node"][i])) == "TestSleep"
-    ]
-    assert len(sleeps) == 2
-    (a0, a1), (b0, b1) = sleeps
-    assert a0 < b1 and b0 < a1  # the two sleeps overlapped
-    sess.close()
 
 
 def _slow_chain_beside_a_failure(
@@ -138,10 +122,11 @@ def test_a_failing_kernel_cancels_the_run_quickly_and_leaves_no_threads() -> Non
     sess = pv.Session()
     sess.run([slow, boom.op.inputs[0], on_cpu])  # start the session's workers
     threads_before = threading.active_count()
-    start = time.perf_counter()
+    SLEPT.clear()
     with pytest.raises(pv.errors.InvalidArgumentError) as info:
         sess.run(both)
-    assert time.perf_counter() - start < 1.0
+    # the run raises once every stream stopped: GPU:0's chain stopped short of its 40 steps
+    assert len([name for name in SLEPT if name.startswith("slow_")]) < 40
     message = str(info.value)
     assert "RuntimeError: the kernel exploded" in message and "'boom' (TestExplode)" in message
     assert "device:GPU:1" in message
@@ -249,10 +234,10 @@ def test_keyboard_interrupt_stops_every_worker() -> None:
     sess = pv.Session()
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
-    start = time.perf_counter()
+    SLEPT.clear()
     with pytest.raises(KeyboardInterrupt):
         sess.run(total)
-    assert time.perf_counter() - start < 1.0
+    assert len([name for name in SLEPT if name.startswith("chain")]) < 200  # both chains cut short
     timer.join()
     np.testing.assert_array_equal(sess.run(x * 2.0), [2.0])  # still usable
     sess.close()
