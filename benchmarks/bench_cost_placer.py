@@ -2,7 +2,8 @@
 
 For each graph, made without device scopes: the ops, the time the first run spends placing them
 (``Session._place``: colocation, the schedule, the reasons) with each placer, the modeled step
-on simulated H100s (the last of three runs) with each placer, and the cost placer's speedup.
+on simulated H100s (the last of three runs, run dry so the CPU's ops are modeled too; ``--clock``
+times them by the clock) with each placer, and the cost placer's speedup.
 Graphs: a transformer block (heads side by side) on 2 and 4 GPUs; an MLP trained with Adam
 (one tower: the placer can only spread its updates); a 3,001-op chain of small matmuls (how
 placing scales; no step gain to find).
@@ -11,6 +12,7 @@ Run: python benchmarks/bench_cost_placer.py
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 
@@ -52,7 +54,7 @@ def chain(blocks: int = 100) -> Build:
     return build
 
 
-def measure(build: Build, gpus: int, placer: str) -> tuple[int, float, float]:
+def measure(build: Build, gpus: int, placer: str, dry: bool) -> tuple[int, float, float]:
     """(ops, seconds placing them, modeled step seconds)."""
     pv.config.reset_devices()
     pv.config.simulate_gpus(gpus)
@@ -68,11 +70,18 @@ def measure(build: Build, gpus: int, placer: str) -> tuple[int, float, float]:
     for _ in range(2):
         session.run(fetch, feed)
     metadata = pv.RunMetadata()
-    session.run(fetch, feed, run_metadata=metadata)
+    # Dry: every op's time modeled, the CPU's too (a real run's CPU ops are timed by the clock,
+    # which another process on the machine makes longer), so the figure is the same each time.
+    session.run(fetch, feed, run_metadata=metadata, options=pv.RunOptions(dry_run=dry))
     return len(graph.get_operations()), placing, metadata.trace.step_s
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--clock", action="store_true", help="time the CPU's ops by the clock (a real last run)"
+    )
+    dry = not parser.parse_args().clock
     cases = [
         ("transformer block, 8 heads", transformer(1024, 512, 8), 2),
         ("transformer block, 16 heads", transformer(2048, 1024, 16), 4),
@@ -80,8 +89,8 @@ def main() -> None:
         ("chain of 100 blocks", chain(), 2),
     ]
     for name, build, gpus in cases:
-        ops, place_simple, step_simple = measure(build, gpus, "simple")
-        _, place_cost, step_cost = measure(build, gpus, "cost")
+        ops, place_simple, step_simple = measure(build, gpus, "simple", dry)
+        _, place_cost, step_cost = measure(build, gpus, "cost", dry)
         print(
             f"{name:<28} {ops:>5} ops, {gpus} GPUs: placing {place_simple * 1e3:6.1f} ms simple, "
             f"{place_cost * 1e3:6.1f} ms cost; step {step_simple * 1e3:7.3f} ms simple, "

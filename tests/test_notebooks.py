@@ -677,9 +677,14 @@ def real_model_comparison(real_models: dict[str, Any], model: str) -> dict[str, 
 
 
 def gpu0_busy_ratio(comparison: dict[str, Any]) -> float:
+    return gpu_busy_ratio(comparison, "GPU:0")
+
+
+def gpu_busy_ratio(comparison: dict[str, Any], gpu: str) -> float:
+    """The cost placer's modeled busy time on ``gpu`` over the simple placer's on GPU:0."""
     (gpu0,) = [d for d in comparison["devices"] if d["device"].endswith("GPU:0")]
-    simple_ns, cost_ns = gpu0["busy_ns"]
-    return cost_ns / simple_ns
+    (there,) = [d for d in comparison["devices"] if d["device"].endswith(gpu)]
+    return there["busy_ns"][1] / gpu0["busy_ns"][0]
 
 
 def test_real_models_the_cost_placer_rediscovers_cifar10s_towers(real_models) -> None:
@@ -697,10 +702,12 @@ def test_real_models_the_cost_placer_rediscovers_cifar10s_towers(real_models) ->
 def test_real_models_the_cost_placer_on_the_resnet_chain(real_models) -> None:
     comparison = real_model_comparison(real_models, "resnet")
     cost = devices_by_name(comparison["documents"][1])
-    assert cost["stem/Conv2D"] == "GPU:0"
-    assert cost["stage1/block1/conv1/Conv2D"] == cost["stage2/block1/conv1/Conv2D"] == "GPU:1"
+    # The stem on one GPU, the stages on the other (which is which, a tie between alike GPUs)
+    stage = cost["stage1/block1/conv1/Conv2D"]
+    assert cost["stage2/block1/conv1/Conv2D"] == stage
+    assert {cost["stem/Conv2D"], stage} == {"GPU:0", "GPU:1"}
     assert any("bn" in name and device == "CPU:0" for name, device in cost.items())
-    assert gpu0_busy_ratio(comparison) < 0.5
+    assert max(gpu_busy_ratio(comparison, gpu) for gpu in ("GPU:0", "GPU:1")) < 0.6
 
 
 def test_real_models_the_cost_placer_on_the_encoder(real_models) -> None:
@@ -710,7 +717,8 @@ def test_real_models_the_cost_placer_on_the_encoder(real_models) -> None:
     assert cost["layer_0/attention/query/Tensordot/MatMul"] == "GPU:0"
     moved_to = {m["to"].rsplit("device:", 1)[-1] for m in comparison["moved"]}
     assert moved_to == {"CPU:0", "GPU:1"}
-    assert 0.55 < gpu0_busy_ratio(comparison) < 0.8  # "down by about a third"
+    # "most of the layers' work to GPU:1": GPU:0's time down to a small fraction
+    assert gpu0_busy_ratio(comparison) < 0.3 < gpu_busy_ratio(comparison, "GPU:1")
     text = output_text(real_models["bert-found"])
     assert re.search(r"step: simple \d+ µs, cost \d+ µs\n\d+ ops moved", text), text
 

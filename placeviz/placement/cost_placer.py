@@ -5,12 +5,25 @@ simple placer; every group that asked for nothing (or whose request soft placeme
 where the scheduling core (``scheduling.py``) finishes the whole graph earliest, given each op's
 time on each device it may take, each tensor's time to cross devices and the bytes each device
 can hold. The runtime supplies the costs (``CostModel``): this layer knows no hardware.
+
+The schedule is of a step: the ops a run of the graph's training (or inference) step runs.
+TensorFlow places the whole graph a session holds at its first run, and a graph extended after
+a run is placed again with the earlier placements of its stateful ops (its variables) kept; a
+session here keeps every earlier placement and places only the new ops, with the placed ones
+fixed where they are. So the step is known from the runs where it can be: the run that places
+the ops says what it fetches. A first run that only initializes variables fetches no step; the
+step is then what the graph's structure shows, the ops nothing consumes that compute from the
+step's data (a placeholder, a constant, a random op outside the initializers), not those that
+only read variables (``initialized_value()``'s cond) or only initialize them. With no step in
+view at all (the variables are made and initialized before any op reads them) the free ops get
+TensorFlow's rule, and the step made later is planned around where they went.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from placeviz.contract import ReasonKind
@@ -18,7 +31,7 @@ from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.variables import GLOBAL_VARIABLES
+from placeviz.graph.graph_keys import GraphKeys
 from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
 from placeviz.placement.reason import Reason, short_name
 from placeviz.placement.scheduling import InfeasibleScheduleError, Schedule, schedule
@@ -55,6 +68,8 @@ class CostPlacer(SimplePlacer):
         super().__init__(devices, soft, local)
         self.model = model
         self.order: dict[int, float] = {}  # op id -> its start in the last schedule
+        self.fetched: Sequence[Operation] = ()  # what the run that places the ops fetches
+        self._steps = StepFinder()
 
     def _choose(
         self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
@@ -70,15 +85,23 @@ class CostPlacer(SimplePlacer):
             group = group_of.get(op._id)
             if group is not None and id(group) in free:
                 members.setdefault(id(group), []).append(op)
-        setup = setup_ops(ordered)
-        graph = self._problem(ordered, group_of, free, device_of, setup)
+        step = self._steps.plan(ordered, self.fetched)
+        if not step.targets:
+            for group_ops in members.values():
+                group = group_of[group_ops[0]._id]
+                group.text = f"{NO_STEP}; so {group.text}"
+            return super()._choose(ordered, group_of, device_of)
+        # Only the step is scheduled: an op it does not run costs it nothing (it runs before,
+        # as an initializer, or never), and would only make the search's passes fewer.
+        graph = self._problem(ordered, group_of, free, device_of, step.ops)
         simple = {  # TensorFlow's choice, which the schedule must beat to be taken
             op.name: short_name(group_of[op._id].candidates[0].name)
             for group_ops in members.values()
             for op in group_ops
+            if op._id in step.ops
         }
         try:
-            found = self._schedule(graph, ordered, setup, simple)
+            found = self._schedule(graph, ordered, simple)
         except InfeasibleScheduleError as error:
             # TensorFlow's rule for them instead, saying why: the run checks memory itself.
             for group_ops in members.values():
@@ -88,30 +111,38 @@ class CostPlacer(SimplePlacer):
         self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
         by_short = {short_name(d.name): d for d in self.devices}
         for group_ops in members.values():
-            decider = min(group_ops, key=lambda op: (found.start[op.name], op._id))
+            timed = [op for op in group_ops if op.name in found.start]
+            if not timed:
+                continue  # off the step: placed below, by where its value is used
+            decider = min(timed, key=lambda op: (found.start[op.name], op._id))
             group = group_of[decider._id]
             device = by_short[found.device[decider.name]]
-            text = f"cost model: {found.explain(decider.name)}"
+            text = f"cost model: {found.explain(decider.name)}; {step.description}"
             if group.kind is ReasonKind.SOFT:
                 text = f"{group.text.split(', so ')[0]}; {text}"
             group.device, group.decider = device, decider
             group.reason = Reason(ReasonKind.COST, text, device.name, decider.device)
-        # Ops the step does not time go where their values are used: setup ops from the last
-        # (the initializer) back, so each follows the one it feeds; then generators.
+        # Ops the step does not time go where their values are used: those off the step from
+        # the last (the initializer) back, so each follows the one it feeds; then generators.
         consumers = _consumers(ordered)
         lone = [ops[0] for ops in members.values() if len(ops) == 1]
-        for op in sorted((op for op in lone if op._id in setup), key=lambda o: -o._id):
-            _follow_most_consumers(op, group_of, consumers, device_of, SETUP_WHY)
+        for op in sorted((op for op in lone if op._id not in step.ops), key=lambda o: -o._id):
+            why = SETUP_WHY if op._id in step.initializing else OFF_STEP_WHY
+            _follow_most_consumers(op, group_of, consumers, device_of, why)
         for op in lone:
-            if op._id not in setup and is_generator(op):
+            if op._id in step.ops and is_generator(op):
                 _follow_most_consumers(op, group_of, consumers, device_of, GENERATOR_WHY)
+        for group_ops in members.values():  # off the step, and no placed op uses their values
+            group = group_of[group_ops[0]._id]
+            if group.device is None:
+                group.text = f"{UNUSED}; so {group.text}"
+        super()._choose(ordered, group_of, device_of)
         return []
 
     def _schedule(
         self,
         graph: Any,
         ordered: Sequence[Operation],
-        setup: set[int],
         simple: Mapping[str, str],
     ) -> Schedule:
         """A schedule whose variables fit each device's memory and whose step's tensors, by
@@ -129,7 +160,7 @@ class CostPlacer(SimplePlacer):
                 copy_engines=True,
                 start_from=simple,
             )
-            peaks = self._peaks(found, ordered, setup)
+            peaks = self._peaks(found, ordered)
             over = {
                 name: peak - limits[name] for name, peak in peaks.items() if peak > limits[name]
             }
@@ -143,9 +174,7 @@ class CostPlacer(SimplePlacer):
         worst = ", ".join(f"{name} {data_size(peaks[name])}" for name in over)
         raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
 
-    def _peaks(
-        self, found: Schedule, ordered: Sequence[Operation], setup: set[int]
-    ) -> dict[str, float]:
+    def _peaks(self, found: Schedule, ordered: Sequence[Operation]) -> dict[str, float]:
         """Each device's most bytes at once under the schedule (static liveness, counted as the
         run counts it): its variables throughout, each other output (a fed one too) from its
         op's start until its last reader there ends or it was copied, and a copy from when a
@@ -161,7 +190,7 @@ class CostPlacer(SimplePlacer):
                 readers.setdefault(source._id, []).append(op)
         changes: dict[str, list[tuple[float, float]]] = {}
         for name, op in by_name.items():
-            if op._id in setup or op.op_def.forwards_input:
+            if op.op_def.forwards_input:
                 continue
             device = found.device[name]
             if op.op_def.ref_output:
@@ -196,9 +225,9 @@ class CostPlacer(SimplePlacer):
         group_of: Mapping[int, _Group],
         free: set[int],
         device_of: DeviceOf,
-        setup: set[int],
+        step: frozenset[int],
     ) -> Any:
-        """The ops to place as a task graph: times on the devices each may take (an op the
+        """The step's ops as a task graph: times on the devices each may take (an op the
         rules placed may take only its device), transfers on edges, colocation by group."""
         import networkx as nx
 
@@ -206,14 +235,13 @@ class CostPlacer(SimplePlacer):
         model = self.model
         for op in ordered:
             group = group_of.get(op._id)
-            if group is None:
+            if group is None or op._id not in step:
                 continue
             is_free = id(group) in free
             devices = group.candidates if is_free else [group.device]
-            cost = (lambda op, d: 0.0) if op._id in setup else model.op_seconds
             graph.add_node(
                 op.name,
-                time={short_name(d.name): cost(op, d) for d in devices},
+                time={short_name(d.name): model.op_seconds(op, d) for d in devices},
                 memory=model.held_bytes(op),
                 colocation=id(group) if is_free and len(group.new) > 1 else None,
             )
@@ -227,7 +255,7 @@ class CostPlacer(SimplePlacer):
                     if placed is None:
                         continue
                     graph.add_node(source.name, time={short_name(placed.name): 0.0})
-                seconds = model.transfer_seconds(tensor)  # a setup op goes near its variable
+                seconds = model.transfer_seconds(tensor)
                 if graph.has_edge(source.name, op.name):
                     graph[source.name][op.name]["time"] += seconds
                 else:
@@ -238,37 +266,119 @@ class CostPlacer(SimplePlacer):
         return graph
 
 
-def setup_ops(ops: Sequence[Operation]) -> set[int]:
-    """The ids of the ops of ``ops`` that only initialize variables (their initial values, the
-    initializers and a ``global_variables_initializer`` NoOp): a separate run, which the step's
-    schedule leaves out. Empty when nothing else is there yet."""
-    if not ops:
-        return set()
-    graph = ops[0].graph
-    initializers = {v.initializer._id for v in graph.get_collection(GLOBAL_VARIABLES)}
-    consumed = {t.op._id for op in ops for t in op.inputs}
-    consumed |= {c._id for op in ops for c in op.control_inputs}
+@dataclass(frozen=True)
+class Step:
+    """What a placement plans for: the ops a run of the graph's step runs, and which."""
 
-    def initializes(op: Operation) -> bool:
-        if op._id in initializers:
-            return True
-        return (
-            op.type == "NoOp"
-            and bool(op.control_inputs)
-            and all(c._id in initializers for c in op.control_inputs)
+    targets: tuple[Operation, ...]  # what the run fetches (when a step), then other ends
+    ops: frozenset[int]  # the ids of the ops the step runs: its targets and what they need
+    initializing: Container[int]  # the ids of the ops that only initialize variables
+    description: str  # which step, in the words ``explain`` ends with
+
+
+class StepFinder:
+    """Finds each placement's step. Which ops compute from the step's data is remembered
+    across placements (ops only gain consumers), so a placement costs what it places."""
+
+    def __init__(self) -> None:
+        self._data: set[int] = set()  # ids of ops that compute from a step's data
+        self._initializing: set[int] = set()  # ids of ops that only initialize variables
+
+    def plan(self, ops: Sequence[Operation], fetched: Sequence[Operation]) -> Step:
+        """The step of ``ops`` (in creation order): what the run fetches, unless it only
+        initializes, and the ops nothing consumes that compute from data (its ends)."""
+        if not ops:
+            return Step((), frozenset(), frozenset(), "")
+        placing = {op._id for op in ops}
+        initializing = self._initializing_of(ops, placing)
+        data = self._data
+        for op in ops:
+            if op._id in initializing:
+                continue
+            sources = [t.op for t in op.inputs] + list(op.control_inputs)
+            if sources:
+                if any(source._id in data for source in sources):
+                    data.add(op._id)
+            elif not op.op_def.ref_output and not op.op_def.control_only:
+                data.add(op._id)  # a placeholder, a constant: the step's own values
+        consumed = {t.op._id for op in ops for t in op.inputs}
+        consumed |= {c._id for op in ops for c in op.control_inputs}
+        runs = list({op._id: op for op in fetched if op._id in placing}.values())
+        runs = [op for op in runs if op._id not in initializing]
+        chosen = {op._id for op in runs}
+        ends = [
+            op
+            for op in reversed(ops)  # the last made first: a training step's train op
+            if op._id not in consumed
+            and op._id in data
+            and op._id not in chosen
+            and not op.op_def.needs_feed  # a placeholder nothing reads yet is no step
+        ]
+        if not any(op.inputs or op.control_inputs for op in runs + ends):
+            return Step((), frozenset(), initializing, "")  # nothing computes yet
+        # Each op counts for the first target that needs it (the fetches first), so the
+        # description names the ends that need the most ops of their own.
+        step: set[int] = set()
+        needs: dict[str, int] = {}
+        for target in runs + ends:
+            before = len(step)
+            stack = [target]
+            while stack:
+                op = stack.pop()
+                if op._id not in step and op._id in placing:
+                    step.add(op._id)
+                    stack.extend(t.op for t in op.inputs)
+                    stack.extend(op.control_inputs)
+            needs[target.name] = len(step) - before
+        return Step(
+            tuple(runs + ends),
+            frozenset(step),
+            initializing,
+            _describe(runs, ends, needs),
         )
 
-    stack = [op for op in ops if op._id not in consumed and not initializes(op)]
-    step: set[int] = set()
-    while stack:
-        op = stack.pop()
-        if op._id not in step:
-            step.add(op._id)
+    def _initializing_of(self, ops: Sequence[Operation], placing: set[int]) -> set[int]:
+        """The ids of the ops that only initialize variables, with those of ``ops`` added:
+        the initializers, what their values are made from (the variables aside), and NoOps
+        that group initializers (``global_variables_initializer()``)."""
+        found = self._initializing
+        graph = ops[0].graph
+        variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+        variables += graph.get_collection(GraphKeys.LOCAL_VARIABLES)
+        stack = [v.initializer for v in variables if v.initializer._id in placing]
+        while stack:
+            op = stack.pop()
+            if op._id in found or (op.op_def.ref_output and not op.inputs):
+                continue
+            found.add(op._id)
             stack.extend(t.op for t in op.inputs)
             stack.extend(op.control_inputs)
-    if not step:
-        return set()
-    return {op._id for op in ops if op._id not in step}
+        for op in ops:  # creation order: a group's NoOps before the NoOp that groups them
+            if (
+                op.op_def.control_only
+                and op.control_inputs
+                and not op.inputs
+                and all(c._id in found for c in op.control_inputs)
+            ):
+                found.add(op._id)
+        return found
+
+
+def _describe(
+    runs: Sequence[Operation], ends: Sequence[Operation], needs: Mapping[str, int]
+) -> str:
+    """Names the fetches, then the ends that need the most ops of their own; an end that
+    needs no op but itself (a gradient's unused Identity) is not worth a name."""
+    fetched = ", ".join(op.name for op in runs)
+    ends = [op for op in ends if needs[op.name] > 1 or not runs]
+    if not ends:
+        return f"planned for the step this run fetches ({fetched})"
+    names = sorted((op.name for op in ends), key=lambda name: -needs[name])[:2]
+    more = len(ends) - len(names)
+    named = ", ".join(names) + (f" and {more} more" if more else "")
+    if not runs:
+        return f"planned for the step that runs {named} (what nothing consumes)"
+    return f"planned for the step this run fetches ({fetched}) and {named} (what nothing consumes)"
 
 
 GENERATOR_WHY = (
@@ -280,6 +390,15 @@ SETUP_WHY = (
     ReasonKind.COST,
     "cost model: it only initializes variables, which a step does not wait for, so it goes "
     "where its value is used",
+)
+OFF_STEP_WHY = (
+    ReasonKind.COST,
+    "cost model: the step planned for does not run it, so it goes where its value is used",
+)
+UNUSED = "cost model: the step planned for does not run it, and no op placed so far uses its value"
+NO_STEP = (
+    "the cost model has no step to plan for (this run fetches no step, and no op computes "
+    "from a placeholder or a constant: the ops that will read the variables are not made yet)"
 )
 
 
@@ -310,7 +429,7 @@ def _follow_most_consumers(
         return  # the schedule's own choice, and its reason, stand
     outs = len(consumers[op._id])
     text = f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}: {because}"
-    group.device = device
+    group.device, group.decider = device, op
     group.reason = Reason(kind, text, device.name, op.device)
 
 

@@ -11,12 +11,13 @@ costs one call per step, and its modeled timeline is computed once.
 
 Fed values are ShapedArrays, or arrays taken for their shapes; a fed small int or bool array
 also gives its value (a fed ``k``, axis or cond predicate), so plans are keyed by those values
-too. A cond runs the branch its predicate takes where the dry run knows the predicate's value
-(a constant, a comparison of shapes, a fed bool). A shape that only values give (``where`` with
-one argument of floats, ``unique``) cannot be specialized: the run fails naming the op, and the
-tensor whose shape to feed (a ``ShapedArray`` may be fed to any feedable tensor); so does a cond
-whose predicate is not known. A while loop's trip count depends on values: dry runs refuse loops
-for now.
+too. A cond runs the branch its predicate takes where the dry run knows the predicate's value (a
+constant, a comparison of shapes, a fed bool, whether a variable is initialized where an Assign
+before in the plan gives it its value: ``initialized_value()``'s cond in an initializer's run).
+A shape that only values give (``where`` with one argument of floats, ``unique``) cannot be
+specialized: the run fails naming the op, and the tensor whose shape to feed (a ``ShapedArray``
+may be fed to any feedable tensor); so does a cond whose predicate is not known. A while loop's
+trip count depends on values: dry runs refuse loops for now.
 """
 
 from __future__ import annotations
@@ -153,11 +154,14 @@ class DryPlan:
         self._dead_ops: set[int] = set()
         self._dead: set[int] = set()
         self._branch: dict[int, bool] = {}  # a Switch's op id -> whether it takes its true branch
+        self._assigned: set[int] = set()  # the variables an Assign gave a value so far in order
         for op in plan.ops:
             if self._not_taken(op):
                 self._dead_ops.add(op._id)
                 self._dead.update(id(t) for t in op.outputs)
                 continue
+            if op.type == "Assign":
+                self._assigned.add(op.inputs[0].op._id)
             if not all(t.shape.is_fully_defined or id(t) in self._fed for t in op.outputs):
                 self._specialize(op)
             if op.type in SWITCH_TYPES:
@@ -271,6 +275,8 @@ class DryPlan:
         op = tensor.op
         if op.type == "Const":
             return np.asarray(op.attrs["value"])
+        if op.type == "IsVariableInitialized":  # known where the plan itself assigns it first
+            return np.asarray(True) if op.inputs[0].op._id in self._assigned else None
         if op.type in ("Shape", "ShapeN", "Size", "Rank"):
             shape = self.known_shape(op.inputs[tensor.value_index if op.type == "ShapeN" else 0])
             if shape is None:

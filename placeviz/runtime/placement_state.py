@@ -58,12 +58,20 @@ class PlacementState:
         """No op was added, and no edge changed, since the last ``update``."""
         return self._version == self.graph.version
 
-    def update(self, run_log: RunLog, fed: Mapping[Tensor, Any] | None = None) -> bool:
+    def update(
+        self,
+        run_log: RunLog,
+        fed: Mapping[Tensor, Any] | None = None,
+        fetched: Sequence[Operation] = (),
+    ) -> bool:
         """Place the ops made since the last update; True when an existing op's edges changed
         (so plans compiled before are stale). ``fed``: the run's feeds, whose sizes the cost
-        model gives the dimensions the graph leaves unknown."""
+        model gives the dimensions the graph leaves unknown; ``fetched``: the ops the run
+        fetches, the step the cost placer plans for unless the run only initializes."""
         if self._cost_model is not None and fed:
             self._cost_model.learn_sizes(fed)
+        if isinstance(self._placer, CostPlacer):
+            self._placer.fetched = fetched
         graph = self.graph
         edges_changed = graph._edges_changed
         count = len(graph._ops)  # ops another thread adds from here on are placed next time

@@ -16,7 +16,7 @@ import os
 import threading
 import traceback
 import weakref
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -268,7 +268,7 @@ class Session:
         if dry:  # a dry plan's shapes are its feeds' (and its fed shape-like values')
             key = ("dry", key, tuple(v.shape for v in values), _value_key(known))
         if not self._placing.current:
-            self._place(fed)
+            self._place(fed, [e.op if isinstance(e, Tensor) else e for e in unique])
         if self._cluster is not None and not dry:  # a dry run computes nothing, so runs here
             results = self._run_on_cluster(unique, feeds, values, full)
             if run_metadata is not None:
@@ -294,9 +294,11 @@ class Session:
         by_element = dict(zip(unique, results))
         return rebuild([by_element[e] for e in elements])
 
-    def _place(self, fed: Mapping[Tensor, Any] | None = None) -> None:
+    def _place(
+        self, fed: Mapping[Tensor, Any] | None = None, fetched: Sequence[Operation] = ()
+    ) -> None:
         self._context.initialize()
-        if self._placing.update(self._log, fed):
+        if self._placing.update(self._log, fed, fetched):
             self._plans.clear()  # a control input was added to an op that plans may hold
 
     def _execute(

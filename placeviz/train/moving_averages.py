@@ -1,10 +1,10 @@
 """TF1's ``ExponentialMovingAverage``: a shadow variable per averaged value, beside it, updated by
 ``shadow -= (shadow - value) * (1 - decay)`` (``AssignMovingAvg``), as TensorFlow 2.21 builds it.
 
-A variable's shadow starts at the variable's value. TensorFlow reads that through a ``tf.cond``
-on ``IsVariableInitialized`` (Switch and Merge ops placeviz does not have); placeviz starts it
-from the variable's initial value, which is the same value whenever both are initialized
-together (``global_variables_initializer``). A tensor's shadow starts at zeros; with
+A variable's shadow starts at the variable's value, read as TensorFlow reads it: through
+``initialized_value()``, a ``cond`` on ``IsVariableInitialized`` that takes the variable's value
+once it has one and its initial value before (so both may be initialized in one run,
+``global_variables_initializer``). A tensor's shadow starts at zeros; with
 ``zero_debias`` its average is divided by ``1 - decay^t`` as TensorFlow's is.
 """
 
@@ -63,8 +63,11 @@ class ExponentialMovingAverage:
             if value in self._averages:
                 continue
             if isinstance(value, Variable):
+                # TF's shadow starts from initialized_value(), made on the variable's device
+                with value.graph.device(value.device):
+                    start = value.initialized_value()
                 self._averages[value] = _colocated_variable(
-                    value, lambda v=value: v.initial_value, f"{value.op.name}/{self._name}"
+                    value, lambda v=start: v, f"{value.op.name}/{self._name}"
                 )
                 value.graph.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, value)
             else:
