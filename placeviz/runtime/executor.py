@@ -32,6 +32,7 @@ from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
 from placeviz.runtime.dry_run import DryPlan
 from placeviz.runtime.frames import Execution, FrameRunner, Move
+from placeviz.runtime.loop_memory import LoopMemory
 from placeviz.runtime.plan import Frame, Plan
 from placeviz.runtime.simulation import op_timing, transfer_timing
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
@@ -54,6 +55,7 @@ class Step:
     # memory, or an op whose value the plan took when it was compiled (a constant).
     runs_code: bool = True
     frame: FrameRunner | None = None  # a while loop's step (kind FRAME): its runner
+    exits: tuple[tuple[Tensor, Device], ...] = ()  # a loop's step: its results and their devices
 
 
 class _Cancelled(Exception):
@@ -203,6 +205,13 @@ class CompiledPlan:
         self.executions: list[Execution] = []  # after a run: each op run inside a loop's frame
         self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
         self.frame_devices: dict[int, str] = {}  # op id in a loop -> its device's name
+        # The buffers made inside loops, counted where they are traced or where a GPU's limit
+        # must be checked (None: no loop, or neither)
+        self.loop_memory: LoopMemory | None = None
+        if plan.frames and (
+            full_trace or any(d.device_type != "CPU" for d in plan.devices.values())
+        ):
+            self.loop_memory = LoopMemory({d.name: d.memory_limit for d in plan.devices.values()})
         self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,
@@ -446,6 +455,7 @@ class CompiledPlan:
             index,
             timing,
             transfer,
+            self.loop_memory,
         )
         self.frame_devices.update(device_of)
         keys = runner.argument_keys
@@ -456,7 +466,10 @@ class CompiledPlan:
                 if control._id not in members:
                     deps.update(op_steps.get(control._id, ()))
         device = plan.devices[rep._id]
-        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner))
+        exits = tuple((t, plan.devices[t.op._id]) for t in frame.exits)
+        self._add_step(
+            Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner, exits=exits)
+        )
         for member in frame.ops:
             op_steps[member._id] = (index,)
         inputs = [slots[k] for k in keys]
@@ -829,6 +842,8 @@ class CompiledPlan:
         self.interrupted_step = None
         self.not_run.clear()
         self.executions.clear()
+        if self.loop_memory is not None:
+            self.loop_memory.reset()
         clocks = self._clocks
         failed: int | None = None
         began = 0

@@ -46,6 +46,9 @@ class Lifetime(NamedTuple):
     # the step whose output it is (where a traced run measured its size), or -1 for a fed value
     bytes_step: int
     feed: int = -1  # a fed value's index among the run's feeds (its size is the value's)
+    output: int = 0  # its index among its step's outputs (a loop's: among its exits)
+    # a loop's result: allocated inside the loop (``loop_memory``), so only its free is the plan's
+    from_loop: bool = False
 
 
 def lifetimes(
@@ -58,11 +61,21 @@ def lifetimes(
     transfers bring (fed values too: a feed is held where it is used without a transfer by its
     caller, not by the run). Variables are not per-run memory."""
     held: dict[tuple[int, str], list[int]] = {}  # (tensor, device) -> [alloc step, last use]
-    made: dict[tuple[int, str], tuple[Device, Tensor, int, int]] = {}
-    producer: dict[int, int] = {}
+    # (tensor, device) -> the rest of its Lifetime
+    made: dict[tuple[int, str], tuple[Device, Tensor, int, int, int, bool]] = {}
+    producer: dict[int, tuple[int, int]] = {}  # tensor -> (its step, its index among its outputs)
     fed = {id(tensor): index for index, tensor in enumerate(feeds)}
     for i, step in enumerate(steps):
-        if step.kind is EventKind.OP:
+        if step.frame is not None:  # a loop reads its outer values until it ends
+            for key in step.frame.argument_keys:
+                if key in held:
+                    held[key][1] = i
+            for position, (tensor, device) in enumerate(step.exits):
+                key = (id(tensor), device.name)
+                held[key] = [i, i]
+                made[key] = (device, tensor, i, -1, position, True)
+                producer[id(tensor)] = (i, position)
+        elif step.kind is EventKind.OP:
             for tensor in step.op.inputs:
                 key = (id(tensor), step.device.name)
                 if key in held:
@@ -72,19 +85,20 @@ def lifetimes(
             for tensor in step.op.outputs:
                 key = (id(tensor), step.device.name)
                 held[key] = [i, i]
-                made[key] = (step.device, tensor, i, -1)
-                producer[id(tensor)] = i
+                made[key] = (step.device, tensor, i, -1, tensor.value_index, False)
+                producer[id(tensor)] = (i, tensor.value_index)
         elif step.tensor is not None and step.peer is not None:
             source = (id(step.tensor), step.peer.name)
             if source in held:
                 held[source][1] = i
             key = (id(step.tensor), step.device.name)
             if id(step.tensor) in producer:
+                at, output = producer[id(step.tensor)]
                 held[key] = [i, i]
-                made[key] = (step.device, step.tensor, producer[id(step.tensor)], -1)
+                made[key] = (step.device, step.tensor, at, -1, output, False)
             elif id(step.tensor) in fed:
                 held[key] = [i, i]
-                made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)])
+                made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)], 0, False)
     fetched = {id(f) for f in fetches if isinstance(f, Tensor)}
     at_end = KEPT if keep_fetched else -1
     return [
@@ -130,6 +144,33 @@ def check_fits(
             used[lifetime.device.name] -= size
             del live[lifetime.device.name][lifetime]
     return peak
+
+
+def held_during_loops(
+    steps: Sequence[Step], held: Sequence[Lifetime], resident: Iterable[Resident]
+) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, list[tuple[str, str, str, int]]]]]:
+    """What the plan holds on each device while each loop's step runs (its arguments among
+    them; not its results, which the loop allocates), by static sizes: the bytes, and the five
+    largest tensors (name, op, type, bytes) for an out-of-memory error inside the loop."""
+    loops = [i for i, step in enumerate(steps) if step.frame is not None]
+    bytes_held: dict[int, dict[str, int]] = {}
+    largest: dict[int, dict[str, list[tuple[str, str, str, int]]]] = {}
+    for i in loops:
+        used = _resident_bytes(resident)
+        tensors: dict[str, list[tuple[str, str, str, int]]] = {}
+        for h in held:
+            if h.alloc < i and (h.free < 0 or h.free >= i):
+                size = tensor_bytes(h.tensor) or 0
+                used[h.device.name] = used.get(h.device.name, 0) + size
+                op = h.tensor.op
+                tensors.setdefault(h.device.name, []).append(
+                    (h.tensor.name, op.name, op.type, size)
+                )
+        bytes_held[i] = used
+        largest[i] = {
+            name: sorted(items, key=lambda item: -item[3])[:5] for name, items in tensors.items()
+        }
+    return bytes_held, largest
 
 
 def _out_of_memory(
@@ -205,7 +246,7 @@ class RunTimeCheck:
                     or byte_offsets[lifetime.bytes_step] < 0
                 ):
                     continue
-                slot = byte_offsets[lifetime.bytes_step] + lifetime.tensor.value_index
+                slot = byte_offsets[lifetime.bytes_step] + lifetime.output
             allocated.setdefault(lifetime.alloc, []).append((lifetime, size, slot))
             if lifetime.free >= 0:
                 freed.setdefault(lifetime.free, []).append(lifetime)

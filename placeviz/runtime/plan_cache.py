@@ -16,7 +16,14 @@ from placeviz.placement.placer import Placement, PlacementFailure
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime
 from placeviz.runtime.dry_run import DryPlan, DryState, ShapedArray
 from placeviz.runtime.executor import CompiledPlan
-from placeviz.runtime.memory import Resident, RunTimeCheck, check_fits, lifetimes, live_tensors
+from placeviz.runtime.memory import (
+    Resident,
+    RunTimeCheck,
+    check_fits,
+    held_during_loops,
+    lifetimes,
+    live_tensors,
+)
 from placeviz.runtime.plan import Plan, build_plan
 from placeviz.runtime.run_log import Prepared
 from placeviz.runtime.state import SessionState
@@ -90,6 +97,10 @@ class PlanCache:
         )
         held = lifetimes(compiled.steps, plan.fetches, plan.feeds, self._keep_fetched)
         compiled.live_tensors = live_tensors(compiled.steps, held)
+        if compiled.loop_memory is not None:
+            compiled.loop_memory.base, compiled.loop_memory.base_largest = held_during_loops(
+                compiled.steps, held, resident
+            )
         for device, peak in check_fits(compiled.steps, held, resident).items():
             self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
         if dynamic:
