@@ -30,7 +30,7 @@ from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.control_flow_ops import DEAD, ENTER_TYPES
 from placeviz.graph.validate import dependencies
 from placeviz.graph.while_loop import WhileContext
-from placeviz.runtime.loop_memory import Key, LoopMemory, outer_ids
+from placeviz.runtime.loop_memory import Buffer, LoopMemory
 
 # (op, inputs, result) -> nanoseconds: an op's modeled duration, for ops on simulated GPUs
 Timing = Callable[[Sequence[Any], Any], int]
@@ -42,6 +42,26 @@ Use = int | tuple[int, str]
 # How an op's outputs are held (memory): not at all (an Enter: the outer value's holder does),
 # in their iteration, by the next iteration's Merge (a NextIteration), by the loop's caller
 HOLD_NONE, HOLD_ITERATION, HOLD_NEXT, HOLD_EXIT = 0, 1, 2, 3
+# Ops whose outputs hold their input's buffer, as TensorFlow's (a stack's push: its value's)
+FORWARDING = {
+    "Identity",
+    "Enter",
+    "RefEnter",
+    "Exit",
+    "RefExit",
+    "Merge",
+    "RefMerge",
+    "Switch",
+    "RefSwitch",
+    "NextIteration",
+    "RefNextIteration",
+    "Reshape",
+    "ExpandDims",
+    "Squeeze",
+    "StopGradient",
+    "Snapshot",
+    "StackPushV2",
+}
 
 
 class Execution(NamedTuple):
@@ -86,8 +106,11 @@ class _OpStep(NamedTuple):
     exit: bool
     own_cond: bool  # this loop's LoopCond: whether another iteration runs
     hold: int  # HOLD_*: what holds its outputs (memory)
+    # a forwarding op's inputs whose buffer its outputs hold (a Merge: the one that is not
+    # dead), as its reads find them in the iteration; None: its outputs are new buffers
+    forwards: tuple[Use, ...] | None
     push: bool  # a StackPushV2: the stack holds its value until popped
-    pop: bool  # a StackPopV2
+    pop: bool  # a StackPopV2: its output holds what the stack held
     releases: tuple[Use, ...]  # the values whose last reader in the iteration it is
 
 
@@ -112,12 +135,11 @@ class _Trace:
     """The rows of one outermost frame's run, and a number for each frame instance. A frame
     that is not laid out (``lays_out`` False) records its executions as they are."""
 
-    def __init__(self, lays_out: bool, step: int, outer: set[int]) -> None:
+    def __init__(self, lays_out: bool, step: int) -> None:
         self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
         self.instances = 0
         self.lays_out = lays_out
         self.step = step
-        self.outer = outer  # the buffers of the loop's outer values (memory: the plan's)
         self.laid: list[Execution] = []  # once kept: each row's execution, laid out
 
     def instance(self) -> int:
@@ -207,7 +229,7 @@ class _Iteration:
         # (tensor id, device) -> its copy there and the copy's row (made at the first read)
         self.copies: dict[tuple[int, str], tuple[Any, int]] | None = None
         # memory: each value's holder on its buffer, by what holds it (None: not counted)
-        self.held: dict[Use, Key] | None = None if runner._memory is None else {}
+        self.held: dict[Use, Buffer] | None = None if runner._memory is None else {}
 
     def record(
         self, op: Operation, ran: bool, start: int, duration: int, deps: Sequence[int]
@@ -270,9 +292,7 @@ class _Iteration:
         found = self.copies[key] = (value, len(rows))
         memory = runner._memory
         if ran and memory is not None:
-            held = memory.acquire(
-                value, device, tensor.op, tensor, self.trace, len(rows), self.trace.outer
-            )
+            held = memory.make(value, device, tensor.op, tensor, self.trace, len(rows))
             if held is not None:
                 self.held[key] = held  # type: ignore[index]
         rows.append(
@@ -415,6 +435,14 @@ class FrameRunner:
             op.type == "Merge" and len(op.inputs) == 2 and op.inputs[1].op.type == "NextIteration"
         )
         next_merge = self._next_to_merge.get(op._id, -1)
+        uses: tuple[Use, ...] = tuple(
+            tid if crossing is None else (tid, device) for tid, _, crossing in reads
+        )
+        forwards = None
+        if op.type in FORWARDING:
+            forwards = uses[1:2] if op.type == "StackPushV2" else uses[:1]
+            if op.type in ("Merge", "RefMerge"):
+                forwards = uses
         if op.type in ENTER_TYPES:
             hold = HOLD_NONE
         elif next_merge >= 0:
@@ -440,6 +468,7 @@ class FrameRunner:
             exit=op.type == "Exit",
             own_cond=op.type == "LoopCond" and op._control_flow_context is self.context,
             hold=hold,
+            forwards=forwards,
             push=op.type == "StackPushV2",
             pop=op.type == "StackPopV2",
             releases=self._releases.get(op._id, ()),
@@ -527,9 +556,7 @@ class FrameRunner:
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
         memory = self._memory
-        trace = _Trace(
-            self._lays_out, self._step, set() if memory is None else outer_ids(arguments)
-        )
+        trace = _Trace(self._lays_out, self._step)
         try:
             results, rows, held = self._run(arguments, [-1] * len(arguments), (), trace)
             if memory is not None:
@@ -574,14 +601,14 @@ class FrameRunner:
         producers: Sequence[int],
         outer: tuple[tuple[int, int], ...],
         trace: _Trace,
-    ) -> tuple[tuple[Any, ...], list[int], dict[int, Key]]:
+    ) -> tuple[tuple[Any, ...], list[int], dict[int, Buffer]]:
         """One run of the frame inside its outer iterations ``outer``: its exit values, the
         rows that made them and (memory) their holders by tensor id. ``producers``: the row
         that made each argument (-1: none)."""
         steps = self._steps
         memory = self._memory
-        exit_held: dict[int, Key] = {}
-        carried: dict[int, Key] = {}  # memory: Merge id -> the holder of what was sent to it
+        exit_held: dict[int, Buffer] = {}
+        carried: dict[int, Buffer] = {}  # memory: Merge id -> the holder of what was sent to it
         instance = trace.instance()
         lays_out = trace.lays_out
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
@@ -595,7 +622,7 @@ class FrameRunner:
             values, made, done = it.values, it.made, it.done
             record = it.record
             sent: dict[int, tuple[Any, int]] = {}
-            sending: dict[int, Key] = {}  # memory: what ``sent`` holds
+            sending: dict[int, Buffer] = {}  # memory: what ``sent`` holds
             go_on = False
             pending: _OpStep | None = None  # memory: the last op, whose reads end with it
             for key in self._order:
@@ -630,7 +657,7 @@ class FrameRunner:
                         duration = clock() - t0
                     record(op, value is not DEAD, t0, duration, (row,))
                     if memory is not None and value is not DEAD:
-                        self._merged(step, value, it, carried.pop(op._id, None))
+                        self._merged(step, it, carried.pop(op._id, None))
                     continue
                 inputs = []
                 deps = []
@@ -677,7 +704,7 @@ class FrameRunner:
                     values[step.outputs[0]] = result
                 record(op, True, t0, duration, deps)
                 if memory is not None and step.hold:
-                    self._hold(step, result, it, sending, exit_held)
+                    self._hold(step, inputs, result, it, sending, exit_held)
                 if step.enter:
                     entered[step.outputs[0]] = (result, done[op._id])
                 elif step.next_merge >= 0:
@@ -705,49 +732,58 @@ class FrameRunner:
     def _hold(
         self,
         step: _OpStep,
+        inputs: Sequence[Any],
         result: Any,
         it: _Iteration,
-        sending: dict[int, Key],
-        exit_held: dict[int, Key],
+        sending: dict[int, Buffer],
+        exit_held: dict[int, Buffer],
     ) -> None:
-        """Memory: the holders of what ``step`` made in iteration ``it``, and a stack's."""
+        """Memory: the buffers what ``step`` made in iteration ``it`` holds (new ones, or a
+        forwarded input's), and a stack's hold on a pushed value."""
         memory = self._memory
-        assert memory is not None
+        held = it.held
+        assert memory is not None and held is not None
         trace = it.trace
         row = it.done[step.op._id]
+        source = None
+        if step.pop:
+            source = memory.pop(result)  # the stack's hold becomes the output's
+        elif step.forwards is not None:
+            use = step.forwards[0]
+            if len(step.forwards) > 1:  # a Merge: the input that is not dead
+                use = next(u for u, v in zip(step.forwards, inputs) if v is not DEAD)
+            source = held.get(use)
         outputs = result if step.multi_output else (result,)
         for tensor, value in zip(step.op.outputs, outputs):
             if value is DEAD:
                 continue
-            held = memory.acquire(value, step.device, step.op, tensor, trace, row, trace.outer)
-            if held is None:
+            if step.pop:
+                buffer = source
+            elif step.forwards is not None:
+                buffer = memory.hold(source)
+            else:
+                buffer = memory.make(value, step.device, step.op, tensor, trace, row)
+            if buffer is None:
                 continue
             if step.hold == HOLD_ITERATION:
-                it.held[id(tensor)] = held  # type: ignore[index]
+                held[id(tensor)] = buffer
             elif step.hold == HOLD_NEXT:
-                sending[step.next_merge] = held
+                sending[step.next_merge] = buffer
             else:
-                exit_held[id(tensor)] = held
+                exit_held[id(tensor)] = buffer
         if step.push:
-            pushed = it.held.get(id(step.op.outputs[0])) if it.held is not None else None
-            memory.push(pushed, result, step.op, trace, row)
-        elif step.pop:
-            memory.pop(result, trace, row)
+            memory.push(source, result)
 
-    def _merged(self, step: _OpStep, value: Any, it: _Iteration, sent: Key | None) -> None:
-        """Memory: a loop variable's Merge holds its value; what the last iteration sent it
-        (held until now) is let go."""
-        memory = self._memory
-        assert memory is not None
-        trace = it.trace
-        row = it.done[step.op._id]
-        held = memory.acquire(
-            value, step.device, step.op, step.op.outputs[0], trace, row, trace.outer
-        )
-        if held is not None:
-            it.held[id(step.op.outputs[0])] = held  # type: ignore[index]
-        if sent is not None:
-            memory.release(sent, trace, row)
+    def _merged(self, step: _OpStep, it: _Iteration, sent: Buffer | None) -> None:
+        """Memory: a loop variable's Merge holds what the last iteration sent it (the holder
+        moves to it), or in the first iteration what entered (the outer value's: nothing)."""
+        held = it.held
+        assert held is not None
+        buffer = sent
+        if buffer is None and step.forwards:
+            buffer = LoopMemory.hold(held.get(step.forwards[0]))
+        if buffer is not None:
+            held[id(step.op.outputs[0])] = buffer
 
     def _let_go(self, uses: Sequence[Use], it: _Iteration, row: int) -> None:
         """Memory: the values whose last reader in iteration ``it`` was row ``row``."""
@@ -786,7 +822,7 @@ class FrameRunner:
         exits join its values (memory: held in this iteration)."""
         unit = self._units[key]
         inner = [self._inner_argument(it, arguments, producers, k) for k in unit.argument_keys]
-        held: dict[int, Key] = {}
+        held: dict[int, Buffer] = {}
         if any(v is DEAD for v, _ in inner):
             outputs, exit_rows = tuple(DEAD for _ in unit.exits), [-1] * len(unit.exits)
         else:

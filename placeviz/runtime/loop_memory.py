@@ -1,30 +1,27 @@
 """Device memory inside while loops: the buffers a run's loops make, while they are held.
 
 A loop's ops run inside one plan step (``frames.FrameRunner``), so the plan's lifetimes
-(``memory.py``) cannot see them. ``LoopMemory`` counts them as the loops run, by buffer: a
-value whose array (or whose base, for a view) is already held on its device adds a holder to
-it, as TensorFlow's forwarding ops (Identity, Enter, Switch, Merge, NextIteration, Exit,
-Reshape) pass their input's buffer on; a new one is allocated on the device of the execution
-that made it, when that execution starts, and freed when its last holder lets go: the last
-reader of each value in its iteration, the next iteration's Merge for a NextIteration's value,
-the pop for a value pushed on a stack (or the run's end). The outer values a loop reads are the
-plan's (held by it until the loop's step ends), and the value an outermost loop's Exit gives
-back becomes the plan's: the plan frees it after its last reader (``hand_over``). Each
-allocation is checked against its device's limit on top of what the plan holds during the
-loop's step (``base``), so an op inside a loop fails with TensorFlow's out-of-memory error.
+(``memory.py``) cannot see them. ``LoopMemory`` counts them as the loops run: an op execution
+makes a buffer for each output on its device, as it starts, except a forwarding op's (Identity,
+Enter, Switch, Merge, NextIteration, Exit, Reshape and the like, a stack's push and pop), whose
+outputs hold its input's buffer, as TensorFlow's do (the rule is the graph's, not NumPy's, so a
+dry run, whose values are shapes, counts what a real run counts). A buffer is freed when its
+last holder lets go: the last reader of each value holding it in its iteration, the next
+iteration's Merge for a NextIteration's value, the pop for a value pushed on a stack (or the
+run's end). A loop's outer values are the plan's (held by it until the loop's step ends), and
+the values an outermost loop's Exits give back become the plan's, which frees them after their
+last reader (``hand_over``). Each buffer is checked against its device's limit on top of what
+the plan holds during the loop's step (``base``), so an op inside a loop fails with
+TensorFlow's out-of-memory error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from placeviz.errors import ResourceExhaustedError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.shapes import format_dims
-
-# (device name, id of the buffer's owner): one held buffer
-Key = tuple[str, int]
 
 
 class Buffer:
@@ -47,7 +44,7 @@ class Buffer:
     def __init__(
         self, value: Any, device: str, size: int, node: Operation, name: str, trace: Any, row: int
     ) -> None:
-        self.value = value  # kept so that its id is not reused while it is held
+        self.value = value  # kept: a stack finds a pushed value's buffer by the value's id
         self.device = device
         self.size = size
         self.node = node  # the op that made it (its events' node)
@@ -62,12 +59,6 @@ class Buffer:
 HELD, FREED, HANDED = 0, 1, 2
 
 
-def owner(value: Any) -> Any:
-    """The array that owns ``value``'s memory: a view's base, else the value itself."""
-    base = getattr(value, "base", None)
-    return value if base is None else base
-
-
 class LoopMemory:
     """The buffers one run's loops hold (``buffers``, in allocation order) and each device's
     bytes held by them now; ``base`` (per loop step, per device) is what the plan holds while
@@ -78,42 +69,24 @@ class LoopMemory:
         self.base: dict[int, dict[str, int]] = {}
         # per loop step and device: the plan's largest live tensors then (name, op, type, bytes)
         self.base_largest: dict[int, dict[str, list[tuple[str, str, str, int]]]] = {}
-        self.live: dict[Key, Buffer] = {}
         self.in_use: dict[str, int] = {}
         self.buffers: list[Buffer] = []
         self.completed: set[int] = set()  # loop steps that gave back their exits in this run
-        # a pushed buffer's id -> the keys its stack holds it by (one per push not popped yet)
-        self.stacked: dict[int, list[Key]] = {}
+        # a pushed value's id -> the buffers its stack holds for it (one per push not popped)
+        self.stacked: dict[int, list[Buffer]] = {}
 
     def reset(self) -> None:
         """Before a run: nothing held."""
-        self.live.clear()
         self.in_use.clear()
         self.buffers.clear()
         self.completed.clear()
         self.stacked.clear()
 
-    def acquire(
-        self,
-        value: Any,
-        device: str,
-        op: Operation,
-        tensor: Tensor | None,
-        trace: Any,
-        row: int,
-        outer: set[int],
-    ) -> Key | None:
-        """A holder of ``value`` on ``device`` (made or forwarded by row ``row``): its buffer's
-        key, or None when nothing is counted for it (no bytes, or a buffer of the plan's:
-        ``outer``, the ids of the loop's outer values). A new buffer must fit its device."""
-        base = owner(value)
-        key = (device, id(base))
-        found = self.live.get(key)
-        if found is not None:
-            found.holders += 1
-            return key
-        if key[1] in outer:
-            return None
+    def make(
+        self, value: Any, device: str, op: Operation, tensor: Tensor, trace: Any, row: int
+    ) -> Buffer | None:
+        """The buffer of ``value``, made on ``device`` by row ``row`` (None: it has no bytes),
+        held once; it must fit the device."""
         size = getattr(value, "nbytes", 0)
         if not size:
             return None
@@ -123,49 +96,55 @@ class LoopMemory:
         if held + size > self.limits.get(device, held + size):
             raise self._out_of_memory(op, tensor, value, size, device, held, step)
         self.in_use[device] = in_use + size
-        name = tensor.name if tensor is not None else op.name
-        buffer = Buffer(base, device, size, op, name, trace, row)
-        self.live[key] = buffer
+        buffer = Buffer(value, device, size, op, tensor.name, trace, row)
         self.buffers.append(buffer)
-        return key
+        return buffer
 
-    def release(self, key: Key, trace: Any, row: int) -> None:
-        """One holder of ``key`` is done (its last reader is row ``row``)."""
-        buffer = self.live[key]
+    @staticmethod
+    def hold(buffer: Buffer | None) -> Buffer | None:
+        """One more holder of ``buffer`` (a forwarded value)."""
+        if buffer is not None:
+            buffer.holders += 1
+        return buffer
+
+    def release(self, buffer: Buffer, trace: Any, row: int) -> None:
+        """One holder of ``buffer`` is done (its last reader is row ``row``)."""
         buffer.releases.append((trace, row))
         buffer.holders -= 1
         if buffer.holders == 0:
-            del self.live[key]
             buffer.state = FREED
             self.in_use[buffer.device] -= buffer.size
 
-    def push(self, key: Key | None, value: Any, op: Operation, trace: Any, row: int) -> None:
-        """A stack holds the buffer ``key`` of ``value`` until it is popped."""
-        if key is not None:
-            self.acquire(value, key[0], op, None, trace, row, set())
-            self.stacked.setdefault(key[1], []).append(key)
+    def push(self, buffer: Buffer | None, value: Any) -> None:
+        """A stack holds ``buffer`` (of the pushed ``value``) until it is popped."""
+        if buffer is not None:
+            buffer.holders += 1
+            self.stacked.setdefault(id(value), []).append(buffer)
 
-    def pop(self, value: Any, trace: Any, row: int) -> None:
-        """The stack let go of ``value`` (popped by row ``row``, whose output holds it now)."""
-        keys = self.stacked.get(id(owner(value)))
-        if keys:
-            self.release(keys.pop(), trace, row)
+    def pop(self, value: Any) -> Buffer | None:
+        """The buffer of a popped ``value``: the stack's holder becomes the pop's output's."""
+        buffers = self.stacked.get(id(value))
+        return buffers.pop() if buffers else None
 
     def hand_over(
-        self, key: Key | None, value: Any, device: str, exit_op: Operation, trace: Any, row: int
+        self,
+        buffer: Buffer | None,
+        value: Any,
+        device: str,
+        exit_op: Operation,
+        trace: Any,
+        row: int,
     ) -> None:
-        """An outermost loop's exit value (held by ``key``, made by row ``row``) becomes the
-        plan's, which frees it after its last reader: its buffer, when the exit is its only
-        holder, moves to the plan as it is; otherwise (held elsewhere too, or a buffer the loop
-        did not make) the exit's value is allocated once more, by the Exit, for the plan."""
-        buffer = self.live.get(key) if key is not None else None
+        """An outermost loop's exit value (held by ``buffer``, given by row ``row``) becomes
+        the plan's, which frees it after its last reader: its buffer, when the exit is its only
+        holder, moves to the plan as it is; otherwise (held elsewhere too, or the plan's own)
+        the exit's value is allocated once more, by the Exit, for the plan."""
         if buffer is not None and buffer.holders == 1 and buffer.size == value.nbytes:
-            del self.live[key]  # type: ignore[arg-type]
             buffer.state = HANDED
             self.in_use[device] -= buffer.size
             return
-        if key is not None:
-            self.release(key, trace, row)
+        if buffer is not None:
+            self.release(buffer, trace, row)
         size = getattr(value, "nbytes", 0)
         if size:
             given = Buffer(value, device, size, exit_op, exit_op.outputs[0].name, trace, row)
@@ -175,7 +154,7 @@ class LoopMemory:
     def _out_of_memory(
         self,
         op: Operation,
-        tensor: Tensor | None,
+        tensor: Tensor,
         value: Any,
         size: int,
         device: str,
@@ -183,15 +162,12 @@ class LoopMemory:
         step: int,
     ) -> ResourceExhaustedError:
         limit = self.limits[device]
-        name = tensor.name if tensor is not None else op.name
-        dtype = getattr(getattr(value, "dtype", None), "name", "unknown")
-        dtype = tensor.dtype.name if tensor is not None else dtype
         shape = format_dims(tuple(getattr(value, "shape", ())))
         return ResourceExhaustedError(
-            f"OOM when allocating tensor {name} with shape {shape} and type {dtype} ({size} "
-            f"bytes) for '{op.name}' ({op.type}, created at {op.source}) on {device}: "
-            f"{in_use} bytes already in use, limit {limit} bytes ({limit / (1 << 20):.0f} MiB). "
-            f"Largest live tensors: {self._largest(device, step)}",
+            f"OOM when allocating tensor {tensor.name} with shape {shape} and type "
+            f"{tensor.dtype.base_dtype.name} ({size} bytes) for '{op.name}' ({op.type}, created "
+            f"at {op.source}) on {device}: {in_use} bytes already in use, limit {limit} bytes "
+            f"({limit / (1 << 20):.0f} MiB). Largest live tensors: {self._largest(device, step)}",
             op=op,
         )
 
@@ -200,8 +176,8 @@ class LoopMemory:
         held: list[tuple[str, str, str, int]] = list(
             self.base_largest.get(step, {}).get(device, ())
         )
-        for (where, _), buffer in self.live.items():
-            if where == device:
+        for buffer in self.buffers:
+            if buffer.device == device and buffer.state == HELD:
                 node = buffer.node
                 held.append((buffer.name, node.name, node.type, buffer.size))
         held.sort(key=lambda item: -item[3])
@@ -209,8 +185,3 @@ class LoopMemory:
             "; ".join(f"{name} from '{op}' ({kind}): {n} bytes" for name, op, kind, n in held[:5])
             or "none"
         )
-
-
-def outer_ids(values: Iterable[Any]) -> set[int]:
-    """The buffers of a loop's outer values (the plan holds them)."""
-    return {id(owner(v)) for v in values if getattr(v, "nbytes", 0)}
