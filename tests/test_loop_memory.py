@@ -201,9 +201,8 @@ def test_an_op_inside_a_loop_fails_on_top_of_what_the_plan_holds_while_the_loop_
             lambda i, v: i < 3, lambda i, v: (i + 1, pv.tanh(pv.matmul(v, x))), [0, x]
         )
         total = pv.reduce_sum(v) + pv.reduce_sum(big)
-    with pv.Session() as session:
-        with pytest.raises(pv.errors.ResourceExhaustedError) as caught:
-            session.run(total, {x: np.zeros((256, 256), np.float32)})
+    with pv.Session() as session, pytest.raises(pv.errors.ResourceExhaustedError) as caught:
+        session.run(total, {x: np.zeros((256, 256), np.float32)})
     message = str(caught.value)
     # the loop alone holds at most 3 x 256 KiB (v, matmul's output, tanh's): it fits 4 MiB
     assert caught.value.op.name in ("while/MatMul", "while/Tanh")

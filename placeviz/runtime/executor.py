@@ -140,6 +140,12 @@ def _deref(value: Any) -> Any:
     return value if read is None else read()
 
 
+def _with_known(runner: FrameRunner, known: Sequence[Any], *arguments: Any) -> tuple[Any, ...]:
+    """A dry loop's run: the outer values the dry run knows in place of their shapes (a dead
+    one, of a branch not taken, stays dead)."""
+    return runner(*(a if k is None or a is DEAD else k for a, k in zip(arguments, known)))
+
+
 def _no_memory_check(step: int, measured: Sequence[int]) -> None:
     return None
 
@@ -479,7 +485,13 @@ class CompiledPlan:
             slots[key] = name
             ready[key] = index
         self._frame_outputs[index] = list(frame.exits)
-        call = f"{self._bind('frame', runner)}({', '.join(inputs)})"
+        target: Callable[..., Any] = runner
+        if self.dry is not None:  # a dry loop computes with the outer values it knows
+            tensors = {id(t): t for t in frame.arguments}
+            known = [self.dry.loop_argument(tensors[k[0]]) for k in keys]
+            if any(v is not None for v in known):
+                target = functools.partial(_with_known, runner, known)
+        call = f"{self._bind('frame', target)}({', '.join(inputs)})"
         text = f"{_tuple(outputs)} = {call}" if outputs else call
         lines.append(_Line(text, inputs, outputs, index))
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from placeviz import dtypes
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.control_flow_ops import DEAD, ENTER_TYPES
 from placeviz.graph.validate import dependencies
@@ -42,6 +43,7 @@ Use = int | tuple[int, str]
 # How an op's outputs are held (memory): not at all (an Enter: the outer value's holder does),
 # in their iteration, by the next iteration's Merge (a NextIteration), by the loop's caller
 HOLD_NONE, HOLD_ITERATION, HOLD_NEXT, HOLD_EXIT = 0, 1, 2, 3
+_HANDLES = (dtypes.resource,)
 # Ops whose outputs hold their input's buffer, as TensorFlow's (a stack's push: its value's)
 FORWARDING = {
     "Identity",
@@ -109,6 +111,8 @@ class _OpStep(NamedTuple):
     # a forwarding op's inputs whose buffer its outputs hold (a Merge: the one that is not
     # dead), as its reads find them in the iteration; None: its outputs are new buffers
     forwards: tuple[Use, ...] | None
+    # per output, whether it is memory (not a handle: a TensorArray's, a stack's)
+    counted: tuple[bool, ...]
     push: bool  # a StackPushV2: the stack holds its value until popped
     pop: bool  # a StackPopV2: its output holds what the stack held
     releases: tuple[Use, ...]  # the values whose last reader in the iteration it is
@@ -469,6 +473,7 @@ class FrameRunner:
             own_cond=op.type == "LoopCond" and op._control_flow_context is self.context,
             hold=hold,
             forwards=forwards,
+            counted=tuple(t.dtype.base_dtype not in _HANDLES for t in op.outputs),
             push=op.type == "StackPushV2",
             pop=op.type == "StackPopV2",
             releases=self._releases.get(op._id, ()),
@@ -754,8 +759,8 @@ class FrameRunner:
                 use = next(u for u, v in zip(step.forwards, inputs) if v is not DEAD)
             source = held.get(use)
         outputs = result if step.multi_output else (result,)
-        for tensor, value in zip(step.op.outputs, outputs):
-            if value is DEAD:
+        for tensor, value, counted in zip(step.op.outputs, outputs, step.counted):
+            if value is DEAD or not counted:
                 continue
             if step.pop:
                 buffer = source
