@@ -709,7 +709,7 @@ class FrameRunner:
                     values[step.outputs[0]] = result
                 record(op, True, t0, duration, deps)
                 if memory is not None and step.hold:
-                    self._hold(step, inputs, result, it, sending, exit_held)
+                    self._hold(step, inputs, result, it, done[op._id], sending, exit_held)
                 if step.enter:
                     entered[step.outputs[0]] = (result, done[op._id])
                 elif step.next_merge >= 0:
@@ -740,16 +740,14 @@ class FrameRunner:
         inputs: Sequence[Any],
         result: Any,
         it: _Iteration,
+        row: int,
         sending: dict[int, Buffer],
         exit_held: dict[int, Buffer],
     ) -> None:
-        """Memory: the buffers what ``step`` made in iteration ``it`` holds (new ones, or a
-        forwarded input's), and a stack's hold on a pushed value."""
-        memory = self._memory
-        held = it.held
-        assert memory is not None and held is not None
-        trace = it.trace
-        row = it.done[step.op._id]
+        """Memory: the buffers what ``step`` (row ``row`` of iteration ``it``) made hold (new
+        ones, or a forwarded input's), and a stack's hold on a pushed value."""
+        memory: Any = self._memory
+        held: Any = it.held
         source = None
         if step.pop:
             source = memory.pop(result)  # the stack's hold becomes the output's
@@ -767,7 +765,7 @@ class FrameRunner:
             elif step.forwards is not None:
                 buffer = memory.hold(source)
             else:
-                buffer = memory.make(value, step.device, step.op, tensor, trace, row)
+                buffer = memory.make(value, step.device, step.op, tensor, it.trace, row)
             if buffer is None:
                 continue
             if step.hold == HOLD_ITERATION:

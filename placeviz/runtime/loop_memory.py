@@ -31,24 +31,31 @@ class Buffer:
     __slots__ = (
         "device",
         "holders",
-        "name",
         "node",
         "releases",
         "row",
         "size",
         "state",
+        "tensor",
         "trace",
         "value",
     )
 
     def __init__(
-        self, value: Any, device: str, size: int, node: Operation, name: str, trace: Any, row: int
+        self,
+        value: Any,
+        device: str,
+        size: int,
+        node: Operation,
+        tensor: Tensor,
+        trace: Any,
+        row: int,
     ) -> None:
         self.value = value  # kept: a stack finds a pushed value's buffer by the value's id
         self.device = device
         self.size = size
         self.node = node  # the op that made it (its events' node)
-        self.name = name  # the tensor, for an out-of-memory error
+        self.tensor = tensor  # its value's, named by an out-of-memory error
         self.trace = trace
         self.row = row
         self.holders = 1
@@ -66,7 +73,8 @@ class LoopMemory:
 
     def __init__(self, limits: dict[str, int]) -> None:
         self.limits = limits
-        self.base: dict[int, dict[str, int]] = {}
+        # (loop step, device) -> bytes the plan holds there while the step runs
+        self.base: dict[tuple[int, str], int] = {}
         # per loop step and device: the plan's largest live tensors then (name, op, type, bytes)
         self.base_largest: dict[int, dict[str, list[tuple[str, str, str, int]]]] = {}
         self.in_use: dict[str, int] = {}
@@ -91,12 +99,11 @@ class LoopMemory:
         if not size:
             return None
         in_use = self.in_use.get(device, 0)
-        step = trace.step
-        held = self.base.get(step, {}).get(device, 0) + in_use
-        if held + size > self.limits.get(device, held + size):
-            raise self._out_of_memory(op, tensor, value, size, device, held, step)
+        held = self.base.get((trace.step, device), 0) + in_use
+        if held + size > self.limits[device]:
+            raise self._out_of_memory(op, tensor, value, size, device, held, trace.step)
         self.in_use[device] = in_use + size
-        buffer = Buffer(value, device, size, op, tensor.name, trace, row)
+        buffer = Buffer(value, device, size, op, tensor, trace, row)
         self.buffers.append(buffer)
         return buffer
 
@@ -147,7 +154,7 @@ class LoopMemory:
             self.release(buffer, trace, row)
         size = getattr(value, "nbytes", 0)
         if size:
-            given = Buffer(value, device, size, exit_op, exit_op.outputs[0].name, trace, row)
+            given = Buffer(value, device, size, exit_op, exit_op.outputs[0], trace, row)
             given.state = HANDED
             self.buffers.append(given)
 
@@ -179,7 +186,7 @@ class LoopMemory:
         for buffer in self.buffers:
             if buffer.device == device and buffer.state == HELD:
                 node = buffer.node
-                held.append((buffer.name, node.name, node.type, buffer.size))
+                held.append((buffer.tensor.name, node.name, node.type, buffer.size))
         held.sort(key=lambda item: -item[3])
         return (
             "; ".join(f"{name} from '{op}' ({kind}): {n} bytes" for name, op, kind, n in held[:5])

@@ -98,9 +98,13 @@ class PlanCache:
         held = lifetimes(compiled.steps, plan.fetches, plan.feeds, self._keep_fetched)
         compiled.live_tensors = live_tensors(compiled.steps, held)
         if compiled.loop_memory is not None:
-            compiled.loop_memory.base, compiled.loop_memory.base_largest = held_during_loops(
-                compiled.steps, held, resident
-            )
+            base, largest = held_during_loops(compiled.steps, held, resident)
+            compiled.loop_memory.base = {
+                (step, device): used
+                for step, by_device in base.items()
+                for device, used in by_device.items()
+            }
+            compiled.loop_memory.base_largest = largest
         for device, peak in check_fits(compiled.steps, held, resident).items():
             self.peak_bytes[device] = max(self.peak_bytes.get(device, 0), peak)
         if dynamic:
