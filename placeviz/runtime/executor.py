@@ -441,14 +441,14 @@ class CompiledPlan:
             return built if self._gpus is None else self._gpus.in_frame(place, built)
 
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
-            return op_timing(op, plan.devices[op._id])
+            return op_timing(op, plan.devices[op._id], self.dry is not None)
 
         places = {plan.devices[m._id].name: plan.devices[m._id] for m in frame.ops}
 
         def transfer(src: str, dst: str) -> Move:
             source, target = places[src], places[dst]
             copy = None if self._gpus is None else self._gpus.frame_copy(source, target)
-            return copy, transfer_timing(target, source)
+            return copy, transfer_timing(target, source, self.dry is not None)
 
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is

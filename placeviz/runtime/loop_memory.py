@@ -38,12 +38,10 @@ class Buffer:
         "state",
         "tensor",
         "trace",
-        "value",
     )
 
     def __init__(
         self,
-        value: Any,
         device: str,
         size: int,
         node: Operation,
@@ -51,7 +49,6 @@ class Buffer:
         trace: Any,
         row: int,
     ) -> None:
-        self.value = value  # kept: a stack finds a pushed value's buffer by the value's id
         self.device = device
         self.size = size
         self.node = node  # the op that made it (its events' node)
@@ -80,7 +77,8 @@ class LoopMemory:
         self.in_use: dict[str, int] = {}
         self.buffers: list[Buffer] = []
         self.completed: set[int] = set()  # loop steps that gave back their exits in this run
-        # a pushed value's id -> the buffers its stack holds for it (one per push not popped)
+        # a pushed value's id -> the buffers its stack holds for it (one per push not popped; the
+        # stack keeps the value, so its id stays its own until then)
         self.stacked: dict[int, list[Buffer]] = {}
 
     def reset(self) -> None:
@@ -103,7 +101,7 @@ class LoopMemory:
         if held + size > self.limits[device]:
             raise self._out_of_memory(op, tensor, value, size, device, held, trace.step)
         self.in_use[device] = in_use + size
-        buffer = Buffer(value, device, size, op, tensor, trace, row)
+        buffer = Buffer(device, size, op, tensor, trace, row)
         self.buffers.append(buffer)
         return buffer
 
@@ -154,7 +152,7 @@ class LoopMemory:
             self.release(buffer, trace, row)
         size = getattr(value, "nbytes", 0)
         if size:
-            given = Buffer(value, device, size, exit_op, exit_op.outputs[0], trace, row)
+            given = Buffer(device, size, exit_op, exit_op.outputs[0], trace, row)
             given.state = HANDED
             self.buffers.append(given)
 
