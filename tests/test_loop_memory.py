@@ -5,6 +5,7 @@ TensorFlow's out-of-memory error."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -171,11 +172,23 @@ def test_loop_memory_never_goes_below_zero_and_holds_nothing_after_a_run(
         fetches.append(pv.gradients(fetches[0], [x, w]))
     if program["fetch_body"]:
         fetches.append(v)
-    with pv.Session() as session:
-        session.run(w.initializer)
-        session.run(fetches, {x: np.ones((8, 8), np.float32)}, options=FULL)
-        trace = session.trace(runs=None)
-        assert balances(trace) == variable_bytes(session, [w])
+    held = []
+    for dry in (False, True):  # a dry run counts what the real one does
+        with pv.Session(config=pv.ConfigProto(dry_run=dry)) as session:
+            session.run(w.initializer)
+            session.run(fetches, {x: np.ones((8, 8), np.float32)}, options=FULL)
+            trace = session.trace(runs=None)
+            assert balances(trace) == variable_bytes(session, [w])
+            held.append(memory_events(session.trace(runs=1)))
+    assert held[0] == held[1]
+
+
+def memory_events(trace: pv.Trace) -> Counter:
+    """A run's allocations and frees: (kind, node, device, bytes), each with its count."""
+    events = trace.events
+    memory = np.isin(events["kind"], [int(EventKind.ALLOC), int(EventKind.FREE)])
+    columns = [events[c][memory].tolist() for c in ("kind", "node", "device", "bytes")]
+    return Counter(zip(*columns))
 
 
 def test_the_zoos_looped_lstm_training_step_frees_all_but_its_variables() -> None:
