@@ -217,7 +217,8 @@ class CompiledPlan:
         if plan.frames and (
             full_trace or any(d.device_type != "CPU" for d in plan.devices.values())
         ):
-            self.loop_memory = LoopMemory({d.name: d.memory_limit for d in plan.devices.values()})
+            limits = {d.name: d.memory_limit for d in plan.devices.values()}
+            self.loop_memory = LoopMemory(limits, full_trace)
         self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,

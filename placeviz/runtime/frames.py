@@ -114,6 +114,8 @@ class _OpStep(NamedTuple):
     # per output, whether it is memory (not a handle: a TensorArray's, a stack's)
     counted: tuple[bool, ...]
     push: bool  # a StackPushV2: the stack holds its value until popped
+    # memory: one output, a new buffer held in its iteration (most ops): its tensor, else None
+    plain: Tensor | None
     pop: bool  # a StackPopV2: its output holds what the stack held
     releases: tuple[Use, ...]  # the values whose last reader in the iteration it is
 
@@ -139,11 +141,12 @@ class _Trace:
     """The rows of one outermost frame's run, and a number for each frame instance. A frame
     that is not laid out (``lays_out`` False) records its executions as they are."""
 
-    def __init__(self, lays_out: bool, step: int) -> None:
+    def __init__(self, lays_out: bool, step: int, room: dict[str, int]) -> None:
         self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
         self.instances = 0
         self.lays_out = lays_out
         self.step = step
+        self.room = room  # memory: per device, the bytes the loop's buffers may take
         self.laid: list[Execution] = []  # once kept: each row's execution, laid out
 
     def instance(self) -> int:
@@ -475,6 +478,14 @@ class FrameRunner:
             forwards=forwards,
             counted=tuple(t.dtype.base_dtype not in _HANDLES for t in op.outputs),
             push=op.type == "StackPushV2",
+            plain=op.outputs[0]
+            if forwards is None
+            and op.type != "StackPopV2"
+            and hold == HOLD_ITERATION
+            and len(op.outputs) == 1
+            and not op.op_def.multi_output
+            and op.outputs[0].dtype.base_dtype not in _HANDLES
+            else None,
             pop=op.type == "StackPopV2",
             releases=self._releases.get(op._id, ()),
         )
@@ -561,7 +572,9 @@ class FrameRunner:
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
         memory = self._memory
-        trace = _Trace(self._lays_out, self._step)
+        trace = _Trace(
+            self._lays_out, self._step, {} if memory is None else memory.room(self._step)
+        )
         try:
             results, rows, held = self._run(arguments, [-1] * len(arguments), (), trace)
             if memory is not None:
@@ -709,7 +722,14 @@ class FrameRunner:
                     values[step.outputs[0]] = result
                 record(op, True, t0, duration, deps)
                 if memory is not None and step.hold:
-                    self._hold(step, inputs, result, it, done[op._id], sending, exit_held)
+                    if step.plain is not None:
+                        buffer = memory.make(
+                            result, step.device, op, step.plain, trace, done[op._id]
+                        )
+                        if buffer is not None:
+                            it.held[step.outputs[0]] = buffer  # type: ignore[index]
+                    else:
+                        self._hold(step, inputs, result, it, done[op._id], sending, exit_held)
                 if step.enter:
                     entered[step.outputs[0]] = (result, done[op._id])
                 elif step.next_merge >= 0:

@@ -68,22 +68,37 @@ class LoopMemory:
     bytes held by them now; ``base`` (per loop step, per device) is what the plan holds while
     the step runs, ``limits`` each device's memory limit."""
 
-    def __init__(self, limits: dict[str, int]) -> None:
+    def __init__(self, limits: dict[str, int], traced: bool) -> None:
+        """``traced``: the runs record their memory events (which need when each buffer's
+        holders let go of it); otherwise the buffers are counted only to check the limits."""
         self.limits = limits
+        self.traced = traced
         # (loop step, device) -> bytes the plan holds there while the step runs
         self.base: dict[tuple[int, str], int] = {}
         # per loop step and device: the plan's largest live tensors then (name, op, type, bytes)
         self.base_largest: dict[int, dict[str, list[tuple[str, str, str, int]]]] = {}
-        self.in_use: dict[str, int] = {}
+        self.in_use: dict[str, int] = dict.fromkeys(limits, 0)
+        self._rooms: dict[int, dict[str, int]] = {}
         self.buffers: list[Buffer] = []
         self.completed: set[int] = set()  # loop steps that gave back their exits in this run
         # a pushed value's id -> the buffers its stack holds for it (one per push not popped; the
         # stack keeps the value, so its id stays its own until then)
         self.stacked: dict[int, list[Buffer]] = {}
 
+    def room(self, step: int) -> dict[str, int]:
+        """Per device, the bytes loop ``step``'s buffers may take: its limit less what the plan
+        holds during the step (worked out once)."""
+        found = self._rooms.get(step)
+        if found is None:
+            found = self._rooms[step] = {
+                device: limit - self.base.get((step, device), 0)
+                for device, limit in self.limits.items()
+            }
+        return found
+
     def reset(self) -> None:
         """Before a run: nothing held."""
-        self.in_use.clear()
+        self.in_use = dict.fromkeys(self.limits, 0)
         self.buffers.clear()
         self.completed.clear()
         self.stacked.clear()
@@ -96,11 +111,11 @@ class LoopMemory:
         size = getattr(value, "nbytes", 0)
         if not size:
             return None
-        in_use = self.in_use.get(device, 0)
-        held = self.base.get((trace.step, device), 0) + in_use
-        if held + size > self.limits[device]:
+        in_use = self.in_use[device] + size
+        if in_use > trace.room[device]:
+            held = self.base.get((trace.step, device), 0) + in_use - size
             raise self._out_of_memory(op, tensor, value, size, device, held, trace.step)
-        self.in_use[device] = in_use + size
+        self.in_use[device] = in_use
         buffer = Buffer(device, size, op, tensor, trace, row)
         self.buffers.append(buffer)
         return buffer
@@ -114,7 +129,8 @@ class LoopMemory:
 
     def release(self, buffer: Buffer, trace: Any, row: int) -> None:
         """One holder of ``buffer`` is done (its last reader is row ``row``)."""
-        buffer.releases.append((trace, row))
+        if self.traced:
+            buffer.releases.append((trace, row))
         buffer.holders -= 1
         if buffer.holders == 0:
             buffer.state = FREED
