@@ -71,6 +71,9 @@ def memory_cost(
     return elementwise_cost(op, in_shapes, out_shapes, flops_per_element=0.0)
 
 
+ANY_INPUT = -1  # OpDef.forwards_input of an op whose outputs are whichever input is live
+
+
 def free_cost(
     op: Operation, in_shapes: Sequence[tuple[int, ...]], out_shapes: Sequence[tuple[int, ...]]
 ) -> Cost:
@@ -101,9 +104,10 @@ class OpDef:
     kernel_overrides: Mapping[str, KernelBuilder] = field(default_factory=dict)
     # the op's output is a reference to mutable state (a variable) rather than a value.
     ref_output: bool = False
-    # the output is the first input's buffer, as TF's kernel forwards it (Identity, Reshape):
-    # nothing is allocated, and the buffer lives until the last reader of either is done.
-    forwards_input: bool = False
+    # the input whose buffer the outputs are, as TF's kernel forwards it (0: Identity, Reshape;
+    # ANY_INPUT: a Merge's live one): nothing is allocated, and the buffer lives until the last
+    # reader of any of them; None: the outputs are new buffers.
+    forwards_input: int | None = None
     # takes a variable's reference only by value (TF's non-ref input args, e.g. SaveV2's): the
     # placer does not colocate it with the variable, as it does Assign.
     value_inputs: bool = False

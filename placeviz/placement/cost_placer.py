@@ -32,6 +32,7 @@ from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.graph_keys import GraphKeys
+from placeviz.graph.registry import ANY_INPUT
 from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
 from placeviz.placement.reason import Reason, short_name
 from placeviz.placement.scheduling import InfeasibleScheduleError, Schedule, schedule
@@ -185,12 +186,12 @@ class CostPlacer(SimplePlacer):
         for op in by_name.values():
             for tensor in op.inputs:
                 source = tensor.op
-                while source.op_def.forwards_input and source.name in by_name:
-                    source = source.inputs[0].op
+                while _forwarded(source) is not None and source.name in by_name:
+                    source = source.inputs[_forwarded(source)].op
                 readers.setdefault(source._id, []).append(op)
         changes: dict[str, list[tuple[float, float]]] = {}
         for name, op in by_name.items():
-            if op.op_def.forwards_input:
+            if _forwarded(op) is not None:
                 continue
             device = found.device[name]
             if op.op_def.ref_output:
@@ -435,3 +436,9 @@ def _follow_most_consumers(
 
 def _limit(device: Device) -> float:
     return float(device.memory_limit) if device.memory_limit > 0 else math.inf
+
+
+def _forwarded(op: Operation) -> int | None:
+    """The input whose buffer the op's outputs are, when one is known before the run."""
+    forwarded = op.op_def.forwards_input
+    return None if forwarded == ANY_INPUT else forwarded

@@ -16,8 +16,16 @@ constant, a comparison of shapes, a fed bool, whether a variable is initialized 
 before in the plan gives it its value: ``initialized_value()``'s cond in an initializer's run).
 A shape that only values give (``where`` with one argument of floats, ``unique``) cannot be
 specialized: the run fails naming the op, and the tensor whose shape to feed (a ``ShapedArray``
-may be fed to any feedable tensor); so does a cond whose predicate is not known. A while loop's
-trip count depends on values: dry runs refuse loops for now.
+may be fed to any feedable tensor); so does a cond whose predicate is not known.
+
+A while loop runs dry iteration by iteration (``runtime.frames``, as a real one): its control
+ops (Enter, Merge, Switch, NextIteration, Exit, LoopCond, a stack's push and pop) run their own
+kernels on whatever they are given, its small int and bool ops compute their values for real
+from the known values of what they read (a counter compared with a bound that shapes, constants
+or fed values give, as ``dynamic_rnn``'s ``time < max_time`` or ``maximum_iterations``), and
+every other op gives a new ShapedArray per execution (its shape from its inputs' at run time
+where static shapes fall short). A loop whose condition values a dry run does not compute
+decide fails naming the loop and what to give it.
 """
 
 from __future__ import annotations
@@ -33,7 +41,14 @@ from placeviz.dtypes import DType
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
-from placeviz.graph.ops.control_flow_ops import DEAD, MERGE_TYPES, SWITCH_TYPES
+from placeviz.graph.ops.control_flow_ops import (
+    DEAD,
+    ENTER_TYPES,
+    MERGE_TYPES,
+    SWITCH_TYPES,
+)
+from placeviz.graph.ops.shape_ops import host_ints
+from placeviz.graph.ops.stack_ops import Stack
 from placeviz.graph.shapes import TensorShape
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.state import SessionState, VariableSlot
@@ -58,6 +73,12 @@ class ShapedArray:
             raise ValueError(f"A ShapedArray's dimensions must be known and >= 0, got {dims}")
         self.shape: Shape = tuple(int(d) for d in dims)
         self.dtype: DType = dtypes.as_dtype(dtype).base_dtype
+
+    def fresh(self) -> ShapedArray:
+        """Another value of this shape and dtype (a loop's op makes one per execution)."""
+        made = ShapedArray.__new__(ShapedArray)
+        made.shape, made.dtype = self.shape, self.dtype
+        return made
 
     @classmethod
     def like(cls, value: Any, dtype: DType | None = None) -> ShapedArray:
@@ -144,18 +165,16 @@ class DryPlan:
         for i, (tensor, shape) in enumerate(zip(plan.feeds, fed_shapes)):
             self._fed[id(tensor)] = self._shapes[id(tensor)] = tuple(shape)
             self._values[id(tensor)] = known[i] if i < len(known) else None
-        loop = next((op for op in plan.ops if op._id in plan.frames), None)
-        if loop is not None:
-            raise NotImplementedError(
-                f"Dry runs do not run while loops yet: '{loop.name}' ({loop.type}, created at "
-                f"{loop.source}) is one, whose iterations depend on values"
-            )
+        # ops inside loops (their kernels run once per iteration), by id
+        self._looped = {op._id for frame in plan.frames.values() for op in frame.ops}
         # What branches not taken hold: op ids, tensor ids.
         self._dead_ops: set[int] = set()
         self._dead: set[int] = set()
         self._branch: dict[int, bool] = {}  # a Switch's op id -> whether it takes its true branch
         self._assigned: set[int] = set()  # the variables an Assign gave a value so far in order
         for op in plan.ops:
+            if op._id in plan.frames:  # a loop: its ops' shapes are found as it runs
+                continue
             if self._not_taken(op):
                 self._dead_ops.add(op._id)
                 self._dead.update(id(t) for t in op.outputs)
@@ -191,6 +210,13 @@ class DryPlan:
         if op.op_def.ref_output and not op.inputs:
             slot = self._state.slot(op)
             return lambda: slot
+        if op.type == "StackV2":  # a real stack: a loop pushes and pops its ShapedArrays
+            known = self.value(op.inputs[0])
+            size = -1 if known is None else int(host_ints(known)[0])
+            name, dtype = op.attrs["stack_name"] or op.name, op.attrs["elem_type"]
+            return lambda max_size: Stack(name, dtype, size)
+        if op._id in self._looped:
+            return self._loop_kernel(op)
         if op._id in self._branch:  # a Switch a run reaches (one in a branch not taken: none)
             return self._switch(op)
         if op.type in MERGE_TYPES:
@@ -209,6 +235,96 @@ class DryPlan:
             return result
 
         return read_then
+
+    def loop_argument(self, tensor: Tensor) -> np.ndarray | None:
+        """An outer value a loop reads, where the dry run knows it (a bound its counter is
+        compared with): the loop computes with it."""
+        if id(tensor) in self._dead:
+            return None
+        return self.value(tensor)
+
+    def _loop_kernel(self, op: Operation) -> Callable[..., Any]:
+        """A loop's op, run once per iteration: a control op's own kernel (a predicate must be
+        known), a small int or bool op's value where its inputs are known, else new
+        ShapedArrays."""
+        own = op.op_def.kernel_for("numpy")
+        kind = op.type
+        if kind in ("LoopCond", *SWITCH_TYPES):
+            return self._decided(op, own(np, op, None))
+        if kind in _FORWARDING or kind in ("StackPushV2", "StackPopV2", "ControlTrigger"):
+            return own(np, op, None)
+        shaped = self._shaped(op)
+        if not self._small(op):
+            return shaped
+        real = own(np, op, None)
+
+        def value_or_shape(*inputs: Any) -> Any:
+            if any(isinstance(v, ShapedArray) for v in inputs):
+                return shaped(*inputs)
+            return real(*inputs)
+
+        return value_or_shape
+
+    def _small(self, op: Operation) -> bool:
+        """Whether a loop's op computes a shape-like value (a counter, a comparison)."""
+        d = op.op_def
+        if d.stateful or d.needs_feed or d.ref_output or not op.outputs:
+            return False
+        for t in op.outputs:
+            if t.dtype.base_dtype not in _INDEX_KINDS:
+                return False
+            if t.shape.is_fully_defined and t.shape.num_elements() > _MAX_KNOWN_ELEMENTS:
+                return False
+        return all(not t.op.op_def.ref_output for t in op.inputs)
+
+    def _shaped(self, op: Operation) -> Callable[..., Any]:
+        """A loop's op as new ShapedArrays per execution: of its static shapes, or (where they
+        fall short) of what its shape rule gives for its inputs' shapes and known values."""
+        made = op.op_def.multi_output
+        refs = [i for i, t in enumerate(op.inputs) if t.op.op_def.ref_output]
+        if all(t.shape.is_fully_defined for t in op.outputs):
+            outputs = [ShapedArray(tuple(t.shape.dims), t.dtype) for t in op.outputs]  # type: ignore[arg-type]
+
+            def static(*inputs: Any) -> Any:
+                for i in refs:
+                    inputs[i].read()
+                if made:
+                    return tuple(o.fresh() for o in outputs)
+                return outputs[0].fresh() if outputs else None
+
+            return static
+        infer = op.op_def.run_infer or op.op_def.infer
+
+        def inferred(*inputs: Any) -> Any:
+            for i in refs:
+                inputs[i].read()
+            seen = [_AtRun(t, v) for t, v in zip(op.inputs, inputs)]
+            try:
+                specs = infer(seen, op.attrs)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise InvalidArgumentError(
+                    f"Dry run: {exc}\n\t[[node '{op.name}' ({op.type}) created at {op.source}]]",
+                    op=op,
+                ) from None
+            outputs = []
+            for tensor, (shape, _) in zip(op.outputs, specs):
+                if not shape.is_fully_defined:
+                    raise _value_dependent(tensor, shape, seen)  # type: ignore[arg-type]
+                outputs.append(ShapedArray(tuple(shape.dims), tensor.dtype))  # type: ignore[arg-type]
+            return tuple(outputs) if made else (outputs[0] if outputs else None)
+
+        return inferred
+
+    def _decided(self, op: Operation, own: Callable[..., Any]) -> Callable[..., Any]:
+        """A loop's LoopCond or Switch: its predicate must be a value the dry run computed."""
+        position = 0 if op.type == "LoopCond" else 1
+
+        def decided(*inputs: Any) -> Any:
+            if isinstance(inputs[position], ShapedArray):
+                raise _undecided(op)
+            return own(*inputs)
+
+        return decided
 
     def _switch(self, op: Operation) -> Callable[..., Any]:
         """A cond's Switch forwards its data (a ShapedArray, or a variable's dry state) to the
@@ -273,6 +389,8 @@ class DryPlan:
 
     def _compute(self, tensor: Tensor) -> np.ndarray | None:
         op = tensor.op
+        if op._id in self._looped:  # a loop's values change per iteration
+            return None
         if op.type == "Const":
             return np.asarray(op.attrs["value"])
         if op.type == "IsVariableInitialized":  # known where the plan itself assigns it first
@@ -350,6 +468,52 @@ def _value_dependent(
         f"values of '{op.name}' ({op.type}, created at {op.source}), reading {read}; a dry run "
         f"computes no values. Feed its shape: feed_dict={{'{tensor.name}': "
         f"pv.ShapedArray([{dims}], pv.{tensor.dtype.base_dtype.name})}}",
+        op=op,
+    )
+
+
+class _AtRun:
+    """A loop's tensor as a shape rule sees it in one execution: the shape of the value it
+    holds then, and its value where the dry run computed one."""
+
+    __slots__ = ("_tensor", "op", "shape")
+
+    def __init__(self, tensor: Tensor, value: Any) -> None:
+        self._tensor = tensor
+        shape = getattr(value, "shape", None)
+        self.shape = tensor.shape if shape is None else TensorShape(shape)
+        real = isinstance(value, np.ndarray | np.generic)
+        self.op: Any = _Known(tensor.op, np.asarray(value)) if real else tensor.op
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tensor, name)
+
+
+# A loop's ops that forward what they are given (their own kernels run in a dry loop).
+_FORWARDING = (
+    ENTER_TYPES
+    | MERGE_TYPES
+    | {
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+        "Identity",
+    }
+)
+
+
+def _undecided(op: Operation) -> InvalidArgumentError:
+    """A dry loop whose condition (or a cond inside it) values decide."""
+    frame = op._control_flow_context
+    loop = getattr(frame, "name", "the loop")
+    pred = op.inputs[0 if op.type == "LoopCond" else 1]
+    return InvalidArgumentError(
+        f"Dry run: how many times '{loop}' runs depends on the values of '{op.name}' "
+        f"({op.type}, created at {op.source}), reading {pred.name}, which a dry run does not "
+        "compute: give the loop a bound the dry run knows (pv.while_loop(..., "
+        "maximum_iterations=n) with a constant or fed n, or a condition comparing a counter "
+        "with a shape or a fed int) and feed the ints and bools it reads",
         op=op,
     )
 

@@ -32,6 +32,7 @@ from placeviz.runtime.backends import cupy_backend
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, StepClocks, restore_defaults
 from placeviz.runtime.dry_run import DryPlan
 from placeviz.runtime.frames import Execution, FrameRunner, Move
+from placeviz.runtime.loop_memory import LoopMemory
 from placeviz.runtime.plan import Frame, Plan
 from placeviz.runtime.simulation import op_timing, transfer_timing
 from placeviz.runtime.state import KernelContext, SessionState, host_copy
@@ -54,6 +55,7 @@ class Step:
     # memory, or an op whose value the plan took when it was compiled (a constant).
     runs_code: bool = True
     frame: FrameRunner | None = None  # a while loop's step (kind FRAME): its runner
+    exits: tuple[tuple[Tensor, Device], ...] = ()  # a loop's step: its results and their devices
 
 
 class _Cancelled(Exception):
@@ -138,6 +140,12 @@ def _deref(value: Any) -> Any:
     return value if read is None else read()
 
 
+def _with_known(runner: FrameRunner, known: Sequence[Any], *arguments: Any) -> tuple[Any, ...]:
+    """A dry loop's run: the outer values the dry run knows in place of their shapes (a dead
+    one, of a branch not taken, stays dead)."""
+    return runner(*(a if k is None or a is DEAD else k for a, k in zip(arguments, known)))
+
+
 def _no_memory_check(step: int, measured: Sequence[int]) -> None:
     return None
 
@@ -206,6 +214,14 @@ class CompiledPlan:
         self.executions: list[Execution] = []  # after a run: each op run inside a loop's frame
         self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
         self.frame_devices: dict[int, str] = {}  # op id in a loop -> its device's name
+        # The buffers made inside loops, counted where they are traced or where a GPU's limit
+        # must be checked (None: no loop, or neither)
+        self.loop_memory: LoopMemory | None = None
+        if plan.frames and (
+            full_trace or any(d.device_type != "CPU" for d in plan.devices.values())
+        ):
+            limits = {d.name: d.memory_limit for d in plan.devices.values()}
+            self.loop_memory = LoopMemory(limits, full_trace)
         self._maybe_dead: set[int] = set()
         self._namespace: dict[str, Any] = {
             "_host": host_copy,
@@ -446,14 +462,14 @@ class CompiledPlan:
             return built if self._gpus is None else self._gpus.in_frame(place, built)
 
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
-            return op_timing(op, plan.devices[op._id])
+            return op_timing(op, plan.devices[op._id], self.dry is not None)
 
         places = {plan.devices[m._id].name: plan.devices[m._id] for m in frame.ops}
 
         def transfer(src: str, dst: str) -> Move:
             source, target = places[src], places[dst]
             copy = None if self._gpus is None else self._gpus.frame_copy(source, target)
-            return copy, transfer_timing(target, source)
+            return copy, transfer_timing(target, source, self.dry is not None)
 
         device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is
@@ -466,6 +482,7 @@ class CompiledPlan:
             index,
             timing,
             transfer,
+            self.loop_memory,
         )
         self.frame_devices.update(device_of)
         keys = runner.argument_keys
@@ -476,7 +493,10 @@ class CompiledPlan:
                 if control._id not in members:
                     deps.update(op_steps.get(control._id, ()))
         device = plan.devices[rep._id]
-        self._add_step(Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner))
+        exits = tuple((t, plan.devices[t.op._id]) for t in frame.exits)
+        self._add_step(
+            Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner, exits=exits)
+        )
         for member in frame.ops:
             op_steps[member._id] = (index,)
         inputs = [slots[k] for k in keys]
@@ -486,7 +506,13 @@ class CompiledPlan:
             slots[key] = name
             ready[key] = index
         self._frame_outputs[index] = list(frame.exits)
-        call = f"{self._bind('frame', runner)}({', '.join(inputs)})"
+        target: Callable[..., Any] = runner
+        if self.dry is not None:  # a dry loop computes with the outer values it knows
+            tensors = {id(t): t for t in frame.arguments}
+            known = [self.dry.loop_argument(tensors[k[0]]) for k in keys]
+            if any(v is not None for v in known):
+                target = functools.partial(_with_known, runner, known)
+        call = f"{self._bind('frame', target)}({', '.join(inputs)})"
         text = f"{_tuple(outputs)} = {call}" if outputs else call
         lines.append(_Line(text, inputs, outputs, index))
 
@@ -849,6 +875,8 @@ class CompiledPlan:
         self.interrupted_step = None
         self.not_run.clear()
         self.executions.clear()
+        if self.loop_memory is not None:
+            self.loop_memory.reset()
         clocks = self._clocks
         failed: int | None = None
         began = 0

@@ -26,16 +26,25 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from placeviz import dtypes
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops.control_flow_ops import DEAD, ENTER_TYPES
+from placeviz.graph.registry import ANY_INPUT
 from placeviz.graph.validate import dependencies
 from placeviz.graph.while_loop import WhileContext
+from placeviz.runtime.loop_memory import Buffer, LoopMemory
 
 # (op, inputs, result) -> nanoseconds: an op's modeled duration, for ops on simulated GPUs
 Timing = Callable[[Sequence[Any], Any], int]
 # (source device, destination device) -> how a value crosses between them: the copy (None: the
 # value stays as it is) and its modeled duration from its bytes (None: measured)
 Move = tuple[Callable[[Any], Any] | None, Callable[[int], int] | None]
+# What holds an iteration's value (memory): its tensor id, or (tensor id, device) for its copy
+Use = int | tuple[int, str]
+# How an op's outputs are held (memory): not at all (an Enter: the outer value's holder does),
+# in their iteration, by the next iteration's Merge (a NextIteration), by the loop's caller
+HOLD_NONE, HOLD_ITERATION, HOLD_NEXT, HOLD_EXIT = 0, 1, 2, 3
+_HANDLES = (dtypes.resource,)
 
 
 class Execution(NamedTuple):
@@ -79,6 +88,17 @@ class _OpStep(NamedTuple):
     next_merge: int  # a NextIteration: the Merge it feeds (-1: not one)
     exit: bool
     own_cond: bool  # this loop's LoopCond: whether another iteration runs
+    hold: int  # HOLD_*: what holds its outputs (memory)
+    # a forwarding op's inputs whose buffer its outputs hold (a Merge: the one that is not
+    # dead), as its reads find them in the iteration; None: its outputs are new buffers
+    forwards: tuple[Use, ...] | None
+    # per output, whether it is memory (not a handle: a TensorArray's, a stack's)
+    counted: tuple[bool, ...]
+    push: bool  # a StackPushV2: the stack holds its value until popped
+    # memory: one output, a new buffer held in its iteration (most ops): its tensor, else None
+    plain: Tensor | None
+    pop: bool  # a StackPopV2: its output holds what the stack held
+    releases: tuple[Use, ...]  # the values whose last reader in the iteration it is
 
 
 class _Row(NamedTuple):
@@ -102,11 +122,13 @@ class _Trace:
     """The rows of one outermost frame's run, and a number for each frame instance. A frame
     that is not laid out (``lays_out`` False) records its executions as they are."""
 
-    def __init__(self, lays_out: bool, step: int) -> None:
+    def __init__(self, lays_out: bool, step: int, room: dict[str, int]) -> None:
         self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
         self.instances = 0
         self.lays_out = lays_out
         self.step = step
+        self.room = room  # memory: per device, the bytes the loop's buffers may take
+        self.laid: list[Execution] = []  # once kept: each row's execution, laid out
 
     def instance(self) -> int:
         self.instances += 1
@@ -194,6 +216,8 @@ class _Iteration:
         self.done: dict[int, int] = {}  # op id -> its row
         # (tensor id, device) -> its copy there and the copy's row (made at the first read)
         self.copies: dict[tuple[int, str], tuple[Any, int]] | None = None
+        # memory: each value's holder on its buffer, by what holds it (None: not counted)
+        self.held: dict[Use, Buffer] | None = None if runner._memory is None else {}
 
     def record(
         self, op: Operation, ran: bool, start: int, duration: int, deps: Sequence[int]
@@ -254,6 +278,11 @@ class _Iteration:
             duration = timing(size)
         rows = self.trace.rows
         found = self.copies[key] = (value, len(rows))
+        memory = runner._memory
+        if ran and memory is not None:
+            held = memory.make(value, device, tensor.op, tensor, self.trace, len(rows))
+            if held is not None:
+                self.held[key] = held  # type: ignore[index]
         rows.append(
             _Row(
                 tensor.op,
@@ -297,10 +326,13 @@ class FrameRunner:
         step: int = -1,
         timing: Callable[[Operation], Timing | None] | None = None,
         transfer: Callable[[str, str], Move] | None = None,
+        memory: LoopMemory | None = None,
     ) -> None:
         """``timing(op)``: the modeled duration of an op on a simulated GPU (None elsewhere);
-        ``transfer(source, destination)``: how a value crosses between two devices."""
+        ``transfer(source, destination)``: how a value crosses between two devices;
+        ``memory``: where the run's buffers are counted (None: not counted)."""
         self.context = context
+        self._memory = memory
         self.name = context.name
         self._loop = context.pivot.op._id
         self._step = step
@@ -308,6 +340,8 @@ class FrameRunner:
         self.exits = [t for t in context.exits if t.op in set(ops)]
         self._device_of = device_of
         members = {op._id for op in ops}
+        # tensor id -> the device of the member that makes it
+        self._producer_device = {id(t): device_of[op._id] for op in ops for t in op.outputs}
         # (outer tensor id, device of the member reading it): what each argument is
         self.argument_keys = list(
             dict.fromkeys(
@@ -346,7 +380,7 @@ class FrameRunner:
         for group in inner.values():
             child = _direct_child(group[0], context)
             runner = FrameRunner(
-                child, group, device_of, kernel, executions, step, timing, transfer
+                child, group, device_of, kernel, executions, step, timing, transfer, memory
             )
             key = group[0]._id
             units[key] = runner
@@ -367,6 +401,7 @@ class FrameRunner:
         if timing is not None:
             self._timings = {op._id: t for op in own if (t := timing(op)) is not None}
         self._units = units
+        self._releases = self._last_reads(units, members) if memory is not None else {}
         self._steps = {op._id: self._op_step(op, members) for op in own}
         # Whether the frame's time is modeled: some op of it (or of an inner loop) is.
         self.modeled = bool(self._timings) or any(
@@ -387,6 +422,22 @@ class FrameRunner:
         loop_merge = (
             op.type == "Merge" and len(op.inputs) == 2 and op.inputs[1].op.type == "NextIteration"
         )
+        next_merge = self._next_to_merge.get(op._id, -1)
+        uses: tuple[Use, ...] = tuple(
+            tid if crossing is None else (tid, device) for tid, _, crossing in reads
+        )
+        forwarded = op.op_def.forwards_input  # the input whose buffer its outputs hold
+        forwards = None
+        if forwarded is not None:
+            forwards = uses if forwarded == ANY_INPUT else uses[forwarded : forwarded + 1]
+        if op.type in ENTER_TYPES:
+            hold = HOLD_NONE
+        elif next_merge >= 0:
+            hold = HOLD_NEXT
+        elif op.type == "Exit":
+            hold = HOLD_EXIT
+        else:
+            hold = HOLD_ITERATION
         return _OpStep(
             op=op,
             device=device,
@@ -400,10 +451,64 @@ class FrameRunner:
             enter=op.type in ENTER_TYPES,
             loop_merge=loop_merge,
             merge=op.type in ("Merge", "RefMerge"),
-            next_merge=self._next_to_merge.get(op._id, -1),
+            next_merge=next_merge,
             exit=op.type == "Exit",
             own_cond=op.type == "LoopCond" and op._control_flow_context is self.context,
+            hold=hold,
+            forwards=forwards,
+            counted=tuple(t.dtype.base_dtype not in _HANDLES for t in op.outputs),
+            push=op.type == "StackPushV2",
+            plain=op.outputs[0]
+            if forwards is None
+            and op.type != "StackPopV2"
+            and hold == HOLD_ITERATION
+            and len(op.outputs) == 1
+            and not op.op_def.multi_output
+            and op.outputs[0].dtype.base_dtype not in _HANDLES
+            else None,
+            pop=op.type == "StackPopV2",
+            releases=self._releases.get(op._id, ()),
         )
+
+    def _last_reads(self, units: dict[int, Any], members: set[int]) -> dict[int, tuple[Use, ...]]:
+        """Per unit of an iteration (memory), the values it is the last reader of in the
+        iteration's order: a value of the iteration (made by an op of this loop held in its
+        iteration, or given by an inner loop) and its copy on another device, read by the ops
+        there. A value no one reads is let go by the unit that made it."""
+        device_of = self._device_of
+        last: dict[Use, int] = {}
+        for position, key in enumerate(self._order):
+            unit = units[key]
+            if isinstance(unit, FrameRunner):
+                reads = [(t, d) for t, d in unit.argument_keys]
+                made = [id(t) for t in unit.exits]
+            else:
+                loop_merge = unit.type == "Merge" and any(
+                    t.op.type == "NextIteration" for t in unit.inputs
+                )  # reads what entered or what the last iteration sent: held elsewhere
+                device = device_of[unit._id]
+                reads = (
+                    []
+                    if loop_merge
+                    else [(id(t), device) for t in unit.inputs if t.op._id in members]
+                )
+                held = not (
+                    unit.type in ENTER_TYPES
+                    or unit.type == "Exit"
+                    or (unit.type == "NextIteration" and unit._id in self._next_to_merge)
+                )
+                made = [id(t) for t in unit.outputs] if held else []
+            for tensor_id in made:
+                last[tensor_id] = position
+            for tensor_id, device in reads:
+                last[tensor_id] = position
+                producer = self._producer_device.get(tensor_id)
+                if producer is not None and producer != device:
+                    last[(tensor_id, device)] = position
+        releases: dict[int, list[Use]] = {}
+        for use, position in last.items():
+            releases.setdefault(self._order[position], []).append(use)
+        return {key: tuple(uses) for key, uses in releases.items()}
 
     @staticmethod
     def _iteration_order(
@@ -446,9 +551,18 @@ class FrameRunner:
         self.makespan = 0
         if any(a is DEAD for a in arguments):  # the loop is in a branch not taken
             return tuple(DEAD for _ in self.exits)
-        trace = _Trace(self._lays_out, self._step)
+        memory = self._memory
+        trace = _Trace(
+            self._lays_out, self._step, {} if memory is None else memory.room(self._step)
+        )
         try:
-            results, _ = self._run(arguments, [-1] * len(arguments), (), trace)
+            results, rows, held = self._run(arguments, [-1] * len(arguments), (), trace)
+            if memory is not None:
+                for tensor, value, row in zip(self.exits, results, rows):
+                    if value is not DEAD:
+                        device = self._device_of[tensor.op._id]
+                        memory.hand_over(held.get(id(tensor)), value, device, tensor.op, trace, row)
+                memory.completed.add(self._step)
         finally:  # a failed run's trace holds what ran before the error
             self._keep(trace)
         return results
@@ -457,12 +571,13 @@ class FrameRunner:
         """The run's executions, laid out when the frame spans devices or is modeled."""
         rows = trace.rows
         if not trace.lays_out:
+            trace.laid = rows
             self._executions.extend(rows)
             return
         begin = rows[0].start if rows else 0
         starts, ends = _lay_out(rows)
         self.makespan = max(ends, default=0)
-        self._executions.extend(
+        trace.laid = [
             Execution(
                 r.op,
                 r.frame,
@@ -475,7 +590,8 @@ class FrameRunner:
                 r.copied,
             )
             for r, t0, t1 in zip(rows, starts, ends)
-        )
+        ]
+        self._executions.extend(trace.laid)
 
     def _run(
         self,
@@ -483,10 +599,14 @@ class FrameRunner:
         producers: Sequence[int],
         outer: tuple[tuple[int, int], ...],
         trace: _Trace,
-    ) -> tuple[tuple[Any, ...], list[int]]:
-        """One run of the frame inside its outer iterations ``outer``: its exit values, and the
-        rows that made them. ``producers``: the row that made each argument (-1: none)."""
+    ) -> tuple[tuple[Any, ...], list[int], dict[int, Buffer]]:
+        """One run of the frame inside its outer iterations ``outer``: its exit values, the
+        rows that made them and (memory) their holders by tensor id. ``producers``: the row
+        that made each argument (-1: none)."""
         steps = self._steps
+        memory = self._memory
+        exit_held: dict[int, Buffer] = {}
+        carried: dict[int, Buffer] = {}  # memory: Merge id -> the holder of what was sent to it
         instance = trace.instance()
         lays_out = trace.lays_out
         following: dict[int, tuple[Any, int]] = {}  # Merge id -> (value NextIteration sent, row)
@@ -500,12 +620,19 @@ class FrameRunner:
             values, made, done = it.values, it.made, it.done
             record = it.record
             sent: dict[int, tuple[Any, int]] = {}
+            sending: dict[int, Buffer] = {}  # memory: what ``sent`` holds
             go_on = False
+            pending: _OpStep | None = None  # memory: the last op, whose reads end with it
             for key in self._order:
+                if pending is not None:
+                    self._let_go(pending.releases, it, done[pending.op._id])
+                    pending = None
                 step = steps.get(key)
                 if step is None:  # an inner loop, run whole in this iteration
-                    self._run_inner(self._units[key], it, arguments, producers, trace)
+                    self._run_inner(key, it, arguments, producers, trace)
                     continue
+                if memory is not None and step.releases:
+                    pending = step
                 op = step.op
                 t0 = clock()  # measured: the op's dispatch as well as its kernel
                 if iteration and step.enter:  # a frame's value enters once, as in TF
@@ -527,6 +654,8 @@ class FrameRunner:
                     else:
                         duration = clock() - t0
                     record(op, value is not DEAD, t0, duration, (row,))
+                    if memory is not None and value is not DEAD:
+                        self._merged(step, it, carried.pop(op._id, None))
                     continue
                 inputs = []
                 deps = []
@@ -572,6 +701,15 @@ class FrameRunner:
                 elif step.outputs:
                     values[step.outputs[0]] = result
                 record(op, True, t0, duration, deps)
+                if memory is not None and step.hold:
+                    if step.plain is not None:
+                        buffer = memory.make(
+                            result, step.device, op, step.plain, trace, done[op._id]
+                        )
+                        if buffer is not None:
+                            it.held[step.outputs[0]] = buffer  # type: ignore[index]
+                    else:
+                        self._hold(step, inputs, result, it, done[op._id], sending, exit_held)
                 if step.enter:
                     entered[step.outputs[0]] = (result, done[op._id])
                 elif step.next_merge >= 0:
@@ -580,12 +718,84 @@ class FrameRunner:
                     results[step.outputs[0]] = (result, done[op._id])
                 elif step.own_cond:
                     go_on = bool(result)
+            if pending is not None:
+                self._let_go(pending.releases, it, done[pending.op._id])
+            if memory is not None:
+                for held in carried.values():  # sent to a Merge that did not run
+                    memory.release(held, trace, len(trace.rows) - 1)
+                carried = sending
             if not go_on:
                 break
             following = sent
             iteration += 1
+        if memory is not None:
+            for held in carried.values():
+                memory.release(held, trace, len(trace.rows) - 1)
         found = [results.get(id(t), (DEAD, -1)) for t in self.exits]
-        return tuple(v for v, _ in found), [r for _, r in found]
+        return tuple(v for v, _ in found), [r for _, r in found], exit_held
+
+    def _hold(
+        self,
+        step: _OpStep,
+        inputs: Sequence[Any],
+        result: Any,
+        it: _Iteration,
+        row: int,
+        sending: dict[int, Buffer],
+        exit_held: dict[int, Buffer],
+    ) -> None:
+        """Memory: the buffers what ``step`` (row ``row`` of iteration ``it``) made hold (new
+        ones, or a forwarded input's), and a stack's hold on a pushed value."""
+        memory: Any = self._memory
+        held: Any = it.held
+        source = None
+        if step.pop:
+            source = memory.pop(result)  # the stack's hold becomes the output's
+        elif step.forwards is not None:
+            use = step.forwards[0]
+            if len(step.forwards) > 1:  # a Merge: the input that is not dead
+                use = next(u for u, v in zip(step.forwards, inputs) if v is not DEAD)
+            source = held.get(use)
+        outputs = result if step.multi_output else (result,)
+        for tensor, value, counted in zip(step.op.outputs, outputs, step.counted):
+            if value is DEAD or not counted:
+                continue
+            if step.pop:
+                buffer = source
+            elif step.forwards is not None:
+                buffer = memory.hold(source)
+            else:
+                buffer = memory.make(value, step.device, step.op, tensor, it.trace, row)
+            if buffer is None:
+                continue
+            if step.hold == HOLD_ITERATION:
+                held[id(tensor)] = buffer
+            elif step.hold == HOLD_NEXT:
+                sending[step.next_merge] = buffer
+            else:
+                exit_held[id(tensor)] = buffer
+        if step.push:
+            memory.push(source, result)
+
+    def _merged(self, step: _OpStep, it: _Iteration, sent: Buffer | None) -> None:
+        """Memory: a loop variable's Merge holds what the last iteration sent it (the holder
+        moves to it), or in the first iteration what entered (the outer value's: nothing)."""
+        held = it.held
+        assert held is not None
+        buffer = sent
+        if buffer is None and step.forwards:
+            buffer = LoopMemory.hold(held.get(step.forwards[0]))
+        if buffer is not None:
+            held[id(step.op.outputs[0])] = buffer
+
+    def _let_go(self, uses: Sequence[Use], it: _Iteration, row: int) -> None:
+        """Memory: the values whose last reader in iteration ``it`` was row ``row``."""
+        held = it.held
+        assert held is not None and self._memory is not None
+        for use in uses:
+            key = held.pop(use, None)
+            if key is not None:
+                self._memory.release(key, it.trace, row)
 
     @staticmethod
     def _read(
@@ -605,23 +815,29 @@ class FrameRunner:
 
     def _run_inner(
         self,
-        unit: FrameRunner,
+        key: int,
         it: _Iteration,
         arguments: Sequence[Any],
         producers: Sequence[int],
         trace: _Trace,
     ) -> None:
-        """A loop inside this one, run whole in iteration ``it``: its exits join its values."""
+        """The loop inside this one that is unit ``key``, run whole in iteration ``it``: its
+        exits join its values (memory: held in this iteration)."""
+        unit = self._units[key]
         inner = [self._inner_argument(it, arguments, producers, k) for k in unit.argument_keys]
+        held: dict[int, Buffer] = {}
         if any(v is DEAD for v, _ in inner):
             outputs, exit_rows = tuple(DEAD for _ in unit.exits), [-1] * len(unit.exits)
         else:
-            outputs, exit_rows = unit._run(
+            outputs, exit_rows, held = unit._run(
                 [v for v, _ in inner], [r for _, r in inner], it.groups, trace
             )
         for tensor, value, row in zip(unit.exits, outputs, exit_rows):
             it.values[id(tensor)] = value
             it.made[id(tensor)] = row
+        if it.held is not None:
+            it.held.update(held)
+            self._let_go(self._releases.get(key, ()), it, len(trace.rows) - 1)
 
     def _inner_argument(
         self,

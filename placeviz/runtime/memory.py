@@ -17,6 +17,7 @@ from placeviz.contract import EventKind
 from placeviz.devices.context import Device
 from placeviz.errors import ResourceExhaustedError
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
+from placeviz.graph.registry import ANY_INPUT
 from placeviz.graph.shapes import format_dims
 from placeviz.runtime.executor import Step
 
@@ -46,6 +47,9 @@ class Lifetime(NamedTuple):
     # the step whose output it is (where a traced run measured its size), or -1 for a fed value
     bytes_step: int
     feed: int = -1  # a fed value's index among the run's feeds (its size is the value's)
+    output: int = 0  # its index among its step's outputs (a loop's: among its exits)
+    # a loop's result: allocated inside the loop (``loop_memory``), so only its free is the plan's
+    from_loop: bool = False
 
 
 Key = tuple[int, str]  # a tensor (its id) on a device (its name)
@@ -59,48 +63,61 @@ def lifetimes(
 ) -> list[Lifetime]:
     """Every buffer a run holds, on each device that holds it: what its ops make, and what
     transfers bring (fed values too: a feed is held where it is used without a transfer by its
-    caller, not by the run). Variables are not per-run memory. An op that forwards its input
-    (``OpDef.forwards_input``: Identity, Reshape) makes no buffer: its output is its input's,
-    held until the last reader of either (a variable's read holds nothing of the run's)."""
+    caller, not by the run). Variables are not per-run memory. An op that forwards an input
+    (``OpDef.forwards_input``: Identity, Reshape, a Switch) makes no buffer: its outputs are
+    that input's, held until the last reader of any (a variable's read holds nothing of the
+    run's); a Merge's output, whichever input ran, is a buffer of its own here."""
     held: dict[Key, list[int]] = {}  # (tensor, device) -> [alloc step, last use]
-    made: dict[Key, tuple[Device, Tensor, int, int]] = {}
+    made: dict[Key, tuple[Device, Tensor, int, int, int, bool]] = {}  # the rest of its Lifetime
     shares: dict[Key, Key | None] = {}  # a forwarded output -> the buffer it is (None: none)
-    producer: dict[int, int] = {}
+    producer: dict[int, tuple[int, int]] = {}  # tensor -> (its step, its index among its outputs)
     fed = {id(tensor): index for index, tensor in enumerate(feeds)}
 
     def buffer(key: Key) -> Key | None:
         return shares.get(key, key)
 
     for i, step in enumerate(steps):
-        if step.kind is EventKind.OP:
+        if step.frame is not None:  # a loop reads its outer values until it ends
+            for argument in step.frame.argument_keys:
+                key = buffer(argument)
+                if key in held:
+                    held[key][1] = i
+            for position, (tensor, device) in enumerate(step.exits):
+                key = (id(tensor), device.name)
+                held[key] = [i, i]
+                made[key] = (device, tensor, i, -1, position, True)
+                producer[id(tensor)] = (i, position)
+        elif step.kind is EventKind.OP:
             for tensor in step.op.inputs:
                 key = buffer((id(tensor), step.device.name))
                 if key in held:
                     held[key][1] = i
             if step.op.op_def.ref_output:
                 continue
-            if step.op.op_def.forwards_input:
-                source = buffer((id(step.op.inputs[0]), step.device.name))
-                output = step.op.outputs[0]
-                shares[(id(output), step.device.name)] = source if source in held else None
-                producer[id(output)] = i
+            forwarded = step.op.op_def.forwards_input
+            if forwarded is not None and forwarded != ANY_INPUT:
+                source = buffer((id(step.op.inputs[forwarded]), step.device.name))
+                for output in step.op.outputs:
+                    shares[(id(output), step.device.name)] = source if source in held else None
+                    producer[id(output)] = (i, output.value_index)
                 continue
             for tensor in step.op.outputs:
                 key = (id(tensor), step.device.name)
                 held[key] = [i, i]
-                made[key] = (step.device, tensor, i, -1)
-                producer[id(tensor)] = i
+                made[key] = (step.device, tensor, i, -1, tensor.value_index, False)
+                producer[id(tensor)] = (i, tensor.value_index)
         elif step.tensor is not None and step.peer is not None:
             source = buffer((id(step.tensor), step.peer.name))
             if source in held:
                 held[source][1] = i
             key = (id(step.tensor), step.device.name)
             if id(step.tensor) in producer:
+                at, output = producer[id(step.tensor)]
                 held[key] = [i, i]
-                made[key] = (step.device, step.tensor, producer[id(step.tensor)], -1)
+                made[key] = (step.device, step.tensor, at, -1, output, False)
             elif id(step.tensor) in fed:
                 held[key] = [i, i]
-                made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)])
+                made[key] = (step.device, step.tensor, -1, fed[id(step.tensor)], 0, False)
     fetched = {id(f) for f in fetches if isinstance(f, Tensor)}
     fetched_buffers = {key for key in held if key[0] in fetched}
     fetched_buffers |= {shared for key, shared in shares.items() if key[0] in fetched}
@@ -153,6 +170,33 @@ def fit(
             used[lifetime.device.name] -= size
             del live[lifetime.device.name][lifetime]
     return peak, None
+
+
+def held_during_loops(
+    steps: Sequence[Step], held: Sequence[Lifetime], resident: Iterable[Resident]
+) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, list[tuple[str, str, str, int]]]]]:
+    """What the plan holds on each device while each loop's step runs (its arguments among
+    them; not its results, which the loop allocates), by static sizes: the bytes, and the five
+    largest tensors (name, op, type, bytes) for an out-of-memory error inside the loop."""
+    loops = [i for i, step in enumerate(steps) if step.frame is not None]
+    bytes_held: dict[int, dict[str, int]] = {}
+    largest: dict[int, dict[str, list[tuple[str, str, str, int]]]] = {}
+    for i in loops:
+        used = _resident_bytes(resident)
+        tensors: dict[str, list[tuple[str, str, str, int]]] = {}
+        for h in held:
+            if h.alloc < i and (h.free < 0 or h.free >= i):
+                size = tensor_bytes(h.tensor) or 0
+                used[h.device.name] = used.get(h.device.name, 0) + size
+                op = h.tensor.op
+                tensors.setdefault(h.device.name, []).append(
+                    (h.tensor.name, op.name, op.type, size)
+                )
+        bytes_held[i] = used
+        largest[i] = {
+            name: sorted(items, key=lambda item: -item[3])[:5] for name, items in tensors.items()
+        }
+    return bytes_held, largest
 
 
 def _out_of_memory(
@@ -228,7 +272,7 @@ class RunTimeCheck:
                     or byte_offsets[lifetime.bytes_step] < 0
                 ):
                     continue
-                slot = byte_offsets[lifetime.bytes_step] + lifetime.tensor.value_index
+                slot = byte_offsets[lifetime.bytes_step] + lifetime.output
             allocated.setdefault(lifetime.alloc, []).append((lifetime, size, slot))
             if lifetime.free >= 0:
                 freed.setdefault(lifetime.free, []).append(lifetime)

@@ -22,6 +22,7 @@ from placeviz.runtime.memory import (
     Resident,
     RunTimeCheck,
     fit,
+    held_during_loops,
     lifetimes,
     live_tensors,
 )
@@ -108,6 +109,14 @@ class PlanCache:
             overflow=overflow,
         )
         compiled.live_tensors = live_tensors(compiled.steps, held)
+        if compiled.loop_memory is not None:
+            base, largest = held_during_loops(compiled.steps, held, resident)
+            compiled.loop_memory.base = {
+                (step, device): used
+                for step, by_device in base.items()
+                for device, used in by_device.items()
+            }
+            compiled.loop_memory.base_largest = largest
         if dynamic:
             compiled.set_memory_check(
                 RunTimeCheck(compiled.steps, held, resident, compiled.byte_offsets)

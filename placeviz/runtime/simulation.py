@@ -105,14 +105,16 @@ def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int
     return _ns(roofline_seconds(step.op, profile, ins, outs))
 
 
-def op_timing(op: Operation, device: Device) -> Callable[[Sequence[Any], Any], int] | None:
+def op_timing(
+    op: Operation, device: Device, dry: bool = False
+) -> Callable[[Sequence[Any], Any], int] | None:
     """For an op in a while loop on a simulated GPU: its modeled duration (ns) from the values
     an execution read and made (their shapes, once per set of shapes); None on other devices,
-    whose executions keep their measured time."""
-    if not _simulated(device):
+    whose executions keep their measured time, except in a ``dry`` run, which times the host's
+    by ``HOST_PROFILE`` (as ``_dry_duration``)."""
+    if not (dry or _simulated(device)):
         return None
-    profile = device.physical.profile
-    assert profile is not None
+    profile = device.physical.profile or HOST_PROFILE
     ins = [_static_shape(t) for t in op.inputs]
     outs = [_static_shape(t) for t in op.outputs]
     if op.op_def.cost is free_cost or (None not in ins and None not in outs):
@@ -162,12 +164,20 @@ def transfer_ns(size: int, dst: Device, src: Device | None) -> int:
     return _TRANSFER_LATENCY_NS + _ns(size / bandwidth)
 
 
-def transfer_timing(dst: Device, src: Device) -> Callable[[int], int] | None:
+def transfer_timing(dst: Device, src: Device, dry: bool = False) -> Callable[[int], int] | None:
     """For a value of a while loop that crosses devices: its copy's modeled duration (ns) from
-    its bytes where it touches a simulated GPU; None elsewhere, where it is measured."""
+    its bytes where it touches a simulated GPU; None elsewhere, where it is measured, except in
+    a ``dry`` run, where a copy between devices sharing memory takes none (``_dry_duration``)."""
     if not (_simulated(dst) or _simulated(src)):
-        return None
+        if not dry:
+            return None
+        if link_bandwidth(dst, src) is None:
+            return _no_time
     return functools.partial(transfer_ns, dst=dst, src=src)
+
+
+def _no_time(size: int) -> int:
+    return 0
 
 
 def _tensors_of(step: Step) -> list[Tensor]:
@@ -280,7 +290,12 @@ class TimelineModel:
         self.frames: dict[int, Any] = {}
         if dry is not None:
             self.modeled = [True] * len(steps)
-            self.durations: list[int | None] = [_dry_duration(step, dry) for step in steps]
+            # a while loop's step: its run's laid-out length
+            self.frames = {i: step.frame for i, step in enumerate(steps) if step.frame is not None}
+            self.durations: list[int | None] = [
+                None if i in self.frames else _dry_duration(step, dry)
+                for i, step in enumerate(steps)
+            ]
             self.sizes = _RunTimeSizes([], steps, feeds, byte_offsets)
             return
         self.modeled = [_modeled(step) for step in steps]

@@ -7,7 +7,7 @@ with one ``extend`` per column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from placeviz.devices.context import Device
 from placeviz.events.recorder import DTYPES, Recorder
 from placeviz.graph.core import Tensor, tensor_bytes
 from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.loop_memory import FREED, HANDED, LoopMemory
 from placeviz.runtime.memory import KEPT, Lifetime
 from placeviz.runtime.simulation import TimelineModel
 
@@ -61,7 +62,7 @@ class PlanColumns:
         self.clocked_ops = (self.kinds == int(EventKind.OP)) & ~self.virtual
         # Where each step's bytes come from: (step, output index or -1 for all its outputs),
         # and the bytes known from static shapes, used when the run is not fully traced.
-        producer: dict[int, int] = {}
+        producer: dict[int, tuple[int, int]] = {}  # tensor -> (step, index among its outputs)
         byte_sources: list[tuple[int, int]] = []
         static_bytes: list[int] = []
         fed = {id(tensor): index for index, tensor in enumerate(compiled.plan.feeds)}
@@ -69,13 +70,14 @@ class PlanColumns:
         fed_transfers: list[tuple[int, int]] = []
         for i, step in enumerate(steps):
             if step.kind is EventKind.TRANSFER and step.tensor is not None:
-                byte_sources.append((producer.get(id(step.tensor), -1), step.tensor.value_index))
+                byte_sources.append(producer.get(id(step.tensor), (-1, 0)))
                 static_bytes.append(_static_bytes([step.tensor]))
                 if id(step.tensor) in fed and id(step.tensor) not in producer:
                     fed_transfers.append((i, fed[id(step.tensor)]))
             else:
-                for tensor in step.op.outputs:
-                    producer[id(tensor)] = i
+                outputs = [t for t, _ in step.exits] if step.frame is not None else step.op.outputs
+                for index, tensor in enumerate(outputs):
+                    producer[id(tensor)] = (i, index)
                 byte_sources.append((i, -1))
                 refs = step.op.op_def.ref_output
                 static_bytes.append(0 if refs else _static_bytes(step.op.outputs))
@@ -101,17 +103,17 @@ class PlanColumns:
         if compiled.full_trace:
             rows = []
             for h in held:
-                device, node, output = (
-                    device_ids[h.device.name],
-                    h.tensor.op._id,
-                    h.tensor.value_index,
+                device, node = device_ids[h.device.name], h.tensor.op._id
+                rows.append(
+                    (h.alloc, h.free, device, node, h.bytes_step, h.output, h.feed, h.from_loop)
                 )
-                rows.append((h.alloc, h.free, device, node, h.bytes_step, output, h.feed))
-            table = np.asarray(rows, dtype=np.int64).reshape(-1, 7)
-            names = ("alloc", "free", "device", "node", "bytes_step", "index", "feed")
+            table = np.asarray(rows, dtype=np.int64).reshape(-1, 8)
+            names = ("alloc", "free", "device", "node", "bytes_step", "index", "feed", "from_loop")
             self.memory_arrays = {name: table[:, i] for i, name in enumerate(names)}
-            # values kept after the run are never freed, which the plan-order path cannot say
+            # values kept after the run are never freed, and a loop's results are allocated by
+            # the loop, which the plan-order path cannot say
             self.memory_in_plan_order &= not bool((table[:, 1] == KEPT).any())
+            self.memory_in_plan_order &= not bool(table[:, 7].any())
         # Whether a run's events need its fed values' sizes (not computed for a run otherwise).
         feed_rows = self.memory_arrays is not None and bool((self.memory_arrays["feed"] >= 0).any())
         self.reads_fed_sizes = bool(len(self.fed_transfers)) or feed_rows
@@ -299,16 +301,27 @@ def record_run(
         },
     )
     if measured is not None:
+        loops = compiled.loop_memory
         made_nothing = compiled.not_run if failed_step is None else [*compiled.not_run, failed_step]
         _record_memory(
-            recorder, columns, measured, fed_bytes, steps, t0, t1, t_end, run_id, made_nothing
+            recorder,
+            columns,
+            measured,
+            fed_bytes,
+            steps,
+            t0,
+            t1,
+            t_end,
+            run_id,
+            made_nothing,
+            () if loops is None else loops.completed,
         )
     if compiled.executions:
         spans = {}
         for position, step in enumerate(ran):
             if compiled.steps[step].kind is EventKind.FRAME:
                 spans[step] = (t0[position], t1[position], _source_at(sources, position))
-        _record_executions(recorder, compiled, columns, spans, run_id)
+        _record_executions(recorder, compiled, columns, spans, run_id, measured is not None, t_end)
 
 
 def _source_at(sources: Any, position: int) -> int:
@@ -321,6 +334,8 @@ def _record_executions(
     columns: PlanColumns,
     spans: dict[int, tuple[int, int, int]],
     run_id: int,
+    traced: bool,
+    t_end: int,
 ) -> None:
     """One event per op execution inside a while loop (OP, or NOT_RUN where its inputs were
     dead) and per copy of a value between its devices (TRANSFER, NOT_RUN for a dead value's,
@@ -328,11 +343,15 @@ def _record_executions(
     offset the loop's runner laid it out at (not stretched over the step: a measured step's span
     also holds the runner's own overhead), with its frame (the loop's LoopCond node) and
     iteration (``CompiledPlan.executions``). Events of ops outside loops leave those columns to
-    their defaults (-1)."""
+    their defaults (-1). A ``traced`` run also gets the loops' memory events."""
     rows = [e for e in compiled.executions if e.step in spans]
     if not rows:
         return
-    first = {step: min(e.t0 for e in rows if e.step == step) for step in spans}
+    first: dict[int, int] = {}
+    for e in rows:
+        first[e.step] = min(first.get(e.step, e.t0), e.t0)
+    if traced and compiled.loop_memory is not None:
+        _record_loop_memory(recorder, compiled.loop_memory, columns, spans, first, run_id, t_end)
     t0 = [spans[e.step][0] + e.t0 - first[e.step] for e in rows]
     t1 = [spans[e.step][0] + e.t1 - first[e.step] for e in rows]
     ids, places = columns.device_ids, compiled.frame_devices
@@ -367,6 +386,62 @@ def _record_executions(
             "frame": np.array([e.loop for e in rows], dtype=DTYPES["frame"]),
             "iteration": np.array([e.iteration for e in rows], dtype=DTYPES["iteration"]),
         },
+    )
+
+
+def _record_loop_memory(
+    recorder: Recorder,
+    loops: LoopMemory,
+    columns: PlanColumns,
+    spans: dict[int, tuple[int, int, int]],
+    first: dict[int, int],
+    run_id: int,
+    t_end: int,
+) -> None:
+    """The buffers made inside loops: each allocated as the execution that made it starts and
+    freed when the last of its holders' readers ends (never before it was allocated); one
+    still held when the run ended (on a stack) is freed then, and one a loop gave back is the
+    plan's to free (``_record_memory``)."""
+
+    def at(trace: Any, row: int, end: bool) -> int | None:
+        e = trace.laid[row] if 0 <= row < len(trace.laid) else None
+        if e is None or e.step not in spans:
+            return None
+        return spans[e.step][0] + (e.t1 if end else e.t0) - first[e.step]
+
+    kinds, times, nodes, devices, sizes = [], [], [], [], []
+    ids = columns.device_ids
+    for buffer in loops.buffers:
+        start = at(buffer.trace, buffer.row, False)
+        if start is None:
+            continue
+        node, device = buffer.node._id, ids[buffer.device]
+        kinds.append(int(EventKind.ALLOC))
+        times.append(start)
+        nodes.append(node)
+        devices.append(device)
+        sizes.append(buffer.size)
+        if buffer.state == HANDED:
+            continue
+        end = t_end
+        if buffer.state == FREED:
+            ends = [at(trace, row, True) for trace, row in buffer.releases if trace is not None]
+            end = max([start, *(t for t in ends if t is not None)])
+        kinds.append(int(EventKind.FREE))
+        times.append(end)
+        nodes.append(node)
+        devices.append(device)
+        sizes.append(buffer.size)
+    if not kinds:
+        return
+    _extend_memory(
+        recorder,
+        run_id,
+        kinds=np.asarray(kinds, dtype=DTYPES["kind"]),
+        times=np.asarray(times, dtype=np.int64),
+        nodes=np.asarray(nodes, dtype=DTYPES["node"]),
+        devices=np.asarray(devices, dtype=DTYPES["device"]),
+        sizes=np.asarray(sizes, dtype=DTYPES["bytes"]),
     )
 
 
@@ -426,12 +501,14 @@ def _record_memory(
     t_end: int,
     run_id: int,
     not_run: Sequence[int],
+    loops_done: Collection[int],
 ) -> None:
     """An output is allocated when its step starts and freed when its last user there ends;
     a step of a branch not taken (``not_run``: an op, or a transfer of a dead value) made
     nothing, so nothing of it is allocated, nor did the step a run failed at; nor is anything
     for an output of 0 bytes (a Switch's dead one; TensorFlow allocates no buffer for an empty
-    tensor)."""
+    tensor). A loop's results were allocated inside it (``_record_loop_memory``): the plan frees
+    those of the loops that gave them back (``loops_done``)."""
     memory = columns.memory_arrays
     if memory is None or not len(memory["alloc"]):
         return
@@ -447,6 +524,10 @@ def _record_memory(
     # a step's output exists once the step ended; a fed value is there from the start
     produced = (end_of[memory["bytes_step"]] >= 0) | (memory["bytes_step"] < 0)
     made = (alloc_at >= 0) & produced
+    from_loop = memory["from_loop"] != 0
+    if from_loop.any():  # a loop's results exist once it gave them back (it allocated them)
+        completed = np.asarray(sorted(loops_done), dtype=np.int64)
+        made &= ~from_loop | np.isin(memory["bytes_step"], completed)
     sizes = _lifetime_sizes(memory, measured, fed_bytes, made)
     held = sizes > 0
     made[made] = held
@@ -457,8 +538,9 @@ def _record_memory(
     free_at = np.where(free_at >= 0, free_at, t_end)[made]
     alloc_at = alloc_at[made]
     freed = memory["free"][made] != KEPT
-    n = len(sizes)
-    times = np.concatenate((alloc_at, free_at[freed]))
+    allocated = ~from_loop[made]  # a loop's result was allocated by the loop
+    n = int(allocated.sum())
+    times = np.concatenate((alloc_at[allocated], free_at[freed]))
     is_alloc = np.concatenate((np.ones(n, dtype=bool), np.zeros(int(freed.sum()), dtype=bool)))
     # By time; at one instant frees of what was allocated before, then allocations, then frees
     # of what was allocated at that instant.
@@ -466,7 +548,7 @@ def _record_memory(
     order = np.lexsort((rank, times))
 
     def both(column: np.ndarray) -> np.ndarray:
-        return np.concatenate((column, column[freed]))[order]
+        return np.concatenate((column[allocated], column[freed]))[order]
 
     _extend_memory(
         recorder,

@@ -21,7 +21,7 @@ import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { EVERYTHING } from './__tests__/follow';
 import { TimingPanel } from './timing';
 import { tickCharPx } from './timewindow';
-import { columns, device, node } from './__tests__/fixtures';
+import { columns, device, node, type EventRow } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -269,7 +269,7 @@ function eightGpus(): PlacementDocument {
       memory_limit: 80 * 2 ** 30,
     }),
   );
-  const rows = gpus.flatMap((_, i) => [
+  const rows = gpus.flatMap((_, i): EventRow[] => [
     [EventKind.OP, 10 * i, 10 * i + 5, i, i, -1, 1024, 2, 0, -1],
     [EventKind.ALLOC, 10 * i, 10 * i, i, i, -1, 1024, 2, 0, -1],
   ]);

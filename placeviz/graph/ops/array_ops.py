@@ -323,7 +323,7 @@ registry.register(
         infer=_infer_reshape,
         kernel=_reshape_kernel,
         cost=free_cost,
-        forwards_input=True,
+        forwards_input=0,
     )
 )
 
@@ -446,7 +446,7 @@ registry.register(
         infer=_infer_squeeze,
         kernel=_squeeze_kernel,
         cost=free_cost,
-        forwards_input=True,
+        forwards_input=0,
     )
 )
 
@@ -477,7 +477,7 @@ registry.register(
         infer=_infer_expand_dims,
         kernel=_expand_dims_kernel,
         cost=free_cost,
-        forwards_input=True,
+        forwards_input=0,
     )
 )
 

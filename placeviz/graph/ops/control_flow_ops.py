@@ -18,7 +18,7 @@ from placeviz import dtypes
 from placeviz.graph import registry
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.ops._build import require_bool
-from placeviz.graph.registry import OpDef, OutputSpec, free_cost
+from placeviz.graph.registry import ANY_INPUT, OpDef, OutputSpec, free_cost
 from placeviz.graph.shapes import TensorShape
 
 
@@ -89,9 +89,15 @@ def _merge_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return merge
 
 
+# TF's control-flow kernels forward their input's buffer: a Switch's data, a Merge's live input.
 registry.register(
     OpDef(
-        type="Switch", infer=_infer_switch, kernel=_switch_kernel, cost=free_cost, multi_output=True
+        type="Switch",
+        infer=_infer_switch,
+        kernel=_switch_kernel,
+        cost=free_cost,
+        multi_output=True,
+        forwards_input=0,
     )
 )
 registry.register(
@@ -102,10 +108,18 @@ registry.register(
         cost=free_cost,
         multi_output=True,
         ref_output=True,
+        forwards_input=0,
     )
 )
 registry.register(
-    OpDef(type="Merge", infer=_infer_merge, kernel=_merge_kernel, cost=free_cost, multi_output=True)
+    OpDef(
+        type="Merge",
+        infer=_infer_merge,
+        kernel=_merge_kernel,
+        cost=free_cost,
+        multi_output=True,
+        forwards_input=ANY_INPUT,
+    )
 )
 registry.register(
     OpDef(
@@ -115,6 +129,7 @@ registry.register(
         cost=free_cost,
         multi_output=True,
         ref_output=True,
+        forwards_input=ANY_INPUT,
     )
 )
 
@@ -140,13 +155,21 @@ def _forward_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return lambda x: x
 
 
-for _type, _infer in (
-    ("Enter", _infer_forward),
-    ("Exit", _infer_forward),
-    ("NextIteration", _infer_forward),
-    ("LoopCond", _infer_loop_cond),
+for _type, _infer, _forwards in (
+    ("Enter", _infer_forward, 0),
+    ("Exit", _infer_forward, 0),
+    ("NextIteration", _infer_forward, 0),
+    ("LoopCond", _infer_loop_cond, None),
 ):
-    registry.register(OpDef(type=_type, infer=_infer, kernel=_forward_kernel, cost=free_cost))
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=_infer,
+            kernel=_forward_kernel,
+            cost=free_cost,
+            forwards_input=_forwards,
+        )
+    )
 
 
 def _infer_ref_forward(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
@@ -163,5 +186,6 @@ registry.register(
         kernel=_forward_kernel,
         cost=free_cost,
         ref_output=True,
+        forwards_input=0,
     )
 )

@@ -337,7 +337,7 @@ registry.register(
         infer=lambda inputs, attrs: single(inputs[0].shape, inputs[0].dtype),
         kernel=lambda xp, op, state: lambda x: x,
         cost=free_cost,
-        forwards_input=True,
+        forwards_input=0,
     )
 )
 

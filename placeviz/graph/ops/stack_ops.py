@@ -105,10 +105,11 @@ def _trigger_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 # TF keeps the handle in host memory on a GPU and a pushed tensor where it was made; placeviz
 # places the ops where TF does and does not model host-memory arguments.
-for _type, _infer, _kernel in (
-    ("StackV2", _infer_stack, _stack_kernel),
-    ("StackPushV2", _infer_push, _push_kernel),
-    ("StackPopV2", _infer_pop, _pop_kernel),
+# A push's output is the value it pushed (its second input's buffer).
+for _type, _infer, _kernel, _forwards in (
+    ("StackV2", _infer_stack, _stack_kernel, None),
+    ("StackPushV2", _infer_push, _push_kernel, 1),
+    ("StackPopV2", _infer_pop, _pop_kernel, None),
 ):
     registry.register(
         OpDef(
@@ -118,6 +119,7 @@ for _type, _infer, _kernel in (
             cost=free_cost,
             supported=ALL_DEVICES,
             stateful=True,
+            forwards_input=_forwards,
         )
     )
 registry.register(

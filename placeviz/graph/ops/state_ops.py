@@ -230,7 +230,7 @@ registry.register(
         infer=_infer_identity,
         kernel=_identity_kernel,
         cost=free_cost,
-        forwards_input=True,
+        forwards_input=0,
     )
 )
 

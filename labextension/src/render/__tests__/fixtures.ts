@@ -38,7 +38,18 @@ export function node(id: number, name: string, extra: Partial<NodeRecord> = {}):
   };
 }
 
-type EventRow = [number, number, number, number, number, number, number, number, number, number];
+export type EventRow = [
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+];
 
 /** Columns from rows of (kind, t0, t1, node, device, stream, bytes, source, run, peer). */
 export function columns(rows: EventRow[]): EventLists {
