@@ -46,3 +46,18 @@ def test_moving_a_layer_predicts_the_step_with_its_ops_on_the_other_gpu() -> Non
     )
     assert scope_devices(moved)["layer_1"] == "GPU:1"
     assert scope_devices(moved)["layer_0"] == "GPU:0"
+
+
+def test_the_cost_placer_splits_a_model_one_gpu_cannot_hold_into_consecutive_parts() -> None:
+    """On 60 MiB GPUs the encoder's step (111 MiB on one GPU) fits only split: its fastest
+    schedule (all on GPU:0) would overflow, so the cost placer gives each GPU consecutive
+    layers of equal compute, as the pinned split does, and says so."""
+    sizes = {**SMALL, "batch": 16, "seq": 64, "width": 128, "vocab": 500}
+    step = dry_step("BERT-large", gpus=2, placer="cost", pin=False, memory_limit_mb=60, **sizes)
+    assert step.fits
+    where = scope_devices(step.trace)
+    assert [where[f"layer_{i}"] for i in range(4)] == ["GPU:0", "GPU:0", "GPU:1", "GPU:1"]
+    assert max(step.gpu_peaks().values()) <= 60 << 20
+    text = step.session.placement.explain("layer_3/attention/MatMul").text
+    assert "the 2 GPUs take consecutive parts of the step's ops" in text, text
+    assert text.split("its part is on ")[1].startswith("GPU:1"), text

@@ -21,8 +21,9 @@ TensorFlow's rule, and the step made later is planned around where they went.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,7 +36,12 @@ from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.registry import ANY_INPUT
 from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
 from placeviz.placement.reason import Reason, short_name
-from placeviz.placement.scheduling import InfeasibleScheduleError, Schedule, schedule
+from placeviz.placement.scheduling import (
+    InfeasibleScheduleError,
+    Schedule,
+    fixed_schedule,
+    schedule,
+)
 from placeviz.units import data_size
 
 _FREE = (ReasonKind.DEFAULT, ReasonKind.SOFT)  # the groups the user left to the placer
@@ -173,7 +179,31 @@ class CostPlacer(SimplePlacer):
             for name, excess in over.items():  # fewer variables there, and their readers
                 room[name] = max(0.0, min(room[name], charged[name] - excess))
         worst = ", ".join(f"{name} {data_size(peaks[name])}" for name in over)
-        raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
+        split = self._pipeline_split(graph, ordered, limits, worst)
+        if split is None:
+            raise InfeasibleScheduleError(f"the step's live tensors would exceed {worst}")
+        return split
+
+    def _pipeline_split(
+        self, graph: Any, ordered: Sequence[Operation], limits: Mapping[str, float], worst: str
+    ) -> Schedule | None:
+        """A deep model whose activations no earliest-finish schedule fits (it runs fastest all
+        on one GPU, where they overflow): the GPUs take consecutive parts of equal compute, as
+        a model split layer by layer over them, timed as one step; None when its tensors do
+        not fit either."""
+        gpus = [short_name(d.name) for d in self.devices if d.device_type == "GPU"]
+        if len(gpus) < 2:
+            return None
+        devices = [{"name": name, "type": name, "memory": limits[name]} for name in limits]
+        found = fixed_schedule(graph, devices, _consecutive_parts(graph, gpus), copy_engines=True)
+        if any(peak > limits[name] for name, peak in self._peaks(found, ordered).items()):
+            return None
+        why = (
+            f"the {len(gpus)} GPUs take consecutive parts of the step's ops, of equal compute, "
+            f"in the order the model made them (the fastest schedule found would hold {worst}, "
+            "over the limit): its part is on "
+        )
+        return dataclasses.replace(found, _why={n: why + d for n, d in found.device.items()})
 
     def _peaks(self, found: Schedule, ordered: Sequence[Operation]) -> dict[str, float]:
         """Each device's most bytes at once under the schedule (static liveness, counted as the
@@ -442,3 +472,28 @@ def _forwarded(op: Operation) -> int | None:
     """The input whose buffer the op's outputs are, when one is known before the run."""
     forwarded = op.op_def.forwards_input
     return None if forwarded == ANY_INPUT else forwarded
+
+
+def _consecutive_parts(graph: Any, gpus: Sequence[str]) -> dict[str, str]:
+    """Each node's device when ``gpus`` take consecutive parts of equal GPU time: the nodes'
+    colocation classes (a layer's op with its gradient, a variable with its update) in the
+    order their first node was made, cut where the time so far passes each GPU's share. A node
+    that may not run on every GPU keeps the first device it may."""
+    classes: dict[Hashable, list[str]] = {}
+    for node, attrs in graph.nodes(data=True):
+        if all(gpu in attrs["time"] for gpu in gpus):
+            key = attrs.get("colocation")
+            classes.setdefault(node if key is None else key, []).append(node)
+    seconds = {
+        key: sum(min(graph.nodes[n]["time"][gpu] for gpu in gpus) for n in members)
+        for key, members in classes.items()
+    }
+    total = sum(seconds.values()) or 1.0
+    device = {node: next(iter(attrs["time"])) for node, attrs in graph.nodes(data=True)}
+    done = 0.0
+    for key, members in classes.items():
+        part = gpus[min(len(gpus) - 1, int(len(gpus) * done / total))]
+        for node in members:
+            device[node] = part
+        done += seconds[key]
+    return device

@@ -470,6 +470,28 @@ def schedule(
             best, best_priority, best_fixed = tried.makespan, priority, None
     # The best pass again, with reasons.
     found = _list_schedule(problem, best_priority, keep_why=True, fixed=best_fixed)
+    return _step_schedule(problem, found, bound, passes)
+
+
+def fixed_schedule(
+    graph: Any,
+    devices: int | Sequence[Mapping[str, Any]],
+    placement: Mapping[Hashable, str],
+    *,
+    copy_engines: bool = False,
+) -> Schedule:
+    """``placement`` (every node -> a device name) timed as one step: when each node starts
+    and ends on its device (for another objective's placement, as a pipeline split)."""
+    problem = _problem(graph, _devices(devices), copy_engines)
+    names = [d.name for d in problem.devices]
+    fixed = [names.index(placement[node]) for node in problem.nodes]
+    ranks = _upward_ranks(problem)
+    found = _list_schedule(problem, ranks, keep_why=True, fixed=fixed)
+    return _step_schedule(problem, found, _lower_bound(problem, ranks), 1)
+
+
+def _step_schedule(problem: Problem, found: _Pass, bound: float, passes: int) -> Schedule:
+    names = [d.name for d in problem.devices]
     nodes = problem.nodes
     return Schedule(
         device={nodes[i]: names[found.device[i]] for i in range(len(nodes))},
