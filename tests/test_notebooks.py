@@ -929,3 +929,19 @@ def test_will_it_fit_moving_a_layer_barely_changes_the_step(will_it_fit) -> None
     before = float(re.search(r"layer_5 on GPU:0: step ([\d.]+) s", text).group(1))
     after = float(re.search(r"layer_5 on GPU:1: step ([\d.]+) s \(predicted\)", text).group(1))
     assert after == pytest.approx(before, rel=0.01), text
+
+
+def test_will_it_fit_the_cost_placer_gives_each_gpu_three_consecutive_layers(will_it_fit) -> None:
+    """Section 6: unpinned, the cost placer splits BERT-large as the zoo's scopes do, each GPU
+    within its 80 GiB, the step as long as the pinned split's, and says why."""
+    text = output_text(will_it_fit["cost-placer"])
+    parts = re.findall(r"^GPU:(\d): layers (\d+)-(\d+)$", text, re.MULTILINE)
+    assert [tuple(map(int, p)) for p in parts] == [(g, 3 * g, 3 * g + 2) for g in range(8)], text
+    low, high, step = map(
+        float, re.search(r"([\d.]+)-([\d.]+) GiB per GPU, step ([\d.]+) s", text).groups()
+    )
+    assert high < 80 and high - low < 1, text
+    pinned = split_rows(output_text(will_it_fit["bert-splits"]))[8][3]
+    assert step == pytest.approx(pinned, rel=0.02), text
+    assert "the 8 GPUs take consecutive parts of the step's ops" in text
+    assert text.rstrip().endswith("its part is on GPU:6"), text
