@@ -139,6 +139,18 @@ def test_dry_runs_agree_with_real_runs_over_the_conformance_programs() -> None:
     assert len(refused) < 60, refused
 
 
+def step_both_ways(real: pv.Session, dry: pv.Session, built: zoo.Model) -> dict[str, Any]:
+    """A zoo model's initializer and one training step run real and dry, their facts compared;
+    the real step's facts."""
+    init = pv.global_variables_initializer()
+    assert_same(run_facts(real, init, None, FULL), run_facts(dry, init, None, DRY))
+    fetches = [built.train_op, built.loss]
+    expected = run_facts(real, fetches, built.feed, FULL)
+    feed = {t: pv.ShapedArray(v.shape, t.dtype) for t, v in built.feed.items()}
+    assert_same(expected, run_facts(dry, fetches, feed, DRY))
+    return expected
+
+
 def test_a_looped_lstm_runs_dry_as_it_runs_for_real_on_simulated_gpus() -> None:
     """dynamic_rnn's loop and its gradient's (which pops what the forward loop pushed), a
     layer per GPU: the same steps inside the loops, iteration by iteration, the same memory
@@ -147,16 +159,10 @@ def test_a_looped_lstm_runs_dry_as_it_runs_for_real_on_simulated_gpus() -> None:
     graph = pv.Graph()
     with graph.as_default():
         built = zoo.ZOO["lstm_dynamic"](pv)
-        fetches = [built.train_op, built.loss]
         config = pv.ConfigProto(allow_soft_placement=True)
         dry_config = pv.ConfigProto(allow_soft_placement=True, dry_run=True)
         with pv.Session(config=config) as real, pv.Session(config=dry_config) as dry:
-            init = pv.global_variables_initializer()
-            assert_same(run_facts(real, init, None, FULL), run_facts(dry, init, None, DRY))
-            expected = run_facts(real, fetches, built.feed, FULL)
-            feed = {t: pv.ShapedArray(v.shape, t.dtype) for t, v in built.feed.items()}
-            found = run_facts(dry, fetches, feed, DRY)
-            assert_same(expected, found)
+            expected = step_both_ways(real, dry, built)
             assert dict(dry.placement) == dict(real.placement)
             looped = real.trace(runs=1).events["frame"] >= 0
             assert looped.sum() > 1000  # both loops' executions, compared one by one
@@ -171,14 +177,8 @@ def test_dry_runs_agree_with_real_runs_of_the_zoo_on_simulated_gpus(model: str) 
     graph = pv.Graph()
     with graph.as_default():
         built = zoo.ZOO[model](pv)
-        fetches = [built.train_op, built.loss]
         with pv.Session() as real, pv.Session(config=pv.ConfigProto(dry_run=True)) as dry:
-            init = pv.global_variables_initializer()
-            assert_same(run_facts(real, init, None, FULL), run_facts(dry, init, None, DRY))
-            expected = run_facts(real, fetches, built.feed, FULL)
-            feed = {t: pv.ShapedArray(v.shape, t.dtype) for t, v in built.feed.items()}
-            found = run_facts(dry, fetches, feed, DRY)
-            assert_same(expected, found)
+            expected = step_both_ways(real, dry, built)
             assert any(kind == int(EventKind.OP) for kind, *_ in expected["modeled"])
             assert dict(dry.placement) == dict(real.placement)
             gpus = [d.name for d in real.devices if d.device_type == "GPU"]

@@ -506,19 +506,18 @@ describe('MemoryPanel', () => {
 });
 
 /** A card reading (NVML) row: kind, t0 = t1, node -1, device, stream = device, bytes, clock. */
-const cardRow = (t: number, device: number, bytes: number, run = 0) =>
-  [EventKind.CARD_MEMORY, t, t, -1, device, device, bytes, 1, run, -1] as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+const cardRow = (t: number, device: number, bytes: number, run = 0): EventRow => [
+  EventKind.CARD_MEMORY,
+  t,
+  t,
+  -1,
+  device,
+  device,
+  bytes,
+  1,
+  run,
+  -1,
+];
 
 const GiB = 1024 ** 3;
 
