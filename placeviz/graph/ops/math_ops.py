@@ -739,21 +739,27 @@ def _reduction_kernel(fn: str) -> Any:
         keepdims = op.attrs["keepdims"]
         out_dtype = op.outputs[0].dtype.np
         rank = op.inputs[0].shape.ndims
+
+        def run(x: Any, axes: tuple[int, ...] | None) -> Any:
+            reduced = range(x.ndim) if axes is None else axes
+            if all(x.shape[a] == 1 for a in reduced):
+                # Each output element is one input element, itself under every reduction: the
+                # input reshaped, no arithmetic (TF's ReductionOp forwards the buffer too).
+                if keepdims:
+                    return x
+                return x.reshape([d for a, d in enumerate(x.shape) if a not in reduced])
+            return xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+
         if len(op.inputs) == 2:
             ints = run_ints()
-            return lambda x, axes: xp.asarray(
-                reduce(x, axis=_run_axes(op, ints(axes), x.ndim), keepdims=keepdims),
-                dtype=out_dtype,
-            )
+            return lambda x, axes: run(x, _run_axes(op, ints(axes), x.ndim))
         axis = op.attrs["axis"]
         if axis is not None and (rank is None or len(_axes(op.attrs, rank) or ()) < len(axis)):
             # Axes like [1, -1] may name one dimension twice, an error of the run; without a
             # static rank only the value's rank tells.
-            return lambda x: xp.asarray(
-                reduce(x, axis=_run_axes(op, axis, x.ndim), keepdims=keepdims), dtype=out_dtype
-            )
+            return lambda x: run(x, _run_axes(op, axis, x.ndim))
         axes = _axes(op.attrs, rank)
-        return lambda x: xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+        return lambda x: run(x, axes)
 
     return build
 
