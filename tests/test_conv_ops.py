@@ -374,6 +374,16 @@ def test_run_errors() -> None:
         run(pv.nn.max_pool(X, [2, 2, 2, 1], [1, 1, 1, 1], "SAME"))
     with pytest.raises(pv_errors.InvalidArgumentError, match="Right padding 2 needs to be smaller"):
         run(pv.nn.max_pool(X, 2, 1, [[0, 0], [1, 0], [0, 2], [0, 0]]))
+    pool_attrs = {
+        "ksize": [1, 2, 2, 1],
+        "strides": [1, 1, 1, 1],
+        "padding": "EXPLICIT",
+        "explicit_paddings": [0, 0, 0, 1, 0, 2, 0, 0],
+        "data_format": "NHWC",
+    }
+    y = pv.constant(np.zeros((1, 5, 6, 2), np.float32))
+    with pytest.raises(pv_errors.InvalidArgumentError, match="Right padding 2 needs to be smaller"):
+        run(conv_ops.backprop("MaxPoolGrad", [pv.constant(X), y, y], pool_attrs))
     with pytest.raises(pv_errors.InvalidArgumentError, match="evenly divisible by filter depth"):
         run(pv.nn.conv2d_transpose(X, W, [1, 10, 10, 3], [1, 2, 2, 1], "SAME"))
     with pytest.raises(pv_errors.InvalidArgumentError, match="Size of out_backprop doesn't match"):

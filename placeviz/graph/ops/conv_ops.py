@@ -12,6 +12,7 @@ pixels, on NumPy and CuPy alike. NCHW arrays are transposed around the engine.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -704,12 +705,16 @@ def _pool_kernel(
 
 
 def _lowest(dtype: Any) -> Any:
+    """The dtype's lowest finite value (Eigen's ``NumTraits<T>::lowest``: TF's max pool of
+    windows holding only NaNs and -infs)."""
     kind = np.dtype(dtype)
-    return -np.inf if kind.kind == "f" else np.iinfo(kind).min
+    return np.finfo(kind).min if kind.kind == "f" else np.iinfo(kind).min
 
 
-def _max_pool(xp: Any, op: Operation, x: Any) -> Any:
-    shape = _pool_window(op.attrs, x.shape[1:3])
+def _max_pool_window(op: Operation, input_hw: Pair) -> Window:
+    """A max pool's window after TF's check (its PoolParameters, for the gradient too) that
+    every window holds an input element."""
+    shape = _pool_window(op.attrs, input_hw)
     sides = (("Top", "Bottom"), ("Left", "Right"))
     for axis, names in enumerate(sides):
         for side, pad in zip(names, shape.pads[axis]):
@@ -719,7 +724,23 @@ def _max_pool(xp: Any, op: Operation, x: Any) -> Any:
                     f"{shape.size[axis]}",
                     op=op,
                 )
-    return shape.view(xp, shape.pad(xp, x, _lowest(x.dtype))).max(axis=(3, 4))
+    return shape
+
+
+def _max_pool(xp: Any, op: Operation, x: Any) -> Any:
+    """Each window's maximum as TF's CPU kernel takes it, from the lowest finite value up with
+    NaNs passed over (``fmax``): one in-place pass per tap (10x faster than a reduction over
+    the windows' strided view)."""
+    shape = _max_pool_window(op, x.shape[1:3])
+    lowest = _lowest(x.dtype)
+    larger = xp.fmax if np.dtype(x.dtype).kind == "f" else xp.maximum
+    padded = shape.pad(xp, x, lowest)
+    out = larger(shape.tap(padded, 0, 0), lowest)
+    for i in range(shape.size[0]):
+        for j in range(shape.size[1]):
+            if i or j:
+                larger(out, shape.tap(padded, i, j), out=out)
+    return out
 
 
 def _window_counts(xp: Any, shape: Window, input_hw: Sequence[int], dtype: Any) -> Any:
@@ -748,28 +769,57 @@ def _avg_pool_grad(xp: Any, op: Operation, sizes: Any, grad: Any) -> Any:
     return correlate_input_grad(xp, scaled, ones, (n, height, width, depth), depth, shape)
 
 
+def _first_real_taps(shape: Window, axis: int) -> list[tuple[int, slice]]:
+    """Along ``axis``: the first filter tap over an input (not padding) element, for each run
+    of output indices that share it (the runs over the padding before the input, then 0)."""
+    starts = np.arange(shape.out[axis]) * shape.strides[axis]
+    first = np.maximum(0, -(-(shape.pads[axis][0] - starts) // shape.dilations[axis]))
+    bounds = [0, *(np.flatnonzero(np.diff(first)) + 1).tolist(), len(first)]
+    return [(int(first[a]), slice(a, b)) for a, b in itertools.pairwise(bounds) if b > a]
+
+
 def _max_pool_grad(xp: Any, op: Operation, x: Any, y: Any, grad: Any) -> Any:
-    """Each window's gradient goes to its first maximum (TF's CPU kernel: a later element wins
-    only if greater; NaNs are passed over): one pass over the kh * kw taps finds each window's
-    winning tap, a second adds the gradient under each tap where it won (loops over taps, never
-    over pixels; an argmax over a middle axis and a bincount are 4x slower)."""
-    shape = _pool_window(op.attrs, x.shape[1:3])
-    padded = shape.pad(xp, x, _lowest(x.dtype))
+    """Each window's gradient goes to its maximum as TF's CPU kernel finds it: the window's
+    first input element, then each later one that is greater (a NaN first is never beaten,
+    a NaN later never wins). One pass over the kh * kw taps finds each window's winning tap
+    (a first NaN held as +inf, padding as NaN), a second adds the gradient under each tap
+    where it won: loops over taps, never over pixels, in place (an argmax over a middle
+    axis and a bincount are 4x slower; ``where=`` masks 15x slower than arithmetic)."""
+    shape = _max_pool_window(op, x.shape[1:3])
+    floating = np.dtype(x.dtype).kind == "f"
+    padded = shape.pad(xp, x, np.nan if floating else _lowest(x.dtype))
     kh, kw = shape.size
-    taps = [(i, j) for i in range(kh) for j in range(kw)]
-    best = shape.tap(padded, 0, 0)
-    kind = np.dtype(best.dtype).kind
-    index = np.dtype(np.int8 if len(taps) < 128 else np.int32)
+    index = np.dtype(np.int8 if kh * kw < 128 else np.int32)
+    best = shape.tap(padded, 0, 0).copy()
     winner = xp.zeros(best.shape, dtype=index)
-    for k, (i, j) in enumerate(taps[1:], start=1):
-        candidate = shape.tap(padded, i, j)
-        # the taps come in order, so the last to improve on the best is the highest index
-        winner = xp.maximum(winner, (candidate > best) * index.type(k))
-        best = xp.fmax(best, candidate) if kind == "f" else xp.maximum(best, candidate)
+    for i, rows in _first_real_taps(shape, 0):
+        for j, cols in _first_real_taps(shape, 1):
+            if i or j:  # windows over the padding before the input
+                best[:, rows, cols] = shape.tap(padded, i, j)[:, rows, cols]
+                winner[:, rows, cols] = i * kw + j
+    if floating:
+        xp.fmin(best, np.inf, out=best)
+    larger = xp.fmax if floating else xp.maximum
+    taken = xp.empty(best.shape, dtype=bool)
+    marks = xp.empty(best.shape, dtype=index)
+    for i in range(kh):
+        for j in range(1 if i == 0 else 0, kw):
+            candidate = shape.tap(padded, i, j)
+            xp.less(best, candidate, out=taken)
+            # the taps come in order, so the last to improve on the best is the highest index
+            xp.multiply(taken, index.type(i * kw + j), out=marks)
+            xp.maximum(winner, marks, out=winner)
+            larger(best, candidate, out=best)
     spread = xp.zeros(padded.shape, dtype=grad.dtype)
-    for k, (i, j) in enumerate(taps):
-        target = shape.tap(spread, i, j)
-        target += grad * (winner == k)
+    share = xp.empty_like(grad)
+    # the taps backwards: each input element sums its windows' shares in the order of the
+    # windows, as TF's kernel does (float16 sums round in that order)
+    for i in reversed(range(kh)):
+        for j in reversed(range(kw)):
+            xp.equal(winner, index.type(i * kw + j), out=taken)
+            xp.multiply(grad, taken, out=share)
+            target = shape.tap(spread, i, j)
+            target += share
     return shape.crop(spread, x.shape[1], x.shape[2])
 
 
