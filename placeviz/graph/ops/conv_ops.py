@@ -140,6 +140,19 @@ class Window:
             n, height * wo, kw * depth
         )
 
+    def batch_tap_rows(self, xp: Any, padded: Any) -> Any:
+        """``tap_rows`` with the batch inside the height, (Hp * N * Wo, Kw * C): filter row
+        ``i`` then reads the contiguous rows from ``i * dilation * N * Wo`` on, the whole
+        batch's in one matrix."""
+        n, height, _, depth = padded.shape
+        sn, sh, sw, sc = padded.strides
+        kw, wo = self.size[1], self.out[1]
+        shape = (height, n, wo, kw, depth)
+        steps = (sh, sn, sw, sw * self.dilations[1], sc)
+        return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=steps).reshape(
+            height * n * wo, kw * depth
+        )
+
     def view(self, xp: Any, padded: Any) -> Any:
         """The windows of a padded NHWC array as an (N, Ho, Wo, Kh, Kw, C) strided view."""
         sn, sh, sw, sc = padded.strides
@@ -364,9 +377,12 @@ def _filter_grad_by_filter_row(
 ) -> Any:
     """``correlate_filter_grad`` at stride 1, as ``_correlate_by_filter_row``: each filter
     row's weights are its slice of ``Window.tap_rows`` against the output gradient, per image,
-    summed over the batch."""
+    summed over the batch; for filter rows of ``WIDE_FILTER_ROW`` inputs or more, one product
+    over the whole batch per filter row instead (``Window.batch_tap_rows``)."""
     kh, kw, depth, out_depth = filter_shape
     n, ho, wo, _ = grad.shape
+    if kw * depth >= WIDE_FILTER_ROW:
+        return _filter_grad_over_batch(xp, padded, grad, filter_shape, shape)
     step = shape.dilations[0] * wo
     rows = shape.tap_rows(xp, padded)
     grads = grad.reshape(n, ho * wo, out_depth)
@@ -375,6 +391,29 @@ def _filter_grad_by_filter_row(
         for i in range(kh)
     ]
     return xp.stack(per_row).reshape(kh, kw, depth, out_depth)
+
+
+# From this many inputs to a filter row (Kw * C) on, the filter's gradient is faster as one
+# product over the whole batch per filter row than per image (measured: 5x5x64 filters 1.2x,
+# 4x4x64 and 3x3x128 1.1x faster; 3x3x64 even; 3x3 of 16 and 32 channels 1.2x to 1.4x slower).
+WIDE_FILTER_ROW = 256
+
+
+def _filter_grad_over_batch(
+    xp: Any, padded: Any, grad: Any, filter_shape: Sequence[int], shape: Window
+) -> Any:
+    """``_filter_grad_by_filter_row`` as one (Co, N * Ho * Wo) by (N * Ho * Wo, Kw * C)
+    product per filter row, the output gradient's rows ordered as ``Window.batch_tap_rows``."""
+    kh, kw, depth, out_depth = filter_shape
+    n, ho, wo, _ = grad.shape
+    count = ho * n * wo
+    step = shape.dilations[0] * n * wo
+    rows = shape.batch_tap_rows(xp, padded)
+    grads = xp.ascontiguousarray(grad.transpose(1, 0, 2, 3)).reshape(count, out_depth)
+    out = xp.empty((kh, out_depth, kw * depth), dtype=grad.dtype)
+    for i in range(kh):
+        xp.matmul(grads.T, rows[i * step : i * step + count], out=out[i])
+    return out.transpose(0, 2, 1).reshape(kh, kw, depth, out_depth)
 
 
 def _nhwc_kernel(
