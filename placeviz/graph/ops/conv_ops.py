@@ -849,17 +849,39 @@ def _max_pool_grad(xp: Any, op: Operation, x: Any, y: Any, grad: Any) -> Any:
             xp.multiply(taken, index.type(i * kw + j), out=marks)
             xp.maximum(winner, marks, out=winner)
             larger(best, candidate, out=best)
-    spread = xp.zeros(padded.shape, dtype=grad.dtype)
-    share = xp.empty_like(grad)
-    # the taps backwards: each input element sums its windows' shares in the order of the
-    # windows, as TF's kernel does (float16 sums round in that order)
-    for i in reversed(range(kh)):
-        for j in reversed(range(kw)):
-            xp.equal(winner, index.type(i * kw + j), out=taken)
-            xp.multiply(grad, taken, out=share)
-            target = shape.tap(spread, i, j)
-            target += share
+    if xp is np:
+        spread = _scatter_to_winners(shape, padded.shape, winner, grad)
+    else:
+        spread = xp.zeros(padded.shape, dtype=grad.dtype)
+        share = xp.empty_like(grad)
+        # the taps backwards: each input element sums its windows' shares in the order of the
+        # windows, as TF's kernel does (float16 sums round in that order)
+        for i in reversed(range(kh)):
+            for j in reversed(range(kw)):
+                xp.equal(winner, index.type(i * kw + j), out=taken)
+                xp.multiply(grad, taken, out=share)
+                target = shape.tap(spread, i, j)
+                target += share
     return shape.crop(spread, x.shape[1], x.shape[2])
+
+
+def _scatter_to_winners(shape: Window, padded_shape: Sequence[int], winner: Any, grad: Any) -> Any:
+    """On NumPy, each window's gradient added onto its winning tap's element of a padded zero
+    array by one ``np.add.at`` in the windows' order, as TF's kernel adds them (2x faster than
+    a masked add per tap; CuPy's scatter-add has no such order)."""
+    n, height, width, depth = padded_shape
+    (sh, sw), (dh, dw), (ho, wo) = shape.strides, shape.dilations, shape.out
+    kh, kw = shape.size
+    row = width * depth
+    offsets = np.array([i * dh * row + j * dw * depth for i in range(kh) for j in range(kw)])
+    target = offsets[winner]
+    target += (np.arange(n) * (height * row))[:, None, None, None]
+    target += (np.arange(ho) * (sh * row))[:, None, None]
+    target += (np.arange(wo) * (sw * depth))[:, None]
+    target += np.arange(depth)
+    spread = np.zeros(n * height * row, dtype=grad.dtype)
+    np.add.at(spread, target.ravel(), grad.ravel())
+    return spread.reshape(padded_shape)
 
 
 def _infer_max_pool_grad(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
