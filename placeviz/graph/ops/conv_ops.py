@@ -919,36 +919,57 @@ for _type, _infer, _compute, _images, _cpu, _gpu in (
 
 # -- LRN, LRNGrad ------------------------------------------------------------------------------
 def _depth_window_sum(xp: Any, values: Any, radius: int) -> Any:
-    """Each element's sum over the channels within ``radius`` of its own (last axis): one
-    shifted add per offset (a reduction over a short strided axis is many times slower)."""
-    widths = ((0, 0),) * (values.ndim - 1) + ((radius, radius),)
-    padded = xp.pad(values, widths, mode="constant")
+    """Each element's sum over the channels within ``radius`` of its own (last axis), added
+    from the lowest channel up as TF's kernel adds them: one shifted add per offset onto
+    zeros (a reduction over a short strided axis is many times slower; padding the values
+    first is a copy more)."""
     depth = values.shape[-1]
-    total = padded[..., :depth].copy()
-    for offset in range(1, 2 * radius + 1):
-        total += padded[..., offset : offset + depth]
+    total = xp.zeros_like(values)
+    for offset in range(-radius, radius + 1):
+        low, high = max(0, -offset), min(depth, depth - offset)
+        if low < high:
+            total[..., low:high] += values[..., low + offset : high + offset]
     return total
 
 
 def _lrn_norm(xp: Any, attrs: Mapping[str, Any], x: Any) -> Any:
-    squares = _depth_window_sum(xp, x * x, attrs["depth_radius"])
-    return attrs["bias"] + attrs["alpha"] * squares
+    """bias + alpha * the window's sum of squares, in one new array."""
+    norm = _depth_window_sum(xp, x * x, attrs["depth_radius"])
+    norm *= attrs["alpha"]
+    norm += attrs["bias"]
+    return norm
 
 
 def _lrn_kernel(xp: Any, op: Operation, state: Any) -> Any:
+    """x * norm^-beta, in place over the norm."""
     beta = op.attrs["beta"]
-    return lambda x: (x * _lrn_norm(xp, op.attrs, x) ** -beta).astype(x.dtype)
+
+    def lrn(x: Any) -> Any:
+        norm = _lrn_norm(xp, op.attrs, x)
+        xp.power(norm, -beta, out=norm)
+        norm *= x
+        return norm
+
+    return lrn
 
 
 def _lrn_grad_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    """dx = dy * norm^-beta - 2 * alpha * beta * x * window_sum(dy * y / norm)."""
+    """dx = dy * norm^-beta - 2 * alpha * beta * x * window_sum(dy * y / norm), in place over
+    new arrays."""
     attrs = op.attrs
+    scale = 2 * attrs["alpha"] * attrs["beta"]
 
     def lrn_grad(grad: Any, x: Any, y: Any) -> Any:
         norm = _lrn_norm(xp, attrs, x)
-        spread = _depth_window_sum(xp, grad * y / norm, attrs["depth_radius"])
-        dx = grad * norm ** -attrs["beta"] - 2 * attrs["alpha"] * attrs["beta"] * x * spread
-        return dx.astype(x.dtype)
+        shares = grad * y
+        shares /= norm
+        spread = _depth_window_sum(xp, shares, attrs["depth_radius"])
+        xp.power(norm, -attrs["beta"], out=norm)
+        norm *= grad
+        xp.multiply(x, scale, out=shares)
+        shares *= spread
+        norm -= shares
+        return norm
 
     return lrn_grad
 
