@@ -126,6 +126,25 @@ class Window:
         cols = slice(j * dw, j * dw + (wo - 1) * sw + 1, sw)
         return padded[(slice(None),) * height_axis + (rows, cols)]
 
+    def on_input(self, i: int, j: int, height: int, width: int) -> tuple[Any, Any] | None:
+        """Where filter tap (i, j) falls on the unpadded input: the indices of the output
+        positions where it reads an input element and of those elements (strided), or None
+        where it reads only padding."""
+        ranges = []
+        for axis, (tap, size) in enumerate(((i, height), (j, width))):
+            stride, offset = self.strides[axis], tap * self.dilations[axis] - self.pads[axis][0]
+            low = max(0, -(offset // stride))
+            high = min(self.out[axis], (size - 1 - offset) // stride + 1)
+            if high <= low:
+                return None
+            start = low * stride + offset
+            ranges.append(
+                (slice(low, high), slice(start, (high - 1) * stride + offset + 1, stride))
+            )
+        (rows, in_rows), (cols, in_cols) = ranges
+        everything = slice(None)
+        return (everything, rows, cols), (everything, in_rows, in_cols)
+
     def tap_rows(self, xp: Any, padded: Any) -> Any:
         """For stride 1: each image's padded rows, every output column holding the ``Kw``
         pixels its filter row sees, as an (N, Hp * Wo, Kw * C) array (a copy Kw times the
@@ -768,17 +787,16 @@ def _max_pool_window(op: Operation, input_hw: Pair) -> Window:
 
 def _max_pool(xp: Any, op: Operation, x: Any) -> Any:
     """Each window's maximum as TF's CPU kernel takes it, from the lowest finite value up with
-    NaNs passed over (``fmax``): one in-place pass per tap (10x faster than a reduction over
-    the windows' strided view)."""
+    NaNs passed over (``fmax``): one in-place pass per tap over the input it reads, no padding
+    (10x faster than a reduction over the windows' strided view)."""
     shape = _max_pool_window(op, x.shape[1:3])
-    lowest = _lowest(x.dtype)
     larger = xp.fmax if np.dtype(x.dtype).kind == "f" else xp.maximum
-    padded = shape.pad(xp, x, lowest)
-    out = larger(shape.tap(padded, 0, 0), lowest)
+    out = xp.full((x.shape[0], *shape.out, x.shape[3]), _lowest(x.dtype), dtype=x.dtype)
     for i in range(shape.size[0]):
         for j in range(shape.size[1]):
-            if i or j:
-                larger(out, shape.tap(padded, i, j), out=out)
+            where = shape.on_input(i, j, x.shape[1], x.shape[2])
+            if where is not None:
+                larger(out[where[0]], x[where[1]], out=out[where[0]])
     return out
 
 
@@ -820,68 +838,79 @@ def _first_real_taps(shape: Window, axis: int) -> list[tuple[int, slice]]:
 def _max_pool_grad(xp: Any, op: Operation, x: Any, y: Any, grad: Any) -> Any:
     """Each window's gradient goes to its maximum as TF's CPU kernel finds it: the window's
     first input element, then each later one that is greater (a NaN first is never beaten,
-    a NaN later never wins). One pass over the kh * kw taps finds each window's winning tap
-    (a first NaN held as +inf, padding as NaN), a second adds the gradient under each tap
-    where it won: loops over taps, never over pixels, in place (an argmax over a middle
-    axis and a bincount are 4x slower; ``where=`` masks 15x slower than arithmetic)."""
+    a NaN later never wins). One pass over the kh * kw taps, each over the input it reads (no
+    padding), finds each window's winning tap (a first NaN held as +inf); the gradient then
+    goes onto the winners: loops over taps, never over pixels, in place (an argmax over a
+    middle axis is 4x slower; ``where=`` masks 15x slower than arithmetic)."""
     shape = _max_pool_window(op, x.shape[1:3])
+    n, height, width, depth = x.shape
     floating = np.dtype(x.dtype).kind == "f"
-    padded = shape.pad(xp, x, np.nan if floating else _lowest(x.dtype))
     kh, kw = shape.size
     index = np.dtype(np.int8 if kh * kw < 128 else np.int32)
-    best = shape.tap(padded, 0, 0).copy()
-    winner = xp.zeros(best.shape, dtype=index)
+    best = xp.empty((n, *shape.out, depth), dtype=x.dtype)
+    winner = xp.empty(best.shape, dtype=index)
     for i, rows in _first_real_taps(shape, 0):
         for j, cols in _first_real_taps(shape, 1):
-            if i or j:  # windows over the padding before the input
-                best[:, rows, cols] = shape.tap(padded, i, j)[:, rows, cols]
-                winner[:, rows, cols] = i * kw + j
+            out, read = shape.on_input(i, j, height, width)  # type: ignore[misc]
+            first = (slice(None), _within(rows, out[1]), _within(cols, out[2]))
+            best[:, rows, cols] = x[read][first]
+            winner[:, rows, cols] = i * kw + j
     if floating:
         xp.fmin(best, np.inf, out=best)
     larger = xp.fmax if floating else xp.maximum
     taken = xp.empty(best.shape, dtype=bool)
     marks = xp.empty(best.shape, dtype=index)
     for i in range(kh):
-        for j in range(1 if i == 0 else 0, kw):
-            candidate = shape.tap(padded, i, j)
-            xp.less(best, candidate, out=taken)
+        for j in range(kw):
+            where = shape.on_input(i, j, height, width)
+            if where is None:
+                continue
+            out, candidate = where[0], x[where[1]]
+            xp.less(best[out], candidate, out=taken[out])
             # the taps come in order, so the last to improve on the best is the highest index
-            xp.multiply(taken, index.type(i * kw + j), out=marks)
-            xp.maximum(winner, marks, out=winner)
-            larger(best, candidate, out=best)
+            xp.multiply(taken[out], index.type(i * kw + j), out=marks[out])
+            xp.maximum(winner[out], marks[out], out=winner[out])
+            larger(best[out], candidate, out=best[out])
     if xp is np:
-        spread = _scatter_to_winners(shape, padded.shape, winner, grad)
-    else:
-        spread = xp.zeros(padded.shape, dtype=grad.dtype)
-        share = xp.empty_like(grad)
-        # the taps backwards: each input element sums its windows' shares in the order of the
-        # windows, as TF's kernel does (float16 sums round in that order)
-        for i in reversed(range(kh)):
-            for j in reversed(range(kw)):
-                xp.equal(winner, index.type(i * kw + j), out=taken)
-                xp.multiply(grad, taken, out=share)
-                target = shape.tap(spread, i, j)
-                target += share
-    return shape.crop(spread, x.shape[1], x.shape[2])
+        return _scatter_to_winners(shape, x.shape, winner, grad)
+    spread = xp.zeros(x.shape, dtype=grad.dtype)
+    share = xp.empty_like(grad)
+    # the taps backwards: each input element sums its windows' shares in the order of the
+    # windows, as TF's kernel does (float16 sums round in that order)
+    for i in reversed(range(kh)):
+        for j in reversed(range(kw)):
+            where = shape.on_input(i, j, height, width)
+            if where is not None:
+                out = where[0]
+                xp.equal(winner[out], index.type(i * kw + j), out=taken[out])
+                xp.multiply(grad[out], taken[out], out=share[out])
+                spread[where[1]] += share[out]
+    return spread
 
 
-def _scatter_to_winners(shape: Window, padded_shape: Sequence[int], winner: Any, grad: Any) -> Any:
-    """On NumPy, each window's gradient added onto its winning tap's element of a padded zero
-    array by one ``np.add.at`` in the windows' order, as TF's kernel adds them (2x faster than
-    a masked add per tap; CuPy's scatter-add has no such order)."""
-    n, height, width, depth = padded_shape
+def _within(part: slice, whole: slice) -> slice:
+    """``part`` of a range of output indices as a slice of the sub-range ``whole``."""
+    return slice(part.start - whole.start, part.stop - whole.start)
+
+
+def _scatter_to_winners(shape: Window, input_shape: Sequence[int], winner: Any, grad: Any) -> Any:
+    """On NumPy, each window's gradient added onto its winning tap's input element by one
+    ``np.add.at`` in the windows' order, as TF's kernel adds them (2x faster than a masked add
+    per tap; CuPy's scatter-add has no such order)."""
+    n, height, width, depth = input_shape
     (sh, sw), (dh, dw), (ho, wo) = shape.strides, shape.dilations, shape.out
+    (top, _), (left, _) = shape.pads
     kh, kw = shape.size
     row = width * depth
     offsets = np.array([i * dh * row + j * dw * depth for i in range(kh) for j in range(kw)])
     target = offsets[winner]
     target += (np.arange(n) * (height * row))[:, None, None, None]
-    target += (np.arange(ho) * (sh * row))[:, None, None]
-    target += (np.arange(wo) * (sw * depth))[:, None]
+    target += ((np.arange(ho) * sh - top) * row)[:, None, None]
+    target += ((np.arange(wo) * sw - left) * depth)[:, None]
     target += np.arange(depth)
     spread = np.zeros(n * height * row, dtype=grad.dtype)
     np.add.at(spread, target.ravel(), grad.ravel())
-    return spread.reshape(padded_shape)
+    return spread.reshape(input_shape)
 
 
 def _infer_max_pool_grad(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[OutputSpec]:
