@@ -432,7 +432,7 @@ def _filter_grad_over_batch(
     out = xp.empty((kh, out_depth, kw * depth), dtype=grad.dtype)
     for i in range(kh):
         xp.matmul(grads.T, rows[i * step : i * step + count], out=out[i])
-    return out.transpose(0, 2, 1).reshape(kh, kw, depth, out_depth)
+    return xp.ascontiguousarray(out.transpose(0, 2, 1)).reshape(kh, kw, depth, out_depth)
 
 
 def _nhwc_kernel(
@@ -949,17 +949,16 @@ for _type, _infer, _compute, _images, _cpu, _gpu in (
 # -- LRN, LRNGrad ------------------------------------------------------------------------------
 def _depth_window_sum(xp: Any, values: Any, radius: int) -> Any:
     """Each element's sum over the channels within ``radius`` of its own (last axis), added
-    from the lowest channel up as TF's kernel adds them: the values channel-major, then one
-    shifted add of whole channels per offset onto zeros (2x faster than adds of channel
-    slices per pixel; a reduction over a short strided axis is many times slower)."""
+    from the lowest channel up as TF's kernel adds them: one shifted add per offset over the
+    values between zeros (a reduction over a short strided axis is many times slower; adds of
+    channel slices or of the values channel-major are slower, the latter by its layout)."""
     depth = values.shape[-1]
-    channels = values.reshape(-1, depth).T.copy()
-    total = xp.zeros_like(channels)
-    for offset in range(-radius, radius + 1):
-        low, high = max(0, -offset), min(depth, depth - offset)
-        if low < high:
-            total[low:high] += channels[low + offset : high + offset]
-    return total.T.reshape(values.shape)
+    padded = xp.zeros((*values.shape[:-1], depth + 2 * radius), dtype=values.dtype)
+    padded[..., radius : radius + depth] = values
+    total = padded[..., :depth].copy()
+    for offset in range(1, 2 * radius + 1):
+        total += padded[..., offset : offset + depth]
+    return total
 
 
 def _lrn_norm(xp: Any, attrs: Mapping[str, Any], x: Any) -> Any:
