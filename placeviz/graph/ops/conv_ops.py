@@ -126,25 +126,6 @@ class Window:
         cols = slice(j * dw, j * dw + (wo - 1) * sw + 1, sw)
         return padded[(slice(None),) * height_axis + (rows, cols)]
 
-    def on_input(self, i: int, j: int, height: int, width: int) -> tuple[Any, Any] | None:
-        """Where filter tap (i, j) falls on the unpadded input: the indices of the output
-        positions where it reads an input element and of those elements (strided), or None
-        where it reads only padding."""
-        ranges = []
-        for axis, (tap, size) in enumerate(((i, height), (j, width))):
-            stride, offset = self.strides[axis], tap * self.dilations[axis] - self.pads[axis][0]
-            low = max(0, -(offset // stride))
-            high = min(self.out[axis], (size - 1 - offset) // stride + 1)
-            if high <= low:
-                return None
-            start = low * stride + offset
-            ranges.append(
-                (slice(low, high), slice(start, (high - 1) * stride + offset + 1, stride))
-            )
-        (rows, in_rows), (cols, in_cols) = ranges
-        everything = slice(None)
-        return (everything, rows, cols), (everything, in_rows, in_cols)
-
     def tap_rows(self, xp: Any, padded: Any) -> Any:
         """For stride 1: each image's padded rows, every output column holding the ``Kw``
         pixels its filter row sees, as an (N, Hp * Wo, Kw * C) array (a copy Kw times the
@@ -787,16 +768,18 @@ def _max_pool_window(op: Operation, input_hw: Pair) -> Window:
 
 def _max_pool(xp: Any, op: Operation, x: Any) -> Any:
     """Each window's maximum as TF's CPU kernel takes it, from the lowest finite value up with
-    NaNs passed over (``fmax``): one in-place pass per tap over the input it reads, no padding
-    (10x faster than a reduction over the windows' strided view)."""
+    NaNs passed over (``fmax``): one in-place pass per tap over the padded input, whole arrays
+    (2x faster than a reduction over the windows' strided view; 15% faster than sub-blocks of
+    the output over the unpadded input)."""
     shape = _max_pool_window(op, x.shape[1:3])
+    lowest = _lowest(x.dtype)
     larger = xp.fmax if np.dtype(x.dtype).kind == "f" else xp.maximum
-    out = xp.full((x.shape[0], *shape.out, x.shape[3]), _lowest(x.dtype), dtype=x.dtype)
+    padded = shape.pad(xp, x, lowest)
+    out = larger(shape.tap(padded, 0, 0), lowest)
     for i in range(shape.size[0]):
         for j in range(shape.size[1]):
-            where = shape.on_input(i, j, x.shape[1], x.shape[2])
-            if where is not None:
-                larger(out[where[0]], x[where[1]], out=out[where[0]])
+            if i or j:
+                larger(out, shape.tap(padded, i, j), out=out)
     return out
 
 
