@@ -755,13 +755,14 @@ def _reduction_kernel(fn: str) -> Any:
 
         def run(x: Any, axes: tuple[int, ...] | None) -> Any:
             reduced = range(x.ndim) if axes is None else axes
-            if all(x.shape[a] == 1 for a in reduced):
-                # Each output element is one input element, itself under every reduction: the
-                # input reshaped, no arithmetic (TF's ReductionOp forwards the buffer too).
-                if keepdims:
-                    return x
-                return x.reshape([d for a, d in enumerate(x.shape) if a not in reduced])
-            return xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+            for axis in reduced:  # a loop that stops at the first real axis: the common case
+                if x.shape[axis] != 1:
+                    return xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+            # Each output element is one input element, itself under every reduction: the input
+            # reshaped, no arithmetic (TF's ReductionOp forwards the buffer too).
+            if keepdims:
+                return x
+            return x.reshape([d for a, d in enumerate(x.shape) if a not in reduced])
 
         if len(op.inputs) == 2:
             ints = run_ints()
