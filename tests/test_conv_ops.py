@@ -374,6 +374,16 @@ def test_run_errors() -> None:
         run(pv.nn.max_pool(X, [2, 2, 2, 1], [1, 1, 1, 1], "SAME"))
     with pytest.raises(pv_errors.InvalidArgumentError, match="Right padding 2 needs to be smaller"):
         run(pv.nn.max_pool(X, 2, 1, [[0, 0], [1, 0], [0, 2], [0, 0]]))
+    pool_attrs = {
+        "ksize": [1, 2, 2, 1],
+        "strides": [1, 1, 1, 1],
+        "padding": "EXPLICIT",
+        "explicit_paddings": [0, 0, 0, 1, 0, 2, 0, 0],
+        "data_format": "NHWC",
+    }
+    y = pv.constant(np.zeros((1, 5, 6, 2), np.float32))
+    with pytest.raises(pv_errors.InvalidArgumentError, match="Right padding 2 needs to be smaller"):
+        run(conv_ops.backprop("MaxPoolGrad", [pv.constant(X), y, y], pool_attrs))
     with pytest.raises(pv_errors.InvalidArgumentError, match="evenly divisible by filter depth"):
         run(pv.nn.conv2d_transpose(X, W, [1, 10, 10, 3], [1, 2, 2, 1], "SAME"))
     with pytest.raises(pv_errors.InvalidArgumentError, match="Size of out_backprop doesn't match"):
@@ -524,14 +534,34 @@ def test_keras_serves_the_same_layers_with_keras_defaults() -> None:
 DEEP = 64  # as deep as ResNet's third stage
 
 
+def reference_filter_grad(
+    x: np.ndarray, g: np.ndarray, size: tuple[int, int], strides: Any, dilations: Any, pads: Pads
+) -> np.ndarray:
+    """Each filter tap's gradient: the input under that tap at every output position against
+    the output gradient there, summed over positions and the batch."""
+    padded = np.pad(x, ((0, 0), *pads, (0, 0)))
+    _, ho, wo, _ = g.shape
+    out = np.zeros((*size, x.shape[3], g.shape[3]))
+    for a in range(size[0]):
+        for b in range(size[1]):
+            top, left = a * dilations[0], b * dilations[1]
+            rows = slice(top, top + (ho - 1) * strides[0] + 1, strides[0])
+            cols = slice(left, left + (wo - 1) * strides[1] + 1, strides[1])
+            out[a, b] = np.einsum("nhwc,nhwo->co", padded[:, rows, cols], g)
+    return out
+
+
+@pytest.mark.parametrize("filter_width", [2, 4])  # rows of 128 and 256 inputs: both products
 @pytest.mark.parametrize(
     ("strides", "dilations", "padding"),
     [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 1), "VALID"), ((1, 1), (2, 2), "SAME")],
 )
-def test_deep_input_conv2d_and_its_gradients(strides: Any, dilations: Any, padding: str) -> None:
-    """The value against the reference; both gradients by bilinearity: sum(conv(x, w) * g)
-    equals sum(x * dx) and sum(w * dw) for the gradients that g sends back."""
-    x, w = arange(2, 5, 6, DEEP), arange(3, 2, DEEP, 3)
+def test_deep_input_conv2d_and_its_gradients(
+    strides: Any, dilations: Any, padding: str, filter_width: int
+) -> None:
+    """The value and the filter's gradient against the references; the input's gradient by
+    bilinearity: sum(conv(x, w) * g) equals sum(x * dx) for the dx that g sends back."""
+    x, w = arange(2, 5, 6, DEEP), arange(3, filter_width, DEEP, 3)
     with Graph().as_default():
         tx, tw = pv.constant(x), pv.constant(w)
         y = pv.nn.conv2d(tx, tw, [1, *strides, 1], padding, dilations=[1, *dilations, 1])
@@ -542,4 +572,5 @@ def test_deep_input_conv2d_and_its_gradients(strides: Any, dilations: Any, paddi
     np.testing.assert_allclose(got_y, reference_conv(x, w, strides, dilations, pads), rtol=1e-12)
     pairing = float(np.sum(got_y * g))
     assert float(np.sum(x * got_dx)) == pytest.approx(pairing, rel=1e-12)
-    assert float(np.sum(w * got_dw)) == pytest.approx(pairing, rel=1e-12)
+    want_dw = reference_filter_grad(x, g, w.shape[:2], strides, dilations, pads)
+    np.testing.assert_allclose(got_dw, want_dw, rtol=1e-12)

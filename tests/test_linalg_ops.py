@@ -147,6 +147,17 @@ def test_sparse_hints_make_a_sparse_matmul_of_float32_matrices(
     np.testing.assert_allclose(gb, expected_b.T if transpose_b else expected_b, rtol=1e-5)
 
 
+@pytest.mark.parametrize("rows", [1, 16, 65])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_matmul_by_a_transposed_b_of_few_or_many_rows(rows: int, dtype: Any) -> None:
+    """A few rows of ``a`` are multiplied as the transpose of ``b @ a.T`` (faster in OpenBLAS),
+    many as ``a @ b.T``: both are NumPy's ``a @ b.T``, C-ordered."""
+    a, b = _grid(rows, 7, dtype=dtype), _grid(5, 7, dtype=dtype)
+    value = _run(pv.matmul(pv.constant(a), pv.constant(b), transpose_b=True))
+    assert value.dtype == dtype and value.flags.c_contiguous
+    np.testing.assert_allclose(value, a @ b.T, rtol=1e-6)
+
+
 def test_sparse_hints_on_other_dtypes_and_ranks_follow_tensorflow() -> None:
     assert pv.matmul(_grid(2, 3), _grid(3, 2), b_is_sparse=True).op.type == "MatMul"
     with pytest.raises(ValueError, match="Shape must be rank 2 but is rank 3"):

@@ -294,6 +294,30 @@ def conv_grad_max_pool_same_overlapping(tf: Any) -> Any:
     return _grads(tf, tf.nn.max_pool(x, 3, 1, "SAME"), x)
 
 
+def _with_nans(tf: Any, dtype: Any) -> Any:
+    """``_x`` with NaNs and -infs where TF's max pool passes them over: windows whose first
+    element is NaN, that hold only NaNs and -infs, or -infs beside padding."""
+    values = np.sin(np.arange(50, dtype=np.float64)).reshape(1, 5, 5, 2)
+    for row, col in ((0, 0), (0, 1), (1, 0), (2, 2), (3, 4), (4, 3)):
+        values[0, row, col, 0] = np.nan
+    for row, col in ((1, 1), (0, 2), (4, 4), (3, 3)):
+        values[0, row, col, 0] = -np.inf
+    values[0, 2, 0, 1] = np.nan
+    return tf.constant(values.astype(dtype))
+
+
+@program
+def conv_grad_max_pool_nans_and_infs(tf: Any) -> Any:
+    """TF's CPU max pool: NaNs passed over, a window's first element kept unless a later one
+    is greater, the lowest finite value for a window of NaNs and -infs."""
+    results = []
+    for dtype in (np.float32, np.float16, np.float64):
+        x = _with_nans(tf, dtype)
+        for y in (tf.nn.max_pool(x, 3, 1, "SAME"), tf.nn.max_pool(x, 2, 2, "VALID")):
+            results += [y, *_grads(tf, y if dtype == np.float32 else tf.cast(y, tf.float32), x)]
+    return results
+
+
 @program
 def conv_grad_avg_pool_same(tf: Any) -> Any:
     x = _x(tf)

@@ -566,10 +566,23 @@ def _infer_matmul(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list:
     return single(TensorShape([m, n]), dtype)
 
 
+# Up to this many rows of ``a``, OpenBLAS multiplies by a transposed ``b`` up to 2x faster as
+# the transpose of ``b @ a.T`` (measured: 16 rows 2x, 64 rows 1.1x, 256 rows 0.9x).
+NARROW_ROWS = 64
+
+
 def _matmul_kernel(xp: Any, op: Operation, state: Any) -> Any:
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
         return xp.matmul
+    if tb and not ta and xp is np:
+
+        def by_transposed_b(a: Any, b: Any) -> Any:
+            if a.shape[0] <= NARROW_ROWS:
+                return np.ascontiguousarray(np.matmul(b, a.T).T)
+            return np.matmul(a, b.T)
+
+        return by_transposed_b
     return lambda a, b: xp.matmul(a.T if ta else a, b.T if tb else b)
 
 
@@ -739,21 +752,28 @@ def _reduction_kernel(fn: str) -> Any:
         keepdims = op.attrs["keepdims"]
         out_dtype = op.outputs[0].dtype.np
         rank = op.inputs[0].shape.ndims
+
+        def run(x: Any, axes: tuple[int, ...] | None) -> Any:
+            reduced = range(x.ndim) if axes is None else axes
+            for axis in reduced:  # a loop that stops at the first real axis: the common case
+                if x.shape[axis] != 1:
+                    return xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+            # Each output element is one input element, itself under every reduction: the input
+            # reshaped, no arithmetic (TF's ReductionOp forwards the buffer too).
+            if keepdims:
+                return x
+            return x.reshape([d for a, d in enumerate(x.shape) if a not in reduced])
+
         if len(op.inputs) == 2:
             ints = run_ints()
-            return lambda x, axes: xp.asarray(
-                reduce(x, axis=_run_axes(op, ints(axes), x.ndim), keepdims=keepdims),
-                dtype=out_dtype,
-            )
+            return lambda x, axes: run(x, _run_axes(op, ints(axes), x.ndim))
         axis = op.attrs["axis"]
         if axis is not None and (rank is None or len(_axes(op.attrs, rank) or ()) < len(axis)):
             # Axes like [1, -1] may name one dimension twice, an error of the run; without a
             # static rank only the value's rank tells.
-            return lambda x: xp.asarray(
-                reduce(x, axis=_run_axes(op, axis, x.ndim), keepdims=keepdims), dtype=out_dtype
-            )
+            return lambda x: run(x, _run_axes(op, axis, x.ndim))
         axes = _axes(op.attrs, rank)
-        return lambda x: xp.asarray(reduce(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+        return lambda x: run(x, axes)
 
     return build
 
