@@ -88,13 +88,16 @@ describe('layoutDag', () => {
     expect(layout.height).toBe(0);
   });
 
-  it('lays out 100,000 ops and 150,000 edges quickly', () => {
+  it('lays out 100,000 ops and 150,000 edges, each at a place of its own', () => {
+    // how fast: benchmarks/bench_first_paint.py (a time here would fail on a busy machine)
     const edges = randomDag(100_000, 150_000, 11);
-    const start = performance.now();
     const layout = layoutDag(100_000, edges);
-    const ms = performance.now() - start;
-    console.log(`layoutDag: 100,000 nodes / 150,000 edges in ${ms.toFixed(0)} ms`);
     expect(layout.x.length).toBe(100_000);
-    expect(ms).toBeLessThan(2000);
+    const places = new Set<string>();
+    for (let i = 0; i < 100_000; i++) {
+      expect(Number.isFinite(layout.x[i]) && Number.isFinite(layout.y[i])).toBe(true);
+      places.add(`${layout.x[i]},${layout.y[i]}`);
+    }
+    expect(places.size).toBe(100_000);
   });
 });
