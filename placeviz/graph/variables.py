@@ -103,8 +103,7 @@ def _safe_op(scope: str, op: Operation, cache: dict[str, Operation]) -> Operatio
         return op
     op_type = "Switch" if op.type == "RefSwitch" else op.type
     copy = op.graph.create_op(op_type, inputs, name=f"{op.name}_{scope}", attrs=dict(op.attrs))
-    if not op.graph._colocation_stack:  # TF copies the node's attrs, its _class among them,
-        copy._colocation = op._colocation  # which an enclosing colocate_with overrides
+    copy._colocation = op._colocation  # TF copies the node's attrs, its _class among them
     return copy
 
 

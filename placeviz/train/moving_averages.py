@@ -63,11 +63,8 @@ class ExponentialMovingAverage:
             if value in self._averages:
                 continue
             if isinstance(value, Variable):
-                # TF's shadow starts from initialized_value(), made on the variable's device
-                with value.graph.device(value.device):
-                    start = value.initialized_value()
                 self._averages[value] = _colocated_variable(
-                    value, lambda v=start: v, f"{value.op.name}/{self._name}"
+                    value, lambda v=value: v.initial_value, f"{value.op.name}/{self._name}"
                 )
                 value.graph.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, value)
             else:
