@@ -606,10 +606,14 @@ def test_log_device_placement_writes_each_op_once(capsys: pytest.CaptureFixture[
     assert "Device mapping:" not in lines
 
 
-def test_turning_the_log_off_again() -> None:
+def test_turning_the_log_off_again(capsys: pytest.CaptureFixture[str]) -> None:
     pv.debugging.set_log_device_placement(True)
+    pv.Session().run(pv.add(pv.constant(1.0), 1.0, name="loud"))
+    assert any(line.startswith("loud: (AddV2)") for line in capsys.readouterr().err.splitlines())
     pv.debugging.set_log_device_placement(False)
     assert pv.debugging.get_log_device_placement() is False
+    pv.Session().run(pv.add(pv.constant(1.0), 1.0, name="quiet"))
+    assert "quiet" not in capsys.readouterr().err
 
 
 def test_logical_devices_of_simulated_gpus_are_labelled() -> None:
