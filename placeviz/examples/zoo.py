@@ -226,20 +226,30 @@ def _layer_norm(tf: Any, x: Any, name: str) -> Any:
         return (x - mean) * tf.rsqrt(variance + 1e-12) * gamma + beta
 
 
+def _split_heads(tf: Any, t: Any, heads: int, batch: int, seq: int) -> Any:
+    """[batch, seq, width] -> [batch, heads, seq, width / heads]."""
+    size = int(t.shape[-1]) // heads
+    return tf.transpose(tf.reshape(t, [batch, seq, heads, size]), [0, 2, 1, 3])
+
+
+def _merged_heads(tf: Any, t: Any, batch: int, seq: int) -> Any:
+    """[batch, heads, seq, size] -> [batch, seq, heads * size]."""
+    width = int(t.shape[1]) * int(t.shape[3])
+    return tf.reshape(tf.transpose(t, [0, 2, 1, 3]), [batch, seq, width])
+
+
 def _attention(tf: Any, x: Any, heads: int, dropout: float, batch: int, seq: int) -> Any:
     width = int(x.shape[-1])
-    size = width // heads
-
-    def split_heads(t: Any) -> Any:
-        return tf.transpose(tf.reshape(t, [batch, seq, heads, size]), [0, 2, 1, 3])
-
     init = tf.truncated_normal_initializer(stddev=0.02)
-    q = split_heads(tf.layers.dense(x, width, name="query", kernel_initializer=init))
-    k = split_heads(tf.layers.dense(x, width, name="key", kernel_initializer=init))
-    v = split_heads(tf.layers.dense(x, width, name="value", kernel_initializer=init))
-    scores = tf.matmul(q, k, transpose_b=True) * (1.0 / math.sqrt(size))
+    q, k, v = (
+        _split_heads(
+            tf, tf.layers.dense(x, width, name=name, kernel_initializer=init), heads, batch, seq
+        )
+        for name in ("query", "key", "value")
+    )
+    scores = tf.matmul(q, k, transpose_b=True) * (1.0 / math.sqrt(width // heads))
     probs = tf.nn.dropout(tf.nn.softmax(scores), rate=dropout)
-    context = tf.reshape(tf.transpose(tf.matmul(probs, v), [0, 2, 1, 3]), [batch, seq, width])
+    context = _merged_heads(tf, tf.matmul(probs, v), batch, seq)
     return tf.layers.dense(context, width, name="output", kernel_initializer=init)
 
 
@@ -302,21 +312,20 @@ def _causal_attention(tf: Any, x: Any, heads: int, dropout: float, batch: int, s
     """GPT-2's ``attn``: one projection to queries, keys and values, each position attending to
     itself and the ones before it (``attention_mask``: later scores pushed to -1e10)."""
     width = int(x.shape[-1])
-    size = width // heads
     init = tf.truncated_normal_initializer(stddev=0.02)
 
     def split_heads(t: Any) -> Any:
-        return tf.transpose(tf.reshape(t, [batch, seq, heads, size]), [0, 2, 1, 3])
+        return _split_heads(tf, t, heads, batch, seq)
 
     q, k, v = tf.split(tf.layers.dense(x, 3 * width, name="c_attn", kernel_initializer=init), 3, 2)
-    scores = tf.matmul(split_heads(q), split_heads(k), transpose_b=True) * (1.0 / math.sqrt(size))
+    scores = tf.matmul(split_heads(q), split_heads(k), transpose_b=True) * (
+        1.0 / math.sqrt(width // heads)
+    )
     later = tf.range(seq)[:, None] >= tf.range(seq)[None, :]
     mask = tf.reshape(tf.cast(later, scores.dtype), [1, 1, seq, seq])
     scores = scores * mask - 1e10 * (1.0 - mask)
     probs = tf.nn.dropout(tf.nn.softmax(scores), rate=dropout)
-    context = tf.reshape(
-        tf.transpose(tf.matmul(probs, split_heads(v)), [0, 2, 1, 3]), [batch, seq, width]
-    )
+    context = _merged_heads(tf, tf.matmul(probs, split_heads(v)), batch, seq)
     return tf.layers.dense(context, width, name="c_proj", kernel_initializer=init)
 
 

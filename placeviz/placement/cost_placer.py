@@ -216,8 +216,8 @@ class CostPlacer(SimplePlacer):
         for op in by_name.values():
             for tensor in op.inputs:
                 source = tensor.op
-                while _forwarded(source) is not None and source.name in by_name:
-                    source = source.inputs[_forwarded(source)].op
+                while (forwarded := _forwarded(source)) is not None and source.name in by_name:
+                    source = source.inputs[forwarded].op
                 readers.setdefault(source._id, []).append(op)
         changes: dict[str, list[tuple[float, float]]] = {}
         for name, op in by_name.items():

@@ -90,48 +90,23 @@ def _merge_kernel(xp: Any, op: Operation, state: Any) -> Any:
 
 
 # TF's control-flow kernels forward their input's buffer: a Switch's data, a Merge's live input.
-registry.register(
-    OpDef(
-        type="Switch",
-        infer=_infer_switch,
-        kernel=_switch_kernel,
-        cost=free_cost,
-        multi_output=True,
-        forwards_input=0,
+for _type, _infer, _kernel, _ref, _forwards in (
+    ("Switch", _infer_switch, _switch_kernel, False, 0),
+    ("RefSwitch", _infer_switch, _switch_kernel, True, 0),
+    ("Merge", _infer_merge, _merge_kernel, False, ANY_INPUT),
+    ("RefMerge", functools.partial(_infer_merge, ref=True), _merge_kernel, True, ANY_INPUT),
+):
+    registry.register(
+        OpDef(
+            type=_type,
+            infer=_infer,
+            kernel=_kernel,
+            cost=free_cost,
+            multi_output=True,
+            ref_output=_ref,
+            forwards_input=_forwards,
+        )
     )
-)
-registry.register(
-    OpDef(
-        type="RefSwitch",
-        infer=_infer_switch,
-        kernel=_switch_kernel,
-        cost=free_cost,
-        multi_output=True,
-        ref_output=True,
-        forwards_input=0,
-    )
-)
-registry.register(
-    OpDef(
-        type="Merge",
-        infer=_infer_merge,
-        kernel=_merge_kernel,
-        cost=free_cost,
-        multi_output=True,
-        forwards_input=ANY_INPUT,
-    )
-)
-registry.register(
-    OpDef(
-        type="RefMerge",
-        infer=functools.partial(_infer_merge, ref=True),
-        kernel=_merge_kernel,
-        cost=free_cost,
-        multi_output=True,
-        ref_output=True,
-        forwards_input=ANY_INPUT,
-    )
-)
 
 
 # -- while loops: a frame's Enter, NextIteration, LoopCond and Exit ----------------------------

@@ -132,12 +132,8 @@ class Window:
         input, not im2col's Kh * Kw). Filter row ``i`` then reads the contiguous rows from
         ``i * dilation * Wo`` on."""
         n, height, _, depth = padded.shape
-        sn, sh, sw, sc = padded.strides
-        kw, wo = self.size[1], self.out[1]
-        shape = (n, height, wo, kw, depth)
-        steps = (sn, sh, sw, sw * self.dilations[1], sc)
-        return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=steps).reshape(
-            n, height * wo, kw * depth
+        return self._row_windows(xp, padded, batch_inside=False).reshape(
+            n, height * self.out[1], self.size[1] * depth
         )
 
     def batch_tap_rows(self, xp: Any, padded: Any) -> Any:
@@ -145,13 +141,20 @@ class Window:
         ``i`` then reads the contiguous rows from ``i * dilation * N * Wo`` on, the whole
         batch's in one matrix."""
         n, height, _, depth = padded.shape
+        return self._row_windows(xp, padded, batch_inside=True).reshape(
+            height * n * self.out[1], self.size[1] * depth
+        )
+
+    def _row_windows(self, xp: Any, padded: Any, batch_inside: bool) -> Any:
+        """A strided view (N, Hp, Wo, Kw, C) of what each output column's filter row sees,
+        (Hp, N, Wo, Kw, C) with the batch inside the height."""
+        n, height, _, depth = padded.shape
         sn, sh, sw, sc = padded.strides
         kw, wo = self.size[1], self.out[1]
-        shape = (height, n, wo, kw, depth)
-        steps = (sh, sn, sw, sw * self.dilations[1], sc)
-        return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=steps).reshape(
-            height * n * wo, kw * depth
-        )
+        outer = ((height, sh), (n, sn)) if batch_inside else ((n, sn), (height, sh))
+        shape = (outer[0][0], outer[1][0], wo, kw, depth)
+        steps = (outer[0][1], outer[1][1], sw, sw * self.dilations[1], sc)
+        return xp.lib.stride_tricks.as_strided(padded, shape=shape, strides=steps)
 
     def view(self, xp: Any, padded: Any) -> Any:
         """The windows of a padded NHWC array as an (N, Ho, Wo, Kh, Kw, C) strided view."""
