@@ -203,6 +203,7 @@ from placeviz.graph.while_loop import while_loop
 from placeviz.runtime.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from placeviz.runtime.dry_run import ShapedArray
 from placeviz.runtime.eager import disable_eager_execution, enable_eager_execution
+from placeviz.runtime.remote import register_runner as _register_runner
 from placeviz.runtime.session import Session
 from placeviz.train.moving_averages import moving_average_variables
 
@@ -215,6 +216,9 @@ sub = subtract
 mul = multiply
 
 __version__ = "0.1.0"
+
+# Sessions on grpc://host:port run on a cluster's tasks (imported when a session first needs it).
+_register_runner(("grpc", "tcp", "tls"), "placeviz.cluster.master:ClusterMaster")
 
 
 def load_ipython_extension(ipython: object) -> None:

@@ -270,6 +270,7 @@ def _cell_cluster(shape: str | None, names: dict[str, Any]) -> Iterator[str]:
         yield ""
         return
     from placeviz.cluster.local import local_cluster, parse_shape
+    from placeviz.cluster.master import ClusterMaster
     from placeviz.train.cluster_spec import ClusterSpec
 
     given = names.get(shape.strip())
@@ -284,9 +285,9 @@ def _cell_cluster(shape: str | None, names: dict[str, Any]) -> Iterator[str]:
         spec, target = cluster.spec, cluster.target
         pids = ", ".join(f"{s.task} {s.pid}" for s in [*cluster.ps, *cluster.workers])
         started = f" (task processes: {pids})"
-    session = Session(target)  # the master: fails here, typed, when no server answers
-    dashboard = session._cluster.dashboard
-    session.close()
+    master = ClusterMaster(target)  # fails here, typed, when no server answers
+    dashboard = master.dashboard
+    master.close()
     names["_cluster"] = spec
     token = session_module.default_target.set(target)
     try:

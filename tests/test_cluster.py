@@ -397,8 +397,8 @@ def test_tls_turned_on_authenticates_every_connection(monkeypatch: pytest.Monkey
             sess.run(v.initializer)
             assert sess.run(tripled) == 6.0
             addresses = [
-                sess._cluster.scheduler,
-                *(t.address for t in sess._cluster.tasks.values()),
+                sess._remote.scheduler,
+                *(t.address for t in sess._remote.tasks.values()),
             ]
         assert len(addresses) == 3 and all(a.startswith("tls://127.0.0.1:") for a in addresses)
         worker = addresses[1].removeprefix("tls://")

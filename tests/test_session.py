@@ -31,6 +31,35 @@ def test_fetch_structures() -> None:
         sess.run(None)
 
 
+def test_make_callable_runs_what_run_runs_with_positional_feeds() -> None:
+    x = pv.placeholder(pv.float32, [None, 2], name="x")
+    y = pv.placeholder(pv.float32, [], name="y")
+    v = pv.Variable(1.0, name="v")
+    total = pv.reduce_sum(x) * y + v
+    bump = pv.assign_add(v, 1.0)
+    sess = pv.Session()
+    sess.run(v.initializer)
+    both = sess.make_callable({"total": total, "pair": [x, (total,)]}, [y, x])
+    data = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    expected = sess.run({"total": total, "pair": [x, (total,)]}, {x: data, y: 2.0})
+    got = both(2.0, data)
+    assert got["total"] == expected["total"] == 21.0
+    np.testing.assert_array_equal(got["pair"][0], data)
+    assert got["pair"][1] == (21.0,)
+    step = sess.make_callable(bump)
+    assert [step(), step()] == [2.0, 3.0]  # state changes between calls, as with run
+    assert sess.make_callable(x, [x])(data) is not data  # a fed value is the caller's own
+    with pytest.raises(TypeError, match="2 feed values, not 1"):
+        both(2.0)
+    with pytest.raises(TypeError, match="accept_options"):
+        step(options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE))
+    traced = sess.make_callable(total, [x, y], accept_options=True)
+    metadata = pv.RunMetadata()
+    options = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
+    assert traced(data, 1.0, options=options, run_metadata=metadata) == 13.0
+    assert metadata.trace is not None and metadata.trace.runs
+
+
 def test_values_are_numpy_and_owned_by_the_caller() -> None:
     c = pv.constant([1.0, 2.0])
     sess = pv.Session()

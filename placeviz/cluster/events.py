@@ -1,27 +1,50 @@
 """A cluster run's events as the recorder's columns, on the client's clock.
 
-Each partition reports its ops and its task's own transfers (between a task's CPU and GPUs), on
-its task's clock; Dask's transfer log on the receiving worker gives each tensor that crossed
-between tasks, with its bytes. Names become the client's node and device ids.
+Each task reports its stages' ops and its own transfers (between a task's CPU and GPUs), the
+tensors it sent to other tasks (bytes, when it began) and when those it received arrived, each on
+its task's clock: a tensor between tasks spans from its sending to its arrival. Names become the
+client's node and device ids.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from placeviz.cluster.master import RemoteRun
+from placeviz.cluster.task import REPORTED_COLUMNS
 from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
+from placeviz.devices.context import Device
 from placeviz.events.recorder import DTYPES
-from placeviz.graph.core import Graph
+from placeviz.graph.core import Tensor
+
+
+@dataclass
+class TaskInfo:
+    name: str  # '/job:ps/task:0'
+    address: str  # the Dask worker's, 'tcp://127.0.0.1:2222'
+    pid: int
+    clock_offset_ns: int  # add to the task's clock to get the client's
+    devices: list[Device] = field(default_factory=list)
+
+
+@dataclass
+class RemoteRun:
+    """What a run across the cluster gave back: fetched values, each task's report."""
+
+    values: dict[int, Any]  # id(tensor) -> value
+    reports: list[tuple[TaskInfo, dict[str, Any]]]
+    # (tensor name, receiving task) -> tensor, from, to: one tensor may go to several tasks
+    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
+
 
 _TRANSFER = int(EventKind.TRANSFER)
 _ALLOC, _FREE = int(EventKind.ALLOC), int(EventKind.FREE)
 _CLOCK = int(TimingSource.CLOCK)
 
 
-def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> dict[str, Any]:
+def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]:
     # A task runs no while loops in its plan: frame and iteration keep their defaults.
     rows: dict[str, list[int]] = {
         name: [] for name in COLUMN_NAMES if name != "run" and name not in COLUMN_DEFAULTS
@@ -38,29 +61,33 @@ def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> 
         rows["source"].append(src)
         rows["peer"].append(peer)
 
-    ops = graph._ops_by_name
+    tasks = {info.address: info for info, _ in remote.reports}
+    arrived = {  # (receiving task, tensor name) -> when it arrived, on the client's clock
+        (info.name, name): when + info.clock_offset_ns
+        for info, report in remote.reports
+        for _sender, names, when in report["received"]
+        for name in names
+    }
     for task, report in remote.reports:
         offset = task.clock_offset_ns
-        events = report["events"]
-        for i, kind in enumerate(events["kind"]):
-            peer = events["peer"][i]
-            add(
-                kind,
-                events["t0"][i] + offset,
-                events["t1"][i] + offset,
-                ops[events["op"][i]]._id,
-                device_ids[events["device"][i]],
-                device_ids[peer] if peer else -1,
-                events["bytes"][i],
-                events["source"][i],
-            )
-        for received in report["received"]:
-            for key, size in received["keys"].items():
-                tensor, src, dst = remote.transfers[key, task.name]
+        here = np.array([device_ids[name] for name in report["devices"]] + [-1])
+        events = dict(zip(REPORTED_COLUMNS, report["events"]))
+        for name in ("t0", "t1"):
+            rows[name].extend((events[name] + offset).tolist())
+        for name in ("device", "peer"):  # -1 (no peer) stays -1: ``here`` ends with it
+            rows[name].extend(here[events[name]].tolist())
+        rows["stream"].extend(here[events["device"]].tolist())
+        for name in ("kind", "node", "bytes", "source"):
+            rows[name].extend(events[name].tolist())
+        for address, names, sizes, t0, _t1 in report["sent"]:
+            receiver = tasks[address].name
+            for name, size in zip(names, sizes):
+                tensor, src, dst = remote.transfers[name, receiver]
+                began = t0 + offset
                 add(
                     _TRANSFER,
-                    received["t0"] + offset,
-                    received["t1"] + offset,
+                    began,
+                    max(began, arrived[receiver, name]),
                     tensor.op._id,
                     device_ids[dst.name],
                     device_ids[src.name],
@@ -68,15 +95,3 @@ def run_columns(remote: RemoteRun, graph: Graph, device_ids: dict[str, int]) -> 
                     _CLOCK,
                 )
     return {name: np.asarray(values, dtype=DTYPES[name]) for name, values in rows.items()}
-
-
-def peak_bytes(columns: dict[str, np.ndarray]) -> dict[int, int]:
-    """The most bytes each device held at once in the run (its task records them in order)."""
-    kinds = columns["kind"]
-    memory = (kinds == _ALLOC) | (kinds == _FREE)
-    change = np.where(kinds[memory] == _ALLOC, 1, -1) * columns["bytes"][memory].astype(np.int64)
-    devices = columns["device"][memory]
-    return {
-        int(device): int(np.cumsum(change[devices == device]).max())
-        for device in np.unique(devices)
-    }

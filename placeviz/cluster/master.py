@@ -1,26 +1,28 @@
 """The master of a session on a target: the cluster's devices, and a plan run across its tasks.
 
-A Dask client in the user's process. It learns each task's devices and clock, ships each task the
-ops of the graph (once per op), and runs a plan as one Dask task per partition, pinned to the
-partition's worker. A tensor one task makes and another reads is a Dask result moved by Dask from
-worker to worker; only fetched tensors come back to the client. A task that dies fails the runs
-that need it with ``UnavailableError`` within seconds.
+A Dask client in the user's process. It learns each task's devices and clock through the
+scheduler, then talks to the tasks directly over Dask's comms: it ships each task the ops of the
+graph (once per op) and each run's program (once per plan, ``program.py``), and a step is one
+``placeviz_step`` message to each task the plan needs. Tensors between tasks go from task to task
+(``steps.py``); only fetched tensors come back to the client. A task that dies fails the runs
+that need it with ``UnavailableError`` at once; one restarted at its address is met again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-import threading
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from placeviz.cluster import task as task_functions
 from placeviz.cluster.coordinator import identity, task_host_port
+from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
 from placeviz.cluster.graph_def import export_ops
-from placeviz.cluster.partition import Partition, partition_plan
+from placeviz.cluster.partition import partition_plan
+from placeviz.cluster.program import RunProgram, build_programs
 from placeviz.cluster.security import scheme, security
 from placeviz.devices.context import Device, PhysicalDevice
 from placeviz.devices.profiles import get_profile
@@ -28,29 +30,10 @@ from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import UnavailableError
 from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.runtime.plan import Plan
+from placeviz.runtime.remote import RemoteResult
 
 CONNECT_TIMEOUT_S = 10.0
-POLL_S = 0.25  # how often a waiting run checks that its tasks are still there
 _run_ids = itertools.count()
-
-
-@dataclass
-class TaskInfo:
-    name: str  # '/job:ps/task:0'
-    address: str  # the Dask worker's, 'tcp://127.0.0.1:2222'
-    pid: int
-    clock_offset_ns: int  # add to the task's clock to get the client's
-    devices: list[Device] = field(default_factory=list)
-
-
-@dataclass
-class RemoteRun:
-    """What a run across the cluster gave back: fetched values, each partition's report."""
-
-    values: dict[int, Any]  # id(tensor) -> value
-    reports: list[tuple[TaskInfo, dict[str, Any]]]
-    # (Dask key, receiving task) -> tensor, from, to: one tensor may go to several tasks
-    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
 
 
 def target_address(target: str) -> str:
@@ -98,6 +81,8 @@ class ClusterMaster:
         self._task_of_device = {d.name: info for info in self.tasks.values() for d in info.devices}
         self._graph_key = uuid.uuid4().hex
         self._shipped: dict[str, int] = {}  # worker address -> ops of the graph shipped there
+        self._programs: dict[Any, tuple[str, RunProgram]] = {}  # a run's, by its plan
+        self._installed: dict[str, set[str]] = {}  # program key -> tasks that hold it
 
     @property
     def dashboard(self) -> str:
@@ -139,17 +124,21 @@ class ClusterMaster:
             if start == count:
                 continue
             records = export_ops(graph._ops[start:count], device_of)
-            installed = self.client.run(
-                task_functions.install,
-                self._graph_key,
-                records,
-                start,
-                graph.seed,
-                workers=[address],
+            installed = self.client.sync(
+                self._call,
+                address,
+                "placeviz_install",
+                graph=self._graph_key,
+                records=_serialized(records),
+                start=start,
+                seed=graph.seed,
             )
             # What the task says it holds: a task that had not seen ops up to ``start`` took
             # none, and the next run ships from where it stands.
-            self._shipped[address] = installed[address]
+            self._shipped[address] = installed
+
+    async def _call(self, address: str, handler: str, **message: Any) -> Any:
+        return await getattr(self.client.rpc(address), handler)(**message)
 
     def _require_alive(self, names: set[str]) -> None:
         """Fail when a task the run needs is gone; meet again a task restarted at its address
@@ -159,8 +148,8 @@ class ClusterMaster:
             info = self._by_name[name]
             pid = alive.get(info.address)
             if pid is not None and pid != info.pid:
+                self._forget(info.address)
                 self._discover([info.address])
-                self._shipped.pop(info.address, None)
         gone = sorted(name for name in names if self._by_name[name].address not in alive)
         if gone:
             info = self._by_name[gone[0]]
@@ -170,109 +159,162 @@ class ClusterMaster:
                 "Runs that do not need it still work; restart it with its Server."
             )
 
+    def _forget(self, address: str) -> None:
+        """What this master sent the task at ``address`` (it is a new process there)."""
+        self._shipped.pop(address, None)
+        for programs in self._installed.values():
+            programs.discard(address)
+
     def run(
         self,
         plan: Plan,
         feed_values: Sequence[Any],
         graph: Graph,
-        device_of: Any,
-        full_trace: bool = False,
+        device_of: Callable[[Operation], str],
+        full_trace: bool,
+        device_ids: Mapping[str, int],
+    ) -> RemoteResult:
+        """Run ``plan``: one message to each task it needs; ``device_of(op)`` names the device
+        the master assigned to any op; with ``full_trace`` the tasks also record memory; the
+        events come back with ``device_ids``' numbers."""
+        remote = self._run(plan, feed_values, graph, device_of, full_trace)
+        return RemoteResult(remote.values, run_columns(remote, device_ids))
+
+    def process_of(self, device: Device) -> tuple[int, str]:
+        task = self.task_of(device)
+        return task.pid, task.address.split("://")[-1]
+
+    def _run(
+        self,
+        plan: Plan,
+        feed_values: Sequence[Any],
+        graph: Graph,
+        device_of: Callable[[Operation], str],
+        full_trace: bool,
     ) -> RemoteRun:
-        """Run ``plan``; ``device_of(op)`` names the device the master assigned to any op;
-        with ``full_trace`` the tasks also record output sizes and memory."""
+        prepared = self._prepared(plan, full_trace)
+        key, program = prepared
+        feeds = {t.name: v for t, v in zip(plan.feeds, feed_values)}
+        for attempt in (1, 2):
+            self._ship(graph, device_of, set(program.programs))
+            try:
+                replies = self.client.sync(self._step, key, program, feeds, full_trace)
+            except _Restarted as restarted:
+                # A task the step needs lost what this master sent it: a new process at its
+                # address, or a connection to one that ended. Meet it again, once.
+                self._require_alive({self.tasks[a].name for a in restarted.addresses})
+                if attempt == 2:
+                    raise UnavailableError(
+                        f"Tasks at {sorted(restarted.addresses)} keep losing their graph"
+                    ) from None
+                continue
+            break
+        values = {}
+        for reply in replies.values():
+            values.update(reply["values"])
+        fetched = {id(t): values[t.name] for t in plan.fetches if isinstance(t, Tensor)}
+        reports = [(self.tasks[address], reply) for address, reply in replies.items()]
+        return RemoteRun(fetched, reports, program.transfers)
+
+    def _prepared(self, plan: Plan, full_trace: bool) -> tuple[str, RunProgram]:
+        """The run's programs, built once per plan (keyed by its ops, devices and fetches)."""
+        key = (
+            tuple(op._id for op in plan.ops),
+            tuple(plan.devices[op._id].name for op in plan.ops),
+            tuple(id(f) for f in plan.fetches),
+            tuple(id(t) for t in plan.feeds),
+            full_trace,
+        )
+        found = self._programs.get(key)
+        if found is not None:
+            return found
 
         def task_of_op(op: Operation) -> str:
             return self.task_of(plan.devices[op._id]).name
 
-        partitions = partition_plan(plan, task_of_op)
-        needed = {p.task for p in partitions}
-        self._require_alive(needed)
-        self._ship(graph, device_of, {self._by_name[name].address for name in needed})
-        feeds = {id(t): v for t, v in zip(plan.feeds, feed_values)}
-        # Dask keys are the cluster's, shared by every client: this master's graph key makes
-        # them unique.
-        prefix = f"placeviz-{self._graph_key[:12]}-run{next(_run_ids)}"
-        made: dict[int, tuple[Any, TaskInfo]] = {}  # id(tensor) -> (future of it, its task)
-        results: list[tuple[TaskInfo, Any]] = []
-        transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
-        futures = []
-        for index, part in enumerate(partitions):
-            info = self._by_name[part.task]
-            inputs = [made[id(t)][0] for t in part.inputs]
-            sent = []  # keys of the inputs another task makes: Dask moves them here, once
-            for tensor in part.inputs:
-                future, source = made[id(tensor)]
-                key = (str(future.key), part.task)
-                if source is not info and key not in transfers:
-                    reader = next(op for op in part.ops if tensor in op.inputs)
-                    src, dst = plan.devices[tensor.op._id], plan.devices[reader._id]
-                    sent.append(key[0])
-                    transfers[key] = (tensor, src, dst)
-            waits = [results[i][1] for i in sorted(part.waits_for)]
-            future = self.client.submit(
-                task_functions.run_partition,
-                self._graph_key,
-                tuple(op.name for op in part.ops),
-                [t.name for t in part.outputs],
-                [op.name for op in part.targets],
-                {t.name: feeds[id(t)] for t in part.feeds},
-                [t.name for t in part.inputs],
-                sent,
-                full_trace,
-                *inputs,
-                *waits,
-                key=f"{prefix}-{part.task}-stage{part.stage}",
-                workers=[info.address],
-                allow_other_workers=False,
-                pure=False,
-            )
-            report = self.client.submit(
-                task_functions.pick_report,
-                future,
-                key=f"{prefix}-report-{index}",
-                workers=[info.address],
-                pure=False,
-            )
-            results.append((info, report))
-            futures += [future, report]
-            for tensor in part.outputs:
-                value = self.client.submit(
-                    task_functions.pick_value,
-                    future,
-                    tensor.name,
-                    key=f"{prefix}-{tensor.name}",
-                    workers=[info.address],
-                    pure=False,
-                )
-                made[id(tensor)] = (value, info)
+        parts = partition_plan(plan, task_of_op)
         fetched = [f for f in plan.fetches if isinstance(f, Tensor)]
-        wanted = [made[id(t)][0] for t in fetched] + [r for _, r in results]
-        try:
-            gathered = self._gather(wanted, partitions)
-        finally:
-            self.client.cancel(futures + [v for v, _ in made.values()])
-        values = {id(t): v for t, v in zip(fetched, gathered)}
-        reports = [(info, report) for (info, _), report in zip(results, gathered[len(fetched) :])]
-        return RemoteRun(values, reports, transfers)
+        program = build_programs(
+            parts,
+            lambda name: self._by_name[name].address,
+            lambda op: plan.devices[op._id],
+            fetched,
+        )
+        made = self._programs[key] = (f"{self._graph_key}-{len(self._programs)}", program)
+        self._installed[made[0]] = set()
+        return made
 
-    def _gather(self, wanted: list[Any], partitions: Sequence[Partition]) -> list[Any]:
-        """Wait for the run; a task of it that left the cluster fails it (never a hang)."""
-        needed = {p.task for p in partitions}
-        settled = threading.Event()
-        left = [len(wanted)]
-        lock = threading.Lock()
+    async def _step(
+        self, key: str, program: RunProgram, feeds: dict[str, Any], full_trace: bool
+    ) -> dict[str, dict[str, Any]]:
+        """Send each task its step message; wait for every reply. A task that fails ends the
+        step on the others (they stop waiting for what it would have sent)."""
+        from distributed.protocol import to_serialize
 
-        def one_done(future: Any) -> None:
-            with lock:
-                left[0] -= 1
-                if left[0] == 0 or future.status == "error":
-                    settled.set()
+        step = f"{key}-{next(_run_ids)}"
+        installed = self._installed[key]
+        calls = {}
+        for address, stages in program.programs.items():
+            names = {n for stage in stages for n in stage["feeds"]}
+            message: dict[str, Any] = {
+                "graph": self._graph_key,
+                "program": key,
+                "step": step,
+                "feeds": {n: to_serialize(feeds[n]) for n in names},
+                "full_trace": full_trace,
+            }
+            if address not in installed:
+                message["stages"] = stages
+            calls[address] = asyncio.ensure_future(self._call(address, "placeviz_step", **message))
+        by_call = {future: address for address, future in calls.items()}
+        pending = set(by_call)
+        replies: dict[str, dict[str, Any]] = {}
+        failure: BaseException | None = None
+        restarted: set[str] = set()
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                address = by_call[future]
+                error = future.exception()
+                if _lost(error) or (error is None and future.result()["status"] == "unknown"):
+                    restarted.add(address)
+                elif error is not None:
+                    failure = failure or error
+                else:
+                    replies[address] = future.result()
+                    installed.add(address)
+            if (failure is not None or restarted) and pending:
+                await asyncio.gather(
+                    *(self._call(by_call[f], "placeviz_abort", step=step) for f in pending),
+                    return_exceptions=True,
+                )
+        if restarted and failure is None:
+            raise _Restarted(restarted)
+        if failure is not None:
+            raise failure
+        return replies
 
-        for future in wanted:
-            future.add_done_callback(one_done)
-        while not settled.wait(POLL_S):
-            self._require_alive(needed)
-        return self.client.gather(wanted)
+
+class _Restarted(Exception):
+    """Tasks at ``addresses`` did not know the step's graph or program, or could not be reached."""
+
+    def __init__(self, addresses: set[str]) -> None:
+        super().__init__(addresses)
+        self.addresses = addresses
+
+
+def _lost(error: BaseException | None) -> bool:
+    """Whether ``error`` says the connection to a task broke (not an error its run raised)."""
+    from distributed.comm import CommClosedError
+
+    # Dask raises a plain OSError when it cannot connect in time.
+    return isinstance(error, (CommClosedError, ConnectionError)) or type(error) is OSError
+
+
+def _serialized(value: Any) -> Any:
+    from distributed.protocol import to_serialize
+
+    return to_serialize(value)
 
 
 def _worker_pids(dask_scheduler: Any) -> dict[str, int]:

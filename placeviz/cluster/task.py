@@ -35,6 +35,9 @@ _REPORTED = np.array(
 )
 
 
+REPORTED_COLUMNS = ("kind", "t0", "t1", "node", "device", "peer", "bytes", "source")
+
+
 def task_name(job: str, task: int) -> str:
     return f"/job:{job}/task:{task}"
 
@@ -64,8 +67,11 @@ class _ClientGraph:
     graph: Graph
     session: Any  # placeviz.Session over ``graph`` and the task's state
     shipped: int = 0  # records imported so far
-    # per partition (its op names): the ids of every other op, which its runs count as done
-    others: dict[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
+    # per session and partition (its ops, feeds, fetches, targets): how to run it, and the ids
+    # of every other op, which its runs count as done
+    stages: dict[tuple[Any, ...], tuple[Any, frozenset[int]]] = field(default_factory=dict)
+    waits: dict[tuple[str, ...], bool] = field(default_factory=dict)  # partitions that may wait
+    idle: list[Any] = field(default_factory=list)  # sessions for partitions that may wait
 
 
 class TaskRuntime:
@@ -75,57 +81,101 @@ class TaskRuntime:
         self.state = TaskState()
         self._graphs: dict[str, _ClientGraph] = {}
         self._lock = threading.Lock()
-        # One partition at a time in the task, whichever client sent it: clients training one
-        # model (between-graph replication) update its variables one step after another.
-        self._running = threading.Lock()
 
     def install(self, key: str, records: Sequence[OpRecord], start: int, seed: int | None) -> int:
         """Add records ``start..`` of the client graph ``key``; returns how many it now has."""
-        from placeviz.runtime.session import Session
-
         with self._lock:
             shipped = self._graphs.get(key)
             if shipped is None:
                 graph = Graph()
                 graph.seed = seed
-                config = ConfigProto(inter_op_parallelism_threads=1)
-                session = Session(graph=graph, config=config, _state=self.state)
-                shipped = self._graphs[key] = _ClientGraph(graph, session)
+                shipped = self._graphs[key] = _ClientGraph(graph, self._session(graph))
             if start == shipped.shipped:
                 here = device_context.process_task()
                 import_ops(shipped.graph, records, lambda op: _same_task(op, here))
                 shipped.shipped += len(records)
+                if len(shipped.graph._ops) != shipped.shipped:  # events name ops by number
+                    raise RuntimeError(f"Task graph {key} numbers its ops unlike its client's")
             return shipped.shipped
+
+    def _session(self, graph: Graph) -> Any:
+        from placeviz.runtime.session import Session
+
+        config = ConfigProto(inter_op_parallelism_threads=1)
+        return Session(graph=graph, config=config, _state=self.state)
+
+    def may_wait(self, key: str, ops: tuple[str, ...]) -> bool:
+        """Whether the partition made of ``ops`` holds an op that waits for another run."""
+        shipped = self._graphs[key]
+        found = shipped.waits.get(ops)
+        if found is None:
+            by_name = shipped.graph._ops_by_name
+            found = shipped.waits[ops] = any(by_name[name].op_def.waits for name in ops)
+        return found
 
     def run(
         self,
         key: str,
         ops: tuple[str, ...],
-        feeds: dict[str, Any],
+        feeds: Sequence[str],
         fetches: Sequence[str],
         targets: Sequence[str],
         full_trace: bool,
-    ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-        """Run the partition made of ``ops``; its values by tensor name, and its events.
+        values: Sequence[Any],
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Run the partition made of ``ops`` with ``values`` for the tensors named ``feeds``;
+        its fetched values by tensor name, and its events (the client's node ids: a task's copy
+        of a graph numbers its ops as the client's does; devices by their index here).
 
         Ops of other partitions count as done: a control edge on one was met before this
         partition started (the master made it wait), so the run must not pull it in again.
+        A partition that may wait runs in a session of its own, so that runs of the same
+        client (the one that would wake it) go on beside it.
         """
         shipped = self._graphs[key]
-        session, graph = shipped.session, shipped.graph
-        done = shipped.others.get(ops)
-        if done is None:
+        stage = (ops, tuple(feeds), tuple(fetches), tuple(targets))
+        if not self.may_wait(key, ops):
+            return self._run(shipped, shipped.session, stage, full_trace, values)
+        with self._lock:
+            session = shipped.idle.pop() if shipped.idle else self._session(shipped.graph)
+        try:
+            return self._run(shipped, session, stage, full_trace, values)
+        finally:
+            with self._lock:
+                shipped.idle.append(session)
+
+    def _run(
+        self,
+        shipped: _ClientGraph,
+        session: Any,
+        stage: tuple[Any, ...],
+        full_trace: bool,
+        values: Sequence[Any],
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        ops, feeds, fetches, targets = stage
+        found = shipped.stages.get((id(session), *stage))
+        if found is None:
+            graph = shipped.graph
             mine = {graph._ops_by_name[name]._id for name in ops}
-            done = shipped.others[ops] = frozenset(range(len(graph._ops))) - mine
-        with self._running:
-            session._done_ops = done
-            level = RunOptions.FULL_TRACE if full_trace else RunOptions.NO_TRACE
-            values = session.run(
-                [*fetches, *(graph.get_operation_by_name(t) for t in targets)],
-                feeds,
-                options=RunOptions(trace_level=level),
-            )
-            return dict(zip(fetches, values)), _events(session, graph)
+            done = frozenset(range(len(graph._ops))) - mine
+            wanted = [*fetches, *(graph.get_operation_by_name(t) for t in targets)]
+            run = session.make_callable(wanted, list(feeds), accept_options=True)
+            found = shipped.stages[(id(session), *stage)] = (run, done)
+        run, done = found
+        session._done_ops = done
+        if full_trace:
+            made = run(*values, options=RunOptions(trace_level=RunOptions.FULL_TRACE))
+        else:
+            made = run(*values)
+        return dict(zip(fetches, made)), _events(session)
+
+    def device_names(self, key: str) -> list[str]:
+        """The devices of client graph ``key``'s session, in the order its events number them."""
+        return [d.name for d in self._graphs[key].session.devices]
+
+    def knows(self, key: str) -> bool:
+        """Whether client graph ``key`` was shipped here (a restarted task knows none)."""
+        return key in self._graphs
 
     def reset(self) -> None:
         with self._lock:
@@ -137,28 +187,17 @@ def _same_task(op: Operation, here: Any) -> bool:
     return (spec.job, spec.task) == (here.job, here.task)
 
 
-def _events(session: Any, graph: Graph) -> dict[str, list[Any]]:
-    """The last run's op and transfer events, with names instead of this process's ids."""
+def _events(session: Any) -> dict[str, np.ndarray]:
+    """The last run's op, transfer and memory events (a run's own event is the master's)."""
     columns = session._log.last_run_columns()
     keep = np.isin(columns["kind"], _REPORTED)
-    names = [d.name for d in session.devices]
-    ops = graph._ops
-    return {
-        "kind": columns["kind"][keep].tolist(),
-        "t0": columns["t0"][keep].tolist(),
-        "t1": columns["t1"][keep].tolist(),
-        "op": [ops[n].name for n in columns["node"][keep]],
-        "device": [names[d] for d in columns["device"][keep]],
-        "peer": [names[p] if p >= 0 else "" for p in columns["peer"][keep]],
-        "bytes": columns["bytes"][keep].tolist(),
-        "source": columns["source"][keep].tolist(),
-    }
+    return {name: columns[name][keep] for name in REPORTED_COLUMNS}
 
 
 RUNTIME = TaskRuntime()
 
 
-# -- the functions a master calls on a task (by Dask's client.run or as tasks) ---------------
+# -- the functions a master calls on a task through the scheduler (Dask's client.run) --------
 def describe() -> dict[str, Any]:
     """The task's name, process, clock and devices, for the master's device list."""
     here = device_context.process_task()
@@ -181,45 +220,8 @@ def describe() -> dict[str, Any]:
     }
 
 
-def install(key: str, records: Sequence[OpRecord], start: int, seed: int | None) -> int:
-    return RUNTIME.install(key, records, start, seed)
-
-
 def reset() -> None:
     RUNTIME.reset()
-
-
-def run_partition(
-    key: str,
-    ops: tuple[str, ...],
-    fetches: Sequence[str],
-    targets: Sequence[str],
-    feeds: dict[str, Any],
-    input_names: Sequence[str],
-    sent_keys: Sequence[str],
-    full_trace: bool,
-    *inputs_then_waits: Any,
-) -> dict[str, Any]:
-    """A Dask task: run one partition with the tensors other partitions made
-    (``inputs_then_waits`` starts with them; what follows are the partitions it only waited
-    for); ``sent_keys`` are the Dask keys of the inputs another task sent."""
-    from distributed import get_worker
-
-    fed = dict(feeds)
-    fed.update(zip(input_names, inputs_then_waits[: len(input_names)]))
-    failed = None
-    try:
-        values, events = RUNTIME.run(key, ops, fed, fetches, targets, full_trace)
-    except Exception as error:
-        failed = _portable(error)
-    if failed is not None:
-        raise failed  # outside the handler: no chain back to this process's frames
-
-    return {
-        "values": values,
-        "events": events,
-        "received": _received(get_worker(), set(sent_keys)),
-    }
 
 
 async def _outlived(pid: int) -> None:
@@ -228,7 +230,7 @@ async def _outlived(pid: int) -> None:
         await asyncio.sleep(0.5)
 
 
-def _portable(error: Exception) -> Exception:
+def portable(error: Exception) -> Exception:
     """The error as the client should see it: same type and words, without the chain of
     causes and frames that only mean something here (and that Dask would pickle)."""
     if isinstance(error, OpError):
@@ -237,37 +239,6 @@ def _portable(error: Exception) -> Exception:
         return type(error)(*error.args)
     except Exception:
         return RuntimeError(f"{type(error).__name__}: {error}")
-
-
-def _received(worker: Any, keys: set[str]) -> list[dict[str, Any]]:
-    """Dask's own record of the transfers that brought this partition's inputs here, on the
-    task's clock (Dask stamps them with the wall clock)."""
-    if not keys:
-        return []
-    offset = time.perf_counter_ns() - time.time_ns()
-    found = []
-    for entry in reversed(worker.transfer_incoming_log):
-        mine = {str(k): n for k, n in entry["keys"].items() if str(k) in keys}
-        if mine:
-            found.append(
-                {
-                    "keys": mine,
-                    "t0": int(entry["start"] * 1e9) + offset,
-                    "t1": int(entry["stop"] * 1e9) + offset,
-                }
-            )
-            keys -= set(mine)
-            if not keys:
-                break
-    return found
-
-
-def pick_value(result: dict[str, Any], name: str) -> Any:
-    return result["values"][name]
-
-
-def pick_report(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "values"}
 
 
 # -- the process ------------------------------------------------------------------------------
@@ -284,13 +255,33 @@ def serve(
     device_context.set_process_task(job, task)
     host, port = task_host_port(cluster.task_address(job, task))
     address = scheduler or scheduler_for(cluster)["address"]
+    _share_cores(cluster, host)
     asyncio.run(_work(address, host, port, task_name(job, task), parent))
 
 
+def _share_cores(cluster: ClusterSpec, host: str) -> None:
+    """Give this task's BLAS its share of the host's cores: the tasks the cluster spec puts on
+    one host run side by side, and BLAS threads that wait by spinning would take the cores
+    their neighbours (and this task's own comms) need."""
+    from threadpoolctl import threadpool_limits
+
+    neighbours = sum(
+        task_host_port(cluster.task_address(job, index))[0] == host
+        for job in cluster.jobs
+        for index in cluster.task_indices(job)
+    )
+    threadpool_limits(max(1, (os.cpu_count() or 1) // max(neighbours, 1)))
+
+
 async def _work(scheduler: str, host: str, port: int, name: str, parent: int | None) -> None:
+    import dask
     from distributed import Worker
 
     from placeviz.cluster.security import scheme, security
+
+    # Dask's statistical profiler samples every thread's stack 100 times a second: CPU the
+    # host's other tasks need, for a view of Dask tasks a placeviz task does not run.
+    dask.config.set({"distributed.worker.profile.enabled": False})
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -309,6 +300,10 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent: int | N
         dashboard=False,
     )
     await worker
+    from placeviz.cluster.steps import StepServer
+
+    steps = StepServer(worker)
+    steps.register()
     print(f"placeviz task {name} listening on {worker.address} (pid {os.getpid()})", flush=True)
     finished = asyncio.ensure_future(worker.finished())
     stopped = asyncio.ensure_future(stop.wait())
@@ -318,3 +313,4 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent: int | N
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     if not finished.done():
         await worker.close(reason="placeviz server stopped")
+    steps.close()

@@ -16,6 +16,7 @@ import numpy as np
 
 from placeviz.contract import COLUMN_NAMES, SCHEMA, EventKind, TimingSource, code_table
 from placeviz.events.html import output_bundle, write_html
+from placeviz.events.memory_use import memory_in_use
 
 # Views list at most this many run records, the newest: a loop's thousands of runs would make
 # every run list, and a live view's first update, slow to build and to read.
@@ -149,15 +150,8 @@ class Trace:
 
     def memory_timeline(self, device: str | int) -> tuple[np.ndarray, np.ndarray]:
         """(seconds since the trace began, bytes in use after each allocation or free)."""
-        device_id = self._device_id(device)
-        ev = self.events
-        alloc = self._of_kind(EventKind.ALLOC)
-        free = self._of_kind(EventKind.FREE)
-        mine = (alloc | free) & (ev["device"] == device_id)
-        order = np.argsort(ev["t0"][mine], kind="stable")
-        delta = np.where(alloc[mine], ev["bytes"][mine], -ev["bytes"][mine])[order]
-        times = (ev["t0"][mine][order] - self.origin_ns) / 1e9
-        return times, np.cumsum(delta)
+        t0, in_use = memory_in_use(self.events, self._device_id(device))
+        return (t0 - self.origin_ns) / 1e9, in_use
 
     def _device_id(self, device: str | int) -> int:
         if isinstance(device, int):

@@ -124,6 +124,9 @@ class OpDef:
     # the kernel is chosen by its first input's dtype (TF's ``T`` of a comparison, whose output
     # is bool): string comparisons have no GPU kernel even though bool tensors may live there.
     kernel_dtype_from_input: bool = False
+    # the kernel may wait for another run to act (a queue's dequeue waits for an enqueue): a
+    # cluster task runs a partition holding such an op on a thread, never on its event loop.
+    waits: bool = False
     # the kernel is an elementwise ufunc: it can write its one output into a buffer given as
     # ``out=`` and keeps no reference to its inputs, so plans can reuse buffers around it.
     ufunc: bool = False

@@ -54,6 +54,7 @@ class PlanCache:
         self._workers = workers
         self._device_ids = dict(device_ids)
         self._plans: dict[Any, Prepared] = {}
+        self._bare: dict[Any, Plan] = {}  # plans run elsewhere (a remote runner's), uncompiled
         self.peak_bytes: dict[str, int] = {}  # per device name, the largest plan's peak so far
 
     def get(self, key: Any) -> Prepared | None:
@@ -61,6 +62,23 @@ class PlanCache:
 
     def clear(self) -> None:
         self._plans.clear()
+        self._bare.clear()
+
+    def plan(
+        self,
+        key: Any,
+        fetches: Sequence[Tensor | Operation],
+        feeds: Sequence[Tensor],
+        placement: Placement,
+        failures: Mapping[int, PlacementFailure],
+    ) -> Plan:
+        """The plan of a run another process carries out (built once per key, not compiled)."""
+        found = self._bare.get(key)
+        if found is None:
+            if len(self._bare) >= _MAX_CACHED_PLANS:
+                self._bare.pop(next(iter(self._bare)))
+            found = self._bare[key] = build_plan(fetches, feeds, placement, failures)
+        return found
 
     def items(self) -> list[tuple[Any, Prepared]]:
         return list(self._plans.items())

@@ -29,6 +29,7 @@ from placeviz.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
+from placeviz.events.memory_use import peak_bytes
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -46,8 +47,8 @@ from placeviz.runtime.dry_run import (
 from placeviz.runtime.executor import RunFailure
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
-from placeviz.runtime.plan import build_plan
 from placeviz.runtime.plan_cache import PlanCache
+from placeviz.runtime.remote import RemoteRunner, open_runner
 from placeviz.runtime.run_log import Prepared, RunLog, clock
 from placeviz.runtime.state import SessionState, host_copy
 from placeviz.runtime.what_if import WhatIf
@@ -104,15 +105,13 @@ class Session:
         # may have its own), also when it is used or traced after that context has ended; a
         # session on a target runs on every task of the target's cluster.
         ctx = self._context = device_context.context()
-        self._cluster: Any = None
+        self._remote: RemoteRunner | None = None
         local = None
         target = target or default_target.get()
         if target not in ("", "local"):
-            from placeviz.cluster.master import ClusterMaster
-
-            self._cluster = ClusterMaster(target)
-            self._devices = list(self._cluster.devices)
-            local = self._cluster.local_task
+            self._remote = open_runner(target)
+            self._devices = list(self._remote.devices)
+            local = self._remote.local_task
         else:
             self._devices = _session_devices(ctx.devices(), self.config)
         device_ids = self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
@@ -143,7 +142,7 @@ class Session:
         self._gpus: Any = None
         self._card_sampler: Any = None
         cards = any(d.backend == "cupy" for d in self._devices)
-        if self._cluster is None and not self._dry_runs and cards:
+        if self._remote is None and not self._dry_runs and cards:
             from placeviz.runtime.backends.cuda_runtime import CudaRuntime
             from placeviz.runtime.backends.nvml import CardSampler
 
@@ -269,8 +268,8 @@ class Session:
             key = ("dry", key, tuple(v.shape for v in values), _value_key(known))
         if not self._placing.current:
             self._place(fed, [e.op if isinstance(e, Tensor) else e for e in unique])
-        if self._cluster is not None and not dry:  # a dry run computes nothing, so runs here
-            results = self._run_on_cluster(unique, feeds, values, full)
+        if self._remote is not None and not dry:  # a dry run computes nothing, so runs here
+            results = self._run_remote(key, unique, feeds, values, full)
             if run_metadata is not None:
                 run_metadata.trace = self.trace(runs=1)
             by_element = dict(zip(unique, results))
@@ -341,29 +340,33 @@ class Session:
             raise failure.error from (None if cause is failure.error else cause)
         return results
 
-    def _run_on_cluster(
+    def _run_remote(
         self,
+        key: Any,
         fetches: list[Tensor | Operation],
         feeds: list[Tensor],
         values: list[Any],
         full_trace: bool,
     ) -> list[Any]:
-        """Run on the cluster's tasks and record the run, also when it fails; with
-        ``full_trace`` each task records its memory too."""
-        from placeviz.cluster.events import peak_bytes, run_columns
-
-        cluster = self._cluster
+        """Hand the run to the target's runner and record it, also when it fails; with
+        ``full_trace`` the remote processes record memory too."""
+        assert self._remote is not None
         placement = self._placing.placement
-        plan = build_plan(fetches, feeds, placement, self._placing.failures)
+        plan = self._plans.plan(key, fetches, feeds, placement, self._placing.failures)
         t0 = clock()
         try:
-            remote = cluster.run(
-                plan, values, self.graph, lambda op: _assigned(placement, op), full_trace
+            remote = self._remote.run(
+                plan,
+                values,
+                self.graph,
+                lambda op: _assigned(placement, op),
+                full_trace,
+                self._device_ids,
             )
         except Exception as error:
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
             raise
-        columns = run_columns(remote, self.graph, self._device_ids)
+        columns = remote.columns
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
         peaks = self._plans.peak_bytes
         for device, peak in peak_bytes(columns).items():
@@ -409,10 +412,9 @@ class Session:
 
     def _process_of(self, device: Device) -> tuple[int, str | None]:
         """The process that runs ``device``'s ops: this one, or its cluster task's."""
-        if self._cluster is None:
+        if self._remote is None:
             return os.getpid(), None
-        task = self._cluster.task_of(device)
-        return task.pid, task.address.split("://")[-1]
+        return self._remote.process_of(device)
 
     def reserved_bytes(self, device: Device) -> int:
         """Memory the runtime holds on ``device``, as TensorFlow's allocator would.
@@ -434,7 +436,7 @@ class Session:
     def _grows(self, device: Device) -> bool:
         """Whether ``device``'s memory is taken as needed rather than mapped up front."""
         # A cluster task's GPU: its own process reserves its memory (not this one's context).
-        if self._cluster is not None or self.config.gpu_options.allow_growth:
+        if self._remote is not None or self.config.gpu_options.allow_growth:
             return True
         if device.logical:
             return device_context.forced_memory_growth()
@@ -452,15 +454,7 @@ class Session:
             )
         pairs = []
         for key, value in feed_dict.items():
-            tensor = _resolve(key, self.graph, "feed")
-            if not isinstance(tensor, Tensor):
-                raise TypeError(f"Cannot feed Operation '{tensor.name}'; feed one of its tensors.")
-            if not self.graph.is_feedable(tensor):
-                raise ValueError(
-                    f"Tensor {tensor.name} may not be fed. It is made inside a while loop "
-                    f"(created at {tensor.op.source}), once per iteration: feed a value the "
-                    "loop reads from outside instead."
-                )
+            tensor = self._fed_tensor(key)
             if dry:
                 pairs.append((tensor, fed_shape(tensor, value), known_value(tensor, value)))
             else:
@@ -468,6 +462,73 @@ class Session:
         pairs.sort(key=lambda p: id(p[0]))
         known = tuple(k for _, _, k in pairs) if dry else ()
         return [t for t, _, _ in pairs], [v for _, v, _ in pairs], known
+
+    def _fed_tensor(self, key: Any) -> Tensor:
+        """The tensor a feed's key names, if it may be fed."""
+        tensor = _resolve(key, self.graph, "feed")
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"Cannot feed Operation '{tensor.name}'; feed one of its tensors.")
+        if not self.graph.is_feedable(tensor):
+            raise ValueError(
+                f"Tensor {tensor.name} may not be fed. It is made inside a while loop "
+                f"(created at {tensor.op.source}), once per iteration: feed a value the "
+                "loop reads from outside instead."
+            )
+        return tensor
+
+    def make_callable(
+        self, fetches: Any, feed_list: Sequence[Any] | None = None, accept_options: bool = False
+    ) -> Callable[..., Any]:
+        """A function of the ``feed_list`` values that runs ``fetches`` (TF's ``make_callable``):
+        fetches and feeds are resolved once, and the plan compiled at the first call is run
+        directly by every later one. With ``accept_options`` it takes ``options`` and
+        ``run_metadata`` keywords as ``run`` does."""
+        elements, rebuild = _flatten_fetches(fetches, self.graph)
+        unique = list(dict.fromkeys(elements))
+        given = [self._fed_tensor(key) for key in feed_list or ()]
+        order = sorted(range(len(given)), key=lambda i: id(given[i]))
+        feeds = [given[i] for i in order]
+        key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
+        targets = [e.op if isinstance(e, Tensor) else e for e in unique]
+        all_fed = all(type(e) is Tensor and e in feeds for e in unique)
+
+        def call(
+            *args: Any, options: RunOptions | None = None, run_metadata: RunMetadata | None = None
+        ) -> Any:
+            if len(args) != len(given):
+                raise TypeError(f"This callable takes {len(given)} feed values, not {len(args)}")
+            if (options is not None or run_metadata is not None) and not accept_options:
+                raise TypeError("This callable was made with accept_options=False")
+            level = self.trace_level if options is None else options.trace_level
+            dry = self._dry_runs or (options is not None and options.dry_run)
+            if dry or self._remote is not None or level >= RunOptions.FULL_TRACE:
+                feed_dict = {given[i]: args[i] for i in range(len(given))}
+                return self.run(fetches, feed_dict, options, run_metadata)
+            with self._turn:
+                if self._closed:
+                    raise RuntimeError("Attempted to use a closed Session.")
+                values = [_feed_value(given[i], args[i]) for i in order]
+                if all_fed:  # as run(): nothing to compute, nothing placed
+                    fed = dict(zip(feeds, values))
+                    return rebuild([host_copy(fed[e]) for e in elements])
+                if not self._placing.current:
+                    self._place(dict(zip(feeds, values)), targets)
+                prepared = self._plans.get(key)
+                if prepared is None:
+                    prepared = self._plans.compile(
+                        key,
+                        unique,
+                        feeds,
+                        self._placing.placement,
+                        self._placing.failures,
+                        self._done_ops,
+                        False,
+                        self._placing.resident(),
+                    )
+                by_element = dict(zip(unique, self._execute(prepared, values, run_metadata)))
+                return rebuild([by_element[e] for e in elements])
+
+        return call
 
     # -- lifetime ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -481,8 +542,8 @@ class Session:
             self._plans.clear()
             if self._workers is not None:
                 self._workers.close()
-            if self._cluster is not None:
-                self._cluster.close()
+            if self._remote is not None:
+                self._remote.close()
             if self._gpus is not None:
                 self._gpus.release()
             if self._card_sampler is not None:
@@ -492,13 +553,11 @@ class Session:
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
         """Forget every variable on every task of ``target``'s cluster (TF's ``Session.reset``;
         placeviz keeps all variables in one container, so ``containers`` clears them all)."""
-        from placeviz.cluster.master import ClusterMaster
-
-        master = ClusterMaster(target)
+        runner = open_runner(target)
         try:
-            master.reset()
+            runner.reset()
         finally:
-            master.close()
+            runner.close()
 
     def as_default(self) -> _DefaultSession:
         return _DefaultSession(self)

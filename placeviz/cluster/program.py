@@ -1,0 +1,85 @@
+"""A run's share for each task, sent to it once: its stages in order and where their outputs go.
+
+A step is then one message to each task: the task runs its stages one after another, waits
+before a stage for the tensors (and control tokens) other tasks send it, and sends each stage's
+outputs straight to the tasks that read them. Stages are the partitions of ``partition.py``: a
+stage reads another task's tensors only from that task's lower stages, so every task running its
+stages in order never waits on a stage that waits on it.
+
+Programs are plain lists and dicts of strings: Dask's messages carry them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from placeviz.cluster.partition import Partition
+from placeviz.devices.context import Device
+from placeviz.graph.core import Operation, Tensor
+
+
+@dataclass
+class RunProgram:
+    """What the master keeps of a run's programs: each task's, and what moves between tasks."""
+
+    programs: dict[str, list[dict[str, Any]]]  # task address -> its stages, in order
+    # (tensor name, receiving task) -> tensor, from, to (one tensor may go to several tasks)
+    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
+    fetched_from: dict[str, str] = field(default_factory=dict)  # tensor name -> task address
+
+
+def token(part: Partition) -> str:
+    """The name of the control token ``part`` sends to stages of other tasks that wait on it."""
+    return f"^{part.task}#{part.stage}"
+
+
+def build_programs(
+    parts: Sequence[Partition],
+    address_of: Callable[[str], str],
+    device_of: Callable[[Operation], Device],
+    fetched: Sequence[Tensor],
+) -> RunProgram:
+    """Each task's stages (``address_of(task name)`` is its address) from the plan's partitions."""
+    owner = {op._id: part for part in parts for op in part.ops}
+    wanted = {id(t) for t in fetched}
+    programs: dict[str, list[dict[str, Any]]] = {}
+    stages: dict[int, dict[str, Any]] = {}
+    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
+    fetched_from: dict[str, str] = {}
+    for part in parts:
+        address = address_of(part.task)
+        stage = stages[id(part)] = {
+            "ops": [op.name for op in part.ops],
+            "feeds": [t.name for t in part.feeds],
+            "inputs": [],  # made by this task's earlier stages
+            "receives": [],  # sent by other tasks
+            "fetches": [t.name for t in part.outputs],
+            "targets": [op.name for op in part.targets],
+            "sends": {},  # task address -> tensor names
+            "waits": [],  # tokens of other tasks' stages
+            "signals": {},  # task address -> tokens
+            "returns": [t.name for t in part.outputs if id(t) in wanted],
+        }
+        for tensor in part.inputs:
+            source = owner[tensor.op._id]
+            if source.task == part.task:
+                stage["inputs"].append(tensor.name)
+                continue
+            stage["receives"].append(tensor.name)
+            key = (tensor.name, part.task)
+            if key not in transfers:
+                reader = next(op for op in part.ops if tensor in op.inputs)
+                transfers[key] = (tensor, device_of(tensor.op), device_of(reader))
+                sends = stages[id(source)]["sends"].setdefault(address, [])
+                sends.append(tensor.name)
+        for index in sorted(part.waits_for):
+            other = parts[index]
+            if other.task != part.task:
+                stage["waits"].append(token(other))
+                stages[id(other)]["signals"].setdefault(address, []).append(token(other))
+        for name in stage["returns"]:
+            fetched_from[name] = address
+        programs.setdefault(address, []).append(stage)
+    return RunProgram(programs, transfers, fetched_from)

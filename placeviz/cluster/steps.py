@@ -1,0 +1,218 @@
+"""A task's side of a step: the handlers a task's Dask worker answers, and the step itself.
+
+A master sends each task of a run one ``placeviz_step`` message (the first time with the task's
+program, see ``program.py``). The task runs its stages in order; before a stage it waits in its
+``Mailbox`` for what other tasks send it with ``placeviz_tensors``, over Dask's comms (NumPy
+buffers travel as frames), never through the scheduler or the client. The reply carries the
+values the client fetched and what the task saw: its ops' events, the tensors it sent (bytes,
+when), those it received, and how long each stage waited for them.
+
+Everything happens on the worker's event loop: a stage's ops run there too, between the
+messages, so no thread hands a tensor to another. A stage holding an op that may wait for
+another run (``OpDef.waits``: a queue's dequeue) runs on a thread instead, so the loop keeps
+receiving what would wake it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from placeviz.cluster.task import REPORTED_COLUMNS, RUNTIME, TaskRuntime, portable
+
+# Steps the master gave up on, remembered so that tensors arriving late for them are dropped.
+_ABORTED_KEPT = 256
+
+
+class StepAborted(Exception):
+    """The master ended the step (another task of it failed): stop waiting for its tensors."""
+
+
+class Mailbox:
+    """What other tasks sent for each step, until the step's stages take it (all on the
+    worker's event loop)."""
+
+    def __init__(self) -> None:
+        self._boxes: dict[str, dict[str, Any]] = collections.defaultdict(dict)
+        self._arrivals: dict[str, list[list[Any]]] = collections.defaultdict(list)
+        self._waiting: dict[str, tuple[Sequence[str], asyncio.Future[None]]] = {}
+        self._aborted: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    def put(self, step: str, sender: str, values: dict[str, Any], tokens: Sequence[str]) -> None:
+        if step in self._aborted:
+            return
+        box = self._boxes[step]
+        box.update(values)
+        box.update(dict.fromkeys(tokens))
+        self._arrivals[step].append([sender, list(values), time.perf_counter_ns()])
+        waiting = self._waiting.get(step)
+        if waiting is not None and all(name in box for name in waiting[0]):
+            del self._waiting[step]
+            waiting[1].set_result(None)
+
+    async def take(self, step: str, names: Sequence[str]) -> dict[str, Any]:
+        """Wait until every one of ``names`` arrived for ``step``; they leave the box."""
+        box = self._boxes[step]
+        if not all(name in box for name in names):
+            if step in self._aborted:
+                raise StepAborted(step)
+            arrived = asyncio.get_running_loop().create_future()
+            self._waiting[step] = (names, arrived)
+            await arrived
+        return {name: box.pop(name) for name in names}
+
+    def abort(self, step: str) -> None:
+        self._aborted[step] = None
+        while len(self._aborted) > _ABORTED_KEPT:
+            self._aborted.popitem(last=False)
+        self._boxes.pop(step, None)
+        self._arrivals.pop(step, None)
+        waiting = self._waiting.pop(step, None)
+        if waiting is not None:
+            waiting[1].set_exception(StepAborted(step))
+
+    def finish(self, step: str) -> list[list[Any]]:
+        """The step's arrivals ([sender, tensor names, arrival time]); its box is dropped."""
+        self._boxes.pop(step, None)
+        return self._arrivals.pop(step, [])
+
+
+class StepServer:
+    """The handlers of one task's worker: ops, steps, tensors from other tasks, aborts."""
+
+    def __init__(self, worker: Any, runtime: TaskRuntime = RUNTIME) -> None:
+        self.worker = worker
+        self.runtime = runtime
+        self.mailbox = Mailbox()
+        self.programs: dict[str, list[dict[str, Any]]] = {}
+        self._threads = concurrent.futures.ThreadPoolExecutor(16, "placeviz-waiting-stage")
+
+    def register(self) -> None:
+        self.worker.handlers.update(
+            placeviz_install=self.install,
+            placeviz_step=self.step,
+            placeviz_tensors=self.tensors,
+            placeviz_abort=self.abort,
+        )
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    # -- handlers --------------------------------------------------------------------------
+    def install(self, graph: str, records: Any, start: int, seed: int | None) -> int:
+        return self.runtime.install(graph, records, start, seed)
+
+    def tensors(self, step: str, sender: str, values: dict[str, Any], tokens: list[str]) -> None:
+        self.mailbox.put(step, sender, values, tokens)
+
+    def abort(self, step: str) -> str:
+        self.mailbox.abort(step)
+        return "OK"
+
+    async def step(
+        self,
+        graph: str,
+        program: str,
+        step: str,
+        feeds: dict[str, Any],
+        full_trace: bool,
+        stages: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Run this task's share of a step; ``stages`` comes with a program's first step."""
+        if stages is not None:
+            self.programs[program] = stages
+        known = self.programs.get(program)
+        if known is None or not self.runtime.knows(graph):
+            self.mailbox.abort(step)
+            return {"status": "unknown"}  # a new process at the task's address: ship again
+        values: dict[str, Any] = dict(feeds)  # every tensor the step has here, by name
+        returned: dict[str, Any] = {}
+        events: list[dict[str, np.ndarray]] = []
+        waits: list[list[Any]] = []  # [first op of the stage, waited from, until]
+        sends: list[asyncio.Task[list[Any]]] = []
+        failed = None
+        try:
+            for stage in known:
+                missing = [*(n for n in stage["receives"] if n not in values), *stage["waits"]]
+                if missing:
+                    began = time.perf_counter_ns()
+                    values.update(await self.mailbox.take(step, missing))
+                    waits.append([stage["ops"][0], began, time.perf_counter_ns()])
+                names = [*stage["feeds"], *stage["inputs"], *stage["receives"]]
+                run = (
+                    graph,
+                    tuple(stage["ops"]),
+                    names,
+                    stage["fetches"],
+                    stage["targets"],
+                    full_trace,
+                    [values[name] for name in names],
+                )
+                if self.runtime.may_wait(graph, run[1]):
+                    loop = asyncio.get_running_loop()
+                    made, ran = await loop.run_in_executor(self._threads, self.runtime.run, *run)
+                else:
+                    made, ran = self.runtime.run(*run)
+                values.update(made)
+                events.append(ran)
+                for name in stage["returns"]:
+                    returned[name] = made[name]
+                for address in {*stage["sends"], *stage["signals"]}:
+                    sent = {n: made[n] for n in stage["sends"].get(address, ())}
+                    tokens = stage["signals"].get(address, [])
+                    sends.append(asyncio.ensure_future(self._send(address, step, sent, tokens)))
+                if sends:
+                    await asyncio.sleep(0)  # the sends begin before the next stage runs
+        except StepAborted:
+            return {"status": "aborted"}
+        except Exception as error:
+            failed = portable(error)
+        finally:
+            received = self.mailbox.finish(step)
+        if failed is not None:
+            raise failed  # outside the handler: no chain back to this process's frames
+        from distributed.protocol import to_serialize
+
+        return {
+            "status": "OK",
+            "values": {name: to_serialize(value) for name, value in returned.items()},
+            "events": to_serialize(_stacked(events)),
+            "devices": self.runtime.device_names(graph),
+            "sent": await asyncio.gather(*sends),
+            "received": received,
+            "waits": waits,
+        }
+
+    async def _send(
+        self, address: str, step: str, values: dict[str, Any], tokens: list[str]
+    ) -> list[Any]:
+        """Send tensors (and tokens) to the task at ``address``; [to, names, bytes, when the
+        send began, when its bytes were written]."""
+        from distributed.protocol import to_serialize
+
+        began = time.perf_counter_ns()
+        await self.worker.rpc(address).placeviz_tensors(
+            step=step,
+            sender=self.worker.name,
+            values={name: to_serialize(value) for name, value in values.items()},
+            tokens=tokens,
+            reply=False,  # the receiving stage needs them, not this one an answer
+        )
+        sizes = [int(getattr(value, "nbytes", 0)) for value in values.values()]
+        return [address, list(values), sizes, began, time.perf_counter_ns()]
+
+
+def _stacked(events: list[dict[str, np.ndarray]]) -> np.ndarray:
+    """The stages' event columns as one array (a row per column of REPORTED_COLUMNS): one
+    frame in the reply."""
+    if not events:
+        return np.zeros((len(REPORTED_COLUMNS), 0), np.int64)
+    return np.stack(
+        [np.concatenate([e[name] for e in events]).astype(np.int64) for name in REPORTED_COLUMNS]
+    )
