@@ -1,0 +1,70 @@
+"""TensorFlow's side of bench_cluster.py: the same MLP Adam step on `tf.test.create_local_cluster`
+(or in one process), timed the same way; prints one JSON line that bench_cluster.py reads.
+
+Runs only with TensorFlow's python (TF is never a dependency of placeviz); bench_cluster.py starts
+it with `--tf-python`. The cluster's servers live in this process, so they end with it.
+
+Run: /work/tfvenv/bin/python benchmarks/tf_cluster_step.py --workers 2 --ps 2 [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+# Read by TensorFlow's import: no GPUs, quiet, and tf_keras behind tf.compat.v1.layers.
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+
+import tensorflow
+from _cluster_graph import RESULT_MARKER, build, inputs, timed_steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2, help="0: one process, no cluster")
+    parser.add_argument("--ps", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--widths", default="784,256,256,10")
+    parser.add_argument("--batch", type=int, default=64)
+    args = parser.parse_args()
+    widths = [int(w) for w in args.widths.split(",")]
+    tf = tensorflow.compat.v1
+    # TF 1 behaviour whole, not just graph mode: reference variables (VariableV2, ApplyAdam), as
+    # placeviz builds; graph mode alone would make resource variables, a different step.
+    tf.disable_v2_behavior()
+    cpu_only = tf.ConfigProto(device_count={"GPU": 0})
+
+    target, spec, started = "", None, None
+    if args.workers:
+        start = time.perf_counter()
+        workers, _ = tensorflow.test.create_local_cluster(
+            args.workers, args.ps, worker_config=cpu_only, ps_config=cpu_only
+        )
+        started = time.perf_counter() - start
+        target, spec = workers[0].target, tf.train.ClusterSpec(workers[0].server_def.cluster)
+    graph, x, y, train, init = build(tf, widths, args.batch, spec)
+    data, labels = inputs(widths, args.batch)
+    with tf.Session(target, graph=graph, config=cpu_only) as sess:
+        sess.run(init)
+        times = timed_steps(sess, train, {x: data, y: labels}, args.steps, args.warmup)
+    result = {
+        "version": f"tensorflow {tensorflow.__version__}",
+        "start_seconds": started,
+        "step_seconds": statistics.median(times),
+        "ops": len(graph.get_operations()),
+    }
+    print(RESULT_MARKER + json.dumps(result), flush=True)
+    sys.stdout.flush()
+    # The in-process gRPC servers have no stop; leave at once rather than wait on their shutdown.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
