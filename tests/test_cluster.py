@@ -165,6 +165,38 @@ def test_training_on_the_cluster_gives_the_numbers_of_one_process(cluster) -> No
     assert losses["cluster"][-1] < losses["cluster"][0]
 
 
+def test_a_step_is_one_message_to_each_task_and_no_tensor_passes_the_scheduler(cluster) -> None:
+    """Tasks keep a run's partitions: after the first step, a step is one message to each task
+    it needs; tensors go task to task (counted where they arrive), none through Dask's
+    scheduler or its worker-to-worker transfers of task results."""
+    from placeviz.cluster.steps import handled
+
+    data, labels = training_data()
+    graph, x, y, _loss, train, init, _ = build_mlp(5, spec_of(cluster))
+    with pv.Session(cluster["worker"][0].target, graph=graph) as sess:
+        sess.run(init)
+        sess.run(train, {x: data, y: labels})  # ships the step's program to each task
+        client = sess._remote.client
+        before = client.run(handled)
+        for _ in range(4):
+            sess.run(train, {x: data, y: labels})
+        after = client.run(handled)
+        names = {address: info.name for address, info in sess._remote.tasks.items()}
+        scheduled = client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+        fetched = client.run(lambda dask_worker: len(dask_worker.transfer_incoming_log))
+    steps = {names[a]: after[a].get("step", 0) - before[a].get("step", 0) for a in after}
+    programs = {names[a]: after[a].get("program", 0) - before[a].get("program", 0) for a in after}
+    tensors = {names[a]: after[a].get("tensors", 0) - before[a].get("tensors", 0) for a in after}
+    involved = {"/job:worker/task:0", "/job:ps/task:0", "/job:ps/task:1"}
+    assert {task for task, count in steps.items() if count} == involved
+    assert all(steps[task] == 4 for task in involved)
+    assert not any(programs.values())  # kept from the first step
+    # the ps tasks receive gradients every step, the worker the variables: 4 steps' worth
+    assert all(tensors[task] >= 4 for task in involved)
+    assert tensors["/job:worker/task:1"] == 0
+    assert scheduled == 0 and not any(fetched.values())
+
+
 def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(cluster) -> None:
     data, labels = training_data()
     graph, x, y, _loss, train, init, _ = build_mlp(3, spec_of(cluster))

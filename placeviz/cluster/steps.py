@@ -91,6 +91,8 @@ class StepServer:
         self.runtime = runtime
         self.mailbox = Mailbox()
         self.programs: dict[str, list[dict[str, Any]]] = {}
+        # messages handled, by kind ('step', 'program', 'tensors', 'ops'): what a step costs
+        self.handled: collections.Counter[str] = collections.Counter()
         self._threads = concurrent.futures.ThreadPoolExecutor(16, "placeviz-waiting-stage")
 
     def register(self) -> None:
@@ -106,9 +108,11 @@ class StepServer:
 
     # -- handlers --------------------------------------------------------------------------
     def install(self, graph: str, records: Any, start: int, seed: int | None) -> int:
+        self.handled["ops"] += 1
         return self.runtime.install(graph, records, start, seed)
 
     def tensors(self, step: str, sender: str, values: dict[str, Any], tokens: list[str]) -> None:
+        self.handled["tensors"] += 1
         self.mailbox.put(step, sender, values, tokens)
 
     def abort(self, step: str) -> str:
@@ -125,7 +129,9 @@ class StepServer:
         stages: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Run this task's share of a step; ``stages`` comes with a program's first step."""
+        self.handled["step"] += 1
         if stages is not None:
+            self.handled["program"] += 1
             self.programs[program] = stages
         known = self.programs.get(program)
         if known is None or not self.runtime.knows(graph):
@@ -216,3 +222,9 @@ def _stacked(events: list[dict[str, np.ndarray]]) -> np.ndarray:
     return np.stack(
         [np.concatenate([e[name] for e in events]).astype(np.int64) for name in REPORTED_COLUMNS]
     )
+
+
+def handled(dask_worker: Any) -> dict[str, int]:
+    """The messages this task's worker handled, by kind (``client.run`` passes the worker)."""
+    server: StepServer = dask_worker.handlers["placeviz_step"].__self__
+    return dict(server.handled)

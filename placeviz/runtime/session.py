@@ -354,6 +354,9 @@ class Session:
         placement = self._placing.placement
         plan = self._plans.plan(key, fetches, feeds, placement, self._placing.failures)
         t0 = clock()
+        # Other threads' runs go on while this one waits for other processes (a chief's queue
+        # runner beside its training loop, as TF's sessions allow); the log is kept in turn.
+        self._turn.release()
         try:
             remote = self._remote.run(
                 plan,
@@ -364,8 +367,13 @@ class Session:
                 self._device_ids,
             )
         except Exception as error:
+            self._turn.acquire()
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
             raise
+        except BaseException:
+            self._turn.acquire()
+            raise
+        self._turn.acquire()
         columns = remote.columns
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
         peaks = self._plans.peak_bytes
