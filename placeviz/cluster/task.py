@@ -159,7 +159,7 @@ class TaskRuntime:
             mine = {graph._ops_by_name[name]._id for name in ops}
             done = frozenset(range(len(graph._ops))) - mine
             wanted = [*fetches, *(graph.get_operation_by_name(t) for t in targets)]
-            run = session.make_callable(wanted, list(feeds), accept_options=True)
+            run = session.make_callable(wanted, list(feeds), True, _given_feeds=True)
             found = shipped.stages[(id(session), *stage)] = (run, done)
         run, done = found
         session._done_ops = done

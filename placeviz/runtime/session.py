@@ -485,12 +485,19 @@ class Session:
         return tensor
 
     def make_callable(
-        self, fetches: Any, feed_list: Sequence[Any] | None = None, accept_options: bool = False
+        self,
+        fetches: Any,
+        feed_list: Sequence[Any] | None = None,
+        accept_options: bool = False,
+        *,
+        _given_feeds: bool = False,
     ) -> Callable[..., Any]:
         """A function of the ``feed_list`` values that runs ``fetches`` (TF's ``make_callable``):
         fetches and feeds are resolved once, and the plan compiled at the first call is run
         directly by every later one. With ``accept_options`` it takes ``options`` and
-        ``run_metadata`` keywords as ``run`` does."""
+        ``run_metadata`` keywords as ``run`` does. ``_given_feeds``: the caller hands over arrays
+        of the feeds' dtypes that nothing else holds (a cluster task's received tensors), used
+        as they are rather than copied."""
         elements, rebuild = _flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         given = [self._fed_tensor(key) for key in feed_list or ()]
@@ -515,7 +522,9 @@ class Session:
             with self._turn:
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
-                values = [_feed_value(given[i], args[i]) for i in order]
+                values = [
+                    args[i] if _given_feeds else _feed_value(given[i], args[i]) for i in order
+                ]
                 if all_fed:  # as run(): nothing to compute, nothing placed
                     fed = dict(zip(feeds, values))
                     return rebuild([host_copy(fed[e]) for e in elements])
