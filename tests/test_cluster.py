@@ -165,6 +165,32 @@ def test_training_on_the_cluster_gives_the_numbers_of_one_process(cluster) -> No
     assert losses["cluster"][-1] < losses["cluster"][0]
 
 
+@pytest.mark.parametrize(("ps", "workers"), [(1, 8), (4, 4)])
+def test_bigger_clusters_train_to_the_numbers_of_one_process(ps: int, workers: int) -> None:
+    """1 ps + 8 workers and 4 ps + 4 workers on this machine: the MLP's steps from worker 0 give
+    one process's losses bit for bit, with the variables spread over every ps task."""
+    data, labels = training_data()
+    graph, x, y, loss, train, init, _ = build_mlp(11, None)
+    with pv.Session(graph=graph) as sess:
+        sess.run(init)
+        expected = [sess.run([loss, train], {x: data, y: labels})[0] for _ in range(3)]
+    no_gpu = pv.ConfigProto(device_count={"GPU": 0})
+    worker_servers, ps_servers = pv.test.create_local_cluster(
+        workers, ps, worker_config=no_gpu, ps_config=no_gpu
+    )
+    try:
+        graph, x, y, loss, train, init, _ = build_mlp(11, worker_servers[0].cluster_spec)
+        with pv.Session(worker_servers[0].target, graph=graph) as sess:
+            sess.run(init)
+            got = [sess.run([loss, train], {x: data, y: labels})[0] for _ in range(3)]
+            tasks = {device.split("/device:")[0] for device in sess.placement.values()}
+    finally:
+        for server in worker_servers + ps_servers:
+            server.stop()
+    assert got == expected
+    assert {f"/job:ps/replica:0/task:{i}" for i in range(ps)} <= tasks
+
+
 def test_a_step_is_one_message_to_each_task_and_no_tensor_passes_the_scheduler(cluster) -> None:
     """Tasks keep a run's partitions: after the first step, a step is one message to each task
     it needs; tensors go task to task (counted where they arrive), none through Dask's
