@@ -305,11 +305,12 @@ def test_parameter_servers_round_robin_traffic_and_state(parameter_servers) -> N
     assert "round robin over 2 ps tasks: variable 2 of 5" in explained
     traffic = output_text(parameter_servers["traffic"])
     # the kernels (576 bytes) and biases (68) out, their gradients back, plus the learning rate
+    # (a float32: 4 bytes to each ps task)
     for line in (
         "/job:ps/replica:0/task:0 -> /job:worker/replica:0/task:0: 576 bytes",
         "/job:ps/replica:0/task:1 -> /job:worker/replica:0/task:0: 68 bytes",
-        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:0: 604 bytes",
-        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:1: 96 bytes",
+        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:0: 580 bytes",
+        "/job:worker/replica:0/task:0 -> /job:ps/replica:0/task:1: 72 bytes",
     ):
         assert line in traffic
     assert "global_step, read by a new session: 20" in output_text(parameter_servers["state"])
