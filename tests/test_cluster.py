@@ -223,6 +223,21 @@ def test_a_step_is_one_message_to_each_task_and_no_tensor_passes_the_scheduler(c
     assert scheduled == 0 and not any(fetched.values())
 
 
+def test_a_closed_session_leaves_nothing_of_its_graph_in_the_tasks(cluster) -> None:
+    from placeviz.cluster.steps import held
+
+    target = cluster["worker"][0].target
+    with pv.device("/job:ps/task:0"):
+        a = pv.constant(1.0) + 1
+    with pv.Session(target, graph=pv.Graph()) as probe:  # it ships nothing itself
+        before = probe._remote.client.run(held)
+        with pv.Session(target, graph=a.graph) as sess:
+            assert sess.run(a) == 2.0
+            during = probe._remote.client.run(held)
+        after = probe._remote.client.run(held)
+    assert during != before and after == before
+
+
 def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(cluster) -> None:
     data, labels = training_data()
     graph, x, y, _loss, train, init, _ = build_mlp(3, spec_of(cluster))

@@ -11,6 +11,7 @@ that need it with ``UnavailableError`` at once; one restarted at its address is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 import uuid
@@ -109,7 +110,19 @@ class ClusterMaster:
         return self._task_of_device[device.name]
 
     def close(self) -> None:
+        """Tasks drop this session's graph and programs (their variables stay), then the client
+        goes."""
+        shipped = sorted(self._shipped)
+        if shipped:
+            with contextlib.suppress(Exception):  # a task that is gone has nothing to drop
+                self.client.sync(self._forget_everywhere, shipped)
         self.client.close()
+
+    async def _forget_everywhere(self, addresses: list[str]) -> None:
+        await asyncio.gather(
+            *(self._call(a, "placeviz_forget", graph=self._graph_key) for a in addresses),
+            return_exceptions=True,
+        )
 
     def reset(self) -> None:
         """Every task forgets its variables and the graphs clients shipped to it."""

@@ -101,6 +101,7 @@ class StepServer:
             placeviz_step=self.step,
             placeviz_tensors=self.tensors,
             placeviz_abort=self.abort,
+            placeviz_forget=self.forget,
         )
 
     def close(self) -> None:
@@ -114,6 +115,13 @@ class StepServer:
     def tensors(self, step: str, sender: str, values: dict[str, Any], tokens: list[str]) -> None:
         self.handled["tensors"] += 1
         self.mailbox.put(step, sender, values, tokens)
+
+    def forget(self, graph: str) -> str:
+        """A client session closed: its graph and programs go (the variables stay)."""
+        self.runtime.forget(graph)
+        for program in [p for p in self.programs if p.startswith(f"{graph}-")]:
+            del self.programs[program]
+        return "OK"
 
     def abort(self, step: str) -> str:
         self.mailbox.abort(step)
@@ -228,3 +236,9 @@ def handled(dask_worker: Any) -> dict[str, int]:
     """The messages this task's worker handled, by kind (``client.run`` passes the worker)."""
     server: StepServer = dask_worker.handlers["placeviz_step"].__self__
     return dict(server.handled)
+
+
+def held(dask_worker: Any) -> tuple[int, int]:
+    """How many client graphs and run programs this task holds (``client.run`` passes it)."""
+    server: StepServer = dask_worker.handlers["placeviz_step"].__self__
+    return server.runtime.graphs_held(), len(server.programs)

@@ -173,6 +173,16 @@ class TaskRuntime:
         """The devices of client graph ``key``'s session, in the order its events number them."""
         return [d.name for d in self._graphs[key].session.devices]
 
+    def forget(self, key: str) -> None:
+        with self._lock:
+            shipped = self._graphs.pop(key, None)
+        if shipped is not None:
+            for session in [shipped.session, *shipped.idle]:
+                session.close()
+
+    def graphs_held(self) -> int:
+        return len(self._graphs)
+
     def knows(self, key: str) -> bool:
         """Whether client graph ``key`` was shipped here (a restarted task knows none)."""
         return key in self._graphs
