@@ -9,9 +9,6 @@ import numpy as np
 import pytest
 
 from placeviz import contract
-from placeviz.events import document
-from placeviz.events.recorder import DTYPES
-from placeviz.inspector.encoding import WIRE_DTYPES
 
 
 @pytest.mark.parametrize("path", sorted(contract.generated_files()), ids=lambda p: Path(p).name)
@@ -34,17 +31,31 @@ def test_a_new_column_changes_the_generated_typescript(monkeypatch: pytest.Monke
     assert "lane: Int16Array; // a test column" in after[next(p for p in after if p.endswith("ts"))]
 
 
-def test_the_runtime_reads_its_columns_from_the_contract() -> None:
-    assert tuple(DTYPES) == contract.COLUMN_NAMES == tuple(WIRE_DTYPES)
-    schema = document.schema()
-    required = [n for n in contract.COLUMN_NAMES if n not in contract.COLUMN_DEFAULTS]
-    assert schema["properties"]["events"]["required"] == required
-    assert json.loads(Path(next(iter(contract.generated_files()))).read_text()) == schema
+def test_a_real_run_records_and_sends_the_columns_the_schema_requires() -> None:
+    """What a run records is what the contract declares, and survives the wire's types: the
+    recorder's columns (names, dtypes), the live view's buffers decoded with the contract's
+    little-endian types, and the document's schema (the JSON file generated from it)."""
+    import placeviz as pv
+    from placeviz.inspector.encoding import decode_events, encode_events
 
-
-def test_typescript_declares_every_kind_with_its_code() -> None:
-    ts = contract.typescript()
-    for kind in contract.EventKind:
-        assert f"{kind.name}: {int(kind)}" in ts
-    for reason in contract.ReasonKind:
-        assert f"'{reason.value}'" in ts
+    with pv.Graph().as_default():
+        x = pv.placeholder(pv.float32, [2, 2])
+        total = pv.reduce_sum(pv.matmul(x, x) + 1.0)
+        sess = pv.Session()
+        sess.trace_level = pv.RunOptions.FULL_TRACE
+        sess.run(total, {x: np.ones((2, 2), np.float32)})
+    columns = sess.recorder.batch(0).columns
+    assert list(columns) == [c.name for c in contract.EVENT_COLUMNS]
+    for column in contract.EVENT_COLUMNS:
+        assert columns[column.name].dtype == np.dtype(column.dtype), column.name
+    origin = int(columns["t0"].min())
+    decoded = decode_events([bytes(b) for b in encode_events(columns, origin)])
+    for name, values in columns.items():
+        expected = np.maximum(values - origin, 0) if name in ("t0", "t1") else values
+        np.testing.assert_array_equal(decoded[name], expected, err_msg=name)
+    kinds = set(columns["kind"].tolist())
+    assert {int(contract.EventKind.RUN), int(contract.EventKind.OP)} <= kinds
+    schema = json.loads(Path(next(iter(contract.generated_files()))).read_text())
+    required = schema["properties"]["events"]["required"]
+    document_events = sess.trace(runs=None).to_document()["events"]
+    assert set(required) <= set(document_events)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -73,9 +72,23 @@ def test_close_while_another_thread_is_starting_a_run_leaves_no_worker_thread() 
     runner = threading.Thread(target=lambda: results.append(sess.run(total)))
     runner.start()
     assert compiling.wait(5.0)
+    # The closer waits for the run's turn: it says so as it asks for it (the runner already
+    # holds the real lock, and releases that one).
+    asking = threading.Event()
+    turn = sess._turn
+
+    class Announcing:
+        def __enter__(self) -> None:
+            asking.set()
+            turn.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            turn.release()
+
+    sess._turn = Announcing()  # type: ignore[assignment]
     closer = threading.Thread(target=sess.close)
     closer.start()
-    time.sleep(0.05)
+    assert asking.wait(5.0)
     release.set()
     runner.join(5.0)
     closer.join(5.0)
@@ -92,17 +105,20 @@ def test_close_while_other_threads_run_in_a_loop_leaves_no_worker_thread() -> No
     sess = pv.Session()
     errors: list[BaseException] = []
 
-    def loop() -> None:
+    ran = [threading.Event() for _ in range(3)]
+
+    def loop(index: int) -> None:
         try:
             while True:
                 sess.run(total)
+                ran[index].set()
         except RuntimeError as exc:
             errors.append(exc)
 
-    runners = [threading.Thread(target=loop) for _ in range(3)]
+    runners = [threading.Thread(target=loop, args=(i,)) for i in range(3)]
     for runner in runners:
         runner.start()
-    time.sleep(0.2)
+    assert all(event.wait(10.0) for event in ran)  # every thread is in its loop
     sess.close()
     for runner in runners:
         runner.join(5.0)
