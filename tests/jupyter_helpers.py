@@ -47,9 +47,14 @@ def install_without_node(wheel: Path, base: Path) -> tuple[str, dict[str, str]]:
     the venv on PATH (no node, no npm): its python, and that environment. The venv sees this
     interpreter's packages (JupyterLab, NumPy) but not its Jupyter data or this checkout."""
     venv = base / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
-    )
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # This interpreter's packages, seen through a .pth file: ``--system-site-packages`` would
+    # give the base interpreter's instead, which lack JupyterLab when this one is itself a venv.
+    # Directories named in a .pth file are added without their own .pth files, so an editable
+    # placeviz of this environment stays out of sight.
+    outer = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    (own,) = (venv / "lib").glob("python3*/site-packages")
+    (own / "_tests_outer_environment.pth").write_text("".join(f"{p}\n" for p in outer))
     env = {"PATH": str(venv / "bin"), "HOME": str(base)}
     assert shutil.which("node", path=env["PATH"]) is None
     python = str(venv / "bin" / "python")
