@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import placeviz as pv
 from placeviz.devices.spec import DeviceSpec
 
 FIELDS = ("job", "replica", "task", "device_type", "device_index")
@@ -229,7 +230,6 @@ def test_constructor_accepts_integer_like_values_as_plain_ints() -> None:
         {"task": 1.0},
         {"device_type": "GPU", "device_index": True},
         {"device_type": 0},
-        {"device_index": 0},
     ],
 )
 def test_constructor_rejects_bad_fields(kwargs: dict[str, object]) -> None:
@@ -488,3 +488,27 @@ def test_legacy_type_case_does_not_matter(
     expected = base.replace(device_type=device_type, device_index=device_index)
     assert DeviceSpec.from_string(f"{prefix}/{device_type}:{index}") == expected
     assert DeviceSpec.from_string(f"{prefix}/{recase(device_type)}:{index}") == expected
+
+
+def test_an_index_without_a_type_is_accepted_and_names_nothing_as_in_tf() -> None:
+    """TF 2.21: DeviceSpec(device_index=2) is made; its name is '' (equal to an empty spec); a
+    merge with a type keeps the index; a device scope takes it by its name, so it requests
+    nothing and the outer scope's device stands."""
+    spec = pv.DeviceSpec(device_index=2)
+    assert spec.to_string() == "" and spec == pv.DeviceSpec()
+    assert spec.make_merged_spec(pv.DeviceSpec.from_string("/GPU")).to_string() == "/device:GPU:2"
+    assert pv.DeviceSpec.from_string("/GPU:1").make_merged_spec(spec).to_string() == "/device:GPU:2"
+    with pv.Graph().as_default(), pv.device("/GPU"), pv.device(spec):
+        made = pv.constant(1.0)
+    assert made.op.device == "/device:GPU:*"
+
+
+def test_name_scope_slash_inside_a_scope_returns_to_the_root_as_in_tf() -> None:
+    """TF 2.21 (graph mode): inside a scope, name_scope('/') yields '/' and ops made in it are
+    at the root; at the root itself '/' is not a valid root scope name (ValueError)."""
+    with pv.Graph().as_default():
+        with pv.name_scope("a"), pv.name_scope("/") as scope:
+            made = pv.constant(1.0, name="k")
+        assert scope == "/" and made.name == "k:0"
+        with pytest.raises(ValueError, match="not a valid root scope name"), pv.name_scope("/"):
+            pass

@@ -51,11 +51,6 @@ class DeviceSpec:
         device_type: str | None = None,
         device_index: int | None = None,
     ) -> None:
-        if device_type is None and device_index is not None:
-            # TF would silently drop the index when printing; placeviz keeps names round-trippable.
-            raise ValueError(
-                f"DeviceSpec device_index={device_index!r} needs a device_type to index into"
-            )
         device_type = _check_str("device_type", device_type)
         object.__setattr__(self, "_job", _check_str("job", job))
         object.__setattr__(self, "_replica", _check_index("replica", replica))
@@ -140,7 +135,8 @@ class DeviceSpec:
         return None
 
     def to_string(self) -> str:
-        """Canonical name: set fields in TF's order, device always as ``/device:<TYPE>:<index>``."""
+        """Canonical name: set fields in TF's order, device always as ``/device:<TYPE>:<index>``
+        (an index without a type names nothing: TF leaves it out, and so the name)."""
         parts = []
         if self._job is not None:
             parts.append(f"/job:{self._job}")
@@ -227,12 +223,13 @@ class DeviceSpec:
         return (DeviceSpec, self._astuple())
 
     def __eq__(self, other: object) -> bool:
+        """Specs with the same name are equal, as in TF (an index without a type is not named)."""
         if not isinstance(other, DeviceSpec):
             return NotImplemented
-        return self._astuple() == other._astuple()
+        return self.to_string() == other.to_string()
 
     def __hash__(self) -> int:
-        return hash(self._astuple())
+        return hash(self.to_string())
 
     def __str__(self) -> str:
         return self.to_string()

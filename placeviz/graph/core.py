@@ -289,7 +289,10 @@ class _DeviceScope:
             self.source = RequestSource.DEVICE_FUNCTION
             self.text = getattr(spec_or_fn, "__name__", repr(spec_or_fn))
         else:
-            self.spec_or_fn = DeviceSpec.coerce(spec_or_fn)
+            # A scope takes a DeviceSpec by its name, as TF's does: an index without a type,
+            # which the name leaves out, is no request.
+            given = spec_or_fn.to_string() if isinstance(spec_or_fn, DeviceSpec) else spec_or_fn
+            self.spec_or_fn = DeviceSpec.coerce(given)
             self.source = RequestSource.DEVICE_SCOPE
             self.text = spec_or_fn if isinstance(spec_or_fn, str) else self.spec_or_fn.to_string()
 
@@ -451,14 +454,15 @@ class Graph:
                     f"following pattern: {pattern.pattern}"
                 )
         if not name:
-            new = ""
-        elif name.endswith("/"):
-            new = name[:-1]
+            new = returned = ""
+        elif name.endswith("/"):  # re-entered: TF hands back the name as given ('/' too)
+            new, returned = name[:-1], name
         else:
             new = self.unique_name(name)
+            returned = f"{new}/"
         self._name_stack = new
         try:
-            yield f"{new}/" if new else ""
+            yield returned
         finally:
             self._name_stack = old
 
