@@ -1,4 +1,4 @@
-"""``Graph.to_networkx`` and ``Trace.to_networkx``: the graph as networkx sees it, checked against
+"""``graph_to_networkx`` and ``Trace.to_networkx``: the graph as networkx sees it, checked against
 the trace's own tables and events."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
+from placeviz.events.networkx_export import graph_to_networkx
 from placeviz.examples.towers import build_towers
 
 FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
@@ -58,7 +59,7 @@ def test_an_unplaced_graph_has_requests_but_no_devices() -> None:
     with pv.device("/gpu:1"):
         a = pv.constant(np.ones((2, 2), np.float32), name="a")
         b = pv.matmul(a, a, name="b")
-    graph = pv.get_default_graph().to_networkx()
+    graph = graph_to_networkx(pv.get_default_graph())
     assert set(graph.nodes) == {"a", "b"}
     assert graph.nodes["b"]["requested"] == "/device:GPU:1"
     assert graph.nodes["b"]["device"] is None and graph.nodes["b"]["time_ns"] is None

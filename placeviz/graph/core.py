@@ -346,16 +346,6 @@ class Graph:
         plans made before an edge changed."""
         return len(self._ops) + self._edges_changed
 
-    def to_networkx(self) -> Any:
-        """The graph as a ``networkx.DiGraph`` of op names: type, scope, requested device,
-        source line and output bytes per op (device and reason are None: placement is a
-        session's, see ``Trace.to_networkx``); per edge the bytes it carries."""
-        from placeviz.events.networkx_export import tables_to_networkx
-        from placeviz.runtime.document_tables import graph_tables
-
-        tables = graph_tables(self)
-        return tables_to_networkx([], tables["nodes"], tables["edges"])
-
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
 
