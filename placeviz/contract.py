@@ -18,6 +18,11 @@ from typing import Any
 import numpy as np
 
 SCHEMA = "placeviz/1"
+# Views list at most this many run records, the newest: a loop's thousands of runs would make
+# every run list, and a live view's first update, slow to build and to read.
+RUNS_LISTED = 1000
+# A comparison's summary lists this many moved ops; the rest are counted (its document has all).
+MOVED_LISTED = 20
 
 
 class EventKind(IntEnum):
@@ -422,6 +427,11 @@ def typescript() -> str:
         "// edit. The kernel-browser contract: the document's records, event columns and kinds.",
         "",
         f"export const SCHEMA = {SCHEMA!r};",
+        "",
+        "/** Views keep the records of the newest this many runs (the kernel sends no more). */",
+        f"export const RUNS_LISTED = {RUNS_LISTED};",
+        "/** Moved ops a comparison's summary lists; the rest are counted. */",
+        f"export const MOVED_LISTED = {MOVED_LISTED};",
         "",
         *_ts_codes("EventKind", EventKind),
         *_ts_codes("TimingSource", TimingSource),

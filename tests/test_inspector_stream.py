@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 
 import placeviz as pv
 from placeviz.contract import COLUMN_NAMES as COLUMNS
-from placeviz.contract import EventKind
+from placeviz.contract import RUNS_LISTED, EventKind
 from placeviz.events.recorder import DTYPES
-from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import WIRE_DTYPES, decode_events, encode_events
 from placeviz.inspector.stream import LiveStream
 

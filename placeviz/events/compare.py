@@ -14,14 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from placeviz.contract import COMPARE_SCHEMA, EventKind
+from placeviz.contract import COMPARE_SCHEMA, MOVED_LISTED, EventKind
 from placeviz.devices.spec import short_name
 from placeviz.events.html import write_html
 from placeviz.events.trace import DeviceSummary, Trace
 from placeviz.units import data_size, duration, signed_duration
 
 COMPARE_MIME_TYPE = "application/vnd.placeviz.compare+json"
-MOVED_LISTED = 20  # the text lists this many moved ops; the document carries them all
 # What a side's peak memory reads when its trace holds no memory events: a what-if models
 # times only, and a run not fully traced recorded none (never 0 B, which would read as saved).
 NOT_MODELED = "not modeled"

@@ -14,13 +14,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from placeviz.contract import COLUMN_NAMES, SCHEMA, EventKind, TimingSource, code_table
+from placeviz.contract import (
+    COLUMN_NAMES,
+    SCHEMA,
+    EventKind,
+    TimingSource,
+    code_table,
+)
 from placeviz.events.html import output_bundle, write_html
 from placeviz.events.memory_use import memory_in_use
-
-# Views list at most this many run records, the newest: a loop's thousands of runs would make
-# every run list, and a live view's first update, slow to build and to read.
-RUNS_LISTED = 1000
 
 
 class Predictor(Protocol):

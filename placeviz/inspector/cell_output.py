@@ -28,8 +28,9 @@ from typing import Any, TextIO
 
 from IPython.display import display
 
+from placeviz.contract import RUNS_LISTED
 from placeviz.events.html import MIME_TYPE, output_bundle
-from placeviz.events.trace import RUNS_LISTED, Trace
+from placeviz.events.trace import Trace
 from placeviz.inspector.summary import summary_text
 from placeviz.inspector.widget import PlacementInspector
 from placeviz.runtime.session import Session

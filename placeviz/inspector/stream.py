@@ -23,9 +23,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from placeviz.contract import EventKind
+from placeviz.contract import RUNS_LISTED, EventKind
 from placeviz.events.recorder import EventBatch
-from placeviz.events.trace import RUNS_LISTED
 from placeviz.inspector.encoding import encode_events
 from placeviz.runtime.session import Session
 

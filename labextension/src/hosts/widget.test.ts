@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it, vi } from 'vitest';
-import { RUNS_LISTED } from '../render/normalize';
+import { RUNS_LISTED } from '../render/types';
 import { PlacementStore } from '../render/store';
 import { COLUMN_NAMES, EventKind, type EventBatch } from '../render/types';
 import { smallDocument } from '../render/__tests__/fixtures';

@@ -1,7 +1,8 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createComparison, stepStart, type ComparisonView } from './compare';
-import { deviceRows, MOVED_LISTED } from './comparesummary';
+import { deviceRows } from './comparesummary';
+import { MOVED_LISTED } from './types';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
 import { fakeContext, useContext } from './__tests__/canvas';

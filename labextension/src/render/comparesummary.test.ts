@@ -5,9 +5,9 @@ import {
   deviceRows,
   missingMemory,
   movedLines,
-  MOVED_LISTED,
   stepSummary,
 } from './comparesummary';
+import { MOVED_LISTED } from './types';
 import { CPU, GPU0, GPU1 } from './__tests__/fixtures';
 import { comparisonDocument } from './__tests__/compare-fixture';
 

@@ -5,12 +5,10 @@
  */
 import type { Comparison } from './comparedoc';
 import type { DeviceDelta, MovedOp } from './contract.gen';
+import { MOVED_LISTED } from './types';
 import { element } from './dom';
 import { formatBytes, formatNs, shortDeviceName } from './format';
 import { visibleText } from './visible';
-
-/** Moved ops the summary lists; the rest are counted ("and 12 more"). */
-export const MOVED_LISTED = 20;
 
 const MINUS = '\u2212';
 

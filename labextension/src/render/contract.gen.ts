@@ -3,6 +3,11 @@
 
 export const SCHEMA = 'placeviz/1';
 
+/** Views keep the records of the newest this many runs (the kernel sends no more). */
+export const RUNS_LISTED = 1000;
+/** Moved ops a comparison's summary lists; the rest are counted. */
+export const MOVED_LISTED = 20;
+
 export const EventKind = { RUN: 0, PLACEMENT: 1, OP: 2, TRANSFER: 3, ALLOC: 4, FREE: 5, CARD_MEMORY: 6, NOT_RUN: 7, FRAME: 8 } as const;
 export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1: 'placement', 2: 'op', 3: 'transfer', 4: 'alloc', 5: 'free', 6: 'card_memory', 7: 'not_run', 8: 'frame' };
 

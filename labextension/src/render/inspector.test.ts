@@ -7,7 +7,7 @@ import { Scrubber } from './scrubber';
 import { TimingPanel } from './timing';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
-import { RUNS_LISTED } from './normalize';
+import { RUNS_LISTED } from './types';
 import { smallDocument } from './__tests__/fixtures';
 
 const frames = () => new Promise((resolve) => setTimeout(resolve, 60));

@@ -3,7 +3,14 @@
  * may carry an older document, so every optional field gets a default instead of an error. Only a
  * document without device and node arrays cannot be drawn at all.
  */
-import { COLUMN_NAMES, DEVICE_KINDS, EventKind, REASON_KINDS, TimingSource } from './types';
+import {
+  COLUMN_NAMES,
+  DEVICE_KINDS,
+  EventKind,
+  REASON_KINDS,
+  RUNS_LISTED,
+  TimingSource,
+} from './types';
 import type {
   DeviceKind,
   DeviceRecord,
@@ -45,12 +52,6 @@ export function normalizeDocument(doc: unknown): NormalizedDocument {
 export function normalizePrediction(raw: unknown): string | null {
   return typeof raw === 'string' && raw.trim() !== '' ? raw : null;
 }
-
-/**
- * Views keep the records of the newest this many runs (the kernel caps what it sends the same way,
- * placeviz.events.trace.RUNS_LISTED): a loop's thousands would make every run list slow.
- */
-export const RUNS_LISTED = 1000;
 
 /** The static tables of a document or of a live `tables` message. */
 export function normalizeTables(raw: unknown): Tables {

@@ -12,6 +12,8 @@ export {
   DEVICE_KINDS,
   TimingSource,
   TIMING_SOURCE_LABELS,
+  RUNS_LISTED,
+  MOVED_LISTED,
 } from './contract.gen';
 export type {
   CodeTable,
