@@ -105,14 +105,14 @@ class Session:
         # session on a target runs on every task of the target's cluster.
         ctx = self._context = device_context.context()
         self._cluster: Any = None
-        local = None
+        local = missing_tasks = None
         target = target or default_target.get()
         if target not in ("", "local"):
             from placeviz.cluster.master import ClusterMaster
 
             self._cluster = ClusterMaster(target)
             self._devices = list(self._cluster.devices)
-            local = self._cluster.local_task
+            local, missing_tasks = self._cluster.local_task, self._cluster.missing_tasks
         else:
             self._devices = _session_devices(ctx.devices(), self.config)
         device_ids = self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
@@ -126,6 +126,7 @@ class Session:
             log,
             local,
             placer_override.get() or self.config.placer,
+            missing_tasks,
         )
         self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
         self._state = _state if _state is not None else SessionState()
