@@ -254,12 +254,15 @@ async def _serve(host: str, path: Path) -> None:
         port=0,
         protocol=scheme(),
         security=security(),
+        dashboard=False,  # connected below, once tasks may join
         dashboard_address=f"{host}:0",
     ) as scheduler:
+        waiting = _dashboard_waits(scheduler)
         dashboard = f"http://{host}:{scheduler.http_server.port}/status"
         record = {"address": scheduler.address, "dashboard": dashboard, "pid": os.getpid()}
         path.write_text(json.dumps(record))
         print(json.dumps(record), flush=True)  # ready: the starter waits for this line
+        await _connect_dashboard(scheduler, waiting)
         last_seen = time.monotonic()
         had_task = False
         while not stop.is_set():
@@ -272,6 +275,34 @@ async def _serve(host: str, path: Path) -> None:
                 break
     if (_read(path) or {}).get("pid") == os.getpid():
         path.unlink(missing_ok=True)
+
+
+def _dashboard_waits(scheduler: Any) -> Any:
+    """Until the dashboard is connected, a request for one of its pages waits for it (then is
+    sent to the same address again): its address is served from the start."""
+    from tornado import web
+
+    class Wait(web.RequestHandler):
+        async def get(self, *_: Any) -> None:
+            await connected.wait()
+            self.redirect(self.request.uri or "/status")
+
+    connected = asyncio.Event()
+    application = web.Application([(r"/.*", Wait)])
+    application.connected = connected  # type: ignore[attr-defined]
+    scheduler.http_application.add_application(application)
+    return application
+
+
+async def _connect_dashboard(scheduler: Any, waiting: Any) -> None:
+    """Dask's dashboard (bokeh's import: a third of a second, on a thread, while the tasks
+    join), in place of ``waiting``."""
+    import importlib
+
+    module = await asyncio.to_thread(importlib.import_module, "distributed.dashboard.scheduler")
+    module.connect(scheduler.http_application, scheduler.http_server, scheduler)
+    scheduler.http_application.applications.remove(waiting)
+    waiting.connected.set()
 
 
 def main(argv: Sequence[str]) -> None:
