@@ -148,8 +148,14 @@ def test_a_run_that_needs_a_task_that_does_not_run_fails_as_unavailable() -> Non
         ps0.stop()
 
 
-def test_tasks_on_two_loopback_addresses_run_a_step_together() -> None:
+@pytest.mark.parametrize("tls", [False, True], ids=["tcp", "tls"])
+def test_tasks_on_two_loopback_addresses_run_a_step_together(
+    tls: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """ps on 127.0.0.2, the worker on localhost (127.0.0.1), as on two hosts."""
+    if tls:
+        monkeypatch.setenv("PLACEVIZ_CLUSTER_TLS", "1")
+    scheme = "tls" if tls else "tcp"
     ps_port, worker_port = free_port("127.0.0.2"), free_port("127.0.0.1")
     spec = {"ps": [f"127.0.0.2:{ps_port}"], "worker": [f"localhost:{worker_port}"]}
     ps = pv.train.Server(spec, "ps", 0, start=False)
@@ -173,8 +179,8 @@ def test_tasks_on_two_loopback_addresses_run_a_step_together() -> None:
             assert sess.placement[w.op.name] == "/job:ps/replica:0/task:0/device:CPU:0"
             addresses = {t.name: t.address for t in sess._cluster.tasks.values()}
         assert addresses == {
-            "/job:ps/task:0": f"tcp://127.0.0.2:{ps_port}",
-            "/job:worker/task:0": f"tcp://127.0.0.1:{worker_port}",
+            "/job:ps/task:0": f"{scheme}://127.0.0.2:{ps_port}",
+            "/job:worker/task:0": f"{scheme}://127.0.0.1:{worker_port}",
         }
     finally:
         ps.stop()

@@ -254,15 +254,14 @@ async def _serve(host: str, path: Path) -> None:
         port=0,
         protocol=scheme(),
         security=security(),
-        dashboard=False,  # connected below, once tasks may join
+        dashboard=False,  # connected when first asked for
         dashboard_address=f"{host}:0",
     ) as scheduler:
-        waiting = _dashboard_waits(scheduler)
+        _lazy_dashboard(scheduler)
         dashboard = f"http://{host}:{scheduler.http_server.port}/status"
         record = {"address": scheduler.address, "dashboard": dashboard, "pid": os.getpid()}
         path.write_text(json.dumps(record))
         print(json.dumps(record), flush=True)  # ready: the starter waits for this line
-        await _connect_dashboard(scheduler, waiting)
         last_seen = time.monotonic()
         had_task = False
         while not stop.is_set():
@@ -277,32 +276,32 @@ async def _serve(host: str, path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _dashboard_waits(scheduler: Any) -> Any:
-    """Until the dashboard is connected, a request for one of its pages waits for it (then is
-    sent to the same address again): its address is served from the start."""
+def _lazy_dashboard(scheduler: Any) -> None:
+    """Dask's dashboard, connected when a page of it is first asked for: its import (bokeh's)
+    takes a third of a second, which a cluster's start should not wait for, nor share its CPUs
+    with. Its address is served from the start; the first request waits for it."""
+    import importlib
+
     from tornado import web
+
+    connected = asyncio.Event()
+    connecting: list[asyncio.Task[None]] = []
+
+    async def connect() -> None:
+        module = await asyncio.to_thread(importlib.import_module, "distributed.dashboard.scheduler")
+        module.connect(scheduler.http_application, scheduler.http_server, scheduler)
+        scheduler.http_application.applications.remove(waiting)
+        connected.set()
 
     class Wait(web.RequestHandler):
         async def get(self, *_: Any) -> None:
+            if not connecting:
+                connecting.append(asyncio.ensure_future(connect()))
             await connected.wait()
-            self.redirect(self.request.uri or "/status")
+            self.redirect(self.request.uri or "/status")  # now served by the dashboard
 
-    connected = asyncio.Event()
-    application = web.Application([(r"/.*", Wait)])
-    application.connected = connected  # type: ignore[attr-defined]
-    scheduler.http_application.add_application(application)
-    return application
-
-
-async def _connect_dashboard(scheduler: Any, waiting: Any) -> None:
-    """Dask's dashboard (bokeh's import: a third of a second, on a thread, while the tasks
-    join), in place of ``waiting``."""
-    import importlib
-
-    module = await asyncio.to_thread(importlib.import_module, "distributed.dashboard.scheduler")
-    module.connect(scheduler.http_application, scheduler.http_server, scheduler)
-    scheduler.http_application.applications.remove(waiting)
-    waiting.connected.set()
+    waiting = web.Application([(r"/.*", Wait)])
+    scheduler.http_application.add_application(waiting)
 
 
 def main(argv: Sequence[str]) -> None:
