@@ -304,7 +304,3 @@ def _become(stdout: int, log: str, mode: str, env: dict[str, str], run: Callable
 
 def _dask_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.startswith("DASK_")}
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]))

@@ -173,29 +173,41 @@ def start_servers(servers: Sequence[Server]) -> None:
     pending = [server for server in servers if not server.running]
     if not pending:
         return
+    clusters = {cluster_key(s.cluster_spec): s.cluster_spec for s in pending}
+
+    def give_up() -> None:
+        for cluster in clusters.values():
+            release(cluster)  # its scheduler, when no other task of it runs
+        _close_launcher_when_unused()
+
     launcher = _shared_launcher()  # imports placeviz and Dask while the scheduler starts
-    requests = []
-    for server in pending:
-        log = rendezvous_dir() / (
-            f"{cluster_key(server.cluster_spec)}-{server.job_name}-{server.task_index}.log"
-        )
-        requests.append(
+    try:
+        requests = [
             TaskRequest(
                 cluster=server.cluster_spec.as_dict(),
                 job=server.job_name,
                 task=server.task_index,
                 scheduler=scheduler_for(server.cluster_spec, launcher.fork_scheduler)["address"],
                 env=server._environment(),
-                log=str(log),
+                log=str(rendezvous_dir() / f"{key}-{server.job_name}-{server.task_index}.log"),
             )
-        )
-    pipes = [os.pipe() for _ in pending]
-    try:
-        processes = launcher.fork(requests, [write for _, write in pipes])
-    finally:
-        for _, write in pipes:
-            os.close(write)
-    stdouts: list[IO[str]] = [os.fdopen(read) for read, _ in pipes]
+            for server in pending
+            for key in [cluster_key(server.cluster_spec)]
+        ]
+        pipes = [os.pipe() for _ in pending]
+        stdouts: list[IO[str]] = [os.fdopen(read) for read, _ in pipes]
+        try:
+            processes = launcher.fork(requests, [write for _, write in pipes])
+        except BaseException:
+            for stdout in stdouts:
+                stdout.close()
+            raise
+        finally:
+            for _, write in pipes:
+                os.close(write)
+    except BaseException:
+        give_up()
+        raise
     lines = first_lines(stdouts, START_TIMEOUT_S)
     failed = next((i for i, line in enumerate(lines) if not line.startswith("placeviz task")), None)
     if failed is not None:
@@ -203,9 +215,7 @@ def start_servers(servers: Sequence[Server]) -> None:
             process.kill()
             process.wait()
             stdout.close()
-        for cluster in {cluster_key(s.cluster_spec): s.cluster_spec for s in pending}.values():
-            release(cluster)  # its scheduler, when no other task of it runs
-        _close_launcher_when_unused()
+        give_up()
         server = pending[failed]
         tail = "\n".join(Path(requests[failed].log).read_text().strip().splitlines()[-5:])
         raise UnavailableError(
