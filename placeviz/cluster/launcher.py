@@ -45,13 +45,15 @@ _MESSAGE_BYTES = 1 << 22
 
 @dataclass
 class TaskRequest:
-    """One task to fork: the arguments of ``task.serve``, its environment and log."""
+    """One task to fork: the arguments of ``task.serve``, its environment, folder and log (those
+    of the process that made its ``Server``, as a subprocess would have)."""
 
     cluster: dict[str, Any]
     job: str
     task: int
     scheduler: str
     env: dict[str, str]
+    cwd: str
     log: str
 
 
@@ -129,8 +131,8 @@ class Launcher:
         launcher's, since it serves every process of the machine), its pid and stdout."""
         read, write = os.pipe()
         try:
-            env = dict(os.environ)
-            (pid,) = self._ask({"scheduler": [host, str(path), str(log), env]}, [write])
+            request = [host, str(path), str(log), dict(os.environ), os.getcwd()]
+            (pid,) = self._ask({"scheduler": request}, [write])
         except BaseException:
             os.close(read)
             raise
@@ -194,8 +196,8 @@ def main(argv: Sequence[str]) -> None:
         request = json.loads(message)
         try:
             if "scheduler" in request:
-                host, path, log, env = request["scheduler"]
-                run = partial(_run_scheduler, host, path, log, env, fds[0], parent_pidfd)
+                host, path, log, env, cwd = request["scheduler"]
+                run = partial(_run_scheduler, host, path, log, env, cwd, fds[0], parent_pidfd)
                 pids = [_fork(run, fds[0], fds, channel)]
             else:
                 ready_for_tasks = ready_for_tasks or _import_task()
@@ -260,21 +262,29 @@ def _run_task(request: TaskRequest, stdout: int, parent_pidfd: int) -> None:
         cluster = ClusterSpec(request.cluster)
         serve(cluster, request.job, request.task, request.scheduler, parent_pidfd=parent_pidfd)
 
-    _become(stdout, request.log, "w", request.env, serve_task)
+    _become(stdout, request.log, "w", request.env, request.cwd, serve_task)
 
 
 def _run_scheduler(
-    host: str, path: str, log: str, env: dict[str, str], stdout: int, parent_pidfd: int
+    host: str,
+    path: str,
+    log: str,
+    env: dict[str, str],
+    cwd: str,
+    stdout: int,
+    parent_pidfd: int,
 ) -> None:
     from placeviz.cluster import coordinator
 
     os.close(parent_pidfd)  # it outlives the launcher's parent: it serves the whole machine
-    _become(stdout, log, "a", env, lambda: coordinator.main([host, path]))
+    _become(stdout, log, "a", env, cwd, lambda: coordinator.main([host, path]))
 
 
-def _become(stdout: int, log: str, mode: str, env: dict[str, str], run: Callable[[], None]) -> None:
-    """A forked process of its own: its session, stdio and environment; runs ``run`` and exits
-    (never returns)."""
+def _become(
+    stdout: int, log: str, mode: str, env: dict[str, str], cwd: str, run: Callable[[], None]
+) -> None:
+    """A forked process of its own: its session, stdio, environment and folder; runs ``run``
+    and exits (never returns)."""
     code = 1
     try:
         os.setsid()  # a Ctrl-C in the notebook's terminal is not the cluster's
@@ -284,6 +294,7 @@ def _become(stdout: int, log: str, mode: str, env: dict[str, str], run: Callable
         for fd, target in ((devnull, 0), (stdout, 1), (log_fd, 2)):
             os.dup2(fd, target)
             os.close(fd)
+        os.chdir(cwd)
         dask_before = _dask_environment()
         os.environ.clear()
         os.environ.update(env)

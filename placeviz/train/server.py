@@ -189,6 +189,7 @@ def start_servers(servers: Sequence[Server]) -> None:
                 task=server.task_index,
                 scheduler=scheduler_for(server.cluster_spec, launcher.fork_scheduler)["address"],
                 env=server._environment(),
+                cwd=os.getcwd(),
                 log=str(rendezvous_dir() / f"{key}-{server.job_name}-{server.task_index}.log"),
             )
             for server in pending
