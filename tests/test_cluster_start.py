@@ -185,3 +185,29 @@ def test_tasks_on_two_loopback_addresses_run_a_step_together(
     finally:
         ps.stop()
         worker.stop()
+
+
+def test_placeviz_server_with_parent_ends_when_that_process_ends() -> None:
+    """``placeviz server --parent PID``: the task watches that process and ends after it."""
+    port = free_port("127.0.0.1")
+    spec = json.dumps({"worker": [f"localhost:{port}"]})
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    command = [sys.executable, "-m", "placeviz", "server", "--cluster", spec, "--job", "worker"]
+    task = subprocess.Popen(
+        [*command, "--parent", str(parent.pid)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "listening on" in task.stdout.readline()  # type: ignore[union-attr]
+        parent.kill()
+        parent.wait()
+        assert task.wait(timeout=30) == 0  # a bound for a hang, not a timing
+    finally:
+        task.kill()
+        parent.kill()
+    from placeviz.cluster.coordinator import release
+
+    release(pv.train.ClusterSpec(json.loads(spec)))

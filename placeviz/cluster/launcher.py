@@ -163,14 +163,15 @@ class Launcher:
 def _adopting_orphans() -> Iterator[None]:
     """This process is a child subreaper while the launcher forks: the tasks, orphaned when
     their intermediate process exits, become its children."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
     was = ctypes.c_int(0)
-    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(was), 0, 0, 0)
+    prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
         yield
     finally:
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+        prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
 
 
 # -- the launcher's process ---------------------------------------------------------------------
