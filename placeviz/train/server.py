@@ -17,7 +17,7 @@ import socket
 import subprocess
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ START_TIMEOUT_S = 60.0
 _started: weakref.WeakSet[Server] = weakref.WeakSet()
 _launcher: Launcher | None = None
 _launcher_lock = threading.Lock()
+_starting = 0  # start_servers calls in flight, which keep the launcher
 
 
 class Server:
@@ -161,54 +162,49 @@ def start_servers(servers: Sequence[Server]) -> None:
     """Start the tasks of ``servers`` that do not run, all at once; returns when each listens.
     A task that does not start fails them all (those that started are stopped) with
     ``UnavailableError``, naming it and the end of its log."""
-    from placeviz.cluster.coordinator import (
-        cluster_key,
-        first_lines,
-        release,
-        rendezvous_dir,
-        scheduler_for,
-    )
-    from placeviz.cluster.launcher import TaskRequest
+    from placeviz.cluster.coordinator import cluster_key, release
 
     pending = [server for server in servers if not server.running]
     if not pending:
         return
-    clusters = {cluster_key(s.cluster_spec): s.cluster_spec for s in pending}
-
-    def give_up() -> None:
-        for cluster in clusters.values():
-            release(cluster)  # its scheduler, when no other task of it runs
-        _close_launcher_when_unused()
-
-    launcher = _shared_launcher()  # imports placeviz and Dask while the scheduler starts
-    try:
-        requests = [
-            TaskRequest(
-                cluster=server.cluster_spec.as_dict(),
-                job=server.job_name,
-                task=server.task_index,
-                scheduler=scheduler_for(server.cluster_spec, launcher.fork_scheduler)["address"],
-                env=server._environment(),
-                cwd=os.getcwd(),
-                log=str(rendezvous_dir() / f"{key}-{server.job_name}-{server.task_index}.log"),
-            )
-            for server in pending
-            for key in [cluster_key(server.cluster_spec)]
-        ]
-        pipes = [os.pipe() for _ in pending]
-        stdouts: list[IO[str]] = [os.fdopen(read) for read, _ in pipes]
+    # The launcher imports placeviz and Dask while the scheduler starts.
+    with _held_launcher() as launcher:
         try:
-            processes = launcher.fork(requests, [write for _, write in pipes])
+            _fork_tasks(launcher, pending)
         except BaseException:
-            for stdout in stdouts:
-                stdout.close()
+            for cluster in {cluster_key(s.cluster_spec): s.cluster_spec for s in pending}.values():
+                release(cluster)  # its scheduler, when no other task of it runs
             raise
-        finally:
-            for _, write in pipes:
-                os.close(write)
+
+
+def _fork_tasks(launcher: Launcher, pending: Sequence[Server]) -> None:
+    from placeviz.cluster.coordinator import cluster_key, first_lines, rendezvous_dir, scheduler_for
+    from placeviz.cluster.launcher import TaskRequest
+
+    requests = [
+        TaskRequest(
+            cluster=server.cluster_spec.as_dict(),
+            job=server.job_name,
+            task=server.task_index,
+            scheduler=scheduler_for(server.cluster_spec, launcher.fork_scheduler)["address"],
+            env=server._environment(),
+            cwd=os.getcwd(),
+            log=str(rendezvous_dir() / f"{key}-{server.job_name}-{server.task_index}.log"),
+        )
+        for server in pending
+        for key in [cluster_key(server.cluster_spec)]
+    ]
+    pipes = [os.pipe() for _ in pending]
+    stdouts: list[IO[str]] = [os.fdopen(read) for read, _ in pipes]
+    try:
+        processes = launcher.fork(requests, [write for _, write in pipes])
     except BaseException:
-        give_up()
+        for stdout in stdouts:
+            stdout.close()
         raise
+    finally:
+        for _, write in pipes:
+            os.close(write)
     lines = first_lines(stdouts, START_TIMEOUT_S)
     failed = next((i for i, line in enumerate(lines) if not line.startswith("placeviz task")), None)
     if failed is not None:
@@ -216,7 +212,6 @@ def start_servers(servers: Sequence[Server]) -> None:
             process.kill()
             process.wait()
             stdout.close()
-        give_up()
         server = pending[failed]
         tail = "\n".join(Path(requests[failed].log).read_text().strip().splitlines()[-5:])
         raise UnavailableError(
@@ -231,15 +226,23 @@ def start_servers(servers: Sequence[Server]) -> None:
         _started.add(server)
 
 
-def _shared_launcher() -> Launcher:
-    """This process's launcher, started when none runs."""
-    global _launcher
+@contextlib.contextmanager
+def _held_launcher() -> Iterator[Launcher]:
+    """This process's launcher (started when none runs), kept while the caller starts tasks."""
+    global _launcher, _starting
     from placeviz.cluster.launcher import Launcher
 
     with _launcher_lock:
         if _launcher is None or not _launcher.alive:
             _launcher = Launcher()
-        return _launcher
+        _starting += 1
+        launcher = _launcher
+    try:
+        yield launcher
+    finally:
+        with _launcher_lock:
+            _starting -= 1
+        _close_launcher_when_unused()
 
 
 def _close_launcher_when_unused() -> None:
@@ -247,7 +250,8 @@ def _close_launcher_when_unused() -> None:
     has no process of the cluster left."""
     global _launcher
     with _launcher_lock:
-        if _launcher is not None and not any(s._process is not None for s in _started):
+        running = any(s._process is not None for s in _started)
+        if _launcher is not None and not running and not _starting:
             _launcher.close()
             _launcher = None
 
