@@ -6,7 +6,7 @@ import itertools
 
 from placeviz.errors import UnavailableError
 from placeviz.runtime.config import ConfigProto
-from placeviz.train.server import Server, free_port
+from placeviz.train.server import Server, free_port, start_servers
 
 
 def create_local_cluster(
@@ -17,7 +17,7 @@ def create_local_cluster(
     ps_config: ConfigProto | None = None,
 ) -> tuple[list[Server], list[Server]]:
     """Start ``num_workers`` worker and ``num_ps`` ps tasks on free loopback ports, each its own
-    process; returns (workers, ps_servers), as TensorFlow's helper does.
+    process, all at once; returns (workers, ps_servers), as TensorFlow's helper does.
 
     A port free when picked is in the range the kernel also hands out to outgoing connections,
     so one of the tasks started first may take it before its own task binds it: then the tasks
@@ -30,17 +30,17 @@ def create_local_cluster(
             cluster["ps"] = [f"localhost:{free_port()}" for _ in range(num_ps)]
         tasks = [("worker", i, worker_config) for i in range(num_workers)]
         tasks += [("ps", i, ps_config) for i in range(num_ps)]
-        started: list[Server] = []
+        servers = [
+            Server(cluster, job, index, protocol=protocol, config=config, start=False)
+            for job, index, config in tasks
+        ]
         try:
-            for job, index, config in tasks:
-                started.append(Server(cluster, job, index, protocol=protocol, config=config))
+            start_servers(servers)
         except UnavailableError:
-            for server in started:
-                server.stop()
             if attempt == _TRIES:
                 raise
             continue
-        return started[:num_workers], started[num_workers:]
+        return servers[:num_workers], servers[num_workers:]
 
 
 _TRIES = 3

@@ -8,6 +8,10 @@ scheduler listens on the host of the cluster's first task (loopback for ``localh
 when it is turned on (``security.py``), and exits
 by itself once no task has been connected for a while; ``release`` stops it at once when the
 last task of this machine stopped.
+
+The scheduler's process imports Dask and this module only (none of placeviz's graph API, whose
+import would double its start), and says it is ready by printing its record: the process that
+started it waits for that line, not for the file.
 """
 
 from __future__ import annotations
@@ -18,19 +22,22 @@ import fcntl
 import hashlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from placeviz.cluster.security import connection_args, scheme, security
 from placeviz.errors import UnavailableError
-from placeviz.train.cluster_spec import ClusterSpec
+
+if TYPE_CHECKING:
+    from placeviz.train.cluster_spec import ClusterSpec
 
 START_TIMEOUT_S = 30.0
 # The scheduler exits after this long without a task (and a first task has this long to come).
@@ -38,6 +45,34 @@ LONELY_S = 10.0
 FIRST_TASK_S = 120.0
 
 T = TypeVar("T")
+
+# Processes that need only placeviz's lean modules (the scheduler's; the launcher's until its
+# first task): placeviz's package is put in sys.modules unexecuted, so that importing them runs
+# none of placeviz/__init__.py (the whole graph API: a third of a second); ``complete_package``
+# runs it where it is needed. argv: placeviz's folder, the module whose main runs, its arguments.
+_BOOT = """
+import importlib, importlib.util, sys
+folder, module = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location(
+    "placeviz", folder + "/__init__.py", submodule_search_locations=[folder]
+)
+package = sys.modules["placeviz"] = importlib.util.module_from_spec(spec)
+package._pending_init = True
+importlib.import_module(module).main(sys.argv[3:])
+"""
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def lean_command(module: str, *args: str) -> list[str]:
+    """The command that runs ``module.main(args)`` in a new process, placeviz unexecuted."""
+    return [sys.executable, "-c", _BOOT, str(_PACKAGE), module, *args]
+
+
+def complete_package() -> None:
+    """Run placeviz/__init__.py in a process started by ``lean_command`` (once)."""
+    package = sys.modules["placeviz"]
+    if vars(package).pop("_pending_init", False):
+        package.__spec__.loader.exec_module(package)  # type: ignore[union-attr]
 
 
 def loopback(host: str) -> str:
@@ -131,8 +166,12 @@ def _read(path: Path) -> dict[str, Any] | None:
     return found if _alive(found.get("pid", -1)) else None
 
 
-def scheduler_for(cluster: ClusterSpec) -> dict[str, Any]:
-    """The cluster's scheduler (address, dashboard, pid), started here when none runs."""
+def scheduler_for(
+    cluster: ClusterSpec, fork: Callable[[str, Path, Path], tuple[int, IO[bytes]]] | None = None
+) -> dict[str, Any]:
+    """The cluster's scheduler (address, dashboard, pid), started here when none runs: by
+    ``fork(host, rendezvous file, log)`` (the launcher's: its process id and stdout), else as
+    a new process."""
     key = cluster_key(cluster)
     with locked(key) as path:
         found = _read(path)
@@ -140,27 +179,47 @@ def scheduler_for(cluster: ClusterSpec) -> dict[str, Any]:
             return found
         _, tasks = _jobs(cluster)[0]
         host, _ = task_host_port(tasks[min(tasks)])
-        with open(rendezvous_dir() / f"{key}.scheduler.log", "ab") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "placeviz.cluster.coordinator", host, str(path)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # a Ctrl-C in the notebook's terminal is not the cluster's
-            )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            found = _read(path)
-            if found is not None and found["pid"] == process.pid:
-                return found
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
-        process.kill()
+        log_path = rendezvous_dir() / f"{key}.scheduler.log"
+        if fork is not None:
+            pid, stdout = fork(host, path, log_path)
+        else:
+            with open(log_path, "ab") as log:
+                process = subprocess.Popen(
+                    lean_command("placeviz.cluster.coordinator", host, str(path)),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    start_new_session=True,  # a Ctrl-C in the notebook's terminal is not ours
+                )
+            pid, stdout = process.pid, process.stdout  # type: ignore[assignment]
+        with stdout:
+            line = first_lines([stdout], START_TIMEOUT_S)[0]
+        if line:
+            return json.loads(line)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
         raise UnavailableError(
-            f"The scheduler of cluster {cluster} did not start on {host} (see "
-            f"{rendezvous_dir() / f'{key}.scheduler.log'})"
+            f"The scheduler of cluster {cluster} did not start on {host} (see {log_path})"
         )
+
+
+def first_lines(pipes: Sequence[IO[str] | IO[bytes]], timeout: float) -> list[str]:
+    """The first line each process wrote to its pipe ('' for one that ended or said nothing in
+    ``timeout`` seconds), read as each comes: the processes start side by side."""
+    found = [""] * len(pipes)
+    waiting = {pipe.fileno(): i for i, pipe in enumerate(pipes)}
+    deadline = time.monotonic() + timeout
+    while waiting:
+        ready, _, _ = select.select(list(waiting), [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        for fd in ready:
+            index = waiting.pop(fd)
+            line = pipes[index].readline()
+            found[index] = (line.decode() if isinstance(line, bytes) else line).strip()
+    return found
 
 
 def release(cluster: ClusterSpec) -> None:
@@ -195,11 +254,14 @@ async def _serve(host: str, path: Path) -> None:
         port=0,
         protocol=scheme(),
         security=security(),
+        dashboard=False,  # connected when first asked for
         dashboard_address=f"{host}:0",
     ) as scheduler:
+        _lazy_dashboard(scheduler)
         dashboard = f"http://{host}:{scheduler.http_server.port}/status"
         record = {"address": scheduler.address, "dashboard": dashboard, "pid": os.getpid()}
         path.write_text(json.dumps(record))
+        print(json.dumps(record), flush=True)  # ready: the starter waits for this line
         last_seen = time.monotonic()
         had_task = False
         while not stop.is_set():
@@ -214,5 +276,34 @@ async def _serve(host: str, path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-if __name__ == "__main__":
-    asyncio.run(_serve(sys.argv[1], Path(sys.argv[2])))
+def _lazy_dashboard(scheduler: Any) -> None:
+    """Dask's dashboard, connected when a page of it is first asked for: its import (bokeh's)
+    takes a third of a second, which a cluster's start should not wait for, nor share its CPUs
+    with. Its address is served from the start; the first request waits for it."""
+    import importlib
+
+    from tornado import web
+
+    connected = asyncio.Event()
+    connecting: list[asyncio.Task[None]] = []
+
+    async def connect() -> None:
+        module = await asyncio.to_thread(importlib.import_module, "distributed.dashboard.scheduler")
+        module.connect(scheduler.http_application, scheduler.http_server, scheduler)
+        scheduler.http_application.applications.remove(waiting)
+        connected.set()
+
+    class Wait(web.RequestHandler):
+        async def get(self, *_: Any) -> None:
+            if not connecting:
+                connecting.append(asyncio.ensure_future(connect()))
+            await connected.wait()
+            self.redirect(self.request.uri or "/status")  # now served by the dashboard
+
+    waiting = web.Application([(r"/.*", Wait)])
+    scheduler.http_application.add_application(waiting)
+
+
+def main(argv: Sequence[str]) -> None:
+    """The scheduler's process: serve until stopped or lonely (argv: host, rendezvous file)."""
+    asyncio.run(_serve(argv[0], Path(argv[1])))

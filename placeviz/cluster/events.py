@@ -27,6 +27,7 @@ class TaskInfo:
     pid: int
     clock_offset_ns: int  # add to the task's clock to get the client's
     devices: list[Device] = field(default_factory=list)
+    cluster: dict[str, Any] = field(default_factory=dict)  # the cluster spec the task serves
 
 
 @dataclass

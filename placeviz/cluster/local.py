@@ -1,5 +1,5 @@
 """The local clusters ``%%placement --cluster ps=1,worker=2`` runs cells on: started once per
-kernel (per shape) and reused, so a notebook pays the seconds a cluster takes to start once."""
+kernel (per shape) and reused, so a notebook pays for a cluster's start (its processes) once."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ from placeviz.errors import UnavailableError
 from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.remote import RemoteResult
+from placeviz.train.cluster_spec import ClusterSpec
 
 CONNECT_TIMEOUT_S = 10.0
 _run_ids = itertools.count()
@@ -78,6 +79,14 @@ class ClusterMaster:
         if local is None:
             raise UnavailableError(f"The server at {target} is not a task of its cluster")
         self.local_task = DeviceSpec.from_string(local.name)
+        # The tasks of the target's cluster spec that no server runs: name -> address.
+        spec = ClusterSpec(local.cluster)
+        self.missing_tasks = {
+            name: str(spec.task_address(job, index))
+            for job in spec.jobs
+            for index in spec.task_indices(job)
+            if (name := task_functions.task_name(job, index)) not in self._by_name
+        }
         self.devices = [d for info in self._sorted_tasks() for d in info.devices]
         self._task_of_device = {d.name: info for info in self.tasks.values() for d in info.devices}
         self._graph_key = uuid.uuid4().hex
@@ -105,6 +114,7 @@ class ClusterMaster:
                 continue
             task = self.tasks[address] = TaskInfo(info["task"], address, info["pid"], offset)
             task.devices = [_device(task, d) for d in info["devices"]]
+            task.cluster = info["cluster"]
 
     def task_of(self, device: Device) -> TaskInfo:
         return self._task_of_device[device.name]

@@ -205,14 +205,17 @@ def _events(session: Any) -> dict[str, np.ndarray]:
 
 
 RUNTIME = TaskRuntime()
+_CLUSTER: ClusterSpec | None = None  # this task's cluster spec, set by ``serve``
 
 
 # -- the functions a master calls on a task through the scheduler (Dask's client.run) --------
 def describe() -> dict[str, Any]:
-    """The task's name, process, clock and devices, for the master's device list."""
+    """The task's name, process, clock and devices, for the master's device list, and its
+    cluster spec (the master learns from it which tasks of the cluster are not running)."""
     here = device_context.process_task()
     return {
         "task": task_name(here.job, here.task),
+        "cluster": _CLUSTER.as_dict() if _CLUSTER is not None else {},
         "pid": os.getpid(),
         "clock_ns": time.perf_counter_ns(),
         "devices": [
@@ -234,10 +237,15 @@ def reset() -> None:
     RUNTIME.reset()
 
 
-async def _outlived(pid: int) -> None:
-    """Returns once process ``pid`` has ended (the task is then an orphan)."""
-    while os.getppid() == pid:
-        await asyncio.sleep(0.5)
+async def _outlived(pidfd: int) -> None:
+    """Returns once the process behind ``pidfd`` has ended (the task is then an orphan)."""
+    ended = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(pidfd, ended.set)
+    try:
+        await ended.wait()
+    finally:
+        loop.remove_reader(pidfd)
 
 
 def portable(error: Exception) -> Exception:
@@ -258,15 +266,25 @@ def serve(
     task: int,
     scheduler: str | None = None,
     parent: int | None = None,
+    *,
+    parent_pidfd: int | None = None,
 ) -> None:
     """Run the task in the foreground until it is stopped (SIGTERM, SIGINT), the scheduler goes
     away or process ``parent`` ends (a ``Server`` made in Python lives as long as its process, as
-    TensorFlow's in-process servers do); prints one line saying where it listens once it does."""
+    TensorFlow's in-process servers do; a forked task is handed that process's ``parent_pidfd``);
+    prints one line saying where it listens once it does."""
+    global _CLUSTER
+    _CLUSTER = cluster
     device_context.set_process_task(job, task)
     host, port = task_host_port(cluster.task_address(job, task))
+    if parent is not None:
+        try:
+            parent_pidfd = os.pidfd_open(parent)
+        except ProcessLookupError:
+            return  # it ended before the task started
     address = scheduler or scheduler_for(cluster)["address"]
     _share_cores(cluster, host)
-    asyncio.run(_work(address, host, port, task_name(job, task), parent))
+    asyncio.run(_work(address, host, port, task_name(job, task), parent_pidfd))
 
 
 def _share_cores(cluster: ClusterSpec, host: str) -> None:
@@ -283,7 +301,7 @@ def _share_cores(cluster: ClusterSpec, host: str) -> None:
     threadpool_limits(max(1, (os.cpu_count() or 1) // max(neighbours, 1)))
 
 
-async def _work(scheduler: str, host: str, port: int, name: str, parent: int | None) -> None:
+async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: int | None) -> None:
     import dask
     from distributed import Worker
 
@@ -318,8 +336,8 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent: int | N
     finished = asyncio.ensure_future(worker.finished())
     stopped = asyncio.ensure_future(stop.wait())
     waits = [finished, stopped]
-    if parent is not None:
-        waits.append(asyncio.ensure_future(_outlived(parent)))
+    if parent_pidfd is not None:
+        waits.append(asyncio.ensure_future(_outlived(parent_pidfd)))
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     if not finished.done():
         await worker.close(reason="placeviz server stopped")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
-from placeviz.errors import InvalidArgumentError
+from placeviz.errors import InvalidArgumentError, OpError, UnavailableError
 from placeviz.graph.core import Operation, RequestSource
 from placeviz.placement.colocation import (
     ColocationIndex,
@@ -78,7 +78,7 @@ class PlacementFailure:
 
     __slots__ = ("error", "members")
 
-    def __init__(self, error: InvalidArgumentError, members: Sequence[Operation]) -> None:
+    def __init__(self, error: OpError, members: Sequence[Operation]) -> None:
         self.error = error
         self.members = members
 
@@ -110,6 +110,9 @@ class SimplePlacer:
         self.soft = soft
         self.local = local
         self._local_devices = [d for d in self.devices if local is None or local.matches(d.spec)]
+        # Tasks of the session's cluster that do not run ('/job:ps/task:1' -> its address in
+        # the cluster spec): a request for one fails with UnavailableError, not as unknown.
+        self.missing_tasks: Mapping[str, str] = {}
 
     def place(
         self, ops: Sequence[Operation], placement: Placement, index: ColocationIndex | None = None
@@ -146,7 +149,7 @@ class SimplePlacer:
                 continue
             try:
                 group = self._group(members, new, overrides)
-            except InvalidArgumentError as error:
+            except (InvalidArgumentError, UnavailableError) as error:
                 failure = PlacementFailure(error, new)
                 for op in new:
                     failures[op._id] = failure
@@ -310,7 +313,7 @@ class SimplePlacer:
         anchor: Operation,
         members: Sequence[Operation],
         matching: Sequence[Device],
-    ) -> InvalidArgumentError:
+    ) -> InvalidArgumentError | UnavailableError:
         head = (
             f"Cannot assign a device for operation '{anchor.name}' ({anchor.type}, created at "
             f"{anchor.source}): Could not satisfy explicit device specification '{spec}' because"
@@ -325,6 +328,15 @@ class SimplePlacer:
                 f"({_kernel_name(limiting)} has kernels for "
                 f"{', '.join(_kernel_types(limiting)) or 'no device type'}).{group} "
                 f"Available devices: {self._names()}. {_SOFT_HINT}",
+                op=anchor,
+            )
+        missing = None if matching else self._missing_task(spec)
+        if missing is not None:
+            return UnavailableError(
+                f"{head} task {missing} (at {self.missing_tasks[str(missing)]} in the cluster "
+                "spec) is unavailable: no server of the session's cluster runs it. Runs that do "
+                "not need it still work; start it with "
+                f"pv.train.Server(cluster_spec, '{missing.job}', {missing.task}).",
                 op=anchor,
             )
         local = self.local or (self.devices[0].spec if self.devices else DeviceSpec())
@@ -342,6 +354,15 @@ class SimplePlacer:
             f"available devices: {self._names()}.{remote}{group} {_SOFT_HINT}",
             op=anchor,
         )
+
+    def _missing_task(self, spec: DeviceSpec) -> DeviceSpec | None:
+        """The first task that ``spec`` asks for among those of the cluster that do not run."""
+        wanted = spec.replace(device_type=None, device_index=None)
+        for name in self.missing_tasks:
+            task = DeviceSpec.from_string(name)
+            if wanted.matches(task):
+                return task
+        return None
 
     def _pinned_text(self, op: Operation, spec: DeviceSpec, device: Device) -> str:
         text = f"pinned by {scope_phrase(op)}"

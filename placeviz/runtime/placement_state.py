@@ -30,7 +30,10 @@ class PlacementState:
         log: bool,
         local: DeviceSpec | None = None,
         placer: str = "simple",
+        missing_tasks: Mapping[str, str] | None = None,
     ) -> None:
+        """``missing_tasks``: the tasks of the session's cluster that do not run (name ->
+        address), which a request may name but no run can use."""
         self.graph = graph
         self.placement = Placement()
         self.failures: dict[int, PlacementFailure] = {}
@@ -41,6 +44,7 @@ class PlacementState:
             self._placer: SimplePlacer = CostPlacer(devices, soft, self._cost_model, local)
         else:
             self._placer = SimplePlacer(devices, soft=soft, local=local)
+        self._placer.missing_tasks = missing_tasks or {}
         self._device_ids = device_ids
         self._log = log
         self._version = -1  # the graph's version this placement covers

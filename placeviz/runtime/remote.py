@@ -35,6 +35,9 @@ class RemoteRunner(Protocol):
 
     devices: Sequence[Device]
     local_task: DeviceSpec  # the task a session's unpinned ops go to
+    # processes the target names that do not run: '/job:ps/task:1' -> its address (an op
+    # placed there fails with UnavailableError, naming both)
+    missing_tasks: Mapping[str, str]
 
     def run(
         self,

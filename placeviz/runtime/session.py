@@ -106,12 +106,12 @@ class Session:
         # session on a target runs on every task of the target's cluster.
         ctx = self._context = device_context.context()
         self._remote: RemoteRunner | None = None
-        local = None
+        local = missing_tasks = None
         target = target or default_target.get()
         if target not in ("", "local"):
             self._remote = open_runner(target)
             self._devices = list(self._remote.devices)
-            local = self._remote.local_task
+            local, missing_tasks = self._remote.local_task, self._remote.missing_tasks
         else:
             self._devices = _session_devices(ctx.devices(), self.config)
         device_ids = self._device_ids = {device.name: i for i, device in enumerate(self._devices)}
@@ -125,6 +125,7 @@ class Session:
             log,
             local,
             placer_override.get() or self.config.placer,
+            missing_tasks,
         )
         self._done_ops: Container[int] = frozenset()  # eager mode: ops that already ran
         self._state = _state if _state is not None else SessionState()

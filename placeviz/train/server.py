@@ -1,30 +1,39 @@
 """``Server``: one task of a cluster, started as a process of its own (TF's ``tf.train.Server``).
 
-The process is ``placeviz server --cluster SPEC --job NAME --task I``: a Dask worker on the
-task's address (placeviz/cluster/task.py). Servers this process started are stopped when it exits.
+The process is what ``placeviz server --cluster SPEC --job NAME --task I`` runs: a Dask worker on
+the task's address (placeviz/cluster/task.py), forked by this process's launcher
+(placeviz/cluster/launcher.py) and a child of this process. ``start_servers`` starts several at
+once (``pv.test.create_local_cluster``): the cluster's scheduler and the launcher start side by
+side, then every task, each saying on its stdout when it listens. Servers this process started
+are stopped when it exits.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import weakref
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from placeviz.devices import context as device_context
 from placeviz.errors import UnavailableError
 from placeviz.runtime.config import ConfigProto
 from placeviz.train.cluster_spec import ClusterDef, ClusterSpec
 
+if TYPE_CHECKING:
+    from placeviz.cluster.launcher import Launcher, TaskProcess
+
 START_TIMEOUT_S = 60.0
 _started: weakref.WeakSet[Server] = weakref.WeakSet()
+_launcher: Launcher | None = None
+_launcher_lock = threading.Lock()
+_starting = 0  # start_servers calls in flight, which keep the launcher
 
 
 class Server:
@@ -55,7 +64,7 @@ class Server:
             raise ValueError(f"placeviz servers speak 'grpc' (Dask's TCP), not {protocol!r}")
         self.config = config or ConfigProto()
         self._address = str(self.cluster_spec.task_address(self.job_name, self.task_index))
-        self._process: subprocess.Popen[str] | None = None
+        self._process: TaskProcess | None = None
         self._pid: int | None = None
         if start:
             self.start()
@@ -78,55 +87,7 @@ class Server:
         return self._pid
 
     def start(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            return
-        from placeviz.cluster.coordinator import cluster_key, rendezvous_dir, scheduler_for
-
-        scheduler = scheduler_for(self.cluster_spec)["address"]
-        log_path = rendezvous_dir() / (
-            f"{cluster_key(self.cluster_spec)}-{self.job_name}-{self.task_index}.log"
-        )
-        spec = json.dumps(self.cluster_spec.as_dict())
-        command = [
-            sys.executable,
-            "-m",
-            "placeviz",
-            "server",
-            "--cluster",
-            spec,
-            "--job",
-            self.job_name,
-            "--task",
-            str(self.task_index),
-            "--scheduler",
-            scheduler,
-            "--parent",
-            str(os.getpid()),
-        ]
-        with open(log_path, "w") as log:  # Dask's own log lines, for when a task fails
-            process = subprocess.Popen(
-                command,
-                env=self._environment(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                start_new_session=True,
-            )
-        line = _first_line(process, START_TIMEOUT_S)
-        if not line.startswith("placeviz task"):
-            process.kill()
-            process.wait()
-            tail = "\n".join(log_path.read_text().strip().splitlines()[-5:])
-            raise UnavailableError(
-                f"Could not start {self.task} on {self._address}: {tail or 'no output'}"
-            )
-        # 'placeviz task /job:ps/task:0 listening on tcp://127.0.0.1:2222 (pid 123)'
-        self._address = line.split(" listening on ")[1].split(" ")[0].split("://")[-1]
-        self._process = process
-        self._pid = process.pid
-        threading.Thread(target=_drain, args=(process,), daemon=True).start()
-        _started.add(self)
+        start_servers([self])
 
     def _environment(self) -> dict[str, str]:
         """The task sees the GPUs its config lets it see: ``device_count={'GPU': 0}`` hides them
@@ -148,7 +109,8 @@ class Server:
             self._process.wait()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """End the task and free its address; the cluster's scheduler goes with the last task."""
+        """End the task and free its address; the cluster's scheduler goes with the last task,
+        the launcher with the last task this process started."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -162,6 +124,7 @@ class Server:
         from placeviz.cluster.coordinator import release
 
         release(self.cluster_spec)
+        _close_launcher_when_unused()
 
     @staticmethod
     def create_local_server(config: ConfigProto | None = None, start: bool = True) -> Server:
@@ -195,19 +158,108 @@ def _only_task(cluster: ClusterSpec, job: str) -> int:
     return indices[0]
 
 
-def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
-    """The task's first line on stdout, or '' if it said nothing in time."""
-    box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    reader.join(timeout)
-    return box[0].strip() if box else ""
+def start_servers(servers: Sequence[Server]) -> None:
+    """Start the tasks of ``servers`` that do not run, all at once; returns when each listens.
+    A task that does not start fails them all (those that started are stopped) with
+    ``UnavailableError``, naming it and the end of its log."""
+    from placeviz.cluster.coordinator import cluster_key, release
+
+    pending = [server for server in servers if not server.running]
+    if not pending:
+        return
+    # The launcher imports placeviz and Dask while the scheduler starts.
+    with _held_launcher() as launcher:
+        try:
+            _fork_tasks(launcher, pending)
+        except BaseException:
+            for cluster in {cluster_key(s.cluster_spec): s.cluster_spec for s in pending}.values():
+                release(cluster)  # its scheduler, when no other task of it runs
+            raise
 
 
-def _drain(process: subprocess.Popen[str]) -> None:
+def _fork_tasks(launcher: Launcher, pending: Sequence[Server]) -> None:
+    from placeviz.cluster.coordinator import cluster_key, first_lines, rendezvous_dir, scheduler_for
+    from placeviz.cluster.launcher import TaskRequest
+
+    requests = [
+        TaskRequest(
+            cluster=server.cluster_spec.as_dict(),
+            job=server.job_name,
+            task=server.task_index,
+            scheduler=scheduler_for(server.cluster_spec, launcher.fork_scheduler)["address"],
+            env=server._environment(),
+            cwd=os.getcwd(),
+            log=str(rendezvous_dir() / f"{key}-{server.job_name}-{server.task_index}.log"),
+        )
+        for server in pending
+        for key in [cluster_key(server.cluster_spec)]
+    ]
+    pipes = [os.pipe() for _ in pending]
+    stdouts: list[IO[str]] = [os.fdopen(read) for read, _ in pipes]
+    try:
+        processes = launcher.fork(requests, [write for _, write in pipes])
+    except BaseException:
+        for stdout in stdouts:
+            stdout.close()
+        raise
+    finally:
+        for _, write in pipes:
+            os.close(write)
+    lines = first_lines(stdouts, START_TIMEOUT_S)
+    failed = next((i for i, line in enumerate(lines) if not line.startswith("placeviz task")), None)
+    if failed is not None:
+        for process, stdout in zip(processes, stdouts):
+            process.kill()
+            process.wait()
+            stdout.close()
+        server = pending[failed]
+        tail = "\n".join(Path(requests[failed].log).read_text().strip().splitlines()[-5:])
+        raise UnavailableError(
+            f"Could not start {server.task} on {server._address}: {tail or 'no output'}"
+        )
+    for server, process, stdout, line in zip(pending, processes, stdouts, lines):
+        # 'placeviz task /job:ps/task:0 listening on tcp://127.0.0.1:2222 (pid 123)'
+        server._address = line.split(" listening on ")[1].split(" ")[0].split("://")[-1]
+        server._process = process
+        server._pid = process.pid
+        threading.Thread(target=_drain, args=(stdout,), daemon=True).start()
+        _started.add(server)
+
+
+@contextlib.contextmanager
+def _held_launcher() -> Iterator[Launcher]:
+    """This process's launcher (started when none runs), kept while the caller starts tasks."""
+    global _launcher, _starting
+    from placeviz.cluster.launcher import Launcher
+
+    with _launcher_lock:
+        if _launcher is None or not _launcher.alive:
+            _launcher = Launcher()
+        _starting += 1
+        launcher = _launcher
+    try:
+        yield launcher
+    finally:
+        with _launcher_lock:
+            _starting -= 1
+        _close_launcher_when_unused()
+
+
+def _close_launcher_when_unused() -> None:
+    """The launcher ends with the last task it started: a process whose servers all stopped
+    has no process of the cluster left."""
+    global _launcher
+    with _launcher_lock:
+        running = any(s._process is not None for s in _started)
+        if _launcher is not None and not running and not _starting:
+            _launcher.close()
+            _launcher = None
+
+
+def _drain(stdout: IO[str]) -> None:
     """Read what the task prints, so a full pipe never blocks it."""
-    with contextlib.suppress(ValueError, OSError):
-        for _ in process.stdout:  # type: ignore[union-attr]
+    with contextlib.suppress(ValueError, OSError), stdout:
+        for _ in stdout:
             pass
 
 
