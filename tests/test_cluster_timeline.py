@@ -1,0 +1,151 @@
+"""A distributed step's timeline (issue 28): per task its ops, the tensors between the tasks
+(bytes, both ends) and the time a stage waited for them, in the trace and its Chrome export.
+
+One ps task holds a variable that a matmul on the worker reads: the worker's stage holding the
+matmul waits for the variable's value, which the ps task sends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import placeviz as pv
+from placeviz.contract import EventKind
+from placeviz.events.chrome import chrome_trace
+
+pytest.importorskip("distributed")
+
+OP, TRANSFER, WAIT, RUN = (
+    int(k) for k in (EventKind.OP, EventKind.TRANSFER, EventKind.WAIT, EventKind.RUN)
+)
+# The tasks' clocks are matched to the client's by one round trip each: their offsets may be off
+# by up to half of it (a loaded machine's message takes a few ms).
+CLOCK_SLACK_NS = 20_000_000
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[list[pv.train.Server], list[pv.train.Server]]]:
+    pv.config.reset_devices()
+    workers, ps = pv.test.create_local_cluster(1, 1)
+    yield workers, ps
+    for server in workers + ps:
+        server.stop()
+
+
+def task_of(name: str) -> str:
+    return name.split("/device:")[0]
+
+
+@pytest.fixture(scope="module")
+def step(servers) -> tuple[pv.Trace, pv.Graph, np.ndarray, np.ndarray]:
+    workers, _ = servers
+    graph = pv.Graph()
+    weights = np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 1000
+    data = np.ones((8, 64), np.float32)
+    with graph.as_default():
+        with pv.device("/job:ps/task:0"):
+            w = pv.Variable(weights, name="w")
+        with pv.device("/job:worker/task:0"):
+            x = pv.placeholder(pv.float32, (8, 64), name="x")
+            y = pv.matmul(x, w, name="y")
+        init = pv.global_variables_initializer()
+    with pv.Session(workers[0].target, graph=graph) as sess:
+        sess.run(init)
+        got = sess.run(y, {x: data})
+        trace = sess.trace()
+    np.testing.assert_allclose(got, data @ weights, rtol=1e-5)
+    return trace, graph, weights, data
+
+
+def last_run(trace: pv.Trace) -> np.ndarray:
+    ev = trace.events
+    return ev["run"] == ev["run"].max()
+
+
+def test_each_task_runs_its_ops_on_its_devices(step) -> None:
+    trace, _, _, _ = step
+    ev = trace.events
+    names = [d["name"] for d in trace.devices]
+    ran = {
+        trace.node_name(int(node)): task_of(names[device])
+        for kind, node, device in zip(
+            ev["kind"][last_run(trace)], ev["node"][last_run(trace)], ev["device"][last_run(trace)]
+        )
+        if kind == OP
+    }
+    assert ran["y"] == "/job:worker/replica:0/task:0"
+    assert ran["w/read"] == "/job:ps/replica:0/task:0"
+
+
+def test_the_variable_crosses_to_the_worker_with_its_bytes(step) -> None:
+    trace, _, weights, _ = step
+    ev = trace.events
+    names = [d["name"] for d in trace.devices]
+    crossing = [
+        (trace.node_name(int(node)), names[device], names[peer], int(size))
+        for kind, node, device, peer, size in zip(
+            *(ev[c][last_run(trace)] for c in ("kind", "node", "device", "peer", "bytes"))
+        )
+        if kind == TRANSFER and task_of(names[device]) != task_of(names[peer])
+    ]
+    assert crossing == [
+        (
+            "w/read",
+            "/job:worker/replica:0/task:0/device:CPU:0",
+            "/job:ps/replica:0/task:0/device:CPU:0",
+            weights.nbytes,
+        )
+    ]
+
+
+def test_the_worker_waits_for_the_variable_between_the_step_and_its_arrival(step) -> None:
+    trace, graph, _, _ = step
+    ev = trace.events
+    run = last_run(trace)
+    names = [d["name"] for d in trace.devices]
+    worker_cpu = names.index("/job:worker/replica:0/task:0/device:CPU:0")
+    ps_cpu = names.index("/job:ps/replica:0/task:0/device:CPU:0")
+    waits = np.flatnonzero(run & (ev["kind"] == WAIT))
+    assert waits.size == 1, "the worker's one stage that reads another task's tensor"
+    wait = int(waits[0])
+    assert ev["device"][wait] == worker_cpu
+    assert ev["peer"][wait] == ps_cpu  # what arrived last: the ps task's tensor
+    assert trace.node_name(int(ev["node"][wait])) in {op.name for op in graph.get_operations()}
+    assert ev["t1"][wait] > ev["t0"][wait]
+    arrival = int(
+        ev["t1"][np.flatnonzero(run & (ev["kind"] == TRANSFER) & (ev["peer"] == ps_cpu))][0]
+    )
+    # The wait began once the step message reached the worker, after the run began (on the
+    # client's clock), and ended once the tensor arrived (both ends on the worker's clock).
+    began = int(ev["t0"][np.flatnonzero(run & (ev["kind"] == RUN))][0])
+    assert began - CLOCK_SLACK_NS <= ev["t0"][wait] <= arrival <= ev["t1"][wait]
+    # The matmul ran after the wait, on the same device.
+    y = np.flatnonzero(
+        run & (ev["kind"] == OP) & (ev["node"] == graph.get_operation_by_name("y")._id)
+    )
+    assert ev["device"][y[0]] == worker_cpu and ev["t0"][y[0]] >= ev["t1"][wait]
+
+
+def test_the_chrome_export_has_the_tasks_transfers_and_waits(step) -> None:
+    trace, _, weights, _ = step
+    events = chrome_trace(trace)["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"
+    }
+    waits = [e for e in events if e.get("cat") == "wait"]
+    assert waits and all(e["ph"] == "X" and e["dur"] > 0 for e in waits)
+    last = waits[-1]
+    assert processes[last["pid"]].startswith("/job:worker/replica:0/task:0")
+    assert threads[last["pid"], last["tid"]] == "CPU:0 compute"
+    assert last["args"]["last arrival from"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    copies = [e for e in events if e.get("cat") == "transfer" and e["ph"] == "X"]
+    crossing = [e for e in copies if e["args"]["output of"] == "w/read"]
+    assert crossing and crossing[-1]["args"]["bytes"] == weights.nbytes
+    assert processes[crossing[-1]["pid"]].startswith("/job:worker/")
+    # the flow arrow starts on the ps task's process (the op that made the tensor)
+    starts = [e for e in events if e["ph"] == "s"]
+    assert any(processes[e["pid"]].startswith("/job:ps/") for e in starts)
