@@ -2,7 +2,8 @@
 (bytes, both ends) and the time a stage waited for them, in the trace and its Chrome export.
 
 One ps task holds a variable that a matmul on the worker reads: the worker's stage holding the
-matmul waits for the variable's value, which the ps task sends it.
+matmul waits for the variable's value, which the ps task sends it. Replies written by hand check
+which arrival ended a wait (a tensor's sender, or a control token's -1).
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
+from placeviz.cluster.program import RunProgram, StageHead
+from placeviz.cluster.task import REPORTED_COLUMNS
 from placeviz.contract import EventKind
+from placeviz.devices.context import Device, PhysicalDevice
+from placeviz.devices.spec import DeviceSpec
 from placeviz.events.chrome import chrome_trace
 
 pytest.importorskip("distributed")
@@ -149,3 +155,56 @@ def test_the_chrome_export_has_the_tasks_transfers_and_waits(step) -> None:
     # the flow arrow starts on the ps task's process (the op that made the tensor)
     starts = [e for e in events if e["ph"] == "s"]
     assert any(processes[e["pid"]].startswith("/job:ps/") for e in starts)
+
+
+def cpu_of(task: str) -> Device:
+    spec = DeviceSpec.from_string(f"{task}/device:CPU:0")
+    return Device(spec, PhysicalDevice(f"{task}/physical_device:CPU:0", "CPU"), 1 << 30, False)
+
+
+def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() -> None:
+    """run_columns on replies written by hand: which arrival ended each wait, on whose clock."""
+    graph = pv.Graph()
+    with graph.as_default():
+        a, b, c = pv.constant(1.0, name="a"), pv.constant(2.0, name="b"), pv.constant(3.0, name="c")
+        first, second, third = (
+            pv.identity(a, name="first"),
+            pv.identity(b, name="second"),
+            pv.identity(c, name="third"),
+        )
+    ps0, ps1, worker = "/job:ps/task:0", "/job:ps/task:1", "/job:worker/task:0"
+    devices = {task: cpu_of(task) for task in (ps0, ps1, worker)}
+    device_ids = {device.name: i for i, device in enumerate(devices.values())}
+    transfers = {
+        ("a:0", worker): (a, devices[ps0], devices[worker]),
+        ("b:0", worker): (b, devices[ps1], devices[worker]),
+        ("c:0", worker): (c, devices[ps1], devices[worker]),
+    }
+    heads = {
+        # waits for a (from ps 0) and b (from ps 1); c (ps 1), for a later stage, comes after them
+        "first": StageHead(first.op, devices[worker], frozenset({"a:0", "b:0"}), frozenset()),
+        # waits only for a token from ps 1
+        "second": StageHead(second.op, devices[worker], frozenset(), frozenset({ps1})),
+        # waited for nothing: its wait took no time
+        "third": StageHead(third.op, devices[worker], frozenset({"c:0"}), frozenset()),
+    }
+    program = RunProgram({}, transfers, {}, heads)
+    offset = 1_000_000  # the worker's clock is 1 ms behind the client's
+    reply = {
+        "devices": [devices[worker].name],
+        "events": np.zeros((len(REPORTED_COLUMNS), 0), np.int64),
+        "sent": [],
+        "received": [[ps1, ["b:0"], 150], [ps0, ["a:0"], 180], [ps1, ["c:0"], 190], [ps1, [], 400]],
+        "waits": [["first", 100, 200], ["second", 300, 420], ["third", 500, 500]],
+    }
+    info = TaskInfo(worker, "tcp://worker", 1, offset)
+    columns = run_columns(RemoteRun({}, [(info, reply)], program), device_ids)
+    waits = columns["kind"] == WAIT
+    names = list(device_ids)
+    assert columns["t0"][waits].tolist() == [100 + offset, 300 + offset]
+    assert columns["t1"][waits].tolist() == [200 + offset, 420 + offset]
+    assert [graph._ops[n].name for n in columns["node"][waits]] == ["first", "second"]
+    assert {names[d] for d in columns["device"][waits]} == {devices[worker].name}
+    # a (ps 0) arrived after b (ps 1); c came later still but was not awaited; a token has no device
+    assert columns["peer"][waits].tolist() == [device_ids[devices[ps0].name], -1]
+    assert columns["bytes"][waits].tolist() == [0, 0]
