@@ -2,7 +2,10 @@
 (bytes, both ends) and the time a stage waited for them, in the trace and its Chrome export.
 
 One ps task holds a variable that a matmul on the worker reads: the worker's stage holding the
-matmul waits for the variable's value, which the ps task sends it. Replies written by hand check
+matmul waits for the variable's value, which the ps task sends it once it has done some heavier
+work of its own (so the worker surely waits: a step message reaches both tasks at about the same
+time, and a bare variable read could arrive before the worker's stage began). Replies written by
+hand check
 which arrival ended a wait (a tensor's sender, or a control token's -1).
 """
 
@@ -54,12 +57,19 @@ def step(servers) -> tuple[pv.Trace, pv.Graph, np.ndarray, np.ndarray]:
     with graph.as_default():
         with pv.device("/job:ps/task:0"):
             w = pv.Variable(weights, name="w")
+            big = pv.Variable(np.eye(512, dtype=np.float32), name="big")
+            work = big
+            for _ in range(3):  # tens of ms of the ps task's time
+                work = pv.matmul(work, big)
+            with pv.control_dependencies([work]):
+                sent = pv.identity(w, name="sent")
         with pv.device("/job:worker/task:0"):
             x = pv.placeholder(pv.float32, (8, 64), name="x")
-            y = pv.matmul(x, w, name="y")
+            y = pv.matmul(x, sent, name="y")
         init = pv.global_variables_initializer()
     with pv.Session(workers[0].target, graph=graph) as sess:
         sess.run(init)
+        sess.run(y, {x: data})  # the first ships the graph and the program to the tasks
         got = sess.run(y, {x: data})
         trace = sess.trace()
     np.testing.assert_allclose(got, data @ weights, rtol=1e-5)
@@ -83,7 +93,7 @@ def test_each_task_runs_its_ops_on_its_devices(step) -> None:
         if kind == OP
     }
     assert ran["y"] == "/job:worker/replica:0/task:0"
-    assert ran["w/read"] == "/job:ps/replica:0/task:0"
+    assert ran["sent"] == ran["w/read"] == ran["MatMul_2"] == "/job:ps/replica:0/task:0"
 
 
 def test_the_variable_crosses_to_the_worker_with_its_bytes(step) -> None:
@@ -99,7 +109,7 @@ def test_the_variable_crosses_to_the_worker_with_its_bytes(step) -> None:
     ]
     assert crossing == [
         (
-            "w/read",
+            "sent",
             "/job:worker/replica:0/task:0/device:CPU:0",
             "/job:ps/replica:0/task:0/device:CPU:0",
             weights.nbytes,
@@ -149,7 +159,7 @@ def test_the_chrome_export_has_the_tasks_transfers_and_waits(step) -> None:
     assert threads[last["pid"], last["tid"]] == "CPU:0 compute"
     assert last["args"]["last arrival from"] == "/job:ps/replica:0/task:0/device:CPU:0"
     copies = [e for e in events if e.get("cat") == "transfer" and e["ph"] == "X"]
-    crossing = [e for e in copies if e["args"]["output of"] == "w/read"]
+    crossing = [e for e in copies if e["args"]["output of"] == "sent"]
     assert crossing and crossing[-1]["args"]["bytes"] == weights.nbytes
     assert processes[crossing[-1]["pid"]].startswith("/job:worker/")
     # the flow arrow starts on the ps task's process (the op that made the tensor)
@@ -208,3 +218,17 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
     # a (ps 0) arrived after b (ps 1); c came later still but was not awaited; a token has no device
     assert columns["peer"][waits].tolist() == [device_ids[devices[ps0].name], -1]
     assert columns["bytes"][waits].tolist() == [0, 0]
+
+
+def test_the_plotly_timeline_has_the_workers_wait_on_its_row(step) -> None:
+    pytest.importorskip("plotly")
+    trace, _, _, _ = step
+    figure = trace.plot_timeline()
+    rows = {bar.name: bar for bar in figure.data}
+    waiting = rows["/job:worker/task:0/CPU:0 waiting"]
+    assert set(waiting.y) == {"/job:worker/task:0/CPU:0"}
+    assert waiting.legendgroup == rows["/job:worker/task:0/CPU:0"].legendgroup
+    ev = trace.events
+    waits = ev["kind"] == WAIT
+    assert np.allclose(sorted(waiting.x), sorted((ev["t1"][waits] - ev["t0"][waits]) / 1e6))
+    assert "/job:ps/task:0/CPU:0 waiting" not in rows  # the ps task waited for nothing
