@@ -129,8 +129,6 @@ export class TimingPanel extends PlotPanel {
   private readonly windowListeners = new Set<(window: [number, number] | null) => void>();
   /** Per lane, its bars as last drawn: single bars and blocks of merged ones. */
   private drawn: LaneSegments[][] = [];
-  /** The wait under the pointer (not an op: it highlights nothing elsewhere). */
-  private hoveredWait: BarRef | null = null;
   /** The labels drawn on bars (px in the plot area), which the transfers' bytes keep clear of. */
   private placed: LabelRect[] = [];
 
@@ -532,12 +530,9 @@ export class TimingPanel extends PlotPanel {
             const text = fitLabel(`${count} ${lane.kind === 'op' ? 'ops' : 'transfers'}`, px);
             // The transfers lane's colours (destinations) overlap: a block whose label would
             // cover another's goes without (its tooltip lists it).
-            const covers = (t: string) =>
-              lane.kind === 'transfer' &&
-              this.placed.some((p) =>
-                overlaps(this.textRect(x * 1e6, l, t.length * TEXT_CHAR_PX), p),
-              );
-            if (text !== null && !text.endsWith('…') && !covers(text)) {
+            const rect = this.textRect(x * 1e6, l, (text?.length ?? 0) * TEXT_CHAR_PX);
+            const covers = lane.kind === 'transfer' && this.placed.some((p) => overlaps(rect, p));
+            if (text !== null && !text.endsWith('…') && !covers) {
               add(theme.fontColor, x, l, text);
             }
           } else if (lane.kind === 'op') {
@@ -848,9 +843,10 @@ export class TimingPanel extends PlotPanel {
     const block = this.blockAt(event);
     const hit = block === null ? this.hitTest(event) : null;
     this.setHover(hit, hit === null ? null : event);
-    this.hoveredWait = block === null && hit === null ? this.waitTest(event) : null;
-    if (this.hoveredWait !== null) {
-      this.tooltip.textContent = visibleText(this.waitText(this.hoveredWait));
+    // A wait is no op's bar: it names what it waited for, and highlights nothing elsewhere.
+    const wait = block === null && hit === null ? this.waitTest(event) : null;
+    if (wait !== null) {
+      this.tooltip.textContent = visibleText(this.waitText(wait));
       this.placeTooltip(event);
     }
     if (block !== null) {

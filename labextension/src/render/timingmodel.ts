@@ -2,8 +2,8 @@
  * The timing panel's data, apart from any drawing: one lane per device and stream holding its OP
  * events as bars sorted by start (and, apart from them, the WAIT events of a cluster task's stages
  * waiting for other tasks: not busy time), a lane of transfers, each device's busy time, and the
- * queries a drawing needs (the bar under a point, a lane's bars merged to the plot's resolution, the bars
- * wide enough for a label, the transfers in view) and the zoom window's arithmetic.
+ * queries a drawing needs (the bar under a point, a lane's bars merged to the plot's resolution,
+ * the bars wide enough for a label, the transfers in view) and the zoom window's arithmetic.
  *
  * The model is folded in from a cursor (cursor.ts): a live update costs the new events, and a
  * draw costs what the plot's width can show, not the number of events.
@@ -137,7 +137,7 @@ export interface Lane {
   device: number; // -1 for the transfers lane
   stream: number;
   bars: LaneBars;
-  /** An OP lane's WAIT events: its device's stages waiting for other tasks (peer: what came last). */
+  /** An OP lane's WAIT events: its stages waiting for other tasks (peer: who sent last). */
   waits: LaneBars;
 }
 
@@ -358,9 +358,8 @@ export function crossesTasks(devices: readonly DeviceRecord[], a: number, b: num
 
 /**
  * A lane's label in parts, so a narrow plot can say less of it (laneText): its device, its stream
- * (where the device has several),
- * and on a device's first lane the share of the runs' time its ops ran and whether that is
- * modeled.
+ * (where the device has several), and on a device's first lane the share of the runs' time its
+ * ops ran and whether that is modeled.
  */
 export interface LaneLabel {
   device: string;
