@@ -1,7 +1,9 @@
 """Screenshots of the whole inspector on the golden programs, to look at as a teacher would.
 
 Each program of ``placeviz.examples.documents`` (and the 4-layer training step, an MLP step
-trained through 2 ps and 2 worker task processes, and a training step of each model of
+trained through 2 ps and 2 worker task processes, bench_cluster.py's MLP step on 2 ps and 2
+CPU-only workers (its timeline: each task's ops, the tensors between tasks and the time each task
+waited for them), and a training step of each model of
 ``placeviz.examples.zoo`` on 2 simulated GPUs) is written as a standalone page and
 photographed in headless Debian chromium at 1,400 px wide, after its first
 paint and the panels' plots. Not a test: the pictures are for eyes (README, docs/images).
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from _chromium import CHROMIUM, CHROMIUM_ARGS
+from _cluster_graph import build, inputs
 from playwright.sync_api import sync_playwright
 
 import placeviz as pv
@@ -62,6 +65,27 @@ def cluster_training_step() -> pv.Trace:
         pv.config.reset_devices()
 
 
+def cluster_mlp_step() -> pv.Trace:
+    """bench_cluster.py's MLP Adam step (784-256-256-10, batch 64) on 2 ps and 2 CPU-only
+    workers, its second step: variables round robin on the ps tasks, the rest on worker 0."""
+    widths, batch = [784, 256, 256, 10], 64
+    pv.config.reset_devices()
+    cpu_only = pv.ConfigProto(device_count={"GPU": 0})
+    workers, ps = pv.test.create_local_cluster(2, 2, worker_config=cpu_only, ps_config=cpu_only)
+    try:
+        graph, x, y, train, init = build(pv, widths, batch, workers[0].cluster_spec)
+        data, labels = inputs(widths, batch)
+        with pv.Session(workers[0].target, graph=graph) as sess:
+            sess.run(init)
+            sess.trace_level = pv.RunOptions.FULL_TRACE
+            for _ in range(2):
+                sess.run(train, {x: data, y: labels})
+            return sess.trace(runs=1)
+    finally:
+        for server in workers + ps:
+            server.stop()
+
+
 # The notebook's sizes (notebooks/08_real_models.ipynb): small enough to paint at once.
 ZOO_SIZES: dict[str, dict[str, Any]] = {
     "cifar10": {"batch": 8},
@@ -102,6 +126,7 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     **GOLDEN,
     "training-step": training_step,
     "cluster-training-step": cluster_training_step,
+    "cluster-mlp-step": cluster_mlp_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
     # Control flow (issue 26): a 2-layer LSTM LM under dynamic_rnn over 50 steps, a layer per
     # GPU; a cond whose last run took its false branch.
@@ -143,12 +168,47 @@ def select_op(name: str, zoom_out: int = 0, pan_down: int = 0) -> Callable[[Any]
     return act
 
 
+def hover_wait(lane: str) -> Callable[[Any], None]:
+    """Point at the longest wait on the timing lane whose label starts with ``lane``, so its
+    tooltip (what the task waited for, what arrived last) is in the picture."""
+
+    def act(page: Any) -> None:
+        plot = page.locator(".placeviz-timing .placeviz-plot")
+        plot.scroll_into_view_if_needed()  # the pointer reaches only what is in the viewport
+        axes = plot.evaluate(
+            """(el) => {
+              const {xaxis, yaxis} = el._fullLayout;
+              return {left: xaxis._offset, width: xaxis._length, top: yaxis._offset,
+                      ticks: yaxis.ticktext, lanes: yaxis._length / yaxis.ticktext.length};
+            }"""
+        )
+        row = next(i for i, text in enumerate(axes["ticks"]) if text.startswith(lane))
+        box = plot.bounding_box()
+        y = box["y"] + axes["top"] + (row + 0.5) * axes["lanes"]
+        tooltip = page.locator(".placeviz-timing .placeviz-tooltip")
+        longest: tuple[int, float] | None = None  # (px of it under the pointer, x)
+        run = 0
+        for px in range(0, int(axes["width"]), 4):
+            x = box["x"] + axes["left"] + px
+            page.mouse.move(x, y)
+            waiting = tooltip.is_visible() and tooltip.inner_text().startswith("waiting")
+            run = run + 4 if waiting else 0
+            if waiting and (longest is None or run > longest[0]):
+                longest = (run, x - run / 2)
+        assert longest is not None, f"no wait drawn on {lane}'s lane"
+        page.mouse.move(longest[1], y)
+        page.wait_for_timeout(200)
+
+    return act
+
+
 # What is done on a page before it is photographed.
 ACTIONS: dict[str, Callable[[Any], None]] = {
     "lstm-dynamic-50-steps-body": select_op(
         "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul", zoom_out=3, pan_down=180
     ),
     "cond-branch-not-taken": select_op("pick/first"),
+    "cluster-mlp-step": hover_wait("worker/0"),
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'
 

@@ -44,6 +44,10 @@ class EventKind(IntEnum):
     # NOT_RUN) event within that span, and each copy of a value between its devices a TRANSFER
     # (or NOT_RUN with a peer) (their frame and iteration: CompiledPlan.executions)
     FRAME = 8
+    # t0..t1: a cluster task's stage waited for the tensors and control tokens other tasks send
+    # it (node = the stage's first op, device = that op's device, peer = the device whose tensor
+    # arrived last, -1 when a control token did); not time its device was busy
+    WAIT = 9
 
     @property
     def label(self) -> str:

@@ -1,8 +1,10 @@
 """A cluster run's events as the recorder's columns, on the client's clock.
 
 Each task reports its stages' ops and its own transfers (between a task's CPU and GPUs), the
-tensors it sent to other tasks (bytes, when it began) and when those it received arrived, each on
-its task's clock: a tensor between tasks spans from its sending to its arrival. Names become the
+tensors it sent to other tasks (bytes, when it began), when those it received arrived and how long
+each stage waited for them, each on its task's clock: a tensor between tasks spans from its sending
+to its arrival, and a stage's wait is a WAIT event on its first op's device whose peer is the
+device of the tensor that arrived last (-1 when a control token ended it). Names become the
 client's node and device ids.
 """
 
@@ -13,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.cluster.program import RunProgram
 from placeviz.cluster.task import REPORTED_COLUMNS
 from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.events.recorder import DTYPES
-from placeviz.graph.core import Tensor
 
 
 @dataclass
@@ -36,11 +38,10 @@ class RemoteRun:
 
     values: dict[int, Any]  # id(tensor) -> value
     reports: list[tuple[TaskInfo, dict[str, Any]]]
-    # (tensor name, receiving task) -> tensor, from, to: one tensor may go to several tasks
-    transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
+    program: RunProgram  # the run's: what moves between tasks, the stages' first ops
 
 
-_TRANSFER = int(EventKind.TRANSFER)
+_TRANSFER, _WAIT = int(EventKind.TRANSFER), int(EventKind.WAIT)
 _ALLOC, _FREE = int(EventKind.ALLOC), int(EventKind.FREE)
 _CLOCK = int(TimingSource.CLOCK)
 
@@ -69,6 +70,7 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
         for _sender, names, when in report["received"]
         for name in names
     }
+    transfers, heads = remote.program.transfers, remote.program.heads
     for task, report in remote.reports:
         offset = task.clock_offset_ns
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
@@ -83,7 +85,7 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
         for address, names, sizes, t0, _t1 in report["sent"]:
             receiver = tasks[address].name
             for name, size in zip(names, sizes):
-                tensor, src, dst = remote.transfers[name, receiver]
+                tensor, src, dst = transfers[name, receiver]
                 began = t0 + offset
                 add(
                     _TRANSFER,
@@ -95,4 +97,17 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
                     size,
                     _CLOCK,
                 )
+        for first, began, until in report["waits"]:
+            if until <= began:
+                continue
+            head = heads[first]
+            peer, last = -1, -1
+            for sender, names, when in report["received"]:  # the last arrival the stage awaited
+                awaited = [n for n in names if n in head.receives]
+                if when <= until and when >= last and (awaited or sender in head.signalled_by):
+                    last = when
+                    # a control token carries no device; sent with tensors, the tensor's
+                    peer = device_ids[transfers[awaited[-1], task.name][1].name] if awaited else -1
+            device = device_ids[head.device.name]
+            add(_WAIT, began + offset, until + offset, head.op._id, device, peer, 0, _CLOCK)
     return {name: np.asarray(values, dtype=DTYPES[name]) for name, values in rows.items()}

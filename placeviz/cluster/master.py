@@ -237,7 +237,7 @@ class ClusterMaster:
             values.update(reply["values"])
         fetched = {id(t): values[t.name] for t in plan.fetches if isinstance(t, Tensor)}
         reports = [(self.tasks[address], reply) for address, reply in replies.items()]
-        return RemoteRun(fetched, reports, program.transfers)
+        return RemoteRun(fetched, reports, program)
 
     def _prepared(self, plan: Plan, full_trace: bool) -> tuple[str, RunProgram]:
         """The run's programs, built once per plan (keyed by its ops, devices and fetches)."""

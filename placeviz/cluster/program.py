@@ -20,6 +20,17 @@ from placeviz.devices.context import Device
 from placeviz.graph.core import Operation, Tensor
 
 
+@dataclass(frozen=True)
+class StageHead:
+    """A stage's first op, which a task names when it reports how long the stage waited for
+    other tasks: the wait is drawn on its device, and ``receives`` tells which arrival ended it."""
+
+    op: Operation
+    device: Device
+    receives: frozenset[str]  # the tensors other tasks send the stage
+    signalled_by: frozenset[str]  # the tasks whose control tokens it waits for
+
+
 @dataclass
 class RunProgram:
     """What the master keeps of a run's programs: each task's, and what moves between tasks."""
@@ -28,6 +39,7 @@ class RunProgram:
     # (tensor name, receiving task) -> tensor, from, to (one tensor may go to several tasks)
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
     fetched_from: dict[str, str] = field(default_factory=dict)  # tensor name -> task address
+    heads: dict[str, StageHead] = field(default_factory=dict)  # by the first op's name
 
 
 def token(part: Partition) -> str:
@@ -48,6 +60,7 @@ def build_programs(
     stages: dict[int, dict[str, Any]] = {}
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
     fetched_from: dict[str, str] = {}
+    heads: dict[str, StageHead] = {}
     for part in parts:
         address = address_of(part.task)
         stage = stages[id(part)] = {
@@ -81,5 +94,10 @@ def build_programs(
                 stages[id(other)]["signals"].setdefault(address, []).append(token(other))
         for name in stage["returns"]:
             fetched_from[name] = address
+        head = part.ops[0]
+        signalled_by = frozenset(parts[index].task for index in part.waits_for) - {part.task}
+        heads[head.name] = StageHead(
+            head, device_of(head), frozenset(stage["receives"]), signalled_by
+        )
         programs.setdefault(address, []).append(stage)
-    return RunProgram(programs, transfers, fetched_from)
+    return RunProgram(programs, transfers, fetched_from, heads)

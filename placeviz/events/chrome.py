@@ -3,7 +3,8 @@
 One process per task (the session's own, or each cluster task's, named with its process id), two
 threads per device in it: the device's compute stream and its copy engine. Ops are complete
 events named by op type with the op name in args; memory in use is a counter per device; each
-transfer has a flow arrow from the producing op.
+transfer has a flow arrow from the producing op. A cluster task's stage waiting for what other
+tasks send it is a "wait" slice on its device's compute thread, naming what arrived last.
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
             flow += 1
             out.append(_flow("s", flow, start[0], start[1], _us(start[2], origin)))
             out.append(_flow("f", flow, pid, tid, _us(t0, origin)))
+        elif kind == EventKind.WAIT:
+            peer = int(ev["peer"][i])
+            args = {"before": trace.node_name(node), "timing": timing}
+            last = trace.devices[peer]["name"] if peer >= 0 else "a control token"
+            args["last arrival from"] = last
+            pid, tid = pid_of[device], 2 * device + _COMPUTE
+            out.append(_complete("waiting for other tasks", "wait", pid, tid, t0, t1, origin, args))
     for device in trace.devices:
         times, in_use = trace.memory_timeline(device["id"])
         pid, name = pid_of[device["id"]], f"memory {labels[device['id']]}"

@@ -1,9 +1,9 @@
 """A trace as plotly figures (``pip install placeviz[plot]``), which render in any front end that
 shows plotly: Colab, VS Code, an nbconvert export, a script's ``fig.show()``.
 
-Each figure has one plotly trace per device (its legend entry toggles the device), times in ms
-since the trace's first event, devices named short (``GPU:0``, ``/job:ps/task:1/CPU:0``) as the
-placement log names them.
+Each figure has one plotly trace per device (its legend entry toggles the device, and the
+timeline's waits with it), times in ms since the trace's first event, devices named short
+(``GPU:0``, ``/job:ps/task:1/CPU:0``) as the placement log names them.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def _ms(trace: Trace, ns: np.ndarray) -> np.ndarray:
 
 def plot_timeline(trace: Trace) -> Any:
     """Each op as a bar on its device's row, from its start for its duration (hover: op name,
-    type, duration); transfers are bars on the receiving device's row, marked 'copy'."""
+    type, duration); transfers are bars on the receiving device's row, marked 'copy'; a cluster
+    task's waits for other tasks are grey hatched bars on its device's row, toggled with it."""
     go = _plotly()
     events = trace.events
     figure = go.Figure()
@@ -58,8 +59,27 @@ def plot_timeline(trace: Trace) -> Any:
                 base=_ms(trace, events["t0"][mine]),
                 text=names,
                 hovertemplate="%{text}<br>%{x:.3f} ms<extra>" + label + "</extra>",
+                legendgroup=label,
             )
         )
+        waits = (events["kind"] == int(EventKind.WAIT)) & (events["device"] == device["id"])
+        if waits.any():
+            figure.add_trace(
+                go.Bar(
+                    name=f"{label} waiting",
+                    orientation="h",
+                    y=[label] * int(waits.sum()),
+                    x=(events["t1"][waits] - events["t0"][waits]) / 1e6,
+                    base=_ms(trace, events["t0"][waits]),
+                    text=[f"before {trace.node_name(int(n))}" for n in events["node"][waits]],
+                    hovertemplate="waiting for other tasks %{text}<br>%{x:.3f} ms<extra>"
+                    + label
+                    + "</extra>",
+                    marker={"color": "rgba(158,158,158,0.35)", "pattern": {"shape": "/"}},
+                    legendgroup=label,
+                    showlegend=False,
+                )
+            )
     figure.update_layout(
         barmode="overlay",
         title="Ops per device over time",

@@ -123,8 +123,8 @@ def test_the_timelines_hover_names_an_executions_iteration(
     bars = [text for text in seen if " ops · " not in text]
     blocks = [text for text in seen if " ops · " in text]
     assert bars and blocks, seen
-    # "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul (MatMul) · 3 µs · GPU:1 stream 2
-    # · run 2 · iteration 4 · clock"; a block: "19 ops · 66 µs · GPU:1 stream 2 · run 2
+    # "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul (MatMul) · 3 µs · GPU:1
+    # · run 2 · iteration 4 · clock"; a block: "19 ops · 66 µs · GPU:1 · run 2
     # · iteration 3: ..." (or "iterations 3–4")
     assert all(re.search(r" · GPU:1 .* · iteration \d+ · ", text) for text in bars), bars
     assert all(re.search(r" · iterations? \d+(–\d+)?: ", text) for text in blocks), blocks

@@ -1,6 +1,6 @@
 /**
- * When each run was active: from its first op or transfer start to its last one's end (the
- * "active span"), and the extent of all activity. Folded in from a cursor, so keeping it current
+ * When each run was active: from its first op, transfer or wait (a cluster task's stage waiting for
+ * other tasks) start to its last one's end (the "active span"), and the extent of all activity. Folded in from a cursor, so keeping it current
  * while a loop streams in costs the new events only.
  */
 import { EventCursor, type CursorEvents } from './cursor';
@@ -11,7 +11,7 @@ export type ActivityEvents = Pick<EventBatch, 'kind' | 't0' | 't1' | 'run' | 'so
   CursorEvents;
 
 export class RunActivity {
-  /** Per run id: [first op or transfer start, last one's end], ns since origin. */
+  /** Per run id: [first op, transfer or wait start, last one's end], ns since origin. */
   readonly spans = new Map<number, [number, number]>();
   /** Per run id: the timing sources of its op and transfer events, as a bit set (1 << code). */
   readonly sources = new Map<number, number>();
@@ -35,7 +35,7 @@ export class RunActivity {
       const kind = events.kind[e];
       const t0 = events.t0[e];
       const t1 = Math.max(t0, events.t1[e]);
-      if (kind === EventKind.OP || kind === EventKind.TRANSFER) {
+      if (kind === EventKind.OP || kind === EventKind.TRANSFER || kind === EventKind.WAIT) {
         const run = events.run[e];
         const span = this.spans.get(run);
         if (span === undefined) {
@@ -46,7 +46,12 @@ export class RunActivity {
         }
         this.sources.set(run, (this.sources.get(run) ?? 0) | (1 << events.source[e]));
       }
-      if (kind === EventKind.RUN || kind === EventKind.OP || kind === EventKind.TRANSFER) {
+      if (
+        kind === EventKind.RUN ||
+        kind === EventKind.OP ||
+        kind === EventKind.TRANSFER ||
+        kind === EventKind.WAIT
+      ) {
         this.lo = Math.min(this.lo, t0);
         this.hi = Math.max(this.hi, t1);
       } else if (kind === EventKind.ALLOC || kind === EventKind.FREE) {

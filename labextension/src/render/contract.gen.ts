@@ -8,8 +8,8 @@ export const RUNS_LISTED = 1000;
 /** Moved ops a comparison's summary lists; the rest are counted. */
 export const MOVED_LISTED = 20;
 
-export const EventKind = { RUN: 0, PLACEMENT: 1, OP: 2, TRANSFER: 3, ALLOC: 4, FREE: 5, CARD_MEMORY: 6, NOT_RUN: 7, FRAME: 8 } as const;
-export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1: 'placement', 2: 'op', 3: 'transfer', 4: 'alloc', 5: 'free', 6: 'card_memory', 7: 'not_run', 8: 'frame' };
+export const EventKind = { RUN: 0, PLACEMENT: 1, OP: 2, TRANSFER: 3, ALLOC: 4, FREE: 5, CARD_MEMORY: 6, NOT_RUN: 7, FRAME: 8, WAIT: 9 } as const;
+export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1: 'placement', 2: 'op', 3: 'transfer', 4: 'alloc', 5: 'free', 6: 'card_memory', 7: 'not_run', 8: 'frame', 9: 'wait' };
 
 export const TimingSource = { NONE: 0, CLOCK: 1, CUDA_EVENT: 2, MODELED: 3 } as const;
 export const TIMING_SOURCE_LABELS: Readonly<Record<number, string>> = { 0: 'none', 1: 'clock', 2: 'cuda-event', 3: 'modeled' };

@@ -43,6 +43,7 @@ const TIMELINE_KINDS: ReadonlySet<number> = new Set([
   EventKind.RUN,
   EventKind.OP,
   EventKind.TRANSFER,
+  EventKind.WAIT,
   EventKind.ALLOC,
   EventKind.FREE,
 ]);

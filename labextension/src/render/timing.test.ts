@@ -6,7 +6,7 @@ import { niceTicks, TimingPanel } from './timing';
 import { COLUMN_NAMES } from './contract.gen';
 import { EventKind, TimingSource } from './types';
 import { ViewState } from './viewstate';
-import { EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
+import { clusterDocument, EVIL, fakePlotly, panelsDocument } from './__tests__/panels-fixture';
 import { columns, node } from './__tests__/fixtures';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -161,6 +161,103 @@ describe('TimingPanel', () => {
     expect(tooltip.hidden).toBe(true);
   });
 
+  it('draws a cluster task’s waits hatched on its lane and says what arrived last', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    const state = new ViewState();
+    // Only w/read crosses (the other transfers would merge with it into a block).
+    const doc = clusterDocument();
+    const keep = doc.events.kind.map(
+      (k, e) => k !== EventKind.TRANSFER || doc.events.node[e] === 0,
+    );
+    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
+      doc.events[name] = doc.events[name].filter((_, e) => keep[e]);
+    }
+    const panel = timingPanel(doc, state);
+    const root = panel.element;
+    expect([root.dataset.bars, root.dataset.waits, root.dataset.lanes]).toEqual(['2', '1', '3']);
+    expect(root.querySelector('.placeviz-timing-sources')!.textContent).toContain(
+      'Hatched: a task waiting for the tensors other tasks send it.',
+    );
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    const traces = react.args[1] as {
+      mode: string;
+      x: (number | null)[];
+      y: (number | null)[];
+      fillpattern?: { shape: string };
+    }[];
+    // The wait: a hatched rectangle on the worker's lane (1) from 5 to 60 ns, lower than a bar.
+    const waits = traces.filter((t) => t.fillpattern !== undefined);
+    expect(waits).toHaveLength(1);
+    expect(waits[0].fillpattern!.shape).toBe('/');
+    expect(waits[0].x.slice(0, 2).map((x) => x! * 1e6)).toEqual([5, 60]);
+    const [low, , , high] = waits[0].y as number[];
+    expect(low).toBeGreaterThan(1 - 0.5 * (16 / 26));
+    expect(high).toBeLessThan(1 + 0.5 * (16 / 26));
+    // The ops keep their bars: the ps task's read and the worker's matmul, one lane each.
+    expect(traces.filter((t) => t.mode === 'none').length).toBe(3);
+
+    const plot = root.querySelector('.placeviz-plot') as HTMLElement & { _fullLayout?: unknown };
+    plot._fullLayout = {
+      xaxis: { _offset: 0, _length: 1000, p2l: (px: number) => (px / 1000) * 1e-4 },
+      yaxis: { _offset: 0, _length: 60, p2l: (py: number) => py / 20 - 0.5 },
+    };
+    const tooltip = root.querySelector<HTMLElement>('.placeviz-tooltip')!;
+    // 300 px -> 30 ns on lane 1: the worker waiting.
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 300, clientY: 30 }));
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.textContent).toBe(
+      'waiting for other tasks · 55 ns · worker/0 CPU:0 · before y (MatMul) · run 1 · ' +
+        'last arrived: w/read, 8.00 KiB from ps/0 CPU:0',
+    );
+    expect(state.get('hovered')).toBeNull(); // a wait is no op's bar
+    // 700 px -> 70 ns: the matmul.
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 700, clientY: 30 }));
+    expect(tooltip.textContent).toBe('y (MatMul) · 20 ns · worker/0 CPU:0 · run 1 · clock');
+    // A tooltip that would pass the panel's right edge goes left of the pointer, whole.
+    root.getBoundingClientRect = () => new DOMRect(0, 0, 800, 200);
+    Object.defineProperty(tooltip, 'offsetWidth', { configurable: true, value: 300 });
+    Object.defineProperty(tooltip, 'offsetHeight', { configurable: true, value: 40 });
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 700, clientY: 30 }));
+    expect([tooltip.style.left, tooltip.style.top]).toEqual(['388px', '42px']);
+    // One that would pass its bottom edge goes above it.
+    root.getBoundingClientRect = () => new DOMRect(0, 0, 800, 70);
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 300, clientY: 58 }));
+    expect([tooltip.style.left, tooltip.style.top]).toEqual(['312px', '6px']);
+    // 500 px on the transfers lane (2): w/read crossing from the ps task to the worker.
+    plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 500, clientY: 50 }));
+    expect(tooltip.textContent).toBe(
+      'w/read (Identity) · 50 ns · 8.00 KiB ps/0 CPU:0 → worker/0 CPU:0 between tasks · run 1 · clock',
+    );
+  });
+
+  it('labels one of two blocks of transfers that would cover each other', async () => {
+    const { plotly, calls } = fakePlotly();
+    setPlotlyLoader(() => Promise.resolve(plotly));
+    // 100 thin transfers each way between the tasks at once, back to back: a
+    // block per destination, both over 20..40 ns of the transfers lane.
+    const doc = clusterDocument();
+    const keep = doc.events.kind.map((k) => k !== EventKind.TRANSFER);
+    for (const name of Object.keys(doc.events) as (keyof typeof doc.events)[]) {
+      doc.events[name] = doc.events[name].filter((_, e) => keep[e]);
+    }
+    for (let i = 0; i < 100; i++) {
+      for (const [to, from] of [
+        [0, 1],
+        [1, 0],
+      ]) {
+        const row = [EventKind.TRANSFER, 20 + i * 0.2, 20.2 + i * 0.2, 0, to, to, 4, 1, 0, from];
+        COLUMN_NAMES.forEach((c, k) => (doc.events[c] as number[] | undefined)?.push(row[k]));
+      }
+    }
+    timingPanel(doc);
+    await tick();
+    const react = calls.filter((c) => c.method === 'react').pop()!;
+    const texts = (react.args[1] as { text?: string[] }[]).flatMap((t) => t.text ?? []);
+    expect(texts.filter((t) => t.endsWith(' transfers'))).toEqual(['100 transfers']);
+  });
+
   it('cuts lane labels to a narrow plot and shows one whole over it', async () => {
     const { plotly, calls } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));
@@ -183,7 +280,7 @@ describe('TimingPanel', () => {
     plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 40, clientY: 70 }));
     const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
     expect(tooltip.hidden).toBe(false);
-    expect(tooltip.textContent).toBe('GPU:1 stream 0 · busy 60% (modeled)');
+    expect(tooltip.textContent).toBe('GPU:1 · busy 60% (modeled)');
   });
 
   it('merges bars too thin to draw apart into one "N ops" block: hover lists, click zooms', async () => {
@@ -230,7 +327,7 @@ describe('TimingPanel', () => {
     plot.dispatchEvent(new MouseEvent('mousemove', { clientX: 100 + 22 + 40, clientY: 10 }));
     const tooltip = panel.element.querySelector<HTMLElement>('.placeviz-tooltip')!;
     expect(tooltip.textContent).toBe(
-      '40 ops · 200 ns · GPU:0 stream 0 · run 1: step/op0, step/op1, step/op2, step/op3, step/op4, … · click to zoom in',
+      '40 ops · 200 ns · GPU:0 · run 1: step/op0, step/op1, step/op2, step/op3, step/op4, … · click to zoom in',
     );
     expect(tooltip.hidden).toBe(false);
     expect(state.get('hovered')).toBeNull(); // a block highlights no one op elsewhere

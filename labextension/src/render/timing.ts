@@ -5,6 +5,8 @@
  * - Bars are thick line segments, one scatter trace per lane and colour, merged to the plot's
  *   resolution; bars wide enough carry their op's name (like Perfetto's).
  * - Transfers are also arrows from the source device's lane to the destination's, with bytes.
+ * - A cluster task's stage waiting for what other tasks send it (WAIT events) is a hatched bar
+ *   on its device's lane, apart from the ops (not busy time); its tooltip says what came last.
  * - With several runs the x axis collapses the idle gaps between them (timeaxis.ts) and marks
  *   where each run starts; picking a run (state.run, the scrubber's picker) zooms to its span.
  * - Drag to zoom; with the timeline focused, W/S zoom in/out around the pointer, A/D pan, and
@@ -28,14 +30,18 @@ import {
   barAt,
   barsOfNode,
   coalesceLane,
+  coalesceWaits,
+  crossesTasks,
   deviceShort,
   fitLabel,
   laneLabels,
   laneText,
+  lastArrival,
   panWindow,
   WIDE_PX,
   padWindow,
   transferArrows,
+  waitAt,
   zoomWindow,
   type BarRef,
   type LaneBars,
@@ -46,7 +52,7 @@ import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
 import { visibleText } from './visible';
-import { freeSpot, type LabelRect } from './labels';
+import { freeSpot, overlaps, type LabelRect } from './labels';
 import { TIMING_SOURCE_LABELS } from './types';
 
 export { niceTicks } from './ticks';
@@ -65,6 +71,9 @@ const ARROW_TEXT_PX = 40;
 const RUN_MARK_PX = 56;
 /** Blocks of bars merged (too thin to draw apart) are drawn this pale: not one long op. */
 const MERGED_OPACITY = 0.6;
+/** A wait's bar: this share of an op's height, hatched in its device's colour, outlined. */
+const WAIT_HEIGHT = 0.8;
+const WAIT_HATCH = { shape: '/', size: 6, solidity: 0.3 };
 /** A 10 px label's character and height (px), to keep labels apart before plotly draws them. */
 const TEXT_CHAR_PX = 6;
 const TEXT_HEIGHT_PX = 12;
@@ -135,6 +144,7 @@ export class TimingPanel extends PlotPanel {
     this.element.dataset.lanes = '0';
     this.element.dataset.labelledBars = '0';
     this.element.dataset.arrows = '0';
+    this.element.dataset.waits = '0';
     this.messageLine = element(doc, 'div', 'placeviz-panel-note placeviz-timing-sources');
     const hint = element(
       doc,
@@ -225,6 +235,7 @@ export class TimingPanel extends PlotPanel {
     this.laneParts = laneLabels(this.model, store.devices, utilisation);
     this.labels = this.laneParts.map((label) => laneText(label));
     this.element.dataset.bars = String(this.model.opBars);
+    this.element.dataset.waits = String(this.model.waitBars);
     this.element.dataset.lanes = String(this.model.lanes.length);
     const parts: string[] = [];
     for (const [device, set] of this.model.sources) {
@@ -238,7 +249,10 @@ export class TimingPanel extends PlotPanel {
         ? 'No op timings recorded.'
         : visibleText(
             `Timing source — ${parts.join(' · ')}. Busy: the share of the runs' time a ` +
-              'device ran ops (the rest it waited).',
+              'device ran ops (the rest it waited).' +
+              (this.model.waitBars > 0
+                ? ' Hatched: a task waiting for the tensors other tasks send it.'
+                : ''),
           );
   }
 
@@ -382,6 +396,11 @@ export class TimingPanel extends PlotPanel {
     const [lo, hi] = this.realRange();
     const traces: PlotlyTrace[] = [];
     this.drawn = lanes.map((_, l) => coalesceLane(this.model, l, lo, hi, resolution, axis));
+    lanes.forEach((_, l) => {
+      for (const group of coalesceWaits(this.model, l, lo, hi, resolution, axis)) {
+        traces.push(this.waitsTrace(group, l, (WAIT_HEIGHT * BAR_PX) / LANE_PX / 2));
+      }
+    });
     this.drawn.forEach((groups, l) => {
       const half = (lanes[l].kind === 'transfer' ? BAR_PX * 0.6 : BAR_PX) / LANE_PX / 2;
       // One trace per colour (an OP lane is one device; the transfers lane one per destination),
@@ -441,6 +460,32 @@ export class TimingPanel extends PlotPanel {
     };
   }
 
+  /** A lane's waits as one hatched, outlined path of rectangles (under its ops). */
+  private waitsTrace(group: LaneSegments, lane: number, half: number): PlotlyTrace {
+    const x: (number | null)[] = [];
+    const y: (number | null)[] = [];
+    for (let k = 0; k < group.x0.length; k++) {
+      const [x0, x1] = [group.x0[k] / 1e6, group.x1[k] / 1e6];
+      x.push(x0, x1, x1, x0, x0, null);
+      y.push(lane - half, lane - half, lane + half, lane + half, lane - half, null);
+    }
+    const colour = panelDeviceColour(this.store.devices, group.device);
+    return {
+      type: 'scatter',
+      mode: 'lines',
+      fill: 'toself',
+      fillcolor: 'rgba(0,0,0,0)',
+      fillpattern: { ...WAIT_HATCH, fgcolor: colour },
+      line: { color: colour, width: 1 },
+      x,
+      y,
+      name: 'waiting for other tasks',
+      showlegend: false,
+      hoverinfo: 'skip',
+      connectgaps: false,
+    };
+  }
+
   /**
    * The op names on single bars wide enough to hold them, and "N ops" on blocks of merged bars,
    * one text trace per text colour: taken from the segments drawn, so labelling costs what is
@@ -483,7 +528,11 @@ export class TimingPanel extends PlotPanel {
           const x = (x0 + x1) / 2 / 1e6;
           if (count > 1) {
             const text = fitLabel(`${count} ${lane.kind === 'op' ? 'ops' : 'transfers'}`, px);
-            if (text !== null && !text.endsWith('…')) {
+            // The transfers lane's colours (destinations) overlap: a block whose label would
+            // cover another's goes without (its tooltip lists it).
+            const rect = this.textRect(x * 1e6, l, (text?.length ?? 0) * TEXT_CHAR_PX);
+            const covers = lane.kind === 'transfer' && this.placed.some((p) => overlaps(rect, p));
+            if (text !== null && !text.endsWith('…') && !covers) {
               add(theme.fontColor, x, l, text);
             }
           } else if (lane.kind === 'op') {
@@ -724,6 +773,43 @@ export class TimingPanel extends PlotPanel {
     return index < 0 ? null : { lane, index };
   }
 
+  /** The wait under a pointer event (within 3 px); null if none. */
+  private waitTest(event: MouseEvent): BarRef | null {
+    const at = pointerToData(this.plot, event);
+    if (at === null) {
+      return null;
+    }
+    const lane = Math.round(at.y);
+    const index = waitAt(this.model, lane, this.axis.toReal(at.x * 1e6), 3 * at.xPerPx * 1e6);
+    return index < 0 ? null : { lane, index };
+  }
+
+  /**
+   * "waiting for other tasks · 1.3 ms · worker/0 CPU:0 · before y (MatMul) · run 2 · last
+   * arrived: w/read, 8 KiB from ps/0 CPU:0"
+   */
+  private waitText({ lane, index }: BarRef): string {
+    const w = this.model.lanes[lane].waits;
+    const devices = this.store.devices;
+    const node = this.nodes.get(w.node[index]);
+    const before = node ? ` · before ${node.name} (${node.type})` : '';
+    const run = w.run[index] >= 0 ? ` · run ${w.run[index] + 1}` : '';
+    const arrival = lastArrival(this.model, lane, index);
+    const transfers = this.model.lanes.find((l) => l.kind === 'transfer')?.bars;
+    let last = ' · last arrived: a control token';
+    if (w.peer[index] >= 0 && arrival >= 0 && transfers !== undefined) {
+      const tensor =
+        this.nodes.get(transfers.node[arrival])?.name ?? `node ${transfers.node[arrival]}`;
+      const size = formatBytes(transfers.bytes[arrival]);
+      last = ` · last arrived: ${tensor}, ${size} from ${deviceShort(devices, w.peer[index])}`;
+    } else if (w.peer[index] >= 0) {
+      last = ` · last arrived: from ${deviceShort(devices, w.peer[index])}`;
+    }
+    const where = this.labels[lane].split(' · ')[0];
+    const took = formatNs(w.t1[index] - w.t0[index]);
+    return `waiting for other tasks · ${took} · ${where}${before}${run}${last}`;
+  }
+
   /** The block of merged bars under a pointer event, as drawn; null if none. */
   private blockAt(event: MouseEvent): Block | null {
     const at = pointerToData(this.plot, event);
@@ -757,6 +843,12 @@ export class TimingPanel extends PlotPanel {
     const block = this.blockAt(event);
     const hit = block === null ? this.hitTest(event) : null;
     this.setHover(hit, hit === null ? null : event);
+    // A wait is no op's bar: it names what it waited for, and highlights nothing elsewhere.
+    const wait = block === null && hit === null ? this.waitTest(event) : null;
+    if (wait !== null) {
+      this.tooltip.textContent = visibleText(this.waitText(wait));
+      this.placeTooltip(event);
+    }
     if (block !== null) {
       // A block stands for many ops: it names them, and highlights none in the other views.
       this.tooltip.textContent = visibleText(this.blockText(block));
@@ -764,11 +856,20 @@ export class TimingPanel extends PlotPanel {
     }
   }
 
+  /**
+   * The tooltip below right of the pointer, or left of it (above it) where it would pass the
+   * panel's right (bottom) edge: a bar at the end of the timeline keeps a tooltip of full width.
+   */
   private placeTooltip(event: MouseEvent): void {
     this.tooltip.hidden = false;
     const rect = this.element.getBoundingClientRect();
-    this.tooltip.style.left = `${event.clientX - rect.left + 12}px`;
-    this.tooltip.style.top = `${event.clientY - rect.top + 12}px`;
+    const [x, y] = [event.clientX - rect.left, event.clientY - rect.top];
+    this.tooltip.style.left = '0px'; // measured where nothing narrows it
+    const { offsetWidth: width, offsetHeight: height } = this.tooltip;
+    const left = x + 12 + width > rect.width ? Math.max(0, x - 12 - width) : x + 12;
+    const top = y + 12 + height > rect.height ? Math.max(0, y - 12 - height) : y + 12;
+    this.tooltip.style.left = `${left}px`;
+    this.tooltip.style.top = `${top}px`;
   }
 
   /** "12 ops · 60 µs · GPU:0 · run 2 · iterations 3–4: a, b, c, d, e, … · click to zoom in" */
@@ -844,9 +945,10 @@ export class TimingPanel extends PlotPanel {
     const node = this.nodes.get(nodeId);
     const what = node ? `${node.name} (${node.type})` : `node ${nodeId}`;
     const devices = this.store.devices;
+    const network = crossesTasks(devices, b.peer[i], b.device[i]) ? ' between tasks' : '';
     const where =
       lane.kind === 'transfer'
-        ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}`
+        ? `${formatBytes(b.bytes[i])} ${deviceShort(devices, b.peer[i])} → ${deviceShort(devices, b.device[i])}${network}`
         : this.labels[bar.lane].split(' · ')[0];
     const run = b.run[i] >= 0 ? ` · run ${b.run[i] + 1}` : '';
     // An op inside a while loop runs once per iteration: which one this bar is (counted from 1,

@@ -9,6 +9,9 @@ import {
   barAt,
   barsOfNode,
   coalesceLane,
+  coalesceWaits,
+  crossesTasks,
+  lastArrival,
   MERGE_PX,
   computeTiming,
   fitLabel,
@@ -19,10 +22,11 @@ import {
   padWindow,
   panWindow,
   transferArrows,
+  waitAt,
   zoomWindow,
 } from './timingmodel';
 import { COLUMN_NAMES, EventKind, TimingSource, type EventLists } from './types';
-import { panelsDocument } from './__tests__/panels-fixture';
+import { clusterDocument, panelsDocument } from './__tests__/panels-fixture';
 
 function storeModel() {
   const store = PlacementStore.fromDocument(panelsDocument());
@@ -75,7 +79,7 @@ describe('TimingModel', () => {
       'CPU:0 · busy 10%',
       'GPU:0 stream 0 · busy 30%',
       'GPU:0 stream 1',
-      'GPU:1 stream 0 · busy 60% (modeled)',
+      'GPU:1 · busy 60% (modeled)',
       'transfers',
     ]);
     // A narrow plot's lanes say less, each in the characters it is given.
@@ -188,6 +192,62 @@ describe('TimingModel', () => {
     model.update(events, []);
     expect(model.opBars).toBe(events.count);
     expect(model.lanes[0].bars.t0[0]).toBe(events.t0[0]);
+  });
+});
+
+describe('a cluster step', () => {
+  function clusterModel() {
+    const store = PlacementStore.fromDocument(clusterDocument());
+    return { store, model: computeTiming(store.events, store.devices) };
+  }
+
+  it('draws a task’s waits on its device’s lane, apart from its ops and its busy time', () => {
+    const { store, model } = clusterModel();
+    expect(model.lanes.map((l) => [l.kind, l.device, l.bars.length, l.waits.length])).toEqual([
+      ['op', 0, 1, 0],
+      ['op', 1, 1, 1],
+      ['transfer', -1, 3, 0],
+    ]);
+    expect([model.opBars, model.waitBars]).toEqual([2, 1]);
+    // The worker ran its matmul 20 of the step's 100 ns; it waited 55 more, which is not busy.
+    const utilisation = model.utilisation(model.span());
+    expect(utilisation.get(1)).toBeCloseTo(0.2);
+    const labels = laneLabels(model, store.devices, utilisation).map((l) => laneText(l));
+    expect(labels).toEqual(['ps/0 CPU:0 · busy 10%', 'worker/0 CPU:0 · busy 20%', 'transfers']);
+    // Under the pointer: the wait, not an op; the matmul after it.
+    expect([waitAt(model, 1, 30), barAt(model, 1, 30)]).toEqual([0, -1]);
+    expect([waitAt(model, 1, 70), barAt(model, 1, 70)]).toEqual([-1, 0]);
+    expect(waitAt(model, 0, 30)).toBe(-1);
+    expect(coalesceWaits(model, 1, 0, 100, 1)).toEqual([
+      { device: 1, x0: [5], x1: [60], bar: [0], count: [1], first: [0], end: [1] },
+    ]);
+    expect(coalesceWaits(model, 0, 0, 100, 1)).toEqual([]);
+  });
+
+  it('finds what arrived last for a wait: its peer’s tensor that arrived by its end', () => {
+    const { model } = clusterModel();
+    const transfers = model.lanes[2].bars;
+    // w/read (60) ended the wait; s (40) came before it and `later` (70) after its end.
+    expect(transfers.node[lastArrival(model, 1, 0)]).toBe(0);
+    // A wait a control token ended names no tensor.
+    const doc = clusterDocument();
+    doc.events.peer[2] = -1;
+    const store = PlacementStore.fromDocument(doc);
+    expect(lastArrival(computeTiming(store.events, store.devices), 1, 0)).toBe(-1);
+  });
+
+  it('counts a wait in its run’s active span: the axis keeps a wait before the first op', () => {
+    const doc = clusterDocument();
+    doc.events.t0[2] = -5; // the worker's clock a little ahead of the ps task's
+    expect(PlacementStore.fromDocument(doc).activity().spans.get(0)).toEqual([-5, 80]);
+  });
+
+  it('tells the tasks of a transfer’s ends apart', () => {
+    const { store } = clusterModel();
+    expect(crossesTasks(store.devices, 0, 1)).toBe(true);
+    expect(crossesTasks(store.devices, 1, 1)).toBe(false);
+    const local = PlacementStore.fromDocument(panelsDocument()).devices;
+    expect(crossesTasks(local, 0, 1)).toBe(false);
   });
 });
 

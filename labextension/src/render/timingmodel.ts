@@ -1,8 +1,9 @@
 /**
  * The timing panel's data, apart from any drawing: one lane per device and stream holding its OP
- * events as bars sorted by start, a lane of transfers, each device's busy time, and the queries
- * a drawing needs (the bar under a point, a lane's bars merged to the plot's resolution, the bars
- * wide enough for a label, the transfers in view) and the zoom window's arithmetic.
+ * events as bars sorted by start (and, apart from them, the WAIT events of a cluster task's stages
+ * waiting for other tasks: not busy time), a lane of transfers, each device's busy time, and the
+ * queries a drawing needs (the bar under a point, a lane's bars merged to the plot's resolution,
+ * the bars wide enough for a label, the transfers in view) and the zoom window's arithmetic.
  *
  * The model is folded in from a cursor (cursor.ts): a live update costs the new events, and a
  * draw costs what the plot's width can show, not the number of events.
@@ -136,6 +137,8 @@ export interface Lane {
   device: number; // -1 for the transfers lane
   stream: number;
   bars: LaneBars;
+  /** An OP lane's WAIT events: its stages waiting for other tasks (peer: who sent last). */
+  waits: LaneBars;
 }
 
 /** A bar: its lane's index in `lanes` and its index in that lane. */
@@ -193,8 +196,10 @@ export class IntervalUnion {
 export class TimingModel {
   /** OP lanes by device order then stream, then the transfers lane (when there are any). */
   lanes: Lane[] = [];
-  /** OP bars (the transfers lane's bars are not counted). */
+  /** OP bars (the transfers lane's bars and the waits are not counted). */
   opBars = 0;
+  /** WAIT bars: time cluster tasks' stages waited for other tasks. */
+  waitBars = 0;
   /** Per device id: the timing sources of its OP events. */
   readonly sources = new Map<number, Set<number>>();
   private readonly busy = new Map<number, IntervalUnion>();
@@ -214,6 +219,7 @@ export class TimingModel {
       this.lanes = [];
       this.laneByKey = new Map();
       this.opBars = 0;
+      this.waitBars = 0;
       this.sources.clear();
       this.busy.clear();
       this.runs = new IntervalUnion();
@@ -223,14 +229,26 @@ export class TimingModel {
     let newLane = false;
     for (let e = start; e < end; e++) {
       const kind = events.kind[e];
-      if (kind === EventKind.OP) {
+      if (kind === EventKind.OP || kind === EventKind.WAIT) {
         const device = events.device[e];
         const key = `${device}:${events.stream[e]}`;
         let lane = this.laneByKey.get(key);
         if (lane === undefined) {
-          lane = { kind: 'op', device, stream: events.stream[e], bars: new LaneBars() };
+          lane = {
+            kind: 'op',
+            device,
+            stream: events.stream[e],
+            bars: new LaneBars(),
+            waits: new LaneBars(),
+          };
           this.laneByKey.set(key, lane);
           newLane = true;
+        }
+        if (kind === EventKind.WAIT) {
+          // Waiting is not running: drawn apart, and left out of the device's busy time.
+          lane.waits.add(events, e);
+          this.waitBars += 1;
+          continue;
         }
         lane.bars.add(events, e);
         this.opBars += 1;
@@ -249,7 +267,13 @@ export class TimingModel {
       } else if (kind === EventKind.TRANSFER) {
         let lane = this.laneByKey.get('transfer');
         if (lane === undefined) {
-          lane = { kind: 'transfer', device: -1, stream: -1, bars: new LaneBars() };
+          lane = {
+            kind: 'transfer',
+            device: -1,
+            stream: -1,
+            bars: new LaneBars(),
+            waits: new LaneBars(),
+          };
           this.laneByKey.set('transfer', lane);
           newLane = true;
         }
@@ -325,10 +349,17 @@ export function deviceShort(devices: readonly DeviceRecord[], id: number): strin
   return device ? shortDeviceName(device.name) : id < 0 ? 'unplaced' : `device ${id}`;
 }
 
+/** Whether devices `a` and `b` belong to different tasks (a cluster's processes). */
+export function crossesTasks(devices: readonly DeviceRecord[], a: number, b: number): boolean {
+  const task = (id: number) => devices.find((d) => d.id === id)?.name.split('/device:')[0];
+  const [x, y] = [task(a), task(b)];
+  return x !== undefined && y !== undefined && x !== y;
+}
+
 /**
- * A lane's label in parts, so a narrow plot can say less of it (laneText): its device, its stream,
- * and on a device's first lane the share of the runs' time its ops ran and whether that is
- * modeled.
+ * A lane's label in parts, so a narrow plot can say less of it (laneText): its device, its stream
+ * (where the device has several), and on a device's first lane the share of the runs' time its
+ * ops ran and whether that is modeled.
  */
 export interface LaneLabel {
   device: string;
@@ -337,20 +368,30 @@ export interface LaneLabel {
   modeled: boolean;
 }
 
-/** Lane labels: the device and stream, with busy share and "(modeled)" on a device's first. */
+/**
+ * Lane labels: the device (and stream, where it has several), with busy share and "(modeled)" on
+ * a device's first.
+ */
 export function laneLabels(
   model: TimingModel,
   devices: readonly DeviceRecord[],
   utilisation: ReadonlyMap<number, number>,
 ): LaneLabel[] {
+  const lanesOf = new Map<number, number>();
+  for (const lane of model.lanes) {
+    lanesOf.set(lane.device, (lanesOf.get(lane.device) ?? 0) + 1);
+  }
   return model.lanes.map((lane, i) => {
     if (lane.kind === 'transfer') {
       return { device: 'transfers', stream: null, busy: null, modeled: false };
     }
     const first = i === 0 || model.lanes[i - 1].device !== lane.device;
+    // A device's one stream goes unnamed: its number (the device's id, as a trace records it)
+    // would tell a reader nothing.
+    const named = lane.stream >= 0 && (lanesOf.get(lane.device) ?? 0) > 1;
     return {
       device: deviceShort(devices, lane.device),
-      stream: lane.stream >= 0 ? lane.stream : null,
+      stream: named ? lane.stream : null,
       busy: first ? busyShare(utilisation.get(lane.device) ?? 0) : null,
       modeled: first && (model.sources.get(lane.device)?.has(TimingSource.MODELED) ?? false),
     };
@@ -410,7 +451,17 @@ export function middleCut(text: string, chars: number): string {
  */
 export function barAt(model: TimingModel, lane: number, t: number, tolerance = 0): number {
   const bars = model.lanes[lane]?.bars;
-  if (bars === undefined || bars.length === 0) {
+  return bars === undefined ? -1 : barIn(bars, t, tolerance);
+}
+
+/** The wait of `lane` under real time t (within `tolerance` ns), as barAt; -1 when none. */
+export function waitAt(model: TimingModel, lane: number, t: number, tolerance = 0): number {
+  const waits = model.lanes[lane]?.waits;
+  return waits === undefined ? -1 : barIn(waits, t, tolerance);
+}
+
+function barIn(bars: LaneBars, t: number, tolerance: number): number {
+  if (bars.length === 0) {
     return -1;
   }
   const { t0, t1, maxT1 } = bars;
@@ -492,45 +543,12 @@ export function coalesceLane(
     return [];
   }
   const bars = info.bars;
-  const { t0, t1, maxT1, device } = bars;
+  if (info.kind === 'op') {
+    return [coalesceBars(bars, info.device, lo, hi, resolution, axis)];
+  }
+  const { t0, t1, device } = bars;
   const first = bars.reaching(lo);
   const last = bars.after(hi);
-  if (info.kind === 'op') {
-    const segments = noSegments(info.device);
-    const wide = (b: number) => axis.toShown(t1[b]) - axis.toShown(t0[b]) >= WIDE_PX * resolution;
-    let i = first;
-    while (i < last) {
-      if (t1[i] < lo) {
-        i += 1;
-        continue;
-      }
-      const start = axis.toShown(t0[i]);
-      let end = Math.max(axis.toShown(t1[i]), start + resolution);
-      let j = i + 1;
-      // A wide bar is a segment of its own, so back-to-back ops stay apart (and labelled); narrow
-      // ones merge with whatever starts within a pixel of their end, and bridge a gap of up to
-      // MERGE_PX pixels to a narrow bar.
-      while (!wide(i) && j < last && !(wide(j) && t0[j] >= maxT1[j - 1])) {
-        let k = Math.min(last, bars.after(axis.toReal(end + resolution), j));
-        if (k <= j) {
-          if (wide(j) || axis.toShown(t0[j]) > end + MERGE_PX * resolution) {
-            break;
-          }
-          k = j + 1;
-        }
-        end = Math.max(end, axis.toShown(maxT1[k - 1]));
-        j = k;
-      }
-      segments.x0.push(start);
-      segments.x1.push(end);
-      segments.bar.push(j === i + 1 && wide(i) ? i : -1);
-      segments.count.push(j - i);
-      segments.first.push(i);
-      segments.end.push(j);
-      i = j;
-    }
-    return [segments];
-  }
   const groups = new Map<number, LaneSegments>();
   for (let i = first; i < last; i++) {
     if (t1[i] < lo) {
@@ -565,6 +583,97 @@ export function coalesceLane(
     }
   }
   return [...groups.values()];
+}
+
+/** An OP lane's waits (WAIT events) merged for drawing as coalesceLane merges its ops. */
+export function coalesceWaits(
+  model: TimingModel,
+  lane: number,
+  lo: number,
+  hi: number,
+  resolution: number,
+  axis: AxisMap = IDENTITY_AXIS,
+): LaneSegments[] {
+  const info = model.lanes[lane];
+  if (info === undefined || info.waits.length === 0) {
+    return [];
+  }
+  return [coalesceBars(info.waits, info.device, lo, hi, resolution, axis)];
+}
+
+/** Bars of one colour merged (coalesceLane), skipping over merged bars by binary search. */
+function coalesceBars(
+  bars: LaneBars,
+  device: number,
+  lo: number,
+  hi: number,
+  resolution: number,
+  axis: AxisMap,
+): LaneSegments {
+  const { t0, t1, maxT1 } = bars;
+  const first = bars.reaching(lo);
+  const last = bars.after(hi);
+  const segments = noSegments(device);
+  const wide = (b: number) => axis.toShown(t1[b]) - axis.toShown(t0[b]) >= WIDE_PX * resolution;
+  let i = first;
+  while (i < last) {
+    if (t1[i] < lo) {
+      i += 1;
+      continue;
+    }
+    const start = axis.toShown(t0[i]);
+    let end = Math.max(axis.toShown(t1[i]), start + resolution);
+    let j = i + 1;
+    // A wide bar is a segment of its own, so back-to-back ops stay apart (and labelled); narrow
+    // ones merge with whatever starts within a pixel of their end, and bridge a gap of up to
+    // MERGE_PX pixels to a narrow bar.
+    while (!wide(i) && j < last && !(wide(j) && t0[j] >= maxT1[j - 1])) {
+      let k = Math.min(last, bars.after(axis.toReal(end + resolution), j));
+      if (k <= j) {
+        if (wide(j) || axis.toShown(t0[j]) > end + MERGE_PX * resolution) {
+          break;
+        }
+        k = j + 1;
+      }
+      end = Math.max(end, axis.toShown(maxT1[k - 1]));
+      j = k;
+    }
+    segments.x0.push(start);
+    segments.x1.push(end);
+    segments.bar.push(j === i + 1 && wide(i) ? i : -1);
+    segments.count.push(j - i);
+    segments.first.push(i);
+    segments.end.push(j);
+    i = j;
+  }
+  return segments;
+}
+
+/**
+ * The transfer that ended wait `index` of `lane`: of the transfers lane's bars from the wait's
+ * peer device in its run, the one that arrived last by the wait's end; -1 when none (a control
+ * token ended it, or the transfers were not recorded). Both ends are on the waiting task's clock.
+ */
+export function lastArrival(model: TimingModel, lane: number, index: number): number {
+  const waits = model.lanes[lane]?.waits;
+  const transfers = model.lanes.find((l) => l.kind === 'transfer')?.bars;
+  if (waits === undefined || transfers === undefined || index >= waits.length) {
+    return -1;
+  }
+  const [peer, run, end] = [waits.peer[index], waits.run[index], waits.t1[index]];
+  if (peer < 0) {
+    return -1;
+  }
+  let best = -1;
+  // Bars are sorted by start: those of earlier runs started before any of this run's.
+  for (let i = transfers.after(end) - 1; i >= 0 && transfers.run[i] >= run; i--) {
+    const arrival = transfers.t1[i];
+    const fits = transfers.run[i] === run && transfers.peer[i] === peer && arrival <= end;
+    if (fits && (best < 0 || arrival > transfers.t1[best])) {
+      best = i;
+    }
+  }
+  return best;
 }
 
 /** A label that fits in `px` pixels at about `charPx` per character: the name, shortened. */

@@ -52,6 +52,41 @@ export function panelsDocument(): PlacementDocument {
   };
 }
 
+export const PS_CPU = '/job:ps/replica:0/task:0/device:CPU:0';
+export const WORKER_CPU = '/job:worker/replica:0/task:0/device:CPU:0';
+
+/**
+ * A cluster step (run 0, 0..100 ns) on a ps task and a worker task: the ps task reads its variable
+ * w (0..10) and sends it to the worker (10..60, 8 KiB), whose stage waits for it (5..60) before
+ * its matmul y (60..80). A scalar s from the ps task arrived earlier (10..40), and a tensor for
+ * a later stage after the wait (60..70). Streams are device ids, as a trace records them.
+ */
+export function clusterDocument(): PlacementDocument {
+  return {
+    schema: 'placeviz/1',
+    origin_ns: 1000,
+    devices: [device(0, PS_CPU), device(1, WORKER_CPU)],
+    nodes: [
+      node(0, 'w/read', { device: 0 }),
+      node(1, 'y', { device: 1, type: 'MatMul' }),
+      node(2, 's', { device: 0 }),
+      node(3, 'later', { device: 0 }),
+    ],
+    edges: [{ src: 0, dst: 1, kind: 'data', bytes: 8192, crosses: true }],
+    runs: [{ id: 0, t0: 1000, t1: 1100, status: 'ok', error: null, fetches: ['y'] }],
+    // kind, t0, t1, node, device, stream, bytes, source, run, peer
+    events: columns([
+      [K.RUN, 0, 100, -1, -1, -1, 0, S.CLOCK, 0, -1],
+      [K.OP, 0, 10, 0, 0, 0, 8192, S.CLOCK, 0, -1],
+      [K.WAIT, 5, 60, 1, 1, 1, 0, S.CLOCK, 0, 0],
+      [K.TRANSFER, 10, 40, 2, 1, 1, 4, S.CLOCK, 0, 0],
+      [K.TRANSFER, 10, 60, 0, 1, 1, 8192, S.CLOCK, 0, 0],
+      [K.OP, 60, 80, 1, 1, 1, 1024, S.CLOCK, 0, -1],
+      [K.TRANSFER, 60, 70, 3, 1, 1, 4, S.CLOCK, 0, 0],
+    ]),
+  };
+}
+
 /** A plotly stand-in that records calls (jsdom cannot run plotly: no SVG layout). */
 export function fakePlotly() {
   const calls: { method: string; args: unknown[] }[] = [];
