@@ -35,6 +35,7 @@ from placeviz.runtime.remote import RemoteResult
 from placeviz.train.cluster_spec import ClusterSpec
 
 CONNECT_TIMEOUT_S = 10.0
+CLOCK_READINGS = 8  # round trips to each task when its clock offset is measured
 _run_ids = itertools.count()
 
 
@@ -103,11 +104,10 @@ class ClusterMaster:
 
     def _discover(self, workers: list[str] | None = None) -> None:
         """Learn the tasks (or those at ``workers``): process, clock and devices."""
-        sent = time.perf_counter_ns()
         described = self.client.run(task_functions.describe, workers=workers)
-        back = time.perf_counter_ns()
+        offsets = self.client.sync(self._clock_offsets, sorted(described))
         for address, info in described.items():
-            offset = (sent + back) // 2 - info["clock_ns"]
+            offset = offsets[address]
             known = self.tasks.get(address)
             if known is not None:  # restarted: the same task and devices, a new process
                 known.pid, known.clock_offset_ns = info["pid"], offset
@@ -115,6 +115,23 @@ class ClusterMaster:
             task = self.tasks[address] = TaskInfo(info["task"], address, info["pid"], offset)
             task.devices = [_device(task, d) for d in info["devices"]]
             task.cluster = info["cluster"]
+
+    async def _clock_offsets(self, addresses: list[str]) -> dict[str, int]:
+        """What to add to each task's clock to get this process's: its clock read between two
+        of ours, straight over Dask's comms, the reading with the shortest round trip kept (its
+        error is at most half that trip), as NTP does."""
+        offsets = {}
+        for address in addresses:
+            best: tuple[int, int] | None = None
+            for _ in range(CLOCK_READINGS):
+                sent = time.perf_counter_ns()
+                theirs = await self._call(address, "placeviz_clock")
+                back = time.perf_counter_ns()
+                if best is None or back - sent < best[0]:
+                    best = (back - sent, (sent + back) // 2 - theirs)
+            assert best is not None
+            offsets[address] = best[1]
+        return offsets
 
     def task_of(self, device: Device) -> TaskInfo:
         return self._task_of_device[device.name]

@@ -102,6 +102,7 @@ class StepServer:
             placeviz_tensors=self.tensors,
             placeviz_abort=self.abort,
             placeviz_forget=self.forget,
+            placeviz_clock=self.clock,
         )
 
     def close(self) -> None:
@@ -115,6 +116,10 @@ class StepServer:
     def tensors(self, step: str, sender: str, values: dict[str, Any], tokens: list[str]) -> None:
         self.handled["tensors"] += 1
         self.mailbox.put(step, sender, values, tokens)
+
+    def clock(self) -> int:
+        """This task's clock, which its events are stamped with (the master learns its offset)."""
+        return time.perf_counter_ns()
 
     def forget(self, graph: str) -> str:
         """A client session closed: its graph and programs go (the variables stay)."""

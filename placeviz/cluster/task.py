@@ -12,7 +12,6 @@ import asyncio
 import os
 import signal
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,7 +216,6 @@ def describe() -> dict[str, Any]:
         "task": task_name(here.job, here.task),
         "cluster": _CLUSTER.as_dict() if _CLUSTER is not None else {},
         "pid": os.getpid(),
-        "clock_ns": time.perf_counter_ns(),
         "devices": [
             {
                 "name": d.name,
