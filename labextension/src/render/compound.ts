@@ -348,7 +348,7 @@ function placeAside(
       y[item] = bottom + LAYER_GAP / 2;
       bottom = y[item] + h[item];
     });
-    // Past the last bus, room for the links between side items (dagpaint.linkPath).
+    // Past the last bus, room for the links between side items (dagshapes.linkPath).
     return { width: right + BUS_OFFSET + sides.length * BUS_STEP, height: bottom };
   }
   let bottom = -Infinity;

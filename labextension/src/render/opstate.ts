@@ -178,7 +178,7 @@ export class OpTimeline {
     for (let e = start; e < end; e++) {
       const kind = events.kind[e];
       if (!TIMELINE_KINDS.has(kind)) {
-        continue; // a card's memory reading (memory.ts), or a kind this version does not know
+        continue; // a card's memory reading (memorymodel.ts), or a kind this version does not know
       }
       this.end = Math.max(this.end, events.t1[e], events.t0[e]);
       if (kind === EventKind.RUN || kind === EventKind.OP) {

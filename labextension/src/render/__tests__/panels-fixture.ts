@@ -5,7 +5,7 @@
  */
 import { EventKind as K, TimingSource as S, type PlacementDocument } from '../types';
 import type { PlotlyModule } from '../plotly';
-import { columns, device, node } from './fixtures';
+import { columns, device, node, type EventRow } from './fixtures';
 
 export const CPU = '/job:localhost/replica:0/task:0/device:CPU:0';
 export const GPU0 = '/job:localhost/replica:0/task:0/device:GPU:0';
@@ -110,4 +110,37 @@ export function fakePlotly() {
     },
   };
   return { plotly: plotly as unknown as PlotlyModule, calls };
+}
+
+/** A card reading (NVML) row: kind, t0 = t1, node -1, device, stream = device, bytes, clock. */
+export const cardRow = (t: number, device: number, bytes: number, run = 0): EventRow => [
+  K.CARD_MEMORY,
+  t,
+  t,
+  -1,
+  device,
+  device,
+  bytes,
+  1,
+  run,
+  -1,
+];
+
+export const GiB = 1024 ** 3;
+
+/**
+ * The panels document with GPU:0's card (device 1) read every 10 ns during the run, out of
+ * order as a sampler thread may record them: 2 GiB at the start, 3 GiB from 50 ns on.
+ */
+export function withCards() {
+  const doc = panelsDocument();
+  const rows = [cardRow(100, 1, 3 * GiB), cardRow(0, 1, 2 * GiB)];
+  for (let t = 10; t < 100; t += 10) {
+    rows.push(cardRow(t, 1, t < 50 ? 2 * GiB : 3 * GiB));
+  }
+  const more = columns(rows);
+  for (const name of Object.keys(more) as (keyof typeof more)[]) {
+    doc.events[name] = [...doc.events[name], ...more[name]];
+  }
+  return doc;
 }
