@@ -102,6 +102,7 @@ from placeviz.graph.ops.clip_ops import (
     global_norm,
 )
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
+from placeviz.graph.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
 from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
 from placeviz.graph.ops.io_ops import placeholder_with_default
 from placeviz.graph.ops.linalg_ops import einsum, tensordot

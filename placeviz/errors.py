@@ -57,6 +57,11 @@ class CancelledError(OpError):
     """The run was cancelled."""
 
 
+class OutOfRangeError(OpError):
+    """Iteration past the end: a dequeue from a queue that is closed and has too few
+    elements."""
+
+
 class UnavailableError(OpError):
     """A cluster task cannot be reached: its process ended, or never started."""
 
