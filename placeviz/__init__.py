@@ -163,7 +163,7 @@ from placeviz.graph.ops.random_ops import (
     truncated_normal,
 )
 from placeviz.graph.ops.reverse_ops import reverse, reverse_sequence
-from placeviz.graph.ops.selection_ops import argmax, argmin, cumsum, one_hot, where
+from placeviz.graph.ops.selection_ops import argmax, argmin, boolean_mask, cumsum, one_hot, where
 from placeviz.graph.ops.state_ops import (
     assign,
     assign_add,
@@ -196,6 +196,7 @@ from placeviz.graph.variables import (
     global_variables_initializer,
     local_variables,
     local_variables_initializer,
+    report_uninitialized_variables,
     model_variables,
     trainable_variables,
     variables_initializer,
