@@ -102,8 +102,8 @@ from placeviz.graph.ops.clip_ops import (
     global_norm,
 )
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
-from placeviz.graph.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
 from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
+from placeviz.graph.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
 from placeviz.graph.ops.io_ops import placeholder_with_default
 from placeviz.graph.ops.linalg_ops import einsum, tensordot
 from placeviz.graph.ops.logging_ops import Assert
@@ -196,8 +196,8 @@ from placeviz.graph.variables import (
     global_variables_initializer,
     local_variables,
     local_variables_initializer,
-    report_uninitialized_variables,
     model_variables,
+    report_uninitialized_variables,
     trainable_variables,
     variables_initializer,
 )

@@ -56,7 +56,7 @@ class Coordinator:
         """Any error raised inside requests a stop with it (the block's thread then ends)."""
         try:
             yield
-        except Exception as ex:  # noqa: BLE001 -- TF's: every error stops the group
+        except Exception as ex:  # TF: every error stops the group
             self.request_stop(ex)
 
     def wait_for_stop(self, timeout: float | None = None) -> bool:
@@ -87,9 +87,7 @@ class Coordinator:
             if self._exc_info_to_raise is not None:
                 raise self._exc_info_to_raise[1].with_traceback(self._exc_info_to_raise[2])
         if alive and not ignore_live_threads:
-            raise RuntimeError(
-                f"Coordinator stopped with threads still running: {' '.join(alive)}"
-            )
+            raise RuntimeError(f"Coordinator stopped with threads still running: {' '.join(alive)}")
 
     @property
     def joined(self) -> bool:

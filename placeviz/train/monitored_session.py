@@ -3,10 +3,10 @@ restores the variables, runs hooks around every ``run`` and saves checkpoints.
 
 As TensorFlow's: hooks' ``begin`` runs before the graph is finalized (no op may be added while
 the session is open); the chief restores the latest checkpoint in ``checkpoint_dir`` when one
-exists and runs the init op otherwise; ``with`` swallows ``StopIteration`` (the end of the
-data; placeviz has no input pipelines raising ``OutOfRangeError``). Differences: hooks get
-``coord=None`` (placeviz has no queue runners), no summaries, ``graph.pbtxt`` or meta graph are
-written, no ready op is checked, and a session that fails is not recreated.
+exists and runs the init op otherwise; hooks get the session's ``Coordinator`` (queue runners
+they start stop with it when the session closes); ``with`` swallows ``OutOfRangeError`` and
+``StopIteration`` (the end of the data). Differences: no summaries, ``graph.pbtxt`` or meta graph
+are written, no ready op is checked, and a session that fails is not recreated.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from placeviz.errors import OutOfRangeError
 from placeviz.graph.core import Graph, Operation, get_default_graph
 from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.variables import global_variables_initializer, local_variables_initializer
 from placeviz.runtime.config import ConfigProto
 from placeviz.runtime.session import Session
+from placeviz.train.coordinator import Coordinator
 from placeviz.train.hooks import (
     CheckpointSaverHook,
     SessionRunArgs,
@@ -161,10 +163,12 @@ class MonitoredSession:
         self._hooks = list(hooks or [])
         for hook in self._hooks:
             hook.begin()
+        self._stop_grace_period_secs = stop_grace_period_secs
         self._sess: Session | None = (session_creator or ChiefSessionCreator()).create_session()
         self._should_stop = False
+        self._coord = Coordinator()
         for hook in self._hooks:
-            hook.after_create_session(self._sess, None)
+            hook.after_create_session(self._sess, self._coord)
 
     @property
     def graph(self) -> Graph:
@@ -176,7 +180,7 @@ class MonitoredSession:
         return self._sess
 
     def should_stop(self) -> bool:
-        return self._sess is None or self._should_stop
+        return self._sess is None or self._should_stop or self._coord.should_stop()
 
     def run(
         self,
@@ -231,8 +235,16 @@ class MonitoredSession:
                 for hook in self._hooks:
                     hook.end(self._sess)
         finally:
-            self._sess.close()
-            self._sess = None
+            # The threads hooks started (queue runners) stop; one still running after the
+            # grace period is left behind, as TF leaves it.
+            self._coord.request_stop()
+            try:
+                self._coord.join(
+                    stop_grace_period_secs=self._stop_grace_period_secs, ignore_live_threads=True
+                )
+            finally:
+                self._sess.close()
+                self._sess = None
             if not self._graph_was_finalized:
                 self._graph._finalized = False  # TF's _unsafe_unfinalize: the graph grows again
 
@@ -240,7 +252,7 @@ class MonitoredSession:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> bool:
-        ended = exc_type is not None and issubclass(exc_type, StopIteration)
+        ended = exc_type is not None and issubclass(exc_type, OutOfRangeError | StopIteration)
         self._close(error=exc_type is not None and not ended)
         return exc_type is None or ended
 

@@ -96,7 +96,7 @@ class QueueRunner:
                         if self._runs_per_session[sess] == 0:
                             try:
                                 sess.run(self._close_op)
-                            except Exception as error:  # noqa: BLE001 -- TF ignores it too
+                            except Exception as error:  # TF ignores it too
                                 logger.debug("Ignored exception: %s", error)
                     return
         except Exception as error:
@@ -116,7 +116,7 @@ class QueueRunner:
         coord.wait_for_stop()
         try:
             sess.run(self._cancel_op)
-        except Exception as error:  # noqa: BLE001 -- TF ignores it too
+        except Exception as error:  # TF ignores it too
             logger.debug("Ignored exception: %s", error)
 
     def create_threads(

@@ -163,8 +163,8 @@ class SyncReplicasOptimizer(Optimizer):
             num_tokens = self._replicas_to_aggregate
         elif num_tokens < tokens_needed:
             raise ValueError(
-                "Too few tokens to finish the first step: %d (given) vs %d (needed)"
-                % (num_tokens, tokens_needed)
+                f"Too few tokens to finish the first step: {num_tokens} (given) vs "
+                f"{tokens_needed} (needed)"
             )
         graph = get_default_graph()
         if num_tokens > 0:

@@ -63,6 +63,25 @@ def queue_graph_facts(tf: Any) -> Any:
     )
 
 
+@program
+def queue_requested_devices(tf: Any) -> Any:
+    """A queue puts itself on a CPU (keeping the index a GPU scope gives); its ops and an
+    accumulator keep the scope's request."""
+    with tf.device("/gpu:0"):
+        q = tf.FIFOQueue(2, tf.float32, shapes=[()])
+        size = q.size()
+    with tf.device("/job:ps/task:0/cpu:0"):
+        on_ps = tf.FIFOQueue(2, tf.float32, shapes=[()])
+    with tf.device("/gpu:1"):
+        acc = tf.ConditionalAccumulator(tf.float32, shape=())
+    return Note(
+        queue=q.queue_ref.op.device,
+        size=size.op.device,
+        on_ps=on_ps.queue_ref.op.device,
+        accumulator=acc.accumulator_ref.op.device,
+    )
+
+
 @program(error=["are incompatible"])
 def queue_enqueue_wrong_shape(tf: Any) -> Any:
     return _queue(tf).enqueue((1, [[1.0, 2.0]]))
@@ -188,9 +207,7 @@ def sync_replicas_graph_ps_worker(tf: Any) -> Any:
 
 @program
 def sync_replicas_graph_device_setter(tf: Any) -> Any:
-    with tf.device(
-        tf.train.replica_device_setter(ps_tasks=2, worker_device="/job:worker/task:1")
-    ):
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2, worker_device="/job:worker/task:1")):
         m = _sync_model(tf, replicas=2, total=3)
         return _sync_note(tf, m, hook_is_chief=False)
 

@@ -81,6 +81,8 @@ class FIFOQueueResource:
             for element in elements:
                 while not self.closed and self._full():
                     self.changed.wait()
+                if self.cancelled:  # TF's words for an enqueue a close cancelled
+                    raise CancelledError(f"Queue '{self.name}' is already closed.", op=op)
                 if self.closed:
                     raise CancelledError(f"FIFOQueue '{self.name}' is closed.", op=op)
                 self.elements.append(element)
@@ -349,9 +351,7 @@ def _accumulator_kernel(xp: Any, op: Operation, state: Any) -> Any:
     attrs = op.attrs
     accumulator = state.resource(
         _resource_key(op),
-        lambda: AccumulatorResource(
-            _resource_name(op), attrs["shape"], attrs["reduction_type"]
-        ),
+        lambda: AccumulatorResource(_resource_name(op), attrs["shape"], attrs["reduction_type"]),
     )
     return lambda: accumulator
 
@@ -528,9 +528,7 @@ class FIFOQueue:
         elif not isinstance(vals, list | tuple):
             vals = [vals]
         if len(vals) != len(self._dtypes):
-            raise ValueError(
-                f"Expected {len(self._dtypes)} tensors to enqueue, got {len(vals)}"
-            )
+            raise ValueError(f"Expected {len(self._dtypes)} tensors to enqueue, got {len(vals)}")
         return [
             convert_to_tensor(v, dtype=t, name=f"component_{i}")
             for i, (v, t) in enumerate(zip(vals, self._dtypes))
@@ -647,9 +645,9 @@ class ConditionalAccumulator:
 
     def num_accumulated(self, name: str | None = None) -> Tensor:
         op_name = name or f"{self._name}_NumAccumulated"
-        return make_op("ResourceAccumulatorNumAccumulated", [self._accumulator_ref], op_name).outputs[
-            0
-        ]
+        return make_op(
+            "ResourceAccumulatorNumAccumulated", [self._accumulator_ref], op_name
+        ).outputs[0]
 
     def set_global_step(self, new_global_step: Any, name: str | None = None) -> Operation:
         """Gradients computed before ``new_global_step`` are dropped from now on."""
