@@ -149,13 +149,7 @@ class AccumulatorResource:
             )
         with self.changed:
             if local_step < self.global_step:
-                logger.warning(
-                    "Dropped a stale gradient: its local step %d is older than the "
-                    "accumulator's global step %d",
-                    local_step,
-                    self.global_step,
-                )
-                return
+                return  # stale: silently dropped, as TF's
             if self.count == 0:
                 self.total = xp.array(gradient, copy=True)
             else:
@@ -190,11 +184,10 @@ class AccumulatorResource:
         with self.changed:
             if step < self.global_step:
                 logger.warning(
-                    "Attempt to set the global step of accumulator %s to %d, lower than its "
-                    "step %d",
-                    self.name,
-                    step,
+                    "Attempt to set current_global_step_ to smaller value: "
+                    "current_global_step_ = %d >= %d.",
                     self.global_step,
+                    step,
                 )
             self.global_step = step
 
@@ -318,6 +311,12 @@ def _dequeue_many_kernel(xp: Any, op: Operation, state: Any) -> Any:
     types = op.attrs["component_types"]
 
     def dequeue_many(queue: FIFOQueueResource, n: Any) -> tuple[Any, ...]:
+        if not queue.shapes:
+            raise InvalidArgumentError(
+                "FIFOQueue's DequeueMany and DequeueUpTo require the components to have "
+                "specified shapes.",
+                op=op,
+            )
         count = int(n)
         if count < 0:
             raise InvalidArgumentError(
@@ -326,8 +325,7 @@ def _dequeue_many_kernel(xp: Any, op: Operation, state: Any) -> Any:
         elements = queue.dequeue(op, count)
         if not elements:
             return tuple(
-                xp.zeros((0, *s.as_list()), dtype=t.np)
-                for s, t in zip(_queue_shapes(op.inputs[0], types), types)
+                xp.zeros((0, *s.as_list()), dtype=t.np) for s, t in zip(queue.shapes, types)
             )
         return tuple(xp.stack(parts) for parts in zip(*elements))
 
@@ -402,7 +400,9 @@ _declare("FIFOQueueV2", _infer_queue, _queue_kernel, fixed_output=True)
 _declare("QueueEnqueueV2", _no_outputs("QueueEnqueueV2"), _enqueue_kernel)
 _declare("QueueEnqueueManyV2", _no_outputs("QueueEnqueueManyV2"), _enqueue_many_kernel, CPU_ONLY)
 _declare("QueueDequeueV2", _infer_dequeue, _dequeue_kernel, multi_output=True)
-_declare("QueueDequeueManyV2", _infer_dequeue_many, _dequeue_many_kernel, CPU_ONLY, False, True)
+_declare(
+    "QueueDequeueManyV2", _infer_dequeue_many, _dequeue_many_kernel, CPU_ONLY, multi_output=True
+)
 _declare("QueueSizeV2", _infer_size, _size_kernel)
 _declare("QueueCloseV2", _no_outputs("QueueCloseV2"), _close_kernel)
 _declare("QueueIsClosedV2", _infer_is_closed, _is_closed_kernel)
