@@ -30,22 +30,29 @@ class SyncReference:
     """TF's documented semantics, per step: a gradient computed at a local step older than the
     global step is dropped; the chief applies the mean of the gradients accepted since its last
     update once (plain gradient descent), increments the global step and hands out
-    ``tokens_per_step`` tokens holding it; a replica's local step is the token it took."""
+    ``tokens_per_step`` tokens holding it; a replica's local step is the last token it took."""
 
-    def __init__(self, tokens_per_step: int, init_tokens: int) -> None:
+    def __init__(self, tokens_per_step: int, init_tokens: int, replicas: int = 1) -> None:
         self.w, self.b, self.step = W0.astype(np.float64), np.float64(B0), 0
         self.tokens = [0] * init_tokens
         self.tokens_per_step = tokens_per_step
-        self.local = 0
+        self.local = [0] * replicas
         self.accepted: list[np.ndarray] = []
         self.dropped = 0
 
-    def replica(self, x: np.ndarray) -> None:
-        if self.local >= self.step:  # d loss / d w = x, d loss / d b = 1
+    def apply(self, x: np.ndarray, replica: int = 0) -> None:
+        if self.local[replica] >= self.step:  # d loss / d w = x, d loss / d b = 1
             self.accepted.append(x.astype(np.float64))
         else:
             self.dropped += 1
-        self.local = self.tokens.pop(0)
+
+    def take_token(self, replica: int = 0) -> None:
+        self.local[replica] = self.tokens.pop(0)
+
+    def replica(self, x: np.ndarray) -> None:
+        """One train op of a replica: its gradients, then a token."""
+        self.apply(x)
+        self.take_token()
 
     def chief(self) -> None:
         self.w = self.w - LEARNING_RATE * np.mean(self.accepted, axis=0)
@@ -85,7 +92,7 @@ def check(sess: pv.Session, model: dict[str, object], ref: SyncReference) -> Non
     np.testing.assert_allclose(b, ref.b, rtol=1e-6)
     assert step == ref.step
     local = pv.local_variables()[0]
-    assert sess.run(local) == ref.local
+    assert sess.run(local) == ref.local[0]
 
 
 def test_two_replicas_average_their_gradients_once_per_global_step() -> None:
@@ -170,13 +177,15 @@ def two_clients() -> Iterator[tuple[pv.Session, pv.Session]]:
     second.close()
 
 
-def in_thread(sess: pv.Session, fetches: object) -> tuple[threading.Thread, list[object]]:
+def in_thread(
+    sess: pv.Session, fetches: object, feed: dict[object, object] | None = None
+) -> tuple[threading.Thread, list[object]]:
     """Runs ``fetches`` in a thread; the list gets its value, or the error it raised."""
     out: list[object] = []
 
     def run() -> None:
         try:
-            out.append(sess.run(fetches))
+            out.append(sess.run(fetches, feed))
         except Exception as error:  # the test inspects it
             out.append(error)
 
@@ -309,6 +318,59 @@ def test_accumulators_have_no_gpu_kernel_and_queues_put_themselves_on_a_cpu() ->
     with pv.Session(config=pv.ConfigProto(allow_soft_placement=True)) as sess:
         assert sess.run(count) == 0
         assert sess.placement[acc.accumulator_ref.op.name].endswith("CPU:0")
+
+
+def test_replicas_wait_for_the_chief_and_each_step_averages_two_gradients() -> None:
+    """Between-graph replication in one process: each replica builds its own optimizer (its own
+    local step and train op), whose accumulators and token queue are the same resources by
+    shared name. In each round the two replicas run one train op each, and the chief its sync
+    op, all at once in their own sessions over one state: the chief waits for both gradients,
+    the replicas for its tokens. In the second round the chief sits out: the replicas' gradients
+    were computed at step 0 after the update to step 1, so they are dropped."""
+    w = pv.Variable(W0, name="w")
+    b = pv.Variable(B0, name="b")
+    step = pv.train.get_or_create_global_step()
+    replicas = []
+    for index in range(2):
+        x = pv.placeholder(pv.float32, (2,), name=f"x{index}")
+        opt = pv.train.SyncReplicasOptimizer(
+            pv.train.GradientDescentOptimizer(LEARNING_RATE), replicas_to_aggregate=2
+        )
+        replicas.append((x, opt.minimize(pv.reduce_sum(w * x) + b, global_step=step)))
+        if index == 0:
+            chief = opt
+    sync = chief.get_chief_queue_runner().enqueue_ops[0]
+    state = SessionState()
+    sessions = [pv.Session(_state=state) for _ in range(3)]
+    chief_session = sessions[2]
+    chief_session.run([pv.global_variables_initializer(), pv.local_variables_initializer()])
+    chief_session.run(chief.chief_init_op)
+    chief_session.run(chief.get_init_tokens_op())
+    ref = SyncReference(tokens_per_step=2, init_tokens=2, replicas=2)
+    rng = np.random.default_rng(3)
+    for chief_runs in (True, False, True, True, True):
+        xs = rng.normal(size=(2, 2)).astype(np.float32)
+        runs = [(sessions[i], replicas[i][1], {replicas[i][0]: xs[i]}) for i in (0, 1)]
+        if chief_runs:
+            runs.append((chief_session, sync, None))
+        started = [in_thread(sess, fetch, feed) for sess, fetch, feed in runs]
+        for thread, _ in started:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread, _ in started)
+        assert not [out for _, out in started if isinstance(out[0], Exception)]
+        ref.apply(xs[0], 0)
+        ref.apply(xs[1], 1)
+        if chief_runs:
+            ref.chief()
+        ref.take_token(0)
+        ref.take_token(1)
+        np.testing.assert_allclose(chief_session.run(w), ref.w, rtol=1e-6)
+        np.testing.assert_allclose(chief_session.run(b), ref.b, rtol=1e-6)
+        assert chief_session.run(step) == ref.step
+        assert chief_session.run(pv.local_variables()) == ref.local
+    assert ref.step == 4 and ref.dropped == 2
+    for session in sessions:
+        session.close()
 
 
 # -- two worker client processes on a cluster --------------------------------------------------
