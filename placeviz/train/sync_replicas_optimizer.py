@@ -21,6 +21,7 @@ from placeviz.graph.ops import array_ops, state_ops
 from placeviz.graph.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
 from placeviz.graph.variables import Variable, global_variables, report_uninitialized_variables
 from placeviz.train.hooks import SessionRunHook
+from placeviz.train.monitored_session import ready_to_run
 from placeviz.train.optimizer import Optimizer
 from placeviz.train.queue_runner import QueueRunner
 
@@ -202,7 +203,7 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             self._init_tokens_op = None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        ready, message = _ready(self._ready_for_local_init_op, session)
+        ready, message = ready_to_run(self._ready_for_local_init_op, session)
         if not ready:
             raise RuntimeError(
                 "Init operations did not make model ready for SyncReplicasOptimizer local_init. "
@@ -213,14 +214,3 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             session.run(self._init_tokens_op)
         if self._q_runner is not None:
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
-
-
-def _ready(op: Tensor | None, session: Any) -> tuple[bool, str | None]:
-    """TF's ``session_manager._ready``: whether ``op`` reports no uninitialized variable."""
-    if op is None:
-        return True, None
-    names = session.run(op)
-    if names is None or names.size == 0:
-        return True, None
-    listed = ", ".join(n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in names)
-    return False, f"Variables not initialized: {listed}"
