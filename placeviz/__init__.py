@@ -103,6 +103,7 @@ from placeviz.graph.ops.clip_ops import (
 )
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.conv_ops import batch_to_space_nd, space_to_batch_nd
+from placeviz.graph.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
 from placeviz.graph.ops.io_ops import placeholder_with_default
 from placeviz.graph.ops.linalg_ops import einsum, tensordot
 from placeviz.graph.ops.logging_ops import Assert
@@ -162,7 +163,7 @@ from placeviz.graph.ops.random_ops import (
     truncated_normal,
 )
 from placeviz.graph.ops.reverse_ops import reverse, reverse_sequence
-from placeviz.graph.ops.selection_ops import argmax, argmin, cumsum, one_hot, where
+from placeviz.graph.ops.selection_ops import argmax, argmin, boolean_mask, cumsum, one_hot, where
 from placeviz.graph.ops.state_ops import (
     assign,
     assign_add,
@@ -196,6 +197,7 @@ from placeviz.graph.variables import (
     local_variables,
     local_variables_initializer,
     model_variables,
+    report_uninitialized_variables,
     trainable_variables,
     variables_initializer,
 )

@@ -57,6 +57,15 @@ class CancelledError(OpError):
     """The run was cancelled."""
 
 
+class DeadlineExceededError(OpError):
+    """Waited too long: a worker's session whose model the chief never made ready."""
+
+
+class OutOfRangeError(OpError):
+    """Iteration past the end: a dequeue from a queue that is closed and has too few
+    elements."""
+
+
 class UnavailableError(OpError):
     """A cluster task cannot be reached: its process ended, or never started."""
 

@@ -316,18 +316,48 @@ def test_the_graph_is_finalized_while_the_session_is_open() -> None:
 
 
 def test_a_worker_neither_initializes_nor_runs_chief_only_hooks(tmp_path: Path) -> None:
+    """It waits for the chief to initialize the model: with no chief, until its deadline."""
     with pv.Graph().as_default():
-        _, _, train = _counting_model()
+        _counting_model()
         chief_only = _Recorder(None, None)
-        with (
-            pv.train.MonitoredTrainingSession(
-                is_chief=False, checkpoint_dir=str(tmp_path), chief_only_hooks=[chief_only]
-            ) as sess,
-            pytest.raises(pv.errors.FailedPreconditionError, match="uninitialized"),
+        with pytest.raises(
+            pv.errors.DeadlineExceededError, match=r"Session was not ready after waiting 0 secs\."
         ):
-            sess.run(train)
+            pv.train.MonitoredTrainingSession(
+                is_chief=False,
+                checkpoint_dir=str(tmp_path),
+                chief_only_hooks=[chief_only],
+                max_wait_secs=0,
+            )
     assert chief_only.calls == []
     assert pv.train.latest_checkpoint(str(tmp_path)) is None
+
+
+def test_a_worker_starts_once_the_chief_made_the_model_ready(monkeypatch) -> None:
+    """TF's SessionManager.wait_for_session: each try a new session; here the chief's session
+    (another client of the same state) initializes between two tries."""
+    from placeviz.runtime.state import SessionState
+    from placeviz.train import monitored_session
+
+    state = SessionState()
+    monkeypatch.setattr(monitored_session, "RECOVERY_WAIT_SECS", 0)
+    made = []
+    chief_init: list[pv.Operation] = []
+
+    def shared(*args: Any, **kwargs: Any) -> pv.Session:
+        made.append(pv.Session(*args, **kwargs, _state=state))
+        if len(made) == 2:  # the chief comes in between the worker's first and second try
+            pv.Session(_state=state).run(chief_init[0])
+        return made[-1]
+
+    monkeypatch.setattr(monitored_session, "Session", shared)
+    with pv.Graph().as_default():
+        step, w, train = _counting_model()
+        chief_init.append(pv.global_variables_initializer())
+        with pv.train.MonitoredTrainingSession(is_chief=False, max_wait_secs=60) as sess:
+            sess.run(train)
+            assert sess.run([step, w]) == [1, 0.5]
+    assert len(made) == 2
 
 
 def test_an_error_in_the_loop_closes_without_ending_the_hooks() -> None:

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from placeviz import dtypes
 from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.graph_keys import GraphKeys
-from placeviz.graph.ops import math_ops, state_ops
+from placeviz.graph.ops import constant_op, math_ops, state_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 
 GLOBAL_VARIABLES = GraphKeys.GLOBAL_VARIABLES
@@ -332,3 +333,23 @@ def global_variables_initializer() -> Operation:
 
 def local_variables_initializer() -> Operation:
     return variables_initializer(local_variables(), name="init")
+
+
+def report_uninitialized_variables(
+    var_list: Sequence[Variable] | None = None, name: str = "report_uninitialized_variables"
+) -> Tensor:
+    """The names of the variables in ``var_list`` (every global and local one by default)
+    holding no value yet, a string vector computed on the CPU as TF1's."""
+    from placeviz.graph.ops import array_ops, selection_ops
+
+    graph = get_default_graph()
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with graph.name_scope(name):
+        initialized = [state_ops.is_variable_initialized(v) for v in var_list]
+        with graph.device("/cpu:0"):
+            if not var_list:
+                return constant_op.constant([], dtype=dtypes.string)
+            uninitialized = math_ops.logical_not(array_ops.stack(initialized))
+            names = constant_op.constant([v.op.name for v in var_list])
+            return selection_ops.boolean_mask(names, uninitialized)

@@ -1,8 +1,11 @@
-"""What a session keeps between runs: variable values and random generators."""
+"""What a session keeps between runs: variable values, random generators and resources
+(queues, accumulators)."""
 
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -87,12 +90,23 @@ class SessionState:
     def __init__(self) -> None:
         self._variables: dict[int, VariableSlot] = {}
         self._generators: dict[tuple[int, str], Any] = {}
+        self._resources: dict[str, Any] = {}
+        self._resources_lock = threading.Lock()
 
     def variable_slot(self, op: Operation) -> VariableSlot:
         slot = self._variables.get(op._id)
         if slot is None:
             slot = self._variables[op._id] = VariableSlot(op)
         return slot
+
+    def resource(self, key: str, make: Callable[[], Any]) -> Any:
+        """The queue or accumulator named ``key``, made on first use: every plan, and every
+        client of a cluster task (whose sessions share one state), gets the same object."""
+        with self._resources_lock:
+            found = self._resources.get(key)
+            if found is None:
+                found = self._resources[key] = make()
+            return found
 
     def generator(self, op: Operation, xp: Any) -> Any:
         """One generator per random op and backend: each run draws new numbers, seedably."""
@@ -123,6 +137,9 @@ class KernelContext:
 
     def variable_slot(self, op: Operation) -> VariableSlot:
         return self._session.variable_slot(op)
+
+    def resource(self, key: str, make: Callable[[], Any]) -> Any:
+        return self._session.resource(key, make)
 
     def rng(self, op: Operation) -> Any:
         return self._session.generator(op, self._xp)

@@ -1,5 +1,5 @@
-"""TensorFlow 1's ``tf.train``: optimizers, the global step, device setters, cluster specs,
-savers and monitored sessions."""
+"""TensorFlow 1's ``tf.train``: optimizers (synchronous replicas too), the global step, device
+setters, cluster specs, savers, monitored sessions, queue runners and their coordinator."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from placeviz.train.adadelta import AdadeltaOptimizer
 from placeviz.train.adagrad import AdagradOptimizer
 from placeviz.train.adam import AdamOptimizer
 from placeviz.train.cluster_spec import ClusterDef, ClusterSpec, JobDef
+from placeviz.train.coordinator import Coordinator
 from placeviz.train.device_setter import replica_device_setter
 from placeviz.train.gradient_descent import GradientDescentOptimizer
 from placeviz.train.hooks import (
@@ -35,6 +36,7 @@ from placeviz.train.monitored_session import (
 )
 from placeviz.train.moving_averages import ExponentialMovingAverage
 from placeviz.train.optimizer import Optimizer
+from placeviz.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from placeviz.train.rmsprop import RMSPropOptimizer
 from placeviz.train.saver import (
     CheckpointState,
@@ -48,6 +50,7 @@ from placeviz.train.saver import (
     update_checkpoint_state,
 )
 from placeviz.train.server import Server
+from placeviz.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from placeviz.train.training_util import (
     create_global_step,
     get_global_step,

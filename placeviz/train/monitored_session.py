@@ -3,23 +3,33 @@ restores the variables, runs hooks around every ``run`` and saves checkpoints.
 
 As TensorFlow's: hooks' ``begin`` runs before the graph is finalized (no op may be added while
 the session is open); the chief restores the latest checkpoint in ``checkpoint_dir`` when one
-exists and runs the init op otherwise; ``with`` swallows ``StopIteration`` (the end of the
-data; placeviz has no input pipelines raising ``OutOfRangeError``). Differences: hooks get
-``coord=None`` (placeviz has no queue runners), no summaries, ``graph.pbtxt`` or meta graph are
-written, no ready op is checked, and a session that fails is not recreated.
+exists and runs the init op otherwise, then checks the model is ready; a worker waits (polling
+every 30 seconds, up to ``max_wait_secs``) until the chief has made it ready; hooks get the
+session's ``Coordinator`` (queue runners they start stop with it when the session closes);
+``with`` swallows ``OutOfRangeError`` and ``StopIteration`` (the end of the data). Differences:
+no summaries, ``graph.pbtxt`` or meta graph are written, the ready ops report variables only
+(placeviz has no other resources to initialize), and a session that fails is not recreated.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from placeviz.graph.core import Graph, Operation, get_default_graph
+from placeviz.errors import DeadlineExceededError, OutOfRangeError
+from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph
 from placeviz.graph.graph_keys import GraphKeys
-from placeviz.graph.variables import global_variables_initializer, local_variables_initializer
+from placeviz.graph.variables import (
+    global_variables,
+    global_variables_initializer,
+    local_variables_initializer,
+    report_uninitialized_variables,
+)
 from placeviz.runtime.config import ConfigProto
 from placeviz.runtime.session import Session
+from placeviz.train.coordinator import Coordinator
 from placeviz.train.hooks import (
     CheckpointSaverHook,
     SessionRunArgs,
@@ -35,21 +45,32 @@ logger = logging.getLogger("placeviz")
 USE_DEFAULT = object()
 
 
+# How long a worker's session creator sleeps between checks that the chief made the model ready
+# (TF's SessionManager default).
+RECOVERY_WAIT_SECS = 30
+
+
 class Scaffold:
-    """The ops a monitored session needs: the init op, the local init op and the saver; each
-    one not given is taken from its graph collection, or made (and put there)."""
+    """The ops a monitored session needs: the init op, the ready ops (the names of variables
+    without a value: all of them, and the global ones the local init op may read), the local
+    init op and the saver; each one not given is taken from its graph collection, or made (and
+    put there)."""
 
     def __init__(
         self,
         init_op: Operation | None = None,
         init_feed_dict: dict[Any, Any] | None = None,
         init_fn: Callable[[Scaffold, Session], None] | None = None,
+        ready_op: Tensor | None = None,
+        ready_for_local_init_op: Tensor | None = None,
         local_init_op: Operation | None = None,
         saver: Saver | None = None,
     ) -> None:
         self.init_op = init_op
         self.init_feed_dict = init_feed_dict
         self.init_fn = init_fn
+        self.ready_op = ready_op
+        self.ready_for_local_init_op = ready_for_local_init_op
         self.local_init_op = local_init_op
         self.saver = saver
 
@@ -58,6 +79,16 @@ class Scaffold:
         if self.init_op is None:
             self.init_op = _get_or_default(
                 "init_op", GraphKeys.INIT_OP, global_variables_initializer
+            )
+        if self.ready_op is None:
+            self.ready_op = _get_or_default(
+                "ready_op", GraphKeys.READY_OP, report_uninitialized_variables
+            )
+        if self.ready_for_local_init_op is None:
+            self.ready_for_local_init_op = _get_or_default(
+                "ready_for_local_init_op",
+                GraphKeys.READY_FOR_LOCAL_INIT_OP,
+                lambda: report_uninitialized_variables(global_variables()),
             )
         if self.local_init_op is None:
             self.local_init_op = _get_or_default(
@@ -122,29 +153,82 @@ class ChiefSessionCreator:
             sess.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)
             if scaffold.init_fn is not None:
                 scaffold.init_fn(scaffold, sess)
+        init = f"Init op: {_name(scaffold.init_op)}, init fn: {scaffold.init_fn}"
+        ready, message = ready_to_run(scaffold.ready_for_local_init_op, sess)
+        if not ready:
+            raise RuntimeError(
+                f"Init operations did not make model ready for local_init.  {init}, error: "
+                f"{message}"
+            )
         logger.info("Running local_init_op.")
         sess.run(scaffold.local_init_op)
         logger.info("Done running local_init_op.")
+        ready, message = ready_to_run(scaffold.ready_op, sess)
+        if not ready:
+            raise RuntimeError(
+                f"Init operations did not make model ready.  {init}, local_init_op: "
+                f"{_name(scaffold.local_init_op)}, error: {message}"
+            )
         return sess
 
 
 class WorkerSessionCreator:
     """A non-chief worker's session: it initializes only the local variables, relying on the
-    chief for the rest (a cluster task shares the chief's variables); unlike TF's, it does not
-    wait for the chief to make them ready."""
+    chief for the rest (a cluster task shares the chief's variables): until the chief has made
+    the model ready it closes the session, waits and tries a new one, for ``max_wait_secs``."""
 
     def __init__(
-        self, scaffold: Scaffold | None = None, master: str = "", config: ConfigProto | None = None
+        self,
+        scaffold: Scaffold | None = None,
+        master: str = "",
+        config: ConfigProto | None = None,
+        max_wait_secs: float = 30 * 60,
     ) -> None:
         self._scaffold = scaffold or Scaffold()
         self._master = master
         self._config = config
+        self._max_wait_secs = max_wait_secs
 
     def create_session(self) -> Session:
-        self._scaffold.finalize()
-        sess = Session(self._master, graph=get_default_graph(), config=self._config)
-        sess.run(self._scaffold.local_init_op)  # local variables are each worker's own
-        return sess
+        scaffold = self._scaffold
+        scaffold.finalize()
+        deadline = time.monotonic() + self._max_wait_secs
+        while True:
+            sess = Session(self._master, graph=get_default_graph(), config=self._config)
+            not_ready = None
+            ready, not_ready_local = ready_to_run(scaffold.ready_for_local_init_op, sess)
+            if ready:
+                sess.run(scaffold.local_init_op)  # local variables are each worker's own
+                ready, not_ready = ready_to_run(scaffold.ready_op, sess)
+                if ready:
+                    return sess
+            sess.close()
+            if deadline - time.monotonic() - RECOVERY_WAIT_SECS < 0:
+                raise DeadlineExceededError(
+                    f"Session was not ready after waiting {int(self._max_wait_secs)} secs."
+                )
+            logger.info(
+                "Waiting for model to be ready.  Ready_for_local_init_op:  %s, ready: %s",
+                not_ready_local,
+                not_ready,
+            )
+            time.sleep(RECOVERY_WAIT_SECS)
+
+
+def ready_to_run(op: Tensor | None, sess: Session) -> tuple[bool, str | None]:
+    """TF's ``session_manager._ready``: whether ``op`` names no uninitialized variable, and
+    otherwise the words saying which."""
+    if op is None:
+        return True, None
+    names = sess.run(op)
+    if names is None or names.size == 0:
+        return True, None
+    listed = ", ".join(n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in names)
+    return False, f"Variables not initialized: {listed}"
+
+
+def _name(op: Any) -> str | None:
+    return None if op is None else op.name
 
 
 class MonitoredSession:
@@ -161,10 +245,12 @@ class MonitoredSession:
         self._hooks = list(hooks or [])
         for hook in self._hooks:
             hook.begin()
+        self._stop_grace_period_secs = stop_grace_period_secs
         self._sess: Session | None = (session_creator or ChiefSessionCreator()).create_session()
         self._should_stop = False
+        self._coord = Coordinator()
         for hook in self._hooks:
-            hook.after_create_session(self._sess, None)
+            hook.after_create_session(self._sess, self._coord)
 
     @property
     def graph(self) -> Graph:
@@ -176,7 +262,7 @@ class MonitoredSession:
         return self._sess
 
     def should_stop(self) -> bool:
-        return self._sess is None or self._should_stop
+        return self._sess is None or self._should_stop or self._coord.should_stop()
 
     def run(
         self,
@@ -231,8 +317,16 @@ class MonitoredSession:
                 for hook in self._hooks:
                     hook.end(self._sess)
         finally:
-            self._sess.close()
-            self._sess = None
+            # The threads hooks started (queue runners) stop; one still running after the
+            # grace period is left behind, as TF leaves it.
+            self._coord.request_stop()
+            try:
+                self._coord.join(
+                    stop_grace_period_secs=self._stop_grace_period_secs, ignore_live_threads=True
+                )
+            finally:
+                self._sess.close()
+                self._sess = None
             if not self._graph_was_finalized:
                 self._graph._finalized = False  # TF's _unsafe_unfinalize: the graph grows again
 
@@ -240,7 +334,7 @@ class MonitoredSession:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> bool:
-        ended = exc_type is not None and issubclass(exc_type, StopIteration)
+        ended = exc_type is not None and issubclass(exc_type, OutOfRangeError | StopIteration)
         self._close(error=exc_type is not None and not ended)
         return exc_type is None or ended
 
@@ -265,6 +359,7 @@ def MonitoredTrainingSession(
     config: ConfigProto | None = None,
     stop_grace_period_secs: float = 120,
     log_step_count_steps: int | None = 100,
+    max_wait_secs: float = 7200,
     save_checkpoint_steps: Any = USE_DEFAULT,
     summary_dir: str | None = None,
 ) -> MonitoredSession:
@@ -280,7 +375,7 @@ def MonitoredTrainingSession(
         save_checkpoint_steps = None
     scaffold = scaffold or Scaffold()
     if not is_chief:
-        creator = WorkerSessionCreator(scaffold, master, config)
+        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
         return MonitoredSession(creator, hooks, stop_grace_period_secs)
     all_hooks: list[SessionRunHook] = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)

@@ -2575,6 +2575,7 @@ from conformance import (  # noqa: E402, F401
     programs_linalg,
     programs_rnn,
     programs_saver,
+    programs_sync,
     programs_tensor_array,
     programs_train,
     programs_variables,

@@ -74,7 +74,8 @@ def _first_python_float(value: Any) -> float | None:
 
 def _to_strings(value: Any, array: np.ndarray, target: DType) -> np.ndarray:
     """Text as TF keeps it: an object array of bytes (str encoded as UTF-8)."""
-    if target is not dtypes.string or array.dtype.kind not in "SUO":
+    empty = array.size == 0  # [] holds no number: TF makes an empty string tensor of it
+    if target is not dtypes.string or (array.dtype.kind not in "SUO" and not empty):
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {target.name}")
     out = np.empty(array.shape, dtype=object)
     for index, item in np.ndenumerate(array):

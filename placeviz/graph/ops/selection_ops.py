@@ -558,3 +558,45 @@ def folded_value(tensor: Tensor) -> np.ndarray | None:
     except (InvalidArgumentError, ValueError, IndexError, TypeError):
         return None
     return np.asarray(result[tensor.value_index] if op_def.multi_output else result)
+
+
+# -- boolean_mask ------------------------------------------------------------------------------
+def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any = None) -> Tensor:
+    """The slices of ``tensor`` (from ``axis`` on, as many dimensions as ``mask`` has) where
+    ``mask`` is true, built as TF1 builds it: flatten those dimensions, then gather the
+    positions ``where`` finds."""
+    from placeviz.graph.ops import array_ops, math_ops
+
+    with op_scope(name, (tensor, mask)):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        mask = convert_to_tensor(mask, name="mask")
+        ndims_mask = mask.shape.ndims
+        if ndims_mask == 0:
+            raise ValueError("mask cannot be scalar.")
+        if ndims_mask is None:
+            raise ValueError(
+                "Number of mask dimensions must be specified, even if some dimensions are "
+                "None.  E.g. shape=[None] is ok, but shape=None is not."
+            )
+        axis = 0 if axis is None else int(axis)
+        dims = tensor.shape.dims
+        if dims is not None:
+            TensorShape(dims[axis : axis + ndims_mask]).merge_with(mask.shape)
+        leading = math_ops.reduce_prod(array_ops.shape(tensor)[axis : axis + ndims_mask], [0])
+        flat = array_ops.reshape(
+            tensor,
+            array_ops.concat(
+                [
+                    array_ops.shape(tensor)[:axis],
+                    [leading],
+                    array_ops.shape(tensor)[axis + ndims_mask :],
+                ],
+                0,
+            ),
+        )
+        if dims is not None:
+            first = TensorShape(dims[axis : axis + ndims_mask]).num_elements()
+            flat.set_shape([*dims[:axis], first, *dims[axis + ndims_mask :]])
+        mask = array_ops.reshape(mask, [-1])
+        indices = array_ops.squeeze(where(mask), axis=[1])
+        return array_ops.gather(flat, indices, axis=axis)
