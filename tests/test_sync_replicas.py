@@ -390,12 +390,12 @@ import numpy as np
 import placeviz as pv
 
 spec = pv.train.ClusterSpec(json.loads(sys.argv[1]))
-worker, steps = int(sys.argv[2]), int(sys.argv[3])
+worker, last_step = int(sys.argv[2]), int(sys.argv[3])
 setter = pv.train.replica_device_setter(cluster=spec, worker_device=f"/job:worker/task:{worker}")
 with pv.device(setter):
     w = pv.Variable(np.zeros(2, np.float32), name="w")
     step = pv.train.get_or_create_global_step()
-    loss = pv.reduce_sum(w * np.array([1.0, 2.0], np.float32) * (worker + 1))
+    loss = pv.reduce_sum(w * np.array([1.0, 2.0], np.float32))
     opt = pv.train.SyncReplicasOptimizer(pv.train.GradientDescentOptimizer(0.5), 2, 2)
     train = opt.minimize(loss, global_step=step)
 
@@ -405,12 +405,20 @@ class Started(pv.train.SessionRunHook):
         print("started", flush=True)
 
 
-hooks = [opt.make_session_run_hook(is_chief=worker == 0), Started()]
+hooks = [
+    opt.make_session_run_hook(is_chief=worker == 0),
+    pv.train.StopAtStepHook(last_step=last_step),
+    Started(),
+]
 target = "grpc://" + spec.task_address("worker", worker)
-with pv.train.MonitoredTrainingSession(target, is_chief=worker == 0, hooks=hooks) as sess:
-    for _ in range(steps):
+runs = 0
+with pv.train.MonitoredTrainingSession(
+    target, is_chief=worker == 0, hooks=hooks, stop_grace_period_secs=1
+) as sess:
+    while not sess.should_stop():
         sess.run(train)
-    print(json.dumps({"step": int(sess.run(step)), "w": sess.run(w).tolist()}), flush=True)
+        runs += 1
+print(json.dumps({"runs": runs}), flush=True)
 """
 
 
@@ -424,32 +432,62 @@ def client_line(client: subprocess.Popen, seconds: float) -> str:
     return lines[0]
 
 
-@pytest.mark.xfail(reason="needs concurrent cluster runs", strict=False)
 def test_two_worker_processes_train_synchronously_on_a_cluster() -> None:
-    """Each global step applies the mean of one gradient of each worker, (1, 2) and (2, 4);
-    the second worker starts once the chief has initialized the model (else it would wait
-    TF's 30 seconds to look again)."""
+    """Two worker processes, the chief with its queue runner, train until global step 3 as TF's
+    synchronous replicas do: every global step applies the mean of two fresh gradients (both
+    workers' gradient is (1, 2): w moves by 0.5 * (1, 2) a step, where a sum would move it
+    twice as far), so the workers ran at least two train steps per global step (asynchronous
+    training would count one). The second worker starts once the chief has initialized the
+    model (else it would wait TF's 30 seconds to look again); each ends when the global step
+    is reached: the worker's waiting dequeue by the chief's closing of the token queue, the
+    chief's queue runner, waiting to take gradients no worker sends any more, by its session's
+    close after the grace period (which cancels the step, as TF's Session::Close does)."""
     pytest.importorskip("distributed")
     workers, ps = pv.test.create_local_cluster(2, 1)
-    spec = json.dumps(workers[0].cluster_spec.as_dict())
+    spec = workers[0].cluster_spec
     clients: list[subprocess.Popen] = []
     try:
         for index in (0, 1):
-            clients.append(
-                subprocess.Popen(
-                    [sys.executable, "-c", SYNC_CLIENT, spec, str(index), "3"],
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
-            )
+            command = [sys.executable, "-c", SYNC_CLIENT, json.dumps(spec.as_dict()), str(index)]
+            clients.append(subprocess.Popen([*command, "3"], stdout=subprocess.PIPE, text=True))
             assert client_line(clients[-1], 30).strip() == "started"
-        outs = [json.loads(client_line(client, 20)) for client in clients]
+        runs = [json.loads(client_line(client, 60))["runs"] for client in clients]
+        with pv.device("/job:ps/task:0"):
+            w = pv.Variable(np.zeros(2, np.float32), name="w")
+            step = pv.Variable(0, dtype=pv.int64, name="global_step")
+        with pv.Session(workers[1].target) as sess:  # the model, as the ps task holds it
+            global_step, trained = sess.run([step, w])
     finally:
         for client in clients:
             client.kill()
         for server in workers + ps:
             server.stop()
-    steps = [out["step"] for out in outs]
-    assert min(steps) >= 3
-    for out in outs:
-        np.testing.assert_allclose(out["w"], -0.5 * np.array([1.5, 3.0]) * out["step"])
+    assert global_step >= 3 and min(runs) >= 1
+    np.testing.assert_allclose(trained, -0.5 * np.array([1.0, 2.0]) * global_step)
+    assert sum(runs) >= 2 * global_step
+
+
+def test_closing_a_session_cancels_its_run_that_waits_on_an_empty_queue() -> None:
+    """TF's Session::Close cancels a step blocked in a dequeue: the run raises CancelledError
+    and the session closes (instead of waiting for an element that never comes)."""
+    with pv.Graph().as_default():
+        queue = pv.FIFOQueue(2, pv.float32, shapes=[[]])
+        taken = queue.dequeue()
+        sess = pv.Session()
+    outcome: list[BaseException] = []
+
+    def take() -> None:
+        try:
+            sess.run(taken)
+        except BaseException as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=take)
+    waiting.start()
+    while sess.run_in_flight is None and waiting.is_alive():  # the run has begun
+        threading.Event().wait(0.001)
+    sess.close()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], pv.errors.CancelledError)
+    assert "cancelled" in str(outcome[0]) and taken.op.name in str(outcome[0])

@@ -94,6 +94,7 @@ class ClusterMaster:
         self._shipped: dict[str, int] = {}  # worker address -> ops of the graph shipped there
         self._programs: dict[Any, tuple[str, RunProgram]] = {}  # a run's, by its plan
         self._installed: dict[str, set[str]] = {}  # program key -> tasks that hold it
+        self._in_flight: dict[str, list[str]] = {}  # steps under way -> their tasks
 
     @property
     def dashboard(self) -> str:
@@ -137,18 +138,22 @@ class ClusterMaster:
         return self._task_of_device[device.name]
 
     def close(self) -> None:
-        """Tasks drop this session's graph and programs (their variables stay), then the client
-        goes."""
+        """Steps still running end (a kernel of them that waits for another run, with
+        CancelledError, as TF's ``Session::Close`` cancels them), tasks drop this session's
+        graph and programs (their variables stay), then the client goes."""
+        for step, addresses in list(self._in_flight.items()):
+            with contextlib.suppress(Exception):
+                self.client.sync(self._tell, addresses, "placeviz_abort", step=step)
         shipped = sorted(self._shipped)
         if shipped:
             with contextlib.suppress(Exception):  # a task that is gone has nothing to drop
-                self.client.sync(self._forget_everywhere, shipped)
+                self.client.sync(self._tell, shipped, "placeviz_forget", graph=self._graph_key)
         self.client.close()
 
-    async def _forget_everywhere(self, addresses: list[str]) -> None:
+    async def _tell(self, addresses: Sequence[str], handler: str, **message: Any) -> None:
+        """The same message to every task at ``addresses``; one that is gone is left out."""
         await asyncio.gather(
-            *(self._call(a, "placeviz_forget", graph=self._graph_key) for a in addresses),
-            return_exceptions=True,
+            *(self._call(a, handler, **message) for a in addresses), return_exceptions=True
         )
 
     def reset(self) -> None:
@@ -307,6 +312,16 @@ class ClusterMaster:
                 message["stages"] = stages
             calls[address] = asyncio.ensure_future(self._call(address, "placeviz_step", **message))
         by_call = {future: address for address, future in calls.items()}
+        self._in_flight[step] = list(calls)
+        try:
+            return await self._replies(step, by_call, installed)
+        finally:
+            self._in_flight.pop(step, None)
+
+    async def _replies(
+        self, step: str, by_call: dict[Any, str], installed: set[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Each task's reply to ``step``'s message; the first failure ends it on the others."""
         pending = set(by_call)
         replies: dict[str, dict[str, Any]] = {}
         failure: BaseException | None = None
@@ -324,10 +339,7 @@ class ClusterMaster:
                     replies[address] = future.result()
                     installed.add(address)
             if (failure is not None or restarted) and pending:
-                await asyncio.gather(
-                    *(self._call(by_call[f], "placeviz_abort", step=step) for f in pending),
-                    return_exceptions=True,
-                )
+                await self._tell([by_call[f] for f in pending], "placeviz_abort", step=step)
         if restarted and failure is None:
             raise _Restarted(restarted)
         if failure is not None:

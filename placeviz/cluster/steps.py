@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from placeviz.cluster.task import REPORTED_COLUMNS, RUNTIME, TaskRuntime, portable
+from placeviz.graph.cancellation import Cancellation, cancelled_by
 
 # Steps the master gave up on, remembered so that tensors arriving late for them are dropped.
 _ABORTED_KEPT = 256
@@ -94,6 +96,7 @@ class StepServer:
         # messages handled, by kind ('step', 'program', 'tensors', 'ops'): what a step costs
         self.handled: collections.Counter[str] = collections.Counter()
         self._threads = concurrent.futures.ThreadPoolExecutor(16, "placeviz-waiting-stage")
+        self._cancellations: dict[str, Cancellation] = {}  # steps with a stage that may wait
 
     def register(self) -> None:
         self.worker.handlers.update(
@@ -129,7 +132,12 @@ class StepServer:
         return "OK"
 
     def abort(self, step: str) -> str:
+        """The master ended the step: stop waiting for other tasks, and wake a kernel of it
+        that waits for another run (with CancelledError)."""
         self.mailbox.abort(step)
+        cancel = self._cancellations.get(step)
+        if cancel is not None:
+            cancel.cancel()
         return "OK"
 
     async def step(
@@ -175,7 +183,9 @@ class StepServer:
                 )
                 if self.runtime.may_wait(graph, run[1]):
                     loop = asyncio.get_running_loop()
-                    made, ran = await loop.run_in_executor(self._threads, self.runtime.run, *run)
+                    cancel = self._cancellations.setdefault(step, Cancellation())
+                    waiting = functools.partial(self._run_cancellable, cancel, run)
+                    made, ran = await loop.run_in_executor(self._threads, waiting)
                 else:
                     made, ran = self.runtime.run(*run)
                 values.update(made)
@@ -194,6 +204,7 @@ class StepServer:
             failed = portable(error)
         finally:
             received = self.mailbox.finish(step)
+            self._cancellations.pop(step, None)
         if failed is not None:
             raise failed  # outside the handler: no chain back to this process's frames
         from distributed.protocol import to_serialize
@@ -207,6 +218,10 @@ class StepServer:
             "received": received,
             "waits": waits,
         }
+
+    def _run_cancellable(self, cancel: Cancellation, run: tuple[Any, ...]) -> Any:
+        with cancelled_by(cancel):
+            return self.runtime.run(*run)
 
     async def _send(
         self, address: str, step: str, values: dict[str, Any], tokens: list[str]

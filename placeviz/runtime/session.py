@@ -32,6 +32,7 @@ from placeviz.errors import (
 from placeviz.events.memory_use import peak_bytes
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
+from placeviz.graph.cancellation import Cancellation, cancelled_by
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
 from placeviz.placement.placer import Placement
 from placeviz.runtime import placement_log
@@ -160,6 +161,7 @@ class Session:
         # One run at a time: a plan's clocks, the recorder and the run records are the session's
         # own, and a trace whose runs interleave could not say which step belongs to which run.
         self._turn = threading.RLock()
+        self._cancellation = Cancellation()  # close() ends runs whose kernels wait
         # The trace level of runs given no RunOptions (the %%placement magic traces fully, so
         # its inspector has memory to show).
         self.trace_level: int = RunOptions.NO_TRACE
@@ -227,7 +229,7 @@ class Session:
         ``run_metadata.trace`` receives the run's Trace (any run's can be had from ``trace()``).
         Runs called from several threads take turns (a run's devices still work in parallel).
         """
-        with self._turn:
+        with self._turn, cancelled_by(self._cancellation):
             return self._run(fetches, feed_dict, options, run_metadata)
 
     def _run(
@@ -520,7 +522,7 @@ class Session:
             if dry or self._remote is not None or level >= RunOptions.FULL_TRACE:
                 feed_dict = {given[i]: args[i] for i in range(len(given))}
                 return self.run(fetches, feed_dict, options, run_metadata)
-            with self._turn:
+            with self._turn, cancelled_by(self._cancellation):
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
                 values = [
@@ -556,6 +558,7 @@ class Session:
         start fresh workers after they were stopped, and leave them running.
         """
         self._closed = True
+        self._cancellation.cancel()  # a run waiting on a queue or an accumulator ends
         with self._turn:
             self._plans.clear()
             if self._workers is not None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from placeviz import dtypes
 from placeviz.errors import CancelledError, InvalidArgumentError, OutOfRangeError
-from placeviz.graph import registry
+from placeviz.graph import cancellation, registry
 from placeviz.graph.core import Operation, Tensor, get_default_graph
 from placeviz.graph.ops._build import make_op, op_scope
 from placeviz.graph.ops.array_ops import cast
@@ -80,7 +80,7 @@ class FIFOQueueResource:
         with self.changed:
             for element in elements:
                 while not self.closed and self._full():
-                    self.changed.wait()
+                    cancellation.wait(self.changed, op)
                 if self.cancelled:  # TF's words for an enqueue a close cancelled
                     raise CancelledError(f"Queue '{self.name}' is already closed.", op=op)
                 if self.closed:
@@ -92,7 +92,7 @@ class FIFOQueueResource:
         """``count`` elements, waiting until there are that many or the queue is closed."""
         with self.changed:
             while not self.closed and len(self.elements) < count:
-                self.changed.wait()
+                cancellation.wait(self.changed, op)
             if len(self.elements) < count:
                 raise OutOfRangeError(
                     f"FIFOQueue '{self.name}' is closed and has insufficient elements "
@@ -170,7 +170,7 @@ class AccumulatorResource:
             )
         with self.changed:
             while self.count < num_required:
-                self.changed.wait()
+                cancellation.wait(self.changed, op)
             total, count = self.total, self.count
             self.total, self.count = None, 0
             self.global_step += 1
@@ -380,6 +380,7 @@ def _declare(
     supported: Mapping[str, frozenset[dtypes.DType]] = ALL_DEVICES,
     fixed_output: bool = False,
     multi_output: bool = False,
+    waits: bool = False,
 ) -> None:
     registry.register(
         OpDef(
@@ -391,17 +392,31 @@ def _declare(
             stateful=True,
             fixed_output=fixed_output,
             multi_output=multi_output,
+            waits=waits,
         )
     )
 
 
 # The handle ops hand out the session's resource, fixed once the plan is built (as a variable).
 _declare("FIFOQueueV2", _infer_queue, _queue_kernel, fixed_output=True)
-_declare("QueueEnqueueV2", _no_outputs("QueueEnqueueV2"), _enqueue_kernel)
-_declare("QueueEnqueueManyV2", _no_outputs("QueueEnqueueManyV2"), _enqueue_many_kernel, CPU_ONLY)
-_declare("QueueDequeueV2", _infer_dequeue, _dequeue_kernel, multi_output=True)
+# Enqueues wait while a queue is full, dequeues while it is empty, a take until enough
+# gradients came: each waits for another run.
+_declare("QueueEnqueueV2", _no_outputs("QueueEnqueueV2"), _enqueue_kernel, waits=True)
 _declare(
-    "QueueDequeueManyV2", _infer_dequeue_many, _dequeue_many_kernel, CPU_ONLY, multi_output=True
+    "QueueEnqueueManyV2",
+    _no_outputs("QueueEnqueueManyV2"),
+    _enqueue_many_kernel,
+    CPU_ONLY,
+    waits=True,
+)
+_declare("QueueDequeueV2", _infer_dequeue, _dequeue_kernel, multi_output=True, waits=True)
+_declare(
+    "QueueDequeueManyV2",
+    _infer_dequeue_many,
+    _dequeue_many_kernel,
+    CPU_ONLY,
+    multi_output=True,
+    waits=True,
 )
 _declare("QueueSizeV2", _infer_size, _size_kernel)
 _declare("QueueCloseV2", _no_outputs("QueueCloseV2"), _close_kernel)
@@ -419,7 +434,7 @@ _declare(
     _apply_kernel,
     CPU_ONLY,
 )
-_declare("ResourceAccumulatorTakeGradient", _infer_take, _take_kernel, CPU_ONLY)
+_declare("ResourceAccumulatorTakeGradient", _infer_take, _take_kernel, CPU_ONLY, waits=True)
 _declare("ResourceAccumulatorNumAccumulated", _infer_count, _count_kernel, CPU_ONLY)
 _declare(
     "ResourceAccumulatorSetGlobalStep",
