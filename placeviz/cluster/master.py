@@ -299,7 +299,10 @@ class ClusterMaster:
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
         calls = {}
-        for address, stages in program.programs.items():
+        # Tasks whose first stage sends what others wait for hear first (the messages go out
+        # one after another): a ps task's variables start the step, a worker only needs them.
+        order = sorted(program.programs.items(), key=lambda item: not item[1][0]["sends"])
+        for address, stages in order:
             names = {n for stage in stages for n in stage["feeds"]}
             message: dict[str, Any] = {
                 "graph": self._graph_key,

@@ -15,9 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from placeviz.cluster.partition import Partition
 from placeviz.devices.context import Device
 from placeviz.graph.core import Operation, Tensor
+
+REPLICATED_CONSTANT_ELEMENTS = 16  # TF's ReplicateConstantsPass's kMaxSize
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ def build_programs(
     """Each task's stages (``address_of(task name)`` is its address) from the plan's partitions."""
     owner = {op._id: part for part in parts for op in part.ops}
     wanted = {id(t) for t in fetched}
+    replicated = _replicated_constants([op for part in parts for op in part.ops], device_of)
     programs: dict[str, list[dict[str, Any]]] = {}
     stages: dict[int, dict[str, Any]] = {}
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
@@ -74,11 +79,15 @@ def build_programs(
             "waits": [],  # tokens of other tasks' stages
             "signals": {},  # task address -> tokens
             "returns": [t.name for t in part.outputs if id(t) in wanted],
+            "constants": {},  # tensor name -> the value of a small constant of another task
         }
         for tensor in part.inputs:
             source = owner[tensor.op._id]
             if source.task == part.task:
                 stage["inputs"].append(tensor.name)
+                continue
+            if tensor.op._id in replicated:
+                stage["constants"][tensor.name] = replicated[tensor.op._id]
                 continue
             stage["receives"].append(tensor.name)
             key = (tensor.name, part.task)
@@ -101,3 +110,29 @@ def build_programs(
         )
         programs.setdefault(address, []).append(stage)
     return RunProgram(programs, transfers, fetched_from, heads)
+
+
+def _replicated_constants(
+    ops: Sequence[Operation], device_of: Callable[[Operation], Device]
+) -> dict[int, Any]:
+    """The small constants TF replicates onto the hosts of their readers, by op id, with their
+    values, as its ReplicateConstantsPass does: a CPU ``Const`` of at most 16 elements with more
+    than one reader and no control edge out. A task reading one gets its value with its
+    program rather than in a message each step."""
+    from distributed.protocol import to_serialize
+
+    readers: dict[int, int] = {}
+    controlling: set[int] = set()
+    for op in ops:
+        for tensor in op.inputs:
+            readers[tensor.op._id] = readers.get(tensor.op._id, 0) + 1
+        controlling.update(c._id for c in op.control_inputs)
+    return {
+        op._id: to_serialize(op.attrs["value"])
+        for op in ops
+        if op.type == "Const"
+        and np.size(op.attrs["value"]) <= REPLICATED_CONSTANT_ELEMENTS
+        and readers.get(op._id, 0) > 1
+        and op._id not in controlling
+        and device_of(op).device_type == "CPU"
+    }

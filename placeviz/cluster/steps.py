@@ -171,7 +171,8 @@ class StepServer:
                     began = time.perf_counter_ns()
                     values.update(await self.mailbox.take(step, missing))
                     waits.append([stage["ops"][0], began, time.perf_counter_ns()])
-                names = [*stage["feeds"], *stage["inputs"], *stage["receives"]]
+                values.update(stage["constants"])
+                names = [*stage["feeds"], *stage["inputs"], *stage["receives"], *stage["constants"]]
                 run = (
                     graph,
                     tuple(stage["ops"]),
