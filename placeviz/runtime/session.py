@@ -277,24 +277,38 @@ class Session:
                 run_metadata.trace = self.trace(runs=1)
             by_element = dict(zip(unique, results))
             return rebuild([by_element[e] for e in elements])
+        prepared = self._prepared(key, unique, feeds, full, values if dry else None, known)
+        results = self._execute(prepared, values, run_metadata)
+        by_element = dict(zip(unique, results))
+        return rebuild([by_element[e] for e in elements])
+
+    def _prepared(
+        self,
+        key: Any,
+        fetches: list[Any],
+        feeds: list[Tensor],
+        full: bool,
+        dry_values: list[Any] | None = None,
+        known: tuple[Any, ...] = (),
+    ) -> Prepared:
+        """The compiled plan of ``key``, compiled now if it is not cached (a dry one for the
+        shapes of ``dry_values``)."""
         prepared = self._plans.get(key)
         if prepared is None:
             prepared = self._plans.compile(
                 key,
-                unique,
+                fetches,
                 feeds,
                 self._placing.placement,
                 self._placing.failures,
                 self._done_ops,
                 full,
                 self._placing.resident(),
-                self._dry_state if dry else None,
-                values if dry else (),
+                self._dry_state if dry_values is not None else None,
+                dry_values or (),
                 known,
             )
-        results = self._execute(prepared, values, run_metadata)
-        by_element = dict(zip(unique, results))
-        return rebuild([by_element[e] for e in elements])
+        return prepared
 
     def _place(
         self, fed: Mapping[Tensor, Any] | None = None, fetched: Sequence[Operation] = ()
@@ -533,18 +547,7 @@ class Session:
                     return rebuild([host_copy(fed[e]) for e in elements])
                 if not self._placing.current:
                     self._place(dict(zip(feeds, values)), targets)
-                prepared = self._plans.get(key)
-                if prepared is None:
-                    prepared = self._plans.compile(
-                        key,
-                        unique,
-                        feeds,
-                        self._placing.placement,
-                        self._placing.failures,
-                        self._done_ops,
-                        False,
-                        self._placing.resident(),
-                    )
+                prepared = self._prepared(key, unique, feeds, False)
                 by_element = dict(zip(unique, self._execute(prepared, values, run_metadata)))
                 return rebuild([by_element[e] for e in elements])
 
