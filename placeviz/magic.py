@@ -333,9 +333,9 @@ def _collect_sessions(
 def _run_sinks() -> Session:
     """Run every op nothing consumes once, as TensorFlow 2 code without a session would."""
     graph = core.get_default_graph()
-    consumed = {t.op._id for op in graph.get_operations() for t in op.inputs}
-    consumed.update(c._id for op in graph.get_operations() for c in op.control_inputs)
-    sinks = [op for op in graph.get_operations() if op._id not in consumed]
+    consumed = {t.op.id for op in graph.get_operations() for t in op.inputs}
+    consumed.update(c.id for op in graph.get_operations() for c in op.control_inputs)
+    sinks = [op for op in graph.get_operations() if op.id not in consumed]
     session = Session(graph=graph)
     if sinks:
         session.run(sinks)

@@ -279,7 +279,7 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
         and names[device].split("/device:")[0] != names[peer].split("/device:")[0]
     ]
     assert len(crossed) == len(set(crossed))
-    learning_rate = graph.get_operation_by_name("Adam/learning_rate")._id
+    learning_rate = graph.get_operation_by_name("Adam/learning_rate").id
     assert {task for node, task in crossed if node == learning_rate} == set(expected)
     for task, size in expected.items():
         # every gradient crossed; besides them only scalars (the learning rate's inputs)

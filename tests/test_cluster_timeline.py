@@ -140,7 +140,7 @@ def test_the_worker_waits_for_the_variable_between_the_step_and_its_arrival(step
     assert began - CLOCK_SLACK_NS <= ev["t0"][wait] <= arrival <= ev["t1"][wait]
     # The matmul ran after the wait, on the same device.
     y = np.flatnonzero(
-        run & (ev["kind"] == OP) & (ev["node"] == graph.get_operation_by_name("y")._id)
+        run & (ev["kind"] == OP) & (ev["node"] == graph.get_operation_by_name("y").id)
     )
     assert ev["device"][y[0]] == worker_cpu and ev["t0"][y[0]] >= ev["t1"][wait]
 

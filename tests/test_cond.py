@@ -134,9 +134,9 @@ def test_a_plan_with_a_cond_checks_only_the_ops_a_switch_reaches() -> None:
     with pv.Session(graph=graph) as sess:
         sess.run(y, {p: True, x: [1.0, 2.0]})
         source = "\n".join(compiled.source for compiled, _ in sess._plans.values())
-    line = next(text for text in source.splitlines() if f"t{before.op._id}_0 =" in text)
+    line = next(text for text in source.splitlines() if f"t{before.op.id}_0 =" in text)
     assert "DEAD" not in line
-    assert any("DEAD" in text for text in source.splitlines() if f"t{r.op._id}_0" in text)
+    assert any("DEAD" in text for text in source.splitlines() if f"t{r.op.id}_0" in text)
 
 
 def test_eager_cond_runs_only_the_branch_its_predicate_picks() -> None:

@@ -273,8 +273,8 @@ def test_an_op_that_only_reads_variables_is_no_step(gpus):
     assert "train" in names
     assert start.op.name not in names and "spare" not in names
     by_name = {op.name: op for op in graph.get_operations()}
-    assert by_name[start.op.name]._id not in step.ops and by_name["spare"]._id not in step.ops
-    assert by_name["w/Assign"]._id in step.initializing
+    assert by_name[start.op.name].id not in step.ops and by_name["spare"].id not in step.ops
+    assert by_name["w/Assign"].id in step.initializing
     session = pv.Session(graph=graph, config=pv.ConfigProto(placer="cost"))
     session.run(init)
     text = session.placement.explain("spare").text

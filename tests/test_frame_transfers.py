@@ -69,11 +69,11 @@ def test_a_copy_starts_when_its_producer_ends_and_its_readers_wait_for_it() -> N
     assert len(rows) == steps
     for row in rows:
         same = ran & (ev["iteration"] == ev["iteration"][row])
-        producer = np.flatnonzero(same & (ev["node"] == produced._id))
+        producer = np.flatnonzero(same & (ev["node"] == produced.id))
         assert len(producer) == 1
         assert ev["t0"][row] >= ev["t1"][producer[0]]
         for reader in readers:
-            (read,) = np.flatnonzero(same & (ev["node"] == reader._id))
+            (read,) = np.flatnonzero(same & (ev["node"] == reader.id))
             assert ev["t0"][read] >= ev["t1"][row]
 
 

@@ -85,5 +85,5 @@ def test_the_index_joins_groups_across_references_and_names_made_later() -> None
     members = [op.name for op in index.group(v.op)]
     assert {"v", "v/Assign", "v/read"} <= set(members)
     assert members == sorted(
-        members, key=lambda n: pv.get_default_graph().get_operation_by_name(n)._id
+        members, key=lambda n: pv.get_default_graph().get_operation_by_name(n).id
     )

@@ -165,7 +165,7 @@ def test_a_long_run_reports_which_ops_wait_run_and_are_done_while_it_runs() -> N
     stream.close()
     snapshots = [c["progress"] for c, _ in sent if c.get("progress")]
     assert snapshots, "no progress was sent during an ~1 s run"
-    ids = {op.name: op._id for op in pv.get_default_graph().get_operations()}
+    ids = {op.name: op.id for op in pv.get_default_graph().get_operations()}
     matmuls = {ids["MatMul"], *(ids[f"MatMul_{i}"] for i in range(1, 8))}
     for snapshot in snapshots:
         assert len(snapshot["running"]) == 1  # one stream: one op at a time

@@ -98,7 +98,7 @@ def test_values_pushed_for_the_gradient_are_held_until_popped() -> None:
     assert twenty - ten == 10 * 256 * 4
     trace = stacked_run(10)
     events = trace.events
-    pops = {op._id for op in pv.get_default_graph().get_operations() if op.type == "StackPopV2"}
+    pops = {op.id for op in pv.get_default_graph().get_operations() if op.type == "StackPopV2"}
     # the pushed buffers are freed in the backward loop, after their pops ran
     freed = events["t0"][(events["kind"] == EventKind.FREE)]
     popped = events["t1"][np.isin(events["node"], list(pops)) & (events["kind"] == EventKind.OP)]

@@ -152,7 +152,7 @@ def test_eager_runs_hold_their_variables_and_every_output_kept(nodes: list[Node]
     ran = set(trace.events["node"][trace.events["kind"] == EventKind.OP].tolist())
     kept: dict[str, int] = defaultdict(int)
     for op in pv.get_default_graph().get_operations():
-        if op._id in ran and not op.op_def.ref_output and op.op_def.forwards_input is None:
+        if op.id in ran and not op.op_def.ref_output and op.op_def.forwards_input is None:
             kept[session.placement[op.name]] += sum(tensor_bytes(t) or 0 for t in op.outputs)
     for name, used in variable_bytes(session, variables).items():
         kept[name] += used
@@ -175,7 +175,7 @@ def test_a_fed_value_moved_to_a_gpu_is_held_there_and_the_transfer_carries_its_b
     events = trace.events
     moved = events["kind"] == EventKind.TRANSFER
     assert events["bytes"][moved].tolist() == [20]
-    held = (events["kind"] == EventKind.ALLOC) & (events["node"] == x.op._id)
+    held = (events["kind"] == EventKind.ALLOC) & (events["node"] == x.op.id)
     assert events["bytes"][held].tolist() == [20]
     assert balances(trace) == {}
 
@@ -197,7 +197,7 @@ def test_a_switch_forwards_its_data_and_its_dead_output_holds_nothing() -> None:
     assert switches
     for run in (r["id"] for r in trace.runs):
         for switch in switches:
-            mine = (events["run"] == run) & (events["node"] == switch._id)
+            mine = (events["run"] == run) & (events["node"] == switch.id)
             allocated = events["bytes"][mine & (events["kind"] == EventKind.ALLOC)]
             # TF's Switch forwards its data to the output taken; the dead one holds nothing
             assert allocated.tolist() == []
@@ -237,7 +237,7 @@ def test_ops_that_forward_their_input_allocate_nothing_and_keep_its_buffer_alive
     assert sizes["product"] == 256 * 256 * 4
     for view in ("v/read", "flat", "ExpandDims", "Squeeze", "view"):
         assert view not in sizes
-    frees = (ev["kind"] == EventKind.FREE) & (ev["node"] == product.op._id)
+    frees = (ev["kind"] == EventKind.FREE) & (ev["node"] == product.op.id)
     ops = ev["kind"] == EventKind.OP
     ends = {trace.node_name(int(n)): int(t1) for n, t1 in zip(ev["node"][ops], ev["t1"][ops])}
     assert int(ev["t0"][frees][0]) >= ends[late.op.name] > ends["direct"]

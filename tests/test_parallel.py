@@ -151,7 +151,7 @@ def test_a_failed_run_raises_once_every_stream_stopped_and_its_trace_has_their_s
     time.sleep(0.3)
     assert SLEPT == ["slow_0", "slow_1"]
     events = sess.trace(runs=1).events
-    ids = {op._id: op.name for op in pv.get_default_graph().get_operations()}
+    ids = {op.id: op.name for op in pv.get_default_graph().get_operations()}
     ran = {ids[int(node)] for node in events["node"][events["kind"] == int(EventKind.OP)]}
     assert {"slow_0", "slow_1", "boom"} <= ran and "slow_2" not in ran
     sess.close()

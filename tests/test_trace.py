@@ -300,7 +300,7 @@ def test_placements_stay_in_the_trace_after_their_events_rolled_over() -> None:
     for trace in (sess.trace(runs=1), sess.trace(runs=None)):
         events = trace.events
         placed = events["node"][events["kind"] == int(EventKind.PLACEMENT)]
-        assert sorted(placed.tolist()) == sorted([x.op._id, y.op._id])
+        assert sorted(placed.tolist()) == sorted([x.op.id, y.op.id])
 
 
 def test_reserved_memory_follows_the_gpu_options() -> None:
@@ -377,7 +377,7 @@ def test_a_plan_run_with_another_batch_size_is_modeled_with_that_size() -> None:
         sess.run(product, {x: np.ones((rows, 256), np.float32)}, run_metadata=metadata)
         trace = metadata.trace
         ev = trace.events
-        (i,) = np.flatnonzero(_kinds(trace, EventKind.OP) & (ev["node"] == product.op._id))
+        (i,) = np.flatnonzero(_kinds(trace, EventKind.OP) & (ev["node"] == product.op.id))
         assert ev["source"][i] == int(TimingSource.MODELED)
         return int(ev["t1"][i] - ev["t0"][i])
 

@@ -64,7 +64,7 @@ def check_prediction(trace: pv.Trace, graph: pv.Graph) -> None:
     """An independent checker: each device's compute and copy lanes run one step at a time, an
     op starts after each input is on its device (made there, or copied there after it was made),
     a control input has finished first."""
-    ops = {op._id: op for op in graph.get_operations()}
+    ops = {op.id: op for op in graph.get_operations()}
     ev = trace.events
     rows = np.flatnonzero(np.isin(ev["kind"], [OP, TRANSFER]))
     ran: dict[int, tuple[int, int, int]] = {}  # node -> (device, t0, t1)
@@ -92,13 +92,13 @@ def check_prediction(trace: pv.Trace, graph: pv.Graph) -> None:
     for node, (device, t0, _) in ran.items():
         op = ops[node]
         for tensor in op.inputs:
-            if tensor.op._id in ran or placed.get(tensor.op._id) not in (None, device):
-                there = arrived.get((tensor.op._id, device))
+            if tensor.op.id in ran or placed.get(tensor.op.id) not in (None, device):
+                there = arrived.get((tensor.op.id, device))
                 assert there is not None, f"{op.name}'s input {tensor.op.name} never reached it"
                 assert there <= t0, f"{op.name} started before {tensor.op.name} arrived"
         for control in op.control_inputs:
-            if control._id in ran:
-                assert ran[control._id][2] <= t0
+            if control.id in ran:
+                assert ran[control.id][2] <= t0
     for spans in lanes.values():
         spans.sort()
         for (_, end), (start, _) in itertools.pairwise(spans):
@@ -111,7 +111,7 @@ def test_predictions_with_moves_obey_the_rules_of_a_run():
     movable = sorted(
         op.name
         for op in graph.get_operations()
-        if op._id in ran and op.type in ("MatMul", "Relu", "Square", "Mean", "AddN")
+        if op.id in ran and op.type in ("MatMul", "Relu", "Square", "Mean", "AddN")
     )
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -216,7 +216,7 @@ def test_parallel_iterations_overlap_layers_on_their_devices() -> None:
                 name: {
                     int(ev["iteration"][i]): (int(ev["t0"][i]), int(ev["t1"][i]))
                     for i in np.flatnonzero(
-                        ran & (ev["node"] == graph.get_operation_by_name(name)._id)
+                        ran & (ev["node"] == graph.get_operation_by_name(name).id)
                     )
                 }
                 for name in ("while/layer_0", "while/layer_1")

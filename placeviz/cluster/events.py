@@ -91,7 +91,7 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
                     _TRANSFER,
                     began,
                     max(began, arrived[receiver, name]),
-                    tensor.op._id,
+                    tensor.op.id,
                     device_ids[dst.name],
                     device_ids[src.name],
                     size,
@@ -109,5 +109,5 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
                     # a control token carries no device; sent with tensors, the tensor's
                     peer = device_ids[transfers[awaited[-1], task.name][1].name] if awaited else -1
             device = device_ids[head.device.name]
-            add(_WAIT, began + offset, until + offset, head.op._id, device, peer, 0, _CLOCK)
+            add(_WAIT, began + offset, until + offset, head.op.id, device, peer, 0, _CLOCK)
     return {name: np.asarray(values, dtype=DTYPES[name]) for name, values in rows.items()}

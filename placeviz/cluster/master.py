@@ -163,12 +163,12 @@ class ClusterMaster:
     # -- running ----------------------------------------------------------------------------
     def _ship(self, graph: Graph, device_of: Any, addresses: set[str]) -> None:
         """Send each task the ops it has not seen (a task keeps its copy of the graph)."""
-        count = len(graph._ops)
+        count = graph.operation_count
         for address in sorted(addresses):
             start = self._shipped.get(address, 0)
             if start == count:
                 continue
-            records = export_ops(graph._ops[start:count], device_of)
+            records = export_ops(graph.operations_from(start, count), device_of)
             installed = self.client.sync(
                 self._call,
                 address,
@@ -264,8 +264,8 @@ class ClusterMaster:
     def _prepared(self, plan: Plan, full_trace: bool) -> tuple[str, RunProgram]:
         """The run's programs, built once per plan (keyed by its ops, devices and fetches)."""
         key = (
-            tuple(op._id for op in plan.ops),
-            tuple(plan.devices[op._id].name for op in plan.ops),
+            tuple(op.id for op in plan.ops),
+            tuple(plan.devices[op.id].name for op in plan.ops),
             tuple(id(f) for f in plan.fetches),
             tuple(id(t) for t in plan.feeds),
             full_trace,
@@ -275,14 +275,14 @@ class ClusterMaster:
             return found
 
         def task_of_op(op: Operation) -> str:
-            return self.task_of(plan.devices[op._id]).name
+            return self.task_of(plan.devices[op.id]).name
 
         parts = partition_plan(plan, task_of_op)
         fetched = [f for f in plan.fetches if isinstance(f, Tensor)]
         program = build_programs(
             parts,
             lambda name: self._by_name[name].address,
-            lambda op: plan.devices[op._id],
+            lambda op: plan.devices[op.id],
             fetched,
         )
         made = self._programs[key] = (f"{self._graph_key}-{len(self._programs)}", program)

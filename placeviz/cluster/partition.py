@@ -37,25 +37,25 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
     for op in plan.ops:
         task = task_of(op)
         level = 0
-        producers = [t.op for t in op.inputs if id(t) not in fed and t.op._id in stage]
-        for other in (*producers, *(c for c in op.control_inputs if c._id in stage)):
-            level = max(level, stage[other._id] + (task_of(other) != task))
-        stage[op._id] = level
+        producers = [t.op for t in op.inputs if id(t) not in fed and t.op.id in stage]
+        for other in (*producers, *(c for c in op.control_inputs if c.id in stage)):
+            level = max(level, stage[other.id] + (task_of(other) != task))
+        stage[op.id] = level
         part = parts.get((task, level))
         if part is None:
             part = parts[(task, level)] = Partition(task, level)
         part.ops.append(op)
-        where[op._id] = part
+        where[op.id] = part
     ordered = sorted(parts.values(), key=lambda p: (p.stage, p.task))
     index = {id(p): i for i, p in enumerate(ordered)}
     fetched = {id(f) for f in plan.fetches if isinstance(f, Tensor)}
     needed_elsewhere: set[int] = set()
     for part in ordered:
-        local = {op._id for op in part.ops}
+        local = {op.id for op in part.ops}
         seen: set[int] = set()
         for op in part.ops:
             for tensor in op.inputs:
-                if tensor.op._id in local or id(tensor) in seen:
+                if tensor.op.id in local or id(tensor) in seen:
                     continue
                 if tensor.op.op_def.ref_output and task_of(tensor.op) == part.task:
                     continue  # a variable itself, not a value: the task's run takes it again
@@ -66,14 +66,14 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
                     part.inputs.append(tensor)
                     needed_elsewhere.add(id(tensor))
             for control in op.control_inputs:
-                if control._id in where and control._id not in local:
-                    part.waits_for.add(index[id(where[control._id])])
+                if control.id in where and control.id not in local:
+                    part.waits_for.add(index[id(where[control.id])])
     exported = needed_elsewhere | fetched
     for part in ordered:
-        consumed = {t.op._id for op in part.ops for t in op.inputs}
-        consumed.update(c._id for op in part.ops for c in op.control_inputs)
+        consumed = {t.op.id for op in part.ops for t in op.inputs}
+        consumed.update(c.id for op in part.ops for c in op.control_inputs)
         for op in part.ops:
             part.outputs += [t for t in op.outputs if id(t) in exported]
-            if op._id not in consumed:
+            if op.id not in consumed:
                 part.targets.append(op)
     return ordered

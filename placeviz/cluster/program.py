@@ -58,7 +58,7 @@ def build_programs(
     fetched: Sequence[Tensor],
 ) -> RunProgram:
     """Each task's stages (``address_of(task name)`` is its address) from the plan's partitions."""
-    owner = {op._id: part for part in parts for op in part.ops}
+    owner = {op.id: part for part in parts for op in part.ops}
     wanted = {id(t) for t in fetched}
     replicated = _replicated_constants([op for part in parts for op in part.ops], device_of)
     programs: dict[str, list[dict[str, Any]]] = {}
@@ -82,12 +82,12 @@ def build_programs(
             "constants": {},  # tensor name -> the value of a small constant of another task
         }
         for tensor in part.inputs:
-            source = owner[tensor.op._id]
+            source = owner[tensor.op.id]
             if source.task == part.task:
                 stage["inputs"].append(tensor.name)
                 continue
-            if tensor.op._id in replicated:
-                stage["constants"][tensor.name] = replicated[tensor.op._id]
+            if tensor.op.id in replicated:
+                stage["constants"][tensor.name] = replicated[tensor.op.id]
                 continue
             stage["receives"].append(tensor.name)
             key = (tensor.name, part.task)
@@ -125,14 +125,14 @@ def _replicated_constants(
     controlling: set[int] = set()
     for op in ops:
         for tensor in op.inputs:
-            readers[tensor.op._id] = readers.get(tensor.op._id, 0) + 1
-        controlling.update(c._id for c in op.control_inputs)
+            readers[tensor.op.id] = readers.get(tensor.op.id, 0) + 1
+        controlling.update(c.id for c in op.control_inputs)
     return {
-        op._id: to_serialize(op.attrs["value"])
+        op.id: to_serialize(op.attrs["value"])
         for op in ops
         if op.type == "Const"
         and np.size(op.attrs["value"]) <= REPLICATED_CONSTANT_ELEMENTS
-        and readers.get(op._id, 0) > 1
-        and op._id not in controlling
+        and readers.get(op.id, 0) > 1
+        and op.id not in controlling
         and device_of(op).device_type == "CPU"
     }

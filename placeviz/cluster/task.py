@@ -93,7 +93,7 @@ class TaskRuntime:
                 here = device_context.process_task()
                 import_ops(shipped.graph, records, lambda op: _same_task(op, here))
                 shipped.shipped += len(records)
-                if len(shipped.graph._ops) != shipped.shipped:  # events name ops by number
+                if shipped.graph.operation_count != shipped.shipped:  # events name ops by number
                     raise RuntimeError(f"Task graph {key} numbers its ops unlike its client's")
             return shipped.shipped
 
@@ -155,8 +155,8 @@ class TaskRuntime:
         found = shipped.stages.get((id(session), *stage))
         if found is None:
             graph = shipped.graph
-            mine = {graph._ops_by_name[name]._id for name in ops}
-            done = frozenset(range(len(graph._ops))) - mine
+            mine = {graph._ops_by_name[name].id for name in ops}
+            done = frozenset(range(graph.operation_count)) - mine
             wanted = [*fetches, *(graph.get_operation_by_name(t) for t in targets)]
             run = session.make_callable(wanted, list(feeds), True, _given_feeds=True)
             found = shipped.stages[(id(session), *stage)] = (run, done)

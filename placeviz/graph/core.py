@@ -160,11 +160,11 @@ class Operation:
         "_control_flow_context",
         "_device_scopes",
         "_device_text",
-        "_id",
         "_requested",
         "attrs",
         "control_inputs",
         "graph",
+        "id",
         "inputs",
         "location",
         "name",
@@ -191,7 +191,7 @@ class Operation:
         self.control_inputs: list[Operation] = []
         self.attrs = attrs
         self.location = location
-        self._id = len(graph._ops)
+        self.id = len(graph._ops)
         self._requested = DeviceSpec()
         # The request as a device function or _set_device gave it, which TF keeps unparsed.
         self._device_text: str | None = None
@@ -348,6 +348,15 @@ class Graph:
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
+
+    @property
+    def operation_count(self) -> int:
+        """How many ops the graph has; an op's ``id`` is its number, in creation order."""
+        return len(self._ops)
+
+    def operations_from(self, start: int, stop: int | None = None) -> list[Operation]:
+        """The ops numbered ``start`` up to ``stop`` (the newest, by default)."""
+        return self._ops[start:stop]
 
     def get_operation_by_name(self, name: str) -> Operation:
         try:
@@ -536,17 +545,17 @@ class Graph:
             _graph_stack().pop()
 
     def prevent_fetching(self, op: Operation) -> None:
-        self._unfetchable.add(op._id)
+        self._unfetchable.add(op.id)
 
     def is_fetchable(self, element: Tensor | Operation) -> bool:
         op = element.op if isinstance(element, Tensor) else element
-        return op._id not in self._unfetchable
+        return op.id not in self._unfetchable
 
     def prevent_feeding(self, tensor: Tensor) -> None:
-        self._unfeedable.add((tensor.op._id, tensor.value_index))
+        self._unfeedable.add((tensor.op.id, tensor.value_index))
 
     def is_feedable(self, tensor: Tensor) -> bool:
-        return (tensor.op._id, tensor.value_index) not in self._unfeedable
+        return (tensor.op.id, tensor.value_index) not in self._unfeedable
 
     def finalize(self) -> None:
         self._finalized = True
@@ -621,12 +630,12 @@ class Graph:
         for controller in reversed(self._control_stack):
             if controller is None:
                 break  # ops made under control_dependencies(None) wait for no outer block
-            controller.created.add(op._id)
+            controller.created.add(op.id)
 
     def _add_control_inputs(self, op: Operation) -> None:
         """The dependencies of every enclosing block, outermost first (TensorFlow's order), up
         to a ``control_dependencies(None)``."""
-        input_ids = {t.op._id for t in op.inputs}
+        input_ids = {t.op.id for t in op.inputs}
         active: list[_ControlDependencies] = []
         for controller in reversed(self._control_stack):
             if controller is None:
@@ -636,7 +645,7 @@ class Graph:
             if input_ids & controller.created:
                 continue  # an input already waits for this block's dependencies
             for dep in controller.deps:
-                if dep._id not in input_ids and dep not in op.control_inputs:
+                if dep.id not in input_ids and dep not in op.control_inputs:
                     op.control_inputs.append(dep)
 
     def _apply_colocation(self, op: Operation) -> None:

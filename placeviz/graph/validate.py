@@ -23,7 +23,7 @@ def validate(ops: Sequence[Operation]) -> bool:
     for op in ops:
         for dep in dependencies(op):
             _check_member(op, dep)
-            back_edges = back_edges or dep._id > op._id
+            back_edges = back_edges or dep.id > op.id
         _check_signature(op)
     if back_edges:
         _check_acyclic(ops)
@@ -41,7 +41,7 @@ def dependencies(op: Operation) -> Iterator[Operation]:
 
 def _check_member(op: Operation, dep: Operation) -> None:
     graph = op.graph
-    if dep.graph is not graph or dep._id >= len(graph._ops) or graph._ops[dep._id] is not dep:
+    if dep.graph is not graph or dep.id >= len(graph._ops) or graph._ops[dep.id] is not dep:
         raise InvalidArgumentError(
             f"Op {describe_op(op)} depends on {describe_op(dep)}, which is not an op of its graph",
             op=op,
@@ -78,21 +78,21 @@ def _check_signature(op: Operation) -> None:
 
 def _check_acyclic(ops: Sequence[Operation]) -> None:
     """Depth-first search over data and control edges; a cycle is reported op by op."""
-    members = {op._id for op in ops}
+    members = {op.id for op in ops}
     state: dict[int, int] = {}  # op id -> 1 on the current path, 2 finished
     for root in ops:
-        if root._id in state:
+        if root.id in state:
             continue
         path: list[tuple[Operation, Iterator[Operation]]] = [(root, dependencies(root))]
-        state[root._id] = 1
+        state[root.id] = 1
         while path:
             op, deps = path[-1]
-            dep = next((d for d in deps if d._id in members and state.get(d._id) != 2), None)
+            dep = next((d for d in deps if d.id in members and state.get(d.id) != 2), None)
             if dep is None:
-                state[op._id] = 2
+                state[op.id] = 2
                 path.pop()
-            elif state.get(dep._id) == 1:
-                ring = [o for o, _ in path[[o._id for o, _ in path].index(dep._id) :]]
+            elif state.get(dep.id) == 1:
+                ring = [o for o, _ in path[[o.id for o, _ in path].index(dep.id) :]]
                 names = ", ".join(describe_op(o) for o in ring)
                 raise InvalidArgumentError(
                     f"Graph is invalid, contains a cycle with {len(ring)} nodes, including: "
@@ -100,5 +100,5 @@ def _check_acyclic(ops: Sequence[Operation]) -> None:
                     op=ring[0],
                 )
             else:
-                state[dep._id] = 1
+                state[dep.id] = 1
                 path.append((dep, dependencies(dep)))

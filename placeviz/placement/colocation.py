@@ -64,7 +64,7 @@ class ColocationIndex:
 
     def add(self, ops: Iterable[Operation]) -> None:
         for op in ops:
-            self._members[op._id] = [op]
+            self._members[op.id] = [op]
             self._by_name[op.name] = op
             for tensor in op.inputs:
                 if _reads_state(op, tensor):
@@ -84,10 +84,10 @@ class ColocationIndex:
 
     def group(self, op: Operation) -> list[Operation]:
         """The op's group, in creation order."""
-        return sorted(self._members[self._uf.find(op._id)], key=_creation)
+        return sorted(self._members[self._uf.find(op.id)], key=_creation)
 
     def _union(self, a: Operation, b: Operation) -> None:
-        ra, rb = self._uf.find(a._id), self._uf.find(b._id)
+        ra, rb = self._uf.find(a.id), self._uf.find(b.id)
         if ra == rb:
             return
         self._uf.union(ra, rb)
@@ -105,7 +105,7 @@ def _reads_state(op: Operation, tensor: Tensor) -> bool:
 
 
 def _creation(op: Operation) -> int:
-    return op._id
+    return op.id
 
 
 def reference_overrides(
@@ -124,8 +124,8 @@ def reference_overrides(
                 and not op.op_def.value_inputs
                 and not compatible(source.requested_device, op.requested_device)
             ):
-                overrides.setdefault(op._id, source)
-        if group is None or op._id in overrides or op.requested_device.is_empty:
+                overrides.setdefault(op.id, source)
+        if group is None or op.id in overrides or op.requested_device.is_empty:
             continue
         handles = [t for t in op.inputs if t.dtype.base_dtype is dtypes.resource]
         if not handles:
@@ -136,7 +136,7 @@ def reference_overrides(
         except InvalidArgumentError:
             continue  # the rest conflicts by itself: the placer reports that
         if not compatible(asked, op.requested_device):
-            overrides[op._id] = _resource_maker(handles[0])
+            overrides[op.id] = _resource_maker(handles[0])
     return overrides
 
 
@@ -171,7 +171,7 @@ def merged_request(
     owner: dict[str, Operation] = {}
     for op in members:
         request = op.requested_device
-        if request.is_empty or op._id in ignored:
+        if request.is_empty or op.id in ignored:
             continue
         if anchor is None and not inherited_request(op):
             anchor = op

@@ -30,11 +30,16 @@ from typing import Any, Protocol
 from placeviz.contract import ReasonKind
 from placeviz.devices.context import Device
 from placeviz.devices.spec import DeviceSpec
-from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
 from placeviz.graph.graph_keys import GraphKeys
 from placeviz.graph.registry import ANY_INPUT
-from placeviz.placement.placer import DeviceOf, SimplePlacer, _consumers, _Group, is_generator
+from placeviz.placement.placer import (
+    DeviceOf,
+    PlacementGroup,
+    SimplePlacer,
+    consumers_by_producer,
+    is_generator,
+)
 from placeviz.placement.reason import Reason, short_name
 from placeviz.placement.scheduling import (
     InfeasibleScheduleError,
@@ -79,50 +84,55 @@ class CostPlacer(SimplePlacer):
         self._steps = StepFinder()
 
     def _choose(
-        self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
-    ) -> list[tuple[_Group, InvalidArgumentError]]:
+        self,
+        ordered: Sequence[Operation],
+        group_of: Mapping[int, PlacementGroup],
+        device_of: DeviceOf,
+    ) -> None:
         self.order = {}
         free = {id(g) for g in group_of.values() if g.kind in _FREE}
         asked = {i: g for i, g in group_of.items() if id(g) not in free}
         super()._choose(ordered, asked, device_of)
         if not free:
-            return []
+            return
         members: dict[int, list[Operation]] = {}  # each free group's ops, in creation order
         for op in ordered:
-            group = group_of.get(op._id)
+            group = group_of.get(op.id)
             if group is not None and id(group) in free:
                 members.setdefault(id(group), []).append(op)
         step = self._steps.plan(ordered, self.fetched)
         if not step.targets:
             for group_ops in members.values():
-                group = group_of[group_ops[0]._id]
+                group = group_of[group_ops[0].id]
                 group.text = f"{NO_STEP}; so {group.text}"
-            return super()._choose(ordered, group_of, device_of)
+            super()._choose(ordered, group_of, device_of)
+            return
         # Only the step is scheduled: an op it does not run costs it nothing (it runs before,
         # as an initializer, or never), and would only make the search's passes fewer.
         graph = self._problem(ordered, group_of, free, device_of, step.ops)
         simple = {  # TensorFlow's choice, which the schedule must beat to be taken
-            op.name: short_name(group_of[op._id].candidates[0].name)
+            op.name: short_name(group_of[op.id].candidates[0].name)
             for group_ops in members.values()
             for op in group_ops
-            if op._id in step.ops
+            if op.id in step.ops
         }
         try:
             found = self._schedule(graph, ordered, simple)
         except InfeasibleScheduleError as error:
             # TensorFlow's rule for them instead, saying why: the run checks memory itself.
             for group_ops in members.values():
-                group = group_of[group_ops[0]._id]
+                group = group_of[group_ops[0].id]
                 group.text = f"the cost model found no placement ({error}); so {group.text}"
-            return super()._choose(ordered, group_of, device_of)
-        self.order = {op._id: found.start[op.name] for op in ordered if op.name in found.start}
+            super()._choose(ordered, group_of, device_of)
+            return
+        self.order = {op.id: found.start[op.name] for op in ordered if op.name in found.start}
         by_short = {short_name(d.name): d for d in self.devices}
         for group_ops in members.values():
             timed = [op for op in group_ops if op.name in found.start]
             if not timed:
                 continue  # off the step: placed below, by where its value is used
-            decider = min(timed, key=lambda op: (found.start[op.name], op._id))
-            group = group_of[decider._id]
+            decider = min(timed, key=lambda op: (found.start[op.name], op.id))
+            group = group_of[decider.id]
             device = by_short[found.device[decider.name]]
             text = f"cost model: {found.explain(decider.name)}; {step.description}"
             if group.kind is ReasonKind.SOFT:
@@ -131,20 +141,19 @@ class CostPlacer(SimplePlacer):
             group.reason = Reason(ReasonKind.COST, text, device.name, decider.device)
         # Ops the step does not time go where their values are used: those off the step from
         # the last (the initializer) back, so each follows the one it feeds; then generators.
-        consumers = _consumers(ordered)
+        consumers = consumers_by_producer(ordered)
         lone = [ops[0] for ops in members.values() if len(ops) == 1]
-        for op in sorted((op for op in lone if op._id not in step.ops), key=lambda o: -o._id):
-            why = SETUP_WHY if op._id in step.initializing else OFF_STEP_WHY
+        for op in sorted((op for op in lone if op.id not in step.ops), key=lambda o: -o.id):
+            why = SETUP_WHY if op.id in step.initializing else OFF_STEP_WHY
             _follow_most_consumers(op, group_of, consumers, device_of, why)
         for op in lone:
-            if op._id in step.ops and is_generator(op):
+            if op.id in step.ops and is_generator(op):
                 _follow_most_consumers(op, group_of, consumers, device_of, GENERATOR_WHY)
         for group_ops in members.values():  # off the step, and no placed op uses their values
-            group = group_of[group_ops[0]._id]
+            group = group_of[group_ops[0].id]
             if group.device is None:
                 group.text = f"{UNUSED}; so {group.text}"
         super()._choose(ordered, group_of, device_of)
-        return []
 
     def _schedule(
         self,
@@ -218,7 +227,7 @@ class CostPlacer(SimplePlacer):
                 source = tensor.op
                 while (forwarded := _forwarded(source)) is not None and source.name in by_name:
                     source = source.inputs[forwarded].op
-                readers.setdefault(source._id, []).append(op)
+                readers.setdefault(source.id, []).append(op)
         changes: dict[str, list[tuple[float, float]]] = {}
         for name, op in by_name.items():
             if _forwarded(op) is not None:
@@ -232,7 +241,7 @@ class CostPlacer(SimplePlacer):
             size = float(sum(self.model.nbytes(t) for t in op.outputs))
             ends: dict[str, float] = {device: found.finish[name]}
             begins: dict[str, float] = {device: found.start[name]}
-            for reader in readers.get(op._id, []):
+            for reader in readers.get(op.id, []):
                 there = found.device[reader.name]
                 ends[there] = max(ends.get(there, -math.inf), found.finish[reader.name])
                 begins[there] = min(begins.get(there, math.inf), found.start[reader.name])
@@ -253,7 +262,7 @@ class CostPlacer(SimplePlacer):
     def _problem(
         self,
         ordered: Sequence[Operation],
-        group_of: Mapping[int, _Group],
+        group_of: Mapping[int, PlacementGroup],
         free: set[int],
         device_of: DeviceOf,
         step: frozenset[int],
@@ -265,8 +274,8 @@ class CostPlacer(SimplePlacer):
         graph = nx.DiGraph()
         model = self.model
         for op in ordered:
-            group = group_of.get(op._id)
-            if group is None or op._id not in step:
+            group = group_of.get(op.id)
+            if group is None or op.id not in step:
                 continue
             is_free = id(group) in free
             devices = group.candidates if is_free else [group.device]
@@ -320,29 +329,29 @@ class StepFinder:
         initializes, and the ops nothing consumes that compute from data (its ends)."""
         if not ops:
             return Step((), frozenset(), frozenset(), "")
-        placing = {op._id for op in ops}
+        placing = {op.id for op in ops}
         initializing = self._initializing_of(ops, placing)
         data = self._data
         for op in ops:
-            if op._id in initializing:
+            if op.id in initializing:
                 continue
             sources = [t.op for t in op.inputs] + list(op.control_inputs)
             if sources:
-                if any(source._id in data for source in sources):
-                    data.add(op._id)
+                if any(source.id in data for source in sources):
+                    data.add(op.id)
             elif not op.op_def.ref_output and not op.op_def.control_only:
-                data.add(op._id)  # a placeholder, a constant: the step's own values
-        consumed = {t.op._id for op in ops for t in op.inputs}
-        consumed |= {c._id for op in ops for c in op.control_inputs}
-        runs = list({op._id: op for op in fetched if op._id in placing}.values())
-        runs = [op for op in runs if op._id not in initializing]
-        chosen = {op._id for op in runs}
+                data.add(op.id)  # a placeholder, a constant: the step's own values
+        consumed = {t.op.id for op in ops for t in op.inputs}
+        consumed |= {c.id for op in ops for c in op.control_inputs}
+        runs = list({op.id: op for op in fetched if op.id in placing}.values())
+        runs = [op for op in runs if op.id not in initializing]
+        chosen = {op.id for op in runs}
         ends = [
             op
             for op in reversed(ops)  # the last made first: a training step's train op
-            if op._id not in consumed
-            and op._id in data
-            and op._id not in chosen
+            if op.id not in consumed
+            and op.id in data
+            and op.id not in chosen
             and not op.op_def.needs_feed  # a placeholder nothing reads yet is no step
         ]
         if not any(op.inputs or op.control_inputs for op in runs + ends):
@@ -356,8 +365,8 @@ class StepFinder:
             stack = [target]
             while stack:
                 op = stack.pop()
-                if op._id not in step and op._id in placing:
-                    step.add(op._id)
+                if op.id not in step and op.id in placing:
+                    step.add(op.id)
                     stack.extend(t.op for t in op.inputs)
                     stack.extend(op.control_inputs)
             needs[target.name] = len(step) - before
@@ -376,12 +385,12 @@ class StepFinder:
         graph = ops[0].graph
         variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
         variables += graph.get_collection(GraphKeys.LOCAL_VARIABLES)
-        stack = [v.initializer for v in variables if v.initializer._id in placing]
+        stack = [v.initializer for v in variables if v.initializer.id in placing]
         while stack:
             op = stack.pop()
-            if op._id in found or (op.op_def.ref_output and not op.inputs):
+            if op.id in found or (op.op_def.ref_output and not op.inputs):
                 continue
-            found.add(op._id)
+            found.add(op.id)
             stack.extend(t.op for t in op.inputs)
             stack.extend(op.control_inputs)
         for op in ops:  # creation order: a group's NoOps before the NoOp that groups them
@@ -389,9 +398,9 @@ class StepFinder:
                 op.op_def.control_only
                 and op.control_inputs
                 and not op.inputs
-                and all(c._id in found for c in op.control_inputs)
+                and all(c.id in found for c in op.control_inputs)
             ):
-                found.add(op._id)
+                found.add(op.id)
         return found
 
 
@@ -435,7 +444,7 @@ NO_STEP = (
 
 def _follow_most_consumers(
     op: Operation,
-    group_of: Mapping[int, _Group],
+    group_of: Mapping[int, PlacementGroup],
     consumers: Mapping[int, list[Operation]],
     device_of: DeviceOf,
     why: tuple[ReasonKind, str],
@@ -443,9 +452,9 @@ def _follow_most_consumers(
     """An op whose time the schedule does not weigh (its value is made at once, or outside the
     step) goes where most of its consumers are, among its group's devices: the schedule's
     tie between devices says nothing, its consumers do."""
-    group = group_of[op._id]
+    group = group_of[op.id]
     counts: dict[Device, int] = {}
-    for consumer in consumers.get(op._id, []):
+    for consumer in consumers.get(op.id, []):
         device = device_of(consumer)
         if device is not None and device in group.candidates:
             counts[device] = counts.get(device, 0) + 1
@@ -458,7 +467,7 @@ def _follow_most_consumers(
         device = next(d for d in group.candidates if counts.get(d) == most)
     elif kind is ReasonKind.GENERATOR:
         return  # the schedule's own choice, and its reason, stand
-    outs = len(consumers[op._id])
+    outs = len(consumers[op.id])
     text = f"placed with {most} of its {outs} consumer(s) on {short_name(device.name)}: {because}"
     group.device, group.decider = device, op
     group.reason = Reason(kind, text, device.name, op.device)

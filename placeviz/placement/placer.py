@@ -52,12 +52,23 @@ class Placement(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
     def explain(self, name: str) -> Reason:
         """Why ``name`` runs where it does."""
         return self._entry(getattr(name, "name", name))[1]
 
     def device(self, name: str) -> Device:
         return self._entry(name)[0]
+
+    def decision(self, name: str) -> tuple[Device, Reason] | None:
+        """Where ``name`` runs and why, or None where it is not placed (no error)."""
+        return self._entries.get(name)
+
+    def record(self, op: Operation, device: Device, reason: Reason) -> None:
+        """The placer's decision for ``op`` (each op is placed once)."""
+        self._entries[op.name] = (device, reason)
 
     def _entry(self, name: str) -> tuple[Device, Reason]:
         try:
@@ -84,7 +95,7 @@ class PlacementFailure:
 
 
 @dataclass
-class _Group:
+class PlacementGroup:
     """One colocation group on its way to a device: where it may go, and who decided."""
 
     new: list[Operation]  # the members not placed yet
@@ -130,17 +141,17 @@ class SimplePlacer:
             index.add(ops)
         decisions: list[tuple[Operation, Device, Reason]] = []
         failures: dict[int, PlacementFailure] = {}
-        placed = placement._entries
+        placed = placement
         groups: dict[int, list[Operation]] = {}  # first member's id -> the group
         for op in ops:
-            if op.name not in placed and op._id not in groups:
+            if op.name not in placed and op.id not in groups:
                 members = index.group(op)
                 for member in members:
-                    groups[member._id] = members
-        involved = sorted({id(m): m for m in groups.values()}.values(), key=lambda m: m[0]._id)
-        ordered = sorted((op for members in involved for op in members), key=lambda o: o._id)
+                    groups[member.id] = members
+        involved = sorted({id(m): m for m in groups.values()}.values(), key=lambda m: m[0].id)
+        ordered = sorted((op for members in involved for op in members), key=lambda o: o.id)
         overrides = reference_overrides(ordered, index.group)
-        group_of: dict[int, _Group] = {}
+        group_of: dict[int, PlacementGroup] = {}
         for members in involved:
             new = [op for op in members if op.name not in placed]
             earlier = next((op for op in members if op.name in placed), None)
@@ -152,52 +163,50 @@ class SimplePlacer:
             except (InvalidArgumentError, UnavailableError) as error:
                 failure = PlacementFailure(error, new)
                 for op in new:
-                    failures[op._id] = failure
+                    failures[op.id] = failure
                 continue
             for op in members:
-                group_of[op._id] = group
+                group_of[op.id] = group
 
         def device_of(op: Operation) -> Device | None:
             if op.name in placed:
                 return placement.device(op.name)
-            group = group_of.get(op._id)
+            group = group_of.get(op.id)
             return group.device if group is not None else None
 
-        for group, error in self._choose(ordered, group_of, device_of):
-            failure = PlacementFailure(error, group.new)
-            for op in group.new:
-                failures[op._id] = failure
+        self._choose(ordered, group_of, device_of)
         done: set[int] = set()
         for group in group_of.values():
-            if id(group) not in done and group.new[0]._id not in failures:
+            if id(group) not in done and group.new[0].id not in failures:
                 done.add(id(group))
                 decisions.extend(self._member_decisions(group, overrides))
-        decisions.sort(key=lambda d: d[0]._id)
+        decisions.sort(key=lambda d: d[0].id)
         return decisions, failures
 
     def _choose(
-        self, ordered: Sequence[Operation], group_of: Mapping[int, _Group], device_of: DeviceOf
-    ) -> list[tuple[_Group, InvalidArgumentError]]:
+        self,
+        ordered: Sequence[Operation],
+        group_of: Mapping[int, PlacementGroup],
+        device_of: DeviceOf,
+    ) -> None:
         """Give each group of ``group_of`` a device among its candidates: its first, unless one
-        of TensorFlow's heuristics says otherwise for the member that decides it. Returns the
-        groups that could not be given one."""
-        consumers = _consumers(ordered)
-        generators = [op for op in ordered if op._id in group_of and is_generator(op)]
-        first_pass = [op for op in ordered if op._id in group_of and not is_generator(op)]
+        of TensorFlow's heuristics says otherwise for the member that decides it."""
+        consumers = consumers_by_producer(ordered)
+        generators = [op for op in ordered if op.id in group_of and is_generator(op)]
+        first_pass = [op for op in ordered if op.id in group_of and not is_generator(op)]
         for op in first_pass:
-            group = group_of[op._id]
+            group = group_of[op.id]
             if group.device is None:
                 _decide(group, op, _follow_input(op, group, consumers, device_of))
         for op in generators:
-            group = group_of[op._id]
+            group = group_of[op.id]
             if group.device is None:
                 _decide(group, op, _follow_consumers(op, group, consumers, device_of))
-        return []
 
     # -- one group ---------------------------------------------------------------------------
     def _group(
         self, members: list[Operation], new: list[Operation], overrides: dict[int, Operation]
-    ) -> _Group:
+    ) -> PlacementGroup:
         """The group's candidate devices; raises when it has none."""
         for op in members:
             problem = op.requested_device.runtime_problem()
@@ -216,10 +225,10 @@ class SimplePlacer:
             candidates, kind, text = self._default(members, supported)
         else:
             candidates, kind, text = self._requested(spec, anchor, members, supported)
-        return _Group(new, candidates, kind, text, anchor, spec)
+        return PlacementGroup(new, candidates, kind, text, anchor, spec)
 
     def _member_decisions(
-        self, group: _Group, overrides: dict[int, Operation]
+        self, group: PlacementGroup, overrides: dict[int, Operation]
     ) -> list[tuple[Operation, Device, Reason]]:
         device, decider, decided = group.device, group.decider, group.reason
         assert device is not None and decider is not None and decided is not None
@@ -230,8 +239,8 @@ class SimplePlacer:
             first_reason = Reason(group.kind, group.text, device.name, first.device)
         result = []
         for op in group.new:
-            if op._id in overrides:
-                reason = _reference_reason(op, overrides[op._id], device)
+            if op.id in overrides:
+                reason = _reference_reason(op, overrides[op.id], device)
             elif op is first:
                 reason = first_reason
             elif by_rule and group.kind == ReasonKind.PINNED and _asked_itself(op):
@@ -409,19 +418,19 @@ def is_generator(op: Operation) -> bool:
     return not op.inputs and len(op.outputs) == 1 and not op.op_def.ref_output
 
 
-def _consumers(ops: Sequence[Operation]) -> dict[int, list[Operation]]:
+def consumers_by_producer(ops: Sequence[Operation]) -> dict[int, list[Operation]]:
     """Op id -> the op at the far end of each of its out edges, data and control (TF's edges)."""
     result: dict[int, list[Operation]] = {}
     for op in ops:
         for source in [t.op for t in op.inputs] + list(op.control_inputs):
-            result.setdefault(source._id, []).append(op)
+            result.setdefault(source.id, []).append(op)
     return result
 
 
 DeviceOf = Callable[[Operation], Device | None]
 
 
-def _decide(group: _Group, op: Operation, choice: tuple[Device, Reason] | None) -> None:
+def _decide(group: PlacementGroup, op: Operation, choice: tuple[Device, Reason] | None) -> None:
     """The group goes where ``op``'s heuristic says, or else to its first candidate."""
     if choice is None:
         device = group.candidates[0]
@@ -431,7 +440,7 @@ def _decide(group: _Group, op: Operation, choice: tuple[Device, Reason] | None) 
 
 
 def _follow_input(
-    op: Operation, group: _Group, consumers: dict[int, list[Operation]], device_of: DeviceOf
+    op: Operation, group: PlacementGroup, consumers: dict[int, list[Operation]], device_of: DeviceOf
 ) -> tuple[Device, Reason] | None:
     """TF's heuristic B: metadata ops, and lone unpinned Identities, go with their input."""
     if op.type in _METADATA_TYPES and op.inputs:
@@ -459,7 +468,7 @@ def _lone_identity(op: Operation, consumers: dict[int, list[Operation]]) -> bool
         return False
     if len(op.inputs) + len(op.control_inputs) != 1 or not op.inputs:
         return False
-    outs = consumers.get(op._id, [])
+    outs = consumers.get(op.id, [])
     if len(outs) > 1:
         return False
     # With no consumer, TF's only out edge goes to the graph's sink, which requests nothing.
@@ -468,10 +477,10 @@ def _lone_identity(op: Operation, consumers: dict[int, list[Operation]]) -> bool
 
 
 def _follow_consumers(
-    op: Operation, group: _Group, consumers: dict[int, list[Operation]], device_of: DeviceOf
+    op: Operation, group: PlacementGroup, consumers: dict[int, list[Operation]], device_of: DeviceOf
 ) -> tuple[Device, Reason] | None:
     """TF's heuristic A: a generator goes where all its consumers went, if it may go there."""
-    outs = consumers.get(op._id, [])
+    outs = consumers.get(op.id, [])
     devices = {device_of(consumer) for consumer in outs}
     if len(devices) != 1:
         return None

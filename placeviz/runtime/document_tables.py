@@ -61,19 +61,18 @@ def _node_records(
     device_ids: dict[str, int],
 ) -> list[dict[str, Any]]:
     records = []
-    entries = placement._entries
-    for op in graph._ops:
-        entry = entries.get(op.name)
+    for op in graph.get_operations():
+        entry = placement.decision(op.name)
         reason = None
         if entry is not None:
             r = entry[1]
             reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
-        elif (failure := failures.get(op._id)) is not None:
+        elif (failure := failures.get(op.id)) is not None:
             reason = {"kind": ReasonKind.UNPLACED, "text": str(failure.error), "anchor": None}
         sizes = [tensor_bytes(t) for t in op.outputs]
         records.append(
             {
-                "id": op._id,
+                "id": op.id,
                 "name": op.name,
                 "type": op.type,
                 "scope": op.name.rpartition("/")[0],
@@ -92,24 +91,23 @@ def _node_records(
 
 
 def _edge_records(graph: Graph, placement: Placement) -> list[dict[str, Any]]:
-    entries = placement._entries
     edges = []
-    for op in graph._ops:
-        mine = entries.get(op.name)
+    for op in graph.get_operations():
+        mine = placement.decision(op.name)
         for tensor in op.inputs:
-            theirs = entries.get(tensor.op.name)
+            theirs = placement.decision(tensor.op.name)
             crosses = mine is not None and theirs is not None and mine[0].name != theirs[0].name
             edges.append(
                 {
-                    "src": tensor.op._id,
-                    "dst": op._id,
+                    "src": tensor.op.id,
+                    "dst": op.id,
                     "kind": "data",
                     "bytes": tensor_bytes(tensor),
                     "crosses": crosses,
                 }
             )
         edges.extend(
-            {"src": c._id, "dst": op._id, "kind": "control", "bytes": None, "crosses": False}
+            {"src": c.id, "dst": op.id, "kind": "control", "bytes": None, "crosses": False}
             for c in op.control_inputs
         )
     return edges

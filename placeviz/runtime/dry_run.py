@@ -141,9 +141,9 @@ class DryState:
         self._slots: dict[int, DrySlot] = {}
 
     def slot(self, op: Operation) -> DrySlot:
-        found = self._slots.get(op._id)
+        found = self._slots.get(op.id)
         if found is None:
-            found = self._slots[op._id] = DrySlot(self._real.variable_slot(op))
+            found = self._slots[op.id] = DrySlot(self._real.variable_slot(op))
         return found
 
 
@@ -166,25 +166,25 @@ class DryPlan:
             self._fed[id(tensor)] = self._shapes[id(tensor)] = tuple(shape)
             self._values[id(tensor)] = known[i] if i < len(known) else None
         # ops inside loops (their kernels run once per iteration), by id
-        self._looped = {op._id for frame in plan.frames.values() for op in frame.ops}
+        self._looped = {op.id for frame in plan.frames.values() for op in frame.ops}
         # What branches not taken hold: op ids, tensor ids.
         self._dead_ops: set[int] = set()
         self._dead: set[int] = set()
         self._branch: dict[int, bool] = {}  # a Switch's op id -> whether it takes its true branch
         self._assigned: set[int] = set()  # the variables an Assign gave a value so far in order
         for op in plan.ops:
-            if op._id in plan.frames:  # a loop: its ops' shapes are found as it runs
+            if op.id in plan.frames:  # a loop: its ops' shapes are found as it runs
                 continue
             if self._not_taken(op):
-                self._dead_ops.add(op._id)
+                self._dead_ops.add(op.id)
                 self._dead.update(id(t) for t in op.outputs)
                 continue
             if op.type == "Assign":
-                self._assigned.add(op.inputs[0].op._id)
+                self._assigned.add(op.inputs[0].op.id)
             if not all(t.shape.is_fully_defined or id(t) in self._fed for t in op.outputs):
                 self._specialize(op)
             if op.type in SWITCH_TYPES:
-                taken = self._branch[op._id] = self._predicate(op)
+                taken = self._branch[op.id] = self._predicate(op)
                 self._dead.add(id(op.outputs[0 if taken else 1]))
 
     def shape(self, tensor: Tensor) -> Shape:
@@ -215,9 +215,9 @@ class DryPlan:
             size = -1 if known is None else int(host_ints(known)[0])
             name, dtype = op.attrs["stack_name"] or op.name, op.attrs["elem_type"]
             return lambda max_size: Stack(name, dtype, size)
-        if op._id in self._looped:
+        if op.id in self._looped:
             return self._loop_kernel(op)
-        if op._id in self._branch:  # a Switch a run reaches (one in a branch not taken: none)
+        if op.id in self._branch:  # a Switch a run reaches (one in a branch not taken: none)
             return self._switch(op)
         if op.type in MERGE_TYPES:
             return _merge
@@ -329,7 +329,7 @@ class DryPlan:
     def _switch(self, op: Operation) -> Callable[..., Any]:
         """A cond's Switch forwards its data (a ShapedArray, or a variable's dry state) to the
         branch its predicate takes."""
-        if self._branch[op._id]:
+        if self._branch[op.id]:
             return lambda data, pred: (DEAD, data)
         return lambda data, pred: (data, DEAD)
 
@@ -356,7 +356,7 @@ class DryPlan:
         dead = [id(t) in self._dead and id(t) not in self._fed for t in op.inputs]
         if op.type in MERGE_TYPES:
             return all(dead)
-        return any(dead) or any(c._id in self._dead_ops for c in op.control_inputs)
+        return any(dead) or any(c.id in self._dead_ops for c in op.control_inputs)
 
     # -- specialization ------------------------------------------------------------------------
     def _specialize(self, op: Operation) -> None:
@@ -389,12 +389,12 @@ class DryPlan:
 
     def _compute(self, tensor: Tensor) -> np.ndarray | None:
         op = tensor.op
-        if op._id in self._looped:  # a loop's values change per iteration
+        if op.id in self._looped:  # a loop's values change per iteration
             return None
         if op.type == "Const":
             return np.asarray(op.attrs["value"])
         if op.type == "IsVariableInitialized":  # known where the plan itself assigns it first
-            return np.asarray(True) if op.inputs[0].op._id in self._assigned else None
+            return np.asarray(True) if op.inputs[0].op.id in self._assigned else None
         if op.type in ("Shape", "ShapeN", "Size", "Rank"):
             shape = self.known_shape(op.inputs[tensor.value_index if op.type == "ShapeN" else 0])
             if shape is None:

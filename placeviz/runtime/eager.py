@@ -48,12 +48,12 @@ class _GraphRunner:
             return
         if op.op_def.ref_output:
             # A variable's value lives in the session; the ops that read or assign it run.
-            self._executed.add(op._id)
+            self._executed.add(op.id)
             return
         feeds = {t: self._values[t] for t in op.inputs if not t.op.op_def.ref_output}
         fetches = list(op.outputs)
         results = self.session.run(fetches if fetches else op, feed_dict=feeds)
-        self._executed.add(op._id)
+        self._executed.add(op.id)
         for tensor, value in zip(fetches, results or ()):
             self._values[tensor] = value
         if device_context.context().log_device_placement:
@@ -61,8 +61,8 @@ class _GraphRunner:
 
     def _ready(self, op: Operation) -> bool:
         executed = self._executed
-        return all(t.op._id in executed for t in op.inputs) and all(
-            c._id in executed for c in op.control_inputs
+        return all(t.op.id in executed for t in op.inputs) and all(
+            c.id in executed for c in op.control_inputs
         )
 
     def _log(self, op: Operation) -> None:

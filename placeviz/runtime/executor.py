@@ -112,17 +112,17 @@ def maybe_dead(plan: Plan) -> set[int]:
     consumers: dict[int, list[Operation]] = {}
     for op in plan.ops:
         for tensor in op.inputs:
-            consumers.setdefault(tensor.op._id, []).append(op)
+            consumers.setdefault(tensor.op.id, []).append(op)
         for control in op.control_inputs:
-            consumers.setdefault(control._id, []).append(op)
+            consumers.setdefault(control.id, []).append(op)
     reached: set[int] = set()
     stack = list(switches)
     while stack:
         op = stack.pop()
-        if op._id in reached:
+        if op.id in reached:
             continue
-        reached.add(op._id)
-        stack.extend(consumers.get(op._id, ()))
+        reached.add(op.id)
+        stack.extend(consumers.get(op.id, ()))
     return reached
 
 
@@ -230,10 +230,10 @@ class CompiledPlan:
         }
         self._line_steps: dict[int, int] = {}
         self._filename = f"<placeviz plan {next(_plan_ids)}>"
-        converters = [self._from_host(plan.devices[t.op._id]) for t in plan.feeds]
+        converters = [self._from_host(plan.devices[t.op.id]) for t in plan.feeds]
         # None when every feed goes to the host as it is (no check per run).
         self._feed_converters = converters if any(converters) else None
-        fed = [plan.devices[t.op._id] for t in plan.feeds]
+        fed = [plan.devices[t.op.id] for t in plan.feeds]
         self._fed_gpus = [] if gpus is None else list({gpus.gpu(d) for d in fed if d in gpus})
         lines, results, args, constants = self._generate(plan, state)
         found = overflow(self.steps) if overflow is not None else None
@@ -320,7 +320,7 @@ class CompiledPlan:
         fed = {id(t) for t in plan.feeds}
         for i, tensor in enumerate(plan.feeds):
             args.append(f"f{i}")
-            slots[(id(tensor), plan.devices[tensor.op._id].name)] = f"f{i}"
+            slots[(id(tensor), plan.devices[tensor.op.id].name)] = f"f{i}"
         contexts: dict[str, KernelContext] = {}
         lines: list[_Line] = []
         constants: list[_Line] = []  # steps of fixed-output ops: no code, only their sizes
@@ -333,14 +333,14 @@ class CompiledPlan:
         if self._maybe_dead:
             self._namespace["DEAD"] = DEAD
         for op in plan.ops:
-            device = plan.devices[op._id]
-            for transfer in plan.transfers.get(op._id, ()):
+            device = plan.devices[op.id]
+            for transfer in plan.transfers.get(op.id, ()):
                 src_key = (id(transfer.tensor), transfer.src.name)
                 dst_key = (id(transfer.tensor), transfer.dst.name)
                 copy = self._transfer(transfer.src, transfer.dst)
                 # A value a branch not taken may leave dead: its transfer runs a line even
                 # between devices that share memory, to say that it moved nothing.
-                dead_maybe = transfer.tensor.op._id in self._maybe_dead
+                dead_maybe = transfer.tensor.op.id in self._maybe_dead
                 deps = (ready[src_key],) if src_key in ready else ()
                 step = Step(
                     EventKind.TRANSFER,
@@ -367,31 +367,31 @@ class CompiledPlan:
                     text = f"{dst_slot} = {skip}() if {source_slot} is DEAD else {moved}"
                 lines.append(_Line(text, [source_slot], [dst_slot], index))
                 slots[dst_key] = dst_slot
-            frame = plan.frames.get(op._id)
+            frame = plan.frames.get(op.id)
             if frame is not None:
                 self._frame_step(plan, op, frame, slots, ready, op_steps, lines, contexts, state)
                 continue
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
-                deps.update(op_steps.get(control._id, ()))
+                deps.update(op_steps.get(control.id, ()))
             inputs = [slots[(id(t), device.name)] for t in op.inputs]
             dead, dead_uses = self._dead_condition(op, inputs, fed, dead_of)
             if op.op_def.control_only:
-                op_steps[op._id] = tuple(sorted(deps))  # waits for its inputs; nothing to run
+                op_steps[op.id] = tuple(sorted(deps))  # waits for its inputs; nothing to run
                 if dead:
-                    dead_of[op._id] = (dead, dead_uses)
+                    dead_of[op.id] = (dead, dead_uses)
                 continue
             fixed = op.op_def.fixed_output and not dead
             step = Step(EventKind.OP, op, device, deps=tuple(sorted(deps)), runs_code=not fixed)
             index = self._add_step(step)
-            op_steps[op._id] = (index,)
+            op_steps[op.id] = (index,)
             built = self._kernel(op, device, contexts, state)
             if fixed:  # its one value, computed now, is what every run's consumers read
                 outputs = [self._bind("c", built())]
             elif dead and not op.outputs:
-                outputs = [f"t{op._id}_d"]  # None when it ran, DEAD when it did not
+                outputs = [f"t{op.id}_d"]  # None when it ran, DEAD when it did not
             else:
-                outputs = [f"t{op._id}_{i}" for i in range(len(op.outputs))]
+                outputs = [f"t{op.id}_{i}" for i in range(len(op.outputs))]
             for tensor, name in zip(op.outputs, outputs):
                 if id(tensor) in fed:
                     continue  # consumers see the fed value, not the one computed here
@@ -404,7 +404,7 @@ class CompiledPlan:
                 call = self._bind("c", built())
             else:
                 fn = self._bind("k", built)
-                arguments = [*inputs, f"out={buffers[op._id]}"] if op._id in buffers else inputs
+                arguments = [*inputs, f"out={buffers[op.id]}"] if op.id in buffers else inputs
                 call = f"{fn}({', '.join(arguments)})"
             unpack = "," if op.op_def.multi_output and len(outputs) == 1 else ""
             uses = list(inputs)
@@ -416,12 +416,12 @@ class CompiledPlan:
                 call = f"{skip}() if {dead} else {call}"
                 uses.extend(dead_uses)
                 unpack = ""
-            if op._id in self._maybe_dead:
+            if op.id in self._maybe_dead:
                 if op.type in SWITCH_TYPES:
                     both = " and ".join(f"{o} is DEAD" for o in outputs)
-                    dead_of[op._id] = (f"({both})", list(outputs))
+                    dead_of[op.id] = (f"({both})", list(outputs))
                 elif outputs:
-                    dead_of[op._id] = (f"{outputs[0]} is DEAD", [outputs[0]])
+                    dead_of[op.id] = (f"{outputs[0]} is DEAD", [outputs[0]])
             text = f"{', '.join(outputs)}{unpack} = {call}" if outputs else call
             lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
@@ -457,21 +457,21 @@ class CompiledPlan:
         the outer values its ops read, each from the device of the op that reads it."""
 
         def kernel(op: Operation) -> Callable[..., Any]:
-            place = plan.devices[op._id]
+            place = plan.devices[op.id]
             built = self._kernel(op, place, contexts, state)
             return built if self._gpus is None else self._gpus.in_frame(place, built)
 
         def timing(op: Operation) -> Callable[[Sequence[Any], Any], int] | None:
-            return op_timing(op, plan.devices[op._id], self.dry is not None)
+            return op_timing(op, plan.devices[op.id], self.dry is not None)
 
-        places = {plan.devices[m._id].name: plan.devices[m._id] for m in frame.ops}
+        places = {plan.devices[m.id].name: plan.devices[m.id] for m in frame.ops}
 
         def transfer(src: str, dst: str) -> Move:
             source, target = places[src], places[dst]
             copy = None if self._gpus is None else self._gpus.frame_copy(source, target)
             return copy, transfer_timing(target, source, self.dry is not None)
 
-        device_of = {m._id: plan.devices[m._id].name for m in frame.ops}
+        device_of = {m.id: plan.devices[m.id].name for m in frame.ops}
         index = len(self.steps)  # the step this loop is
         runner = FrameRunner(
             frame.context,
@@ -487,22 +487,22 @@ class CompiledPlan:
         self.frame_devices.update(device_of)
         keys = runner.argument_keys
         deps = {ready[k] for k in keys if k in ready}
-        members = {m._id for m in frame.ops}
+        members = {m.id for m in frame.ops}
         for member in frame.ops:
             for control in member.control_inputs:
-                if control._id not in members:
-                    deps.update(op_steps.get(control._id, ()))
-        device = plan.devices[rep._id]
-        exits = tuple((t, plan.devices[t.op._id]) for t in frame.exits)
+                if control.id not in members:
+                    deps.update(op_steps.get(control.id, ()))
+        device = plan.devices[rep.id]
+        exits = tuple((t, plan.devices[t.op.id]) for t in frame.exits)
         self._add_step(
             Step(EventKind.FRAME, rep, device, deps=tuple(sorted(deps)), frame=runner, exits=exits)
         )
         for member in frame.ops:
-            op_steps[member._id] = (index,)
+            op_steps[member.id] = (index,)
         inputs = [slots[k] for k in keys]
-        outputs = [f"t{t.op._id}_{t.value_index}" for t in frame.exits]
+        outputs = [f"t{t.op.id}_{t.value_index}" for t in frame.exits]
         for tensor, name in zip(frame.exits, outputs):
-            key = (id(tensor), plan.devices[tensor.op._id].name)
+            key = (id(tensor), plan.devices[tensor.op.id].name)
             slots[key] = name
             ready[key] = index
         self._frame_outputs[index] = list(frame.exits)
@@ -526,12 +526,12 @@ class CompiledPlan:
         """The expression that is true in a run where ``op`` must not run, and the names it
         reads; ``""`` for an op no dead value reaches. TensorFlow's rule: an op is dead when any
         input (data or control) is; a Merge only when all its inputs are."""
-        if op._id not in self._maybe_dead:
+        if op.id not in self._maybe_dead:
             return "", []
         reached = [
             name
             for name, tensor in zip(inputs, op.inputs)
-            if tensor.op._id in self._maybe_dead and id(tensor) not in fed
+            if tensor.op.id in self._maybe_dead and id(tensor) not in fed
         ]
         if op.type in MERGE_TYPES:
             if len(reached) < len(inputs):
@@ -540,8 +540,8 @@ class CompiledPlan:
         terms = [f"{n} is DEAD" for n in reached]
         uses = list(reached)
         for control in op.control_inputs:
-            if control._id in dead_of:
-                expression, names = dead_of[control._id]
+            if control.id in dead_of:
+                expression, names = dead_of[control.id]
                 terms.append(expression)
                 uses.extend(names)
         return " or ".join(terms), uses
@@ -571,7 +571,7 @@ class CompiledPlan:
         released: dict[int, list[tuple[tuple[str, tuple[int, ...], str], str]]] = {}
         chosen: dict[int, str] = {}
         for position, op in enumerate(plan.ops):
-            device = plan.devices[op._id]
+            device = plan.devices[op.id]
             tensor = op.outputs[0] if len(op.outputs) == 1 else None
             users = readers.get(id(tensor), []) if tensor is not None else []
             if (
@@ -583,7 +583,7 @@ class CompiledPlan:
                 and tensor.shape.ndims
                 and id(tensor) not in seen_elsewhere
                 and all(
-                    plan.ops[u].op_def.ufunc and plan.devices[plan.ops[u]._id].name == device.name
+                    plan.ops[u].op_def.ufunc and plan.devices[plan.ops[u].id].name == device.name
                     for u in users
                 )
             ):
@@ -591,7 +591,7 @@ class CompiledPlan:
                 key = (device.name, dims, tensor.dtype.name)
                 pool = free.get(key)
                 name = pool.pop() if pool else self._bind("O", np.empty(dims, tensor.dtype.np))
-                chosen[op._id] = name
+                chosen[op.id] = name
                 released.setdefault(max(users), []).append((key, name))
             for key, name in released.pop(position, ()):
                 free.setdefault(key, []).append(name)
@@ -762,10 +762,10 @@ class CompiledPlan:
     ) -> tuple[str, str | None]:
         if isinstance(fetch, Operation):
             return "None", None
-        device = plan.devices[fetch.op._id]
+        device = plan.devices[fetch.op.id]
         name = slots[(id(fetch), device.name)]
         value = name
-        if fetch.op._id in self._maybe_dead:
+        if fetch.op.id in self._maybe_dead:
             value = f"{self._bind('alive', functools.partial(_alive, fetch.name))}({name})"
         if fetch.op.op_def.ref_output and not fetch.op.inputs:
             value = f"{name}.read()"

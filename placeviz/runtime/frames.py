@@ -224,7 +224,7 @@ class _Iteration:
     ) -> None:
         runner = self.runner
         rows = self.trace.rows
-        row = self.done[op._id] = len(rows)
+        row = self.done[op.id] = len(rows)
         if not self.trace.lays_out:
             end = start + duration
             rows.append(
@@ -242,7 +242,7 @@ class _Iteration:
                 ran,
                 start,
                 duration,
-                runner._device_of[op._id],
+                runner._device_of[op.id],
                 deps,
                 self.groups,
                 self.gate,
@@ -264,7 +264,7 @@ class _Iteration:
         if found is not None:
             return found
         runner = self.runner
-        source = runner._device_of[tensor.op._id]
+        source = runner._device_of[tensor.op.id]
         move, timing = runner._moves[(source, device)]
         value = self.values[id(tensor)]
         ran = value is not DEAD
@@ -334,21 +334,18 @@ class FrameRunner:
         self.context = context
         self._memory = memory
         self.name = context.name
-        self._loop = context.pivot.op._id
+        self._loop = context.pivot.op.id
         self._step = step
         self._parallel = max(int(context.parallel_iterations), 1)
         self.exits = [t for t in context.exits if t.op in set(ops)]
         self._device_of = device_of
-        members = {op._id for op in ops}
+        members = {op.id for op in ops}
         # tensor id -> the device of the member that makes it
-        self._producer_device = {id(t): device_of[op._id] for op in ops for t in op.outputs}
+        self._producer_device = {id(t): device_of[op.id] for op in ops for t in op.outputs}
         # (outer tensor id, device of the member reading it): what each argument is
         self.argument_keys = list(
             dict.fromkeys(
-                (id(t), device_of[op._id])
-                for op in ops
-                for t in op.inputs
-                if t.op._id not in members
+                (id(t), device_of[op.id]) for op in ops for t in op.inputs if t.op.id not in members
             )
         )
         self._argument_index = {key: i for i, key in enumerate(self.argument_keys)}
@@ -358,9 +355,9 @@ class FrameRunner:
         self._moves: dict[tuple[str, str], Move] = {}
         for op in ops:
             for t in op.inputs:
-                if t.op._id not in members:
+                if t.op.id not in members:
                     continue
-                pair = (device_of[t.op._id], device_of[op._id])
+                pair = (device_of[t.op.id], device_of[op.id])
                 if pair[0] != pair[1]:
                     self._crossing[id(t)] = t
                     if pair not in self._moves:
@@ -373,8 +370,8 @@ class FrameRunner:
         for op in ops:
             child = _direct_child(op, context)
             if child is None:
-                units[op._id] = op
-                unit_of[op._id] = op._id
+                units[op.id] = op
+                unit_of[op.id] = op.id
             else:
                 inner.setdefault(id(child), []).append(op)
         for group in inner.values():
@@ -382,27 +379,27 @@ class FrameRunner:
             runner = FrameRunner(
                 child, group, device_of, kernel, executions, step, timing, transfer, memory
             )
-            key = group[0]._id
+            key = group[0].id
             units[key] = runner
             for op in group:
-                unit_of[op._id] = key
+                unit_of[op.id] = key
         self._order = self._iteration_order(units, unit_of, members)
         # NextIteration op id -> the Merge it feeds in the next iteration
         self._next_to_merge = {
-            op.inputs[1].op._id: op._id
+            op.inputs[1].op.id: op.id
             for op in ops
             if op.type == "Merge"
             and len(op.inputs) == 2
             and op.inputs[1].op.type == "NextIteration"
         }
         own = [op for op in ops if _direct_child(op, context) is None]
-        self._kernels = {op._id: kernel(op) for op in own}
+        self._kernels = {op.id: kernel(op) for op in own}
         self._timings = {}
         if timing is not None:
-            self._timings = {op._id: t for op in own if (t := timing(op)) is not None}
+            self._timings = {op.id: t for op in own if (t := timing(op)) is not None}
         self._units = units
         self._releases = self._last_reads(units, members) if memory is not None else {}
-        self._steps = {op._id: self._op_step(op, members) for op in own}
+        self._steps = {op.id: self._op_step(op, members) for op in own}
         # Whether the frame's time is modeled: some op of it (or of an inner loop) is.
         self.modeled = bool(self._timings) or any(
             isinstance(u, FrameRunner) and u.modeled for u in units.values()
@@ -410,19 +407,19 @@ class FrameRunner:
         self.makespan = 0  # ns, the last run's laid-out length
         # A frame on one device whose ops take their measured time runs as laid out already:
         # its executions keep their clocks (nothing to lay out).
-        self._lays_out = self.modeled or len(set(device_of[op._id] for op in ops)) > 1
+        self._lays_out = self.modeled or len(set(device_of[op.id] for op in ops)) > 1
 
     def _op_step(self, op: Operation, members: set[int]) -> _OpStep:
-        device = self._device_of[op._id]
+        device = self._device_of[op.id]
         reads = []
         for t in op.inputs:
             position = self._argument_index.get((id(t), device), -1)
-            crossing = t.op._id in members and self._device_of[t.op._id] != device
+            crossing = t.op.id in members and self._device_of[t.op.id] != device
             reads.append((id(t), position, t if crossing else None))
         loop_merge = (
             op.type == "Merge" and len(op.inputs) == 2 and op.inputs[1].op.type == "NextIteration"
         )
-        next_merge = self._next_to_merge.get(op._id, -1)
+        next_merge = self._next_to_merge.get(op.id, -1)
         uses: tuple[Use, ...] = tuple(
             tid if crossing is None else (tid, device) for tid, _, crossing in reads
         )
@@ -442,11 +439,11 @@ class FrameRunner:
             op=op,
             device=device,
             reads=tuple(reads),
-            controls=tuple(c._id for c in op.control_inputs),
+            controls=tuple(c.id for c in op.control_inputs),
             control_values=tuple(id(c.outputs[0]) for c in op.control_inputs if c.outputs),
             outputs=tuple(id(t) for t in op.outputs),
-            kernel=self._kernels[op._id],
-            timing=self._timings.get(op._id),
+            kernel=self._kernels[op.id],
+            timing=self._timings.get(op.id),
             multi_output=op.op_def.multi_output,
             enter=op.type in ENTER_TYPES,
             loop_merge=loop_merge,
@@ -467,7 +464,7 @@ class FrameRunner:
             and op.outputs[0].dtype.base_dtype not in _HANDLES
             else None,
             pop=op.type == "StackPopV2",
-            releases=self._releases.get(op._id, ()),
+            releases=self._releases.get(op.id, ()),
         )
 
     def _last_reads(self, units: dict[int, Any], members: set[int]) -> dict[int, tuple[Use, ...]]:
@@ -486,16 +483,16 @@ class FrameRunner:
                 loop_merge = unit.type == "Merge" and any(
                     t.op.type == "NextIteration" for t in unit.inputs
                 )  # reads what entered or what the last iteration sent: held elsewhere
-                device = device_of[unit._id]
+                device = device_of[unit.id]
                 reads = (
                     []
                     if loop_merge
-                    else [(id(t), device) for t in unit.inputs if t.op._id in members]
+                    else [(id(t), device) for t in unit.inputs if t.op.id in members]
                 )
                 held = not (
                     unit.type in ENTER_TYPES
                     or unit.type == "Exit"
-                    or (unit.type == "NextIteration" and unit._id in self._next_to_merge)
+                    or (unit.type == "NextIteration" and unit.id in self._next_to_merge)
                 )
                 made = [id(t) for t in unit.outputs] if held else []
             for tensor_id in made:
@@ -519,8 +516,8 @@ class FrameRunner:
             ops = [unit] if isinstance(unit, Operation) else unit._all_ops
             for op in ops:
                 for dep in dependencies(op):
-                    if dep._id in members and unit_of[dep._id] != u:
-                        waiting[u].add(unit_of[dep._id])
+                    if dep.id in members and unit_of[dep.id] != u:
+                        waiting[u].add(unit_of[dep.id])
         users: dict[int, list[int]] = {}
         for u, deps in waiting.items():
             for d in deps:
@@ -560,7 +557,7 @@ class FrameRunner:
             if memory is not None:
                 for tensor, value, row in zip(self.exits, results, rows):
                     if value is not DEAD:
-                        device = self._device_of[tensor.op._id]
+                        device = self._device_of[tensor.op.id]
                         memory.hand_over(held.get(id(tensor)), value, device, tensor.op, trace, row)
                 memory.completed.add(self._step)
         finally:  # a failed run's trace holds what ran before the error
@@ -625,7 +622,7 @@ class FrameRunner:
             pending: _OpStep | None = None  # memory: the last op, whose reads end with it
             for key in self._order:
                 if pending is not None:
-                    self._let_go(pending.releases, it, done[pending.op._id])
+                    self._let_go(pending.releases, it, done[pending.op.id])
                     pending = None
                 step = steps.get(key)
                 if step is None:  # an inner loop, run whole in this iteration
@@ -638,13 +635,13 @@ class FrameRunner:
                 if iteration and step.enter:  # a frame's value enters once, as in TF
                     out = step.outputs[0]
                     values[out], made[out] = entered[out]
-                    done[op._id] = made[out]
+                    done[op.id] = made[out]
                     continue
                 if step.loop_merge:
                     if iteration == 0:
                         value, row = self._read(step.reads[0], step, it, arguments, producers)
                     else:
-                        value, row = following.get(op._id, (DEAD, -1))
+                        value, row = following.get(op.id, (DEAD, -1))
                     values[step.outputs[0]] = value
                     values[step.outputs[1]] = DEAD if value is DEAD else 0
                     if value is DEAD:
@@ -655,7 +652,7 @@ class FrameRunner:
                         duration = clock() - t0
                     record(op, value is not DEAD, t0, duration, (row,))
                     if memory is not None and value is not DEAD:
-                        self._merged(step, it, carried.pop(op._id, None))
+                        self._merged(step, it, carried.pop(op.id, None))
                     continue
                 inputs = []
                 deps = []
@@ -689,7 +686,7 @@ class FrameRunner:
                         values[out] = DEAD
                     record(op, False, t0, 0, deps)
                     if step.enter:
-                        entered[step.outputs[0]] = (DEAD, done[op._id])
+                        entered[step.outputs[0]] = (DEAD, done[op.id])
                     continue
                 result = step.kernel(*inputs)
                 duration = clock() - t0
@@ -704,22 +701,22 @@ class FrameRunner:
                 if memory is not None and step.hold:
                     if step.plain is not None:
                         buffer = memory.make(
-                            result, step.device, op, step.plain, trace, done[op._id]
+                            result, step.device, op, step.plain, trace, done[op.id]
                         )
                         if buffer is not None:
                             it.held[step.outputs[0]] = buffer  # type: ignore[index]
                     else:
-                        self._hold(step, inputs, result, it, done[op._id], sending, exit_held)
+                        self._hold(step, inputs, result, it, done[op.id], sending, exit_held)
                 if step.enter:
-                    entered[step.outputs[0]] = (result, done[op._id])
+                    entered[step.outputs[0]] = (result, done[op.id])
                 elif step.next_merge >= 0:
-                    sent[step.next_merge] = (result, done[op._id])
+                    sent[step.next_merge] = (result, done[op.id])
                 elif step.exit:
-                    results[step.outputs[0]] = (result, done[op._id])
+                    results[step.outputs[0]] = (result, done[op.id])
                 elif step.own_cond:
                     go_on = bool(result)
             if pending is not None:
-                self._let_go(pending.releases, it, done[pending.op._id])
+                self._let_go(pending.releases, it, done[pending.op.id])
             if memory is not None:
                 for held in carried.values():  # sent to a Merge that did not run
                     memory.release(held, trace, len(trace.rows) - 1)
@@ -851,7 +848,7 @@ class FrameRunner:
         arguments."""
         if key[0] in it.values:
             tensor = self._crossing.get(key[0])
-            if tensor is not None and self._device_of[tensor.op._id] != key[1]:
+            if tensor is not None and self._device_of[tensor.op.id] != key[1]:
                 return it.copy(tensor, key[1])
             return it.values[key[0]], it.made.get(key[0], -1)
         index = self._argument_index

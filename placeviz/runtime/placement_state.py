@@ -78,22 +78,21 @@ class PlacementState:
             self._placer.fetched = fetched
         graph = self.graph
         edges_changed = graph._edges_changed
-        count = len(graph._ops)  # ops another thread adds from here on are placed next time
-        new = graph._ops[self._seen : count]
+        count = graph.operation_count  # ops another thread adds from here on are placed next time
+        new = graph.operations_from(self._seen, count)
         self._groups.add(new)
         self._seen = count
         pending = self._undecided + new
         decisions, self.failures = self._placer.place(pending, self.placement, self._groups)
         if isinstance(self._placer, CostPlacer):
             self.placement.schedule_order.update(self._placer.order)
-        self._undecided = [op for op in pending if op._id in self.failures]
-        entries = self.placement._entries
+        self._undecided = [op for op in pending if op.id in self.failures]
         for op, device, reason in decisions:
-            entries[op.name] = (device, reason)
+            self.placement.record(op, device, reason)
             if op.op_def.ref_output and not op.inputs:  # a variable, not a RefSwitch of one
                 self.variables.append(op)
         run_log.record_placements(
-            [op._id for op, _, _ in decisions],
+            [op.id for op, _, _ in decisions],
             [self._device_ids[device.name] for _, device, _ in decisions],
         )
         self._version = count + edges_changed
@@ -112,7 +111,7 @@ class PlacementState:
         self._variables_recorded = len(self.variables)
         if new:
             run_log.record_variables(
-                [r.op._id for r in new],
+                [r.op.id for r in new],
                 [self._device_ids[r.device.name] for r in new],
                 [r.bytes for r in new],
             )

@@ -61,18 +61,18 @@ class Plan:
 
     def inputs_of(self, op: Operation) -> list[Tensor]:
         """What a step reads: an op's inputs; a loop's, the outer values its ops read."""
-        frame = self.frames.get(op._id)
+        frame = self.frames.get(op.id)
         if frame is None:
             return list(op.inputs)
         return list(frame.arguments)
 
     def readers(self, op: Operation) -> list[tuple[Tensor, Operation]]:
         """(tensor, reading op) per input edge of a step (a loop's: of its ops)."""
-        frame = self.frames.get(op._id)
+        frame = self.frames.get(op.id)
         if frame is None:
             return [(t, op) for t in op.inputs]
-        members = {m._id for m in frame.ops}
-        return [(t, m) for m in frame.ops for t in m.inputs if t.op._id not in members]
+        members = {m.id for m in frame.ops}
+        return [(t, m) for m in frame.ops for t in m.inputs if t.op.id not in members]
 
 
 def build_plan(
@@ -93,13 +93,13 @@ def build_plan(
     stack = [f.op if isinstance(f, Tensor) else f for f in fetches if id(f) not in fed]
     while stack:
         op = stack.pop()
-        if op._id in needed or replaced_by_feeds(op):
+        if op.id in needed or replaced_by_feeds(op):
             continue
-        needed[op._id] = op
+        needed[op.id] = op
         for tensor in op.inputs:
-            if id(tensor) not in fed and tensor.op._id not in needed:
+            if id(tensor) not in fed and tensor.op.id not in needed:
                 stack.append(tensor.op)
-        stack.extend(c for c in op.control_inputs if c._id not in needed and c._id not in done)
+        stack.extend(c for c in op.control_inputs if c.id not in needed and c.id not in done)
     in_creation_order = validate(list(needed.values()))
     frames = find_frames(needed)
     if frames:
@@ -107,32 +107,32 @@ def build_plan(
     else:
         ops = execution_order(needed, in_creation_order, placement.schedule_order)
     for op in needed.values() if frames else ops:
-        failure = failures.get(op._id)
+        failure = failures.get(op.id)
         if failure is not None:
             raise failure.error
         if op.op_def.needs_feed:
             raise InvalidArgumentError(missing_feed_message(op), op=op)
-    devices = {op._id: placement.device(op.name) for op in (needed.values() if frames else ops)}
+    devices = {op.id: placement.device(op.name) for op in (needed.values() if frames else ops)}
     for tensor in feeds:
         if tensor.op.name in placement:
-            devices.setdefault(tensor.op._id, placement.device(tensor.op.name))
+            devices.setdefault(tensor.op.id, placement.device(tensor.op.name))
             continue
         # Made where this session has no device (a cluster task feeds what another task made):
         # the value arrives where it is read.
         reader = next((op for op in ops if tensor in op.inputs), None)
         if reader is not None:
-            devices.setdefault(tensor.op._id, devices[reader._id])
+            devices.setdefault(tensor.op.id, devices[reader.id])
     plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches), frames=frames)
     made: set[tuple[int, str]] = set()
     for op in ops:
         for tensor, reader in plan.readers(op):
-            dst = devices[reader._id]
-            src = devices[tensor.op._id]
+            dst = devices[reader.id]
+            src = devices[tensor.op.id]
             key = (id(tensor), dst.name)
             if src is dst or src.name == dst.name or key in made:
                 continue
             made.add(key)
-            plan.transfers.setdefault(op._id, []).append(Transfer(tensor, src, dst))
+            plan.transfers.setdefault(op.id, []).append(Transfer(tensor, src, dst))
     return plan
 
 
@@ -160,12 +160,10 @@ def find_frames(needed: Mapping[int, Operation]) -> dict[int, Frame]:
     frames: dict[int, Frame] = {}
     for key, ops in members.items():
         context = contexts[key]
-        inside = {op._id for op in ops}
-        arguments = list(
-            dict.fromkeys(t for op in ops for t in op.inputs if t.op._id not in inside)
-        )
-        exits = [t for t in context.exits if t.op._id in inside]
-        frames[context.pivot.op._id] = Frame(context, ops, arguments, exits)
+        inside = {op.id for op in ops}
+        arguments = list(dict.fromkeys(t for op in ops for t in op.inputs if t.op.id not in inside))
+        exits = [t for t in context.exits if t.op.id in inside]
+        frames[context.pivot.op.id] = Frame(context, ops, arguments, exits)
     return frames
 
 
@@ -177,12 +175,12 @@ def _order_with_frames(
     unit: dict[int, int] = {op_id: op_id for op_id in needed}
     for rep, frame in frames.items():
         for op in frame.ops:
-            unit[op._id] = rep
+            unit[op.id] = rep
     waiting: dict[int, set[int]] = {u: set() for u in set(unit.values())}
     for op_id, op in needed.items():
         for dep in dependencies(op):
-            if dep._id in needed and unit[dep._id] != unit[op_id]:
-                waiting[unit[op_id]].add(unit[dep._id])
+            if dep.id in needed and unit[dep.id] != unit[op_id]:
+                waiting[unit[op_id]].add(unit[dep.id])
     users: dict[int, list[int]] = {}
     for u, deps in waiting.items():
         for d in deps:
@@ -216,13 +214,13 @@ def execution_order(
     def key(index: int) -> tuple[float, int]:
         return ((schedule or {}).get(index, 0.0), index)
 
-    waiting_on = {op._id: 0 for op in ordered}
+    waiting_on = {op.id: 0 for op in ordered}
     users: dict[int, list[int]] = {}
     for op in ordered:
-        for dep in {d._id for d in dependencies(op)}:
+        for dep in {d.id for d in dependencies(op)}:
             if dep in ops:
-                waiting_on[op._id] += 1
-                users.setdefault(dep, []).append(op._id)
+                waiting_on[op.id] += 1
+                users.setdefault(dep, []).append(op.id)
     ready = [key(i) for i, count in waiting_on.items() if count == 0]
     heapq.heapify(ready)
     result = []

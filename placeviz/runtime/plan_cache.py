@@ -150,7 +150,7 @@ def _sizes_known_only_at_run_time_on_gpus(plan: Plan) -> bool:
     """Whether a GPU in the plan makes or uses a tensor whose size static shapes do not give
     (the run then measures such sizes: to check memory, and to model a simulated GPU's time)."""
     return any(
-        _on_gpu(plan.devices[op._id])
+        _on_gpu(plan.devices[op.id])
         and not op.op_def.ref_output
         and any(tensor_bytes(t) is None for t in (*op.inputs, *op.outputs))
         for op in plan.ops

@@ -94,9 +94,9 @@ class SessionState:
         self._resources_lock = threading.Lock()
 
     def variable_slot(self, op: Operation) -> VariableSlot:
-        slot = self._variables.get(op._id)
+        slot = self._variables.get(op.id)
         if slot is None:
-            slot = self._variables[op._id] = VariableSlot(op)
+            slot = self._variables[op.id] = VariableSlot(op)
         return slot
 
     def resource(self, key: str, make: Callable[[], Any]) -> Any:
@@ -110,7 +110,7 @@ class SessionState:
 
     def generator(self, op: Operation, xp: Any) -> Any:
         """One generator per random op and backend: each run draws new numbers, seedably."""
-        key = (op._id, xp.__name__)
+        key = (op.id, xp.__name__)
         gen = self._generators.get(key)
         if gen is None:
             graph_seed, op_seed = op.graph.seed, op.attrs.get("seed")
@@ -118,7 +118,7 @@ class SessionState:
             if graph_seed is not None or op_seed is not None:
                 pair = [
                     DEFAULT_GRAPH_SEED if graph_seed is None else int(graph_seed),
-                    op._id if op_seed is None else int(op_seed),
+                    op.id if op_seed is None else int(op_seed),
                 ]
                 # One integer, which both NumPy's and CuPy's default_rng accept.
                 seed = int(np.random.SeedSequence(pair).generate_state(1)[0])

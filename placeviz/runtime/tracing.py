@@ -42,9 +42,9 @@ class PlanColumns:
         self.kinds = np.array([int(s.kind) for s in steps], dtype=DTYPES["kind"])
         self.nodes = np.array(
             [
-                (s.tensor.op._id if s.tensor is not None else s.op._id)
+                (s.tensor.op.id if s.tensor is not None else s.op.id)
                 if s.kind is EventKind.TRANSFER
-                else s.op._id
+                else s.op.id
                 for s in steps
             ],
             dtype=DTYPES["node"],
@@ -103,7 +103,7 @@ class PlanColumns:
         if compiled.full_trace:
             rows = []
             for h in held:
-                device, node = device_ids[h.device.name], h.tensor.op._id
+                device, node = device_ids[h.device.name], h.tensor.op.id
                 rows.append(
                     (h.alloc, h.free, device, node, h.bytes_step, h.output, h.feed, h.from_loop)
                 )
@@ -359,24 +359,24 @@ def _record_executions(
     peers: Any = -1
     sizes: Any = 0
     if any(e.copied is not None for e in rows):
-        devices = [ids[places[e.op._id] if e.copied is None else e.copied[1]] for e in rows]
+        devices = [ids[places[e.op.id] if e.copied is None else e.copied[1]] for e in rows]
         peers = np.full(len(rows), -1, dtype=DTYPES["peer"])
         sizes = np.zeros(len(rows), dtype=DTYPES["bytes"])
         for i, e in enumerate(rows):
             if e.copied is not None:
-                peers[i] = ids[places[e.op._id]]  # where its producer ran
+                peers[i] = ids[places[e.op.id]]  # where its producer ran
                 sizes[i] = e.copied[2]
                 if e.ran:
                     kinds[i] = int(EventKind.TRANSFER)
     else:
-        devices = [ids[places[e.op._id]] for e in rows]
+        devices = [ids[places[e.op.id]] for e in rows]
     recorder.extend(
         len(rows),
         {
             "kind": np.array(kinds, dtype=DTYPES["kind"]),
             "t0": np.array(t0, dtype=DTYPES["t0"]),
             "t1": np.array(t1, dtype=DTYPES["t1"]),
-            "node": np.array([e.op._id for e in rows], dtype=DTYPES["node"]),
+            "node": np.array([e.op.id for e in rows], dtype=DTYPES["node"]),
             "device": np.array(devices, dtype=DTYPES["device"]),
             "stream": np.array(devices, dtype=DTYPES["stream"]),
             "bytes": sizes,
@@ -415,7 +415,7 @@ def _record_loop_memory(
         start = at(buffer.trace, buffer.row, False)
         if start is None:
             continue
-        node, device = buffer.node._id, ids[buffer.device]
+        node, device = buffer.node.id, ids[buffer.device]
         kinds.append(int(EventKind.ALLOC))
         times.append(start)
         nodes.append(node)

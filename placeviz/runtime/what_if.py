@@ -46,7 +46,7 @@ class WhatIf:
         gpus = _gpu_count(devices)
         machine = self._devices(gpus)
         where = [self._relocated(i, machine) for i in range(len(self.devices))]  # session -> here
-        ops = {op._id: op for op in self.graph.get_operations()}
+        ops = {op.id: op for op in self.graph.get_operations()}
         run = _last_run(trace)
         ev = trace.events
         rows = np.flatnonzero(
@@ -67,7 +67,7 @@ class WhatIf:
         model = RooflineCostModel(machine)
 
         def sources(node: int) -> list[int]:
-            return list(dict.fromkeys(t.op._id for t in ops[node].inputs if t.op._id in new_device))
+            return list(dict.fromkeys(t.op.id for t in ops[node].inputs if t.op.id in new_device))
 
         needed = {  # (tensor's op, device) for every input now on another device
             (source, new_device[node])
@@ -162,7 +162,7 @@ class WhatIf:
     ) -> set[int]:
         by_name = {op.name: op for op in ops.values()}
         groups = ColocationIndex()
-        groups.add(sorted(ops.values(), key=lambda op: op._id))
+        groups.add(sorted(ops.values(), key=lambda op: op.id))
         moved = set()
         moved_by: dict[int, Operation] = {}  # member id -> the moved op that took its group
         for name, where in moves.items():
@@ -187,17 +187,17 @@ class WhatIf:
                         f"{member.source}){with_it} has no {device.device_type} kernel, so it "
                         f"cannot move to {short_name(device.name)}"
                     )
-                if member._id in moved_by and new_device[member._id] != target:
+                if member.id in moved_by and new_device[member.id] != target:
                     raise ValueError(
                         f"what_if: '{op.name}' (created at {op.source}) is colocated with "
-                        f"'{member.name}', which '{moved_by[member._id].name}' takes to "
-                        f"{short_name(devices[new_device[member._id]].name)}: a colocation "
+                        f"'{member.name}', which '{moved_by[member.id].name}' takes to "
+                        f"{short_name(devices[new_device[member.id]].name)}: a colocation "
                         f"group runs on one device, not also on {short_name(device.name)}"
                     )
-                if member._id in new_device:
-                    new_device[member._id] = target
-                    moved.add(member._id)
-                moved_by[member._id] = op
+                if member.id in new_device:
+                    new_device[member.id] = target
+                    moved.add(member.id)
+                moved_by[member.id] = op
         return moved
 
 
@@ -248,11 +248,11 @@ def _lay_out(
             arrives = ready.get((step.node, step.peer), 0)
         else:
             op = ops[step.node]
-            inputs = [ready.get((t.op._id, step.device), 0) for t in op.inputs]
+            inputs = [ready.get((t.op.id, step.device), 0) for t in op.inputs]
             controls = [
-                ready.get((c._id, device_of[c._id]), 0)
+                ready.get((c.id, device_of[c.id]), 0)
                 for c in op.control_inputs
-                if c._id in device_of
+                if c.id in device_of
             ]
             arrives = max(inputs + controls, default=0)
         start = max(arrives, lane_free.get((step.device, transfer), 0))

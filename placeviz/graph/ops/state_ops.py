@@ -309,7 +309,7 @@ def gated_tuple(
         gating += [_as_op(c) for c in control_inputs or ()]
         if not gating:
             raise ValueError(f"'tensors' must have at least one Tensor, but got {list(tensors)}")
-        unique = sorted(set(gating), key=lambda op: op._id)  # creation order, as TF
+        unique = sorted(set(gating), key=lambda op: op.id)  # creation order, as TF
         gate = group(*unique)
         out: list[Any] = []
         for value in values:
