@@ -269,9 +269,9 @@ def _cell_cluster(shape: str | None, names: dict[str, Any]) -> Iterator[str]:
     if shape is None:
         yield ""
         return
+    from placeviz.cluster.cluster_spec import ClusterSpec
     from placeviz.cluster.local import local_cluster, parse_shape
     from placeviz.cluster.master import ClusterMaster
-    from placeviz.train.cluster_spec import ClusterSpec
 
     given = names.get(shape.strip())
     if isinstance(given, ClusterSpec):

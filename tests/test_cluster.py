@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.cluster.server import free_port
 from placeviz.contract import EventKind
 from placeviz.events.chrome import chrome_trace
 
@@ -484,7 +485,7 @@ def test_tls_turned_on_authenticates_every_connection(monkeypatch: pytest.Monkey
 
 
 def test_placeviz_server_runs_a_task_in_the_foreground_until_interrupted() -> None:
-    port = pv.train.server.free_port()
+    port = free_port()
     spec = json.dumps({"worker": [f"localhost:{port}"]})
     command = [sys.executable, "-m", "placeviz", "server", "--cluster", spec]
     task = subprocess.Popen(
@@ -506,7 +507,7 @@ def test_placeviz_server_runs_a_task_in_the_foreground_until_interrupted() -> No
 
 def test_a_task_of_a_sparse_job_starts_and_serves() -> None:
     """A ClusterSpec may name only some tasks of a job (TF's dict form): task 3 alone."""
-    spec = {"worker": {3: f"localhost:{pv.train.server.free_port()}"}}
+    spec = {"worker": {3: f"localhost:{free_port()}"}}
     server = pv.train.Server(spec, "worker", 3)
     try:
         doubled = pv.constant(2.0) * 2
@@ -522,14 +523,13 @@ def test_a_local_cluster_whose_port_was_taken_starts_again_on_new_ports(
 ) -> None:
     """A picked port another process took before its task bound it (an outgoing connection
     may, in the same range): create_local_cluster stops what it started and tries new ports."""
-    from placeviz import test as pv_test
-    from placeviz.train.server import free_port
+    from placeviz.cluster import server as pv_server
 
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     ports = iter([taken.getsockname()[1]])
-    monkeypatch.setattr(pv_test, "free_port", lambda: next(ports, None) or free_port())
+    monkeypatch.setattr(pv_server, "free_port", lambda: next(ports, None) or free_port())
     try:
         (worker,), () = pv.test.create_local_cluster(1, 0)
         try:

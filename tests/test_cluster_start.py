@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import placeviz as pv
+from placeviz.cluster.server import start_servers
 
 pytest.importorskip("distributed")
 
@@ -124,7 +125,7 @@ def test_a_run_that_needs_a_task_that_does_not_run_fails_as_unavailable() -> Non
     spec = {"worker": [f"localhost:{ports[0]}"], "ps": [f"localhost:{p}" for p in ports[1:]]}
     worker = pv.train.Server(spec, "worker", 0, start=False)
     ps0 = pv.train.Server(spec, "ps", 0, start=False)
-    pv.train.server.start_servers([worker, ps0])
+    start_servers([worker, ps0])
     try:
         with pv.device("/job:ps/task:0"):
             here = pv.Variable(2.0, name="here")
@@ -160,7 +161,7 @@ def test_tasks_on_two_loopback_addresses_run_a_step_together(
     spec = {"ps": [f"127.0.0.2:{ps_port}"], "worker": [f"localhost:{worker_port}"]}
     ps = pv.train.Server(spec, "ps", 0, start=False)
     worker = pv.train.Server(spec, "worker", 0, start=False)
-    pv.train.server.start_servers([ps, worker])
+    start_servers([ps, worker])
     try:
         assert ps.target == f"grpc://127.0.0.2:{ps_port}"
         assert set(listening(ps.pid)) >= {("127.0.0.2", ps_port)}

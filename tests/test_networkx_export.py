@@ -9,8 +9,8 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
-from placeviz.events.networkx_export import graph_to_networkx
 from placeviz.examples.towers import build_towers
+from placeviz.runtime.document_tables import graph_to_networkx
 
 FULL = pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE)
 

@@ -37,7 +37,7 @@ from placeviz.cluster.security import connection_args, scheme, security
 from placeviz.errors import UnavailableError
 
 if TYPE_CHECKING:
-    from placeviz.train.cluster_spec import ClusterSpec
+    from placeviz.cluster.cluster_spec import ClusterSpec
 
 START_TIMEOUT_S = 30.0
 # The scheduler exits after this long without a task (and a first task has this long to come).

@@ -256,8 +256,8 @@ def _fork(run: Callable[[], None], keep: int, batch: Sequence[int], channel: soc
 
 
 def _run_task(request: TaskRequest, stdout: int, parent_pidfd: int) -> None:
+    from placeviz.cluster.cluster_spec import ClusterSpec
     from placeviz.cluster.task import serve
-    from placeviz.train.cluster_spec import ClusterSpec
 
     def serve_task() -> None:
         cluster = ClusterSpec(request.cluster)

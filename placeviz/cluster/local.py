@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from placeviz.cluster.cluster_spec import ClusterSpec
+from placeviz.cluster.server import Server, create_local_cluster
 from placeviz.devices import context as device_context
 from placeviz.runtime.config import ConfigProto
-from placeviz.train.cluster_spec import ClusterSpec
-from placeviz.train.server import Server
 
 _SHAPE = re.compile(r"^\s*(ps|worker)\s*=\s*(\d+)\s*$")
 
@@ -53,8 +53,6 @@ def local_cluster(ps: int, workers: int) -> LocalCluster:
     """The kernel's cluster of this shape (ps tasks without GPUs, workers with the simulated
     GPUs of the current device context, if any: they are part of its key), started when it is
     not running."""
-    from placeviz.test import create_local_cluster
-
     key = (ps, workers, device_context.context().simulation())
     found = _clusters.get(key)
     if found is not None and all(s.running for s in [*found.workers, *found.ps]):

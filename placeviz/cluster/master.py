@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from placeviz.cluster import task as task_functions
+from placeviz.cluster.cluster_spec import ClusterSpec
 from placeviz.cluster.coordinator import identity, task_host_port
 from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
 from placeviz.cluster.graph_def import export_ops
@@ -32,7 +33,6 @@ from placeviz.errors import UnavailableError
 from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.remote import RemoteResult
-from placeviz.train.cluster_spec import ClusterSpec
 
 CONNECT_TIMEOUT_S = 10.0
 CLOCK_READINGS = 8  # round trips to each task when its clock offset is measured

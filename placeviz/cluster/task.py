@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from placeviz.cluster.cluster_spec import ClusterSpec
 from placeviz.cluster.coordinator import scheduler_for, task_host_port
 from placeviz.cluster.graph_def import OpRecord, import_ops
 from placeviz.contract import EventKind
@@ -26,7 +27,6 @@ from placeviz.errors import OpError
 from placeviz.graph.core import Graph, Operation
 from placeviz.runtime.config import ConfigProto, RunOptions
 from placeviz.runtime.state import SessionState, VariableSlot
-from placeviz.train.cluster_spec import ClusterSpec
 
 # Events a partition reports (a run's own event and placements are the master's).
 _REPORTED = np.array(

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from placeviz.graph.core import Graph
-
 
 def tables_to_networkx(
     devices: Sequence[Mapping[str, Any]],
@@ -55,13 +53,3 @@ def tables_to_networkx(
         else:
             graph.add_edge(src, dst, count=1, bytes=size, crosses=edge["crosses"], control=control)
     return graph
-
-
-def graph_to_networkx(graph: Graph) -> Any:
-    """A graph no session placed yet: type, scope, requested device, source line and output
-    bytes per op (device and reason are None: placement is a session's, see
-    ``Trace.to_networkx``); per edge the bytes it carries."""
-    from placeviz.runtime.document_tables import graph_tables
-
-    tables = graph_tables(graph)
-    return tables_to_networkx([], tables["nodes"], tables["edges"])

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from placeviz import nest
 from placeviz.graph.core import Graph, Operation, Tensor, executing_eagerly, get_default_graph
 from placeviz.graph.ops import control_flow_ops, state_ops  # noqa: F401 (registers Switch, Merge)
 from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import convert_to_tensor
-from placeviz.rnn import nest
 
 
 class CondContext:

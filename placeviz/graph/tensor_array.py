@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from placeviz import dtypes
+from placeviz import dtypes, nest
 from placeviz.graph.core import Operation, Tensor, get_default_graph, is_tensor_like
 from placeviz.graph.ops import (
     array_ops,
@@ -28,7 +28,6 @@ from placeviz.graph.ops._build import make_op
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.ops.shape_ops import constant_value
 from placeviz.graph.shapes import TensorShape, as_shape
-from placeviz.rnn import nest
 
 
 class TensorArray:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from placeviz import nest
 from placeviz.graph.control_flow import (
     assert_same_structure,
     bring_inputs_in,
@@ -29,7 +30,6 @@ from placeviz.graph.ops.constant_op import constant, convert_to_tensor
 from placeviz.graph.ops.control_flow_ops import ENTER_TYPES
 from placeviz.graph.shapes import TensorShape, as_shape
 from placeviz.graph.tensor_array import TensorArray, carry_tensor_arrays
-from placeviz.rnn import nest
 
 
 def output_context(op: Operation) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from placeviz import dtypes
+from placeviz import dtypes, nest
 from placeviz.graph.core import Tensor, get_default_graph, is_tensor_like
 from placeviz.graph.ops import array_ops, constant_op
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -26,7 +26,6 @@ from placeviz.graph.variable_scope import (
     variable_scope,
 )
 from placeviz.layers.base import Layer
-from placeviz.rnn import nest
 
 
 class LSTMStateTuple(NamedTuple):

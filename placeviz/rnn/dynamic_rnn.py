@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from placeviz import dtypes
+from placeviz import dtypes, nest
 from placeviz.graph.core import Tensor, get_default_graph
 from placeviz.graph.ops import array_ops, math_ops, selection_ops, state_ops
 from placeviz.graph.ops.constant_op import constant, convert_to_tensor
@@ -22,7 +22,6 @@ from placeviz.graph.shapes import TensorShape
 from placeviz.graph.tensor_array import TensorArray
 from placeviz.graph.variable_scope import variable_scope
 from placeviz.graph.while_loop import while_loop
-from placeviz.rnn import nest
 from placeviz.rnn.cell import _shape_vector
 from placeviz.rnn.wrappers import assert_like_rnncell
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from placeviz import nest
 from placeviz.graph.core import Tensor, get_default_graph
 from placeviz.graph.ops import array_ops
 from placeviz.graph.variable_scope import variable_scope
-from placeviz.rnn import nest
 from placeviz.rnn.cell import RNNCell
 
 

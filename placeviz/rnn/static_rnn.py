@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from placeviz import dtypes
+from placeviz import dtypes, nest
 from placeviz.graph.control_flow import cond
 from placeviz.graph.core import is_tensor_like
 from placeviz.graph.ops import array_ops, math_ops, selection_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
 from placeviz.graph.shapes import TensorShape
 from placeviz.graph.variable_scope import variable_scope
-from placeviz.rnn import nest
 from placeviz.rnn.cell import zero_state_tensors
 from placeviz.rnn.wrappers import assert_like_rnncell
 

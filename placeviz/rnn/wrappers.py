@@ -8,6 +8,7 @@ import hashlib
 import numbers
 from typing import Any
 
+from placeviz import nest
 from placeviz.graph.core import Tensor, get_default_graph
 from placeviz.graph.ops import array_ops, math_ops
 from placeviz.graph.ops.constant_op import convert_to_tensor
@@ -15,7 +16,6 @@ from placeviz.graph.ops.dropout import dropout
 from placeviz.graph.ops.random_ops import random_uniform
 from placeviz.graph.ops.shape_ops import constant_value
 from placeviz.graph.shapes import TensorShape
-from placeviz.rnn import nest
 from placeviz.rnn.cell import LSTMStateTuple, RNNCell
 
 

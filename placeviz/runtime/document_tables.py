@@ -41,12 +41,14 @@ def document_tables(
     }
 
 
-def graph_tables(graph: Graph) -> dict[str, Any]:
-    """The node and edge tables of a graph no session placed yet (no devices, no reasons)."""
-    return {
-        "nodes": _node_records(graph, Placement(), {}, {}),
-        "edges": _edge_records(graph, Placement()),
-    }
+def graph_to_networkx(graph: Graph) -> Any:
+    """A graph no session placed yet as a ``networkx.DiGraph``: type, scope, requested device,
+    source line and output bytes per op (device and reason are None: placement is a
+    session's, see ``Trace.to_networkx``); per edge the bytes it carries."""
+    from placeviz.events.networkx_export import tables_to_networkx
+
+    nodes = _node_records(graph, Placement(), {}, {})
+    return tables_to_networkx([], nodes, _edge_records(graph, Placement()))
 
 
 def _process_fields(process: tuple[int, str | None]) -> dict[str, Any]:

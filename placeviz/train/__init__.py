@@ -3,10 +3,11 @@ setters, cluster specs, savers, monitored sessions, queue runners and their coor
 
 from __future__ import annotations
 
+from placeviz.cluster.cluster_spec import ClusterDef, ClusterSpec, JobDef
+from placeviz.cluster.server import Server
 from placeviz.train.adadelta import AdadeltaOptimizer
 from placeviz.train.adagrad import AdagradOptimizer
 from placeviz.train.adam import AdamOptimizer
-from placeviz.train.cluster_spec import ClusterDef, ClusterSpec, JobDef
 from placeviz.train.coordinator import Coordinator
 from placeviz.train.device_setter import replica_device_setter
 from placeviz.train.gradient_descent import GradientDescentOptimizer
@@ -49,7 +50,6 @@ from placeviz.train.saver import (
     load_variable,
     update_checkpoint_state,
 )
-from placeviz.train.server import Server
 from placeviz.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from placeviz.train.training_util import (
     create_global_step,

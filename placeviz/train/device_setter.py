@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from placeviz.cluster.cluster_spec import ClusterSpec
 from placeviz.devices.spec import DeviceSpec
 from placeviz.graph.core import Operation
-from placeviz.train.cluster_spec import ClusterSpec
 
 # TF's STANDARD_PS_OPS, less the table and tree resources placeviz does not have.
 STANDARD_PS_OPS = ("Variable", "VariableV2", "VarHandleOp")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import os
 import socket
 import subprocess
@@ -21,10 +22,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from placeviz.cluster.cluster_spec import ClusterDef, ClusterSpec
 from placeviz.devices import context as device_context
 from placeviz.errors import UnavailableError
 from placeviz.runtime.config import ConfigProto
-from placeviz.train.cluster_spec import ClusterDef, ClusterSpec
 
 if TYPE_CHECKING:
     from placeviz.cluster.launcher import Launcher, TaskProcess
@@ -267,3 +268,40 @@ def _drain(stdout: IO[str]) -> None:
 def _stop_all() -> None:
     for server in list(_started):
         server.stop()
+
+
+def create_local_cluster(
+    num_workers: int,
+    num_ps: int,
+    protocol: str = "grpc",
+    worker_config: ConfigProto | None = None,
+    ps_config: ConfigProto | None = None,
+) -> tuple[list[Server], list[Server]]:
+    """Start ``num_workers`` worker and ``num_ps`` ps tasks on free loopback ports, each its own
+    process, all at once; returns (workers, ps_servers), as TensorFlow's helper does.
+
+    A port free when picked is in the range the kernel also hands out to outgoing connections,
+    so one of the tasks started first may take it before its own task binds it: then the tasks
+    are stopped and the cluster is started again on new ports (three tries)."""
+    if num_workers < 1 or num_ps < 0:
+        raise ValueError("A local cluster needs at least one worker and no negative ps count")
+    for attempt in itertools.count(1):
+        cluster = {"worker": [f"localhost:{free_port()}" for _ in range(num_workers)]}
+        if num_ps:
+            cluster["ps"] = [f"localhost:{free_port()}" for _ in range(num_ps)]
+        tasks = [("worker", i, worker_config) for i in range(num_workers)]
+        tasks += [("ps", i, ps_config) for i in range(num_ps)]
+        servers = [
+            Server(cluster, job, index, protocol=protocol, config=config, start=False)
+            for job, index, config in tasks
+        ]
+        try:
+            start_servers(servers)
+        except UnavailableError:
+            if attempt == _TRIES:
+                raise
+            continue
+        return servers[:num_workers], servers[num_workers:]
+
+
+_TRIES = 3
