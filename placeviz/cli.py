@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--parent", type=int, help="end when this process (the starter) ends")
     args = parser.parse_args(argv)
     if args.command == "server":
-        from placeviz.cluster.task import serve as serve_task
+        from placeviz.cluster.process import serve as serve_task
 
         cluster = pv.train.ClusterSpec(json.loads(args.cluster))
         serve_task(cluster, args.job, args.task, args.scheduler, args.parent)

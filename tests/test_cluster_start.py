@@ -48,7 +48,8 @@ def free_port(host: str) -> int:
 
 
 def test_every_task_is_a_process_of_its_own_and_a_child_of_this_one() -> None:
-    from placeviz.cluster.coordinator import cluster_key, rendezvous_dir
+    from placeviz.cluster.coordinator import cluster_key
+    from placeviz.cluster.rendezvous import rendezvous_dir
 
     workers, ps = pv.test.create_local_cluster(2, 2)
     servers = workers + ps

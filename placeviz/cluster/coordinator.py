@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -26,13 +25,13 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from placeviz.cluster.rendezvous import locked, rendezvous_dir
 from placeviz.cluster.security import connection_args, scheme, security
 from placeviz.errors import UnavailableError
 
@@ -97,12 +96,6 @@ def _jobs(cluster: ClusterSpec) -> list[tuple[Any, dict[int, Any]]]:
     return [(job, cluster._job(job)) for job in sorted(cluster.jobs, key=str)]
 
 
-def rendezvous_dir() -> Path:
-    path = Path(tempfile.gettempdir()) / f"placeviz-{os.getuid()}" / "clusters"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
-
-
 def run_async(make: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion on a thread of its own (the caller may be inside an event
     loop already: a Jupyter cell is)."""
@@ -135,17 +128,6 @@ def identity(address: str) -> dict[str, Any] | None:
         return run_async(lambda: _identity(address))
     except (OSError, asyncio.TimeoutError):
         return None
-
-
-@contextlib.contextmanager
-def locked(key: str) -> Iterator[Path]:
-    directory = rendezvous_dir()
-    with open(directory / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield directory / f"{key}.json"
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _alive(pid: int) -> bool:

@@ -35,7 +35,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
-from placeviz.cluster.coordinator import complete_package, lean_command, rendezvous_dir
+from placeviz.cluster.coordinator import complete_package, lean_command
+from placeviz.cluster.rendezvous import rendezvous_dir
 from placeviz.errors import UnavailableError
 
 START_TIMEOUT_S = 60.0
@@ -219,7 +220,7 @@ def main(argv: Sequence[str]) -> None:
 
 def _import_task() -> bool:
     complete_package()
-    from placeviz.cluster import task  # noqa: F401
+    from placeviz.cluster import process  # noqa: F401
 
     return True
 
@@ -257,7 +258,7 @@ def _fork(run: Callable[[], None], keep: int, batch: Sequence[int], channel: soc
 
 def _run_task(request: TaskRequest, stdout: int, parent_pidfd: int) -> None:
     from placeviz.cluster.cluster_spec import ClusterSpec
-    from placeviz.cluster.task import serve
+    from placeviz.cluster.process import serve
 
     def serve_task() -> None:
         cluster = ClusterSpec(request.cluster)

@@ -55,7 +55,7 @@ def connection_args(address: str) -> dict[str, Any]:
 
 def _own_certificates() -> tuple[Path, Path, Path]:
     """(CA certificate, certificate, its key) of this user's clusters, made on first use."""
-    from placeviz.cluster.coordinator import locked, rendezvous_dir
+    from placeviz.cluster.rendezvous import locked, rendezvous_dir
 
     folder = rendezvous_dir().parent / "tls"
     folder.mkdir(mode=0o700, exist_ok=True)

@@ -1,7 +1,7 @@
 """``Server``: one task of a cluster, started as a process of its own (TF's ``tf.train.Server``).
 
 The process is what ``placeviz server --cluster SPEC --job NAME --task I`` runs: a Dask worker on
-the task's address (placeviz/cluster/task.py), forked by this process's launcher
+the task's address (placeviz/cluster/process.py), forked by this process's launcher
 (placeviz/cluster/launcher.py) and a child of this process. ``start_servers`` starts several at
 once (``pv.test.create_local_cluster``): the cluster's scheduler and the launcher start side by
 side, then every task, each saying on its stdout when it listens. Servers this process started
@@ -179,8 +179,9 @@ def start_servers(servers: Sequence[Server]) -> None:
 
 
 def _fork_tasks(launcher: Launcher, pending: Sequence[Server]) -> None:
-    from placeviz.cluster.coordinator import cluster_key, first_lines, rendezvous_dir, scheduler_for
+    from placeviz.cluster.coordinator import cluster_key, first_lines, scheduler_for
     from placeviz.cluster.launcher import TaskRequest
+    from placeviz.cluster.rendezvous import rendezvous_dir
 
     requests = [
         TaskRequest(

@@ -1,16 +1,13 @@
-"""One cluster task: a Dask worker process that runs partitions of its clients' graphs.
+"""What one cluster task runs: the partitions of its clients' graphs (its process: ``process.py``).
 
-The worker is named after its task (``/job:ps/task:0``) and listens on the task's address from
-the cluster spec. Its devices are named with the task's prefix, and its variables live in the
+Its devices are named with the task's prefix, and its variables live in the
 process (``TaskState``), shared by every session of every client, as a TensorFlow server keeps
 them: a second session reads what the first trained, until ``reset``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from placeviz.cluster.cluster_spec import ClusterSpec
-from placeviz.cluster.coordinator import scheduler_for, task_host_port
 from placeviz.cluster.graph_def import OpRecord, import_ops
 from placeviz.contract import EventKind
 from placeviz.devices import context as device_context
@@ -204,7 +200,7 @@ def _events(session: Any) -> dict[str, np.ndarray]:
 
 
 RUNTIME = TaskRuntime()
-_CLUSTER: ClusterSpec | None = None  # this task's cluster spec, set by ``serve``
+_CLUSTER: ClusterSpec | None = None  # this task's cluster spec, set by ``serving``
 
 
 # -- the functions a master calls on a task through the scheduler (Dask's client.run) --------
@@ -235,17 +231,6 @@ def reset() -> None:
     RUNTIME.reset()
 
 
-async def _outlived(pidfd: int) -> None:
-    """Returns once the process behind ``pidfd`` has ended (the task is then an orphan)."""
-    ended = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_reader(pidfd, ended.set)
-    try:
-        await ended.wait()
-    finally:
-        loop.remove_reader(pidfd)
-
-
 def portable(error: Exception) -> Exception:
     """The error as the client should see it: same type and words, without the chain of
     causes and frames that only mean something here (and that Dask would pickle)."""
@@ -257,86 +242,7 @@ def portable(error: Exception) -> Exception:
         return RuntimeError(f"{type(error).__name__}: {error}")
 
 
-# -- the process ------------------------------------------------------------------------------
-def serve(
-    cluster: ClusterSpec,
-    job: str,
-    task: int,
-    scheduler: str | None = None,
-    parent: int | None = None,
-    *,
-    parent_pidfd: int | None = None,
-) -> None:
-    """Run the task in the foreground until it is stopped (SIGTERM, SIGINT), the scheduler goes
-    away or process ``parent`` ends (a ``Server`` made in Python lives as long as its process, as
-    TensorFlow's in-process servers do; a forked task is handed that process's ``parent_pidfd``);
-    prints one line saying where it listens once it does."""
+def serving(cluster: ClusterSpec) -> None:
+    """This process is a task of ``cluster`` (``describe`` reports its spec to masters)."""
     global _CLUSTER
     _CLUSTER = cluster
-    device_context.set_process_task(job, task)
-    host, port = task_host_port(cluster.task_address(job, task))
-    if parent is not None:
-        try:
-            parent_pidfd = os.pidfd_open(parent)
-        except ProcessLookupError:
-            return  # it ended before the task started
-    address = scheduler or scheduler_for(cluster)["address"]
-    _share_cores(cluster, host)
-    asyncio.run(_work(address, host, port, task_name(job, task), parent_pidfd))
-
-
-def _share_cores(cluster: ClusterSpec, host: str) -> None:
-    """Give this task's BLAS its share of the host's cores: the tasks the cluster spec puts on
-    one host run side by side, and BLAS threads that wait by spinning would take the cores
-    their neighbours (and this task's own comms) need."""
-    from threadpoolctl import threadpool_limits
-
-    neighbours = sum(
-        task_host_port(cluster.task_address(job, index))[0] == host
-        for job in cluster.jobs
-        for index in cluster.task_indices(job)
-    )
-    threadpool_limits(max(1, (os.cpu_count() or 1) // max(neighbours, 1)))
-
-
-async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: int | None) -> None:
-    import dask
-    from distributed import Worker
-
-    from placeviz.cluster.security import scheme, security
-
-    # Dask's statistical profiler samples every thread's stack 100 times a second: CPU the
-    # host's other tasks need, for a view of Dask tasks a placeviz task does not run.
-    dask.config.set({"distributed.worker.profile.enabled": False})
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    worker = Worker(
-        scheduler,
-        host=host,
-        port=port,
-        protocol=scheme(),
-        security=security(),
-        name=name,
-        nthreads=2,
-        memory_limit=0,  # a task keeps its tensors in memory, never spills them to disk
-        death_timeout=10,  # a task whose scheduler is gone ends
-        dashboard=False,
-    )
-    await worker
-    from placeviz.cluster.steps import StepServer
-
-    steps = StepServer(worker)
-    steps.register()
-    print(f"placeviz task {name} listening on {worker.address} (pid {os.getpid()})", flush=True)
-    finished = asyncio.ensure_future(worker.finished())
-    stopped = asyncio.ensure_future(stop.wait())
-    waits = [finished, stopped]
-    if parent_pidfd is not None:
-        waits.append(asyncio.ensure_future(_outlived(parent_pidfd)))
-    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    if not finished.done():
-        await worker.close(reason="placeviz server stopped")
-    steps.close()
