@@ -39,14 +39,20 @@ def has_strategy() -> bool:
     return bool(_strategies())
 
 
+_default: list[Callable[[], Any]] = []  # what makes the default strategy (mirrored_strategy's)
+
+
+def set_default_strategy(make: Callable[[], Any]) -> None:
+    """The default strategy's maker; ``mirrored_strategy`` gives it when the package loads."""
+    _default[:] = [make]
+
+
 def get_strategy() -> Any:
     """The strategy in scope, else the default strategy (one replica, no device requested)."""
     stack = _strategies()
     if stack:
         return stack[-1]
-    from placeviz.distribute.mirrored_strategy import default_strategy
-
-    return default_strategy()
+    return _default[0]()
 
 
 class ReplicaContext:

@@ -191,3 +191,6 @@ def default_strategy() -> MirroredStrategy:
     if not _DEFAULT:
         _DEFAULT.append(_DefaultStrategy())
     return _DEFAULT[0]
+
+
+context.set_default_strategy(default_strategy)

@@ -14,7 +14,7 @@ import math
 import time as clock
 from dataclasses import dataclass
 
-from placeviz.placement.scheduling import Problem
+from placeviz.placement.problem import InfeasibleScheduleError, Problem
 
 
 @dataclass
@@ -190,8 +190,6 @@ def _improve(
 
 
 def _no_packing(problem: Problem, units: _Units) -> Exception:
-    from placeviz.placement.scheduling import InfeasibleScheduleError
-
     biggest = max(range(len(units.members)), key=lambda u: units.memory[u])
     names = ", ".join(repr(problem.nodes[i]) for i in units.members[biggest][:3])
     limits = ", ".join(f"{d.name} {d.memory:.0f}" for d in problem.devices)
