@@ -61,12 +61,13 @@ def build_programs(
     owner = {op.id: part for part in parts for op in part.ops}
     wanted = {id(t) for t in fetched}
     replicated = _replicated_constants([op for part in parts for op in part.ops], device_of)
+    implied = _implied_waits(parts, owner)
     programs: dict[str, list[dict[str, Any]]] = {}
     stages: dict[int, dict[str, Any]] = {}
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
     fetched_from: dict[str, str] = {}
     heads: dict[str, StageHead] = {}
-    for part in parts:
+    for position, part in enumerate(parts):
         address = address_of(part.task)
         stage = stages[id(part)] = {
             "ops": [op.name for op in part.ops],
@@ -96,7 +97,7 @@ def build_programs(
                 transfers[key] = (tensor, device_of(tensor.op), device_of(reader))
                 sends = stages[id(source)]["sends"].setdefault(address, [])
                 sends.append(tensor.name)
-        for index in sorted(part.waits_for):
+        for index in sorted(part.waits_for - implied[position]):
             other = parts[index]
             if other.task != part.task:
                 stage["waits"].append(token(other))
@@ -136,3 +137,21 @@ def _replicated_constants(
         and op.id not in controlling
         and device_of(op).device_type == "CPU"
     }
+
+
+def _implied_waits(parts: Sequence[Partition], owner: dict[int, Partition]) -> list[set[int]]:
+    """Per partition, the control waits another of its dependencies already implies (a stage
+    that waits for tensors or a token of a partition that itself waited for this one): those
+    tokens need not be sent. Partitions come in an order where each follows its dependencies."""
+    index = {id(part): i for i, part in enumerate(parts)}
+    before: list[set[int]] = []  # every partition that finishes before each one starts
+    implied: list[set[int]] = []
+    last_of_task: dict[str, int] = {}
+    for i, part in enumerate(parts):
+        direct = {index[id(owner[t.op.id])] for t in part.inputs} | set(part.waits_for)
+        if part.task in last_of_task:  # a task runs its stages in order
+            direct.add(last_of_task[part.task])
+        last_of_task[part.task] = i
+        before.append(set(direct).union(*(before[d] for d in direct)))
+        implied.append({w for w in part.waits_for if any(w in before[d] for d in direct - {w})})
+    return implied
