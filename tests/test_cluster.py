@@ -297,20 +297,26 @@ def test_a_training_step_moves_each_gradient_from_the_worker_to_its_ps_task(clus
         assert in_use.max() <= device["reserved"] < in_use.max() + 2**21
 
 
-def test_variables_live_in_their_tasks_across_sessions_until_reset(cluster) -> None:
+def test_variables_and_queues_live_in_their_tasks_across_sessions_until_reset(cluster) -> None:
     target = cluster["worker"][0].target
     with pv.device("/job:ps/task:1"):
         counter = pv.Variable(0.0, name="counter")
         bump = pv.assign_add(counter, 1.0)
+        queue = pv.FIFOQueue(5, pv.float32, shapes=[[]], shared_name="kept")
+        put = queue.enqueue(7.0)
+        size = queue.size()
     with pv.Session(target) as first:
         first.run(counter.initializer)
         for _ in range(3):
             first.run(bump)
+        first.run(put)
     with pv.Session(cluster["worker"][1].target) as second:
-        assert second.run(counter) == 3.0
+        assert second.run([counter, size]) == [3.0, 1]
     pv.Session.reset(target)
-    with pv.Session(target) as third, pytest.raises(pv.errors.FailedPreconditionError) as info:
-        third.run(counter)
+    with pv.Session(target) as third:
+        assert third.run(size) == 0  # TF's reset clears the container's queues too
+        with pytest.raises(pv.errors.FailedPreconditionError) as info:
+            third.run(counter)
     assert "counter" in str(info.value)
 
 

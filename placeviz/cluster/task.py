@@ -51,10 +51,11 @@ class TaskState(SessionState):
         return slot
 
     def clear(self) -> None:
-        """Every variable uninitialized again (compiled plans keep their slots, so the slots
-        stay and lose their values)."""
+        """Every variable uninitialized again, every queue and accumulator empty (compiled plans
+        keep their slots and resources, so those stay and lose their values)."""
         for slot in self._by_name.values():
             slot.forget()
+        self.reset_resources()
 
 
 @dataclass

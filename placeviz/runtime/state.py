@@ -108,6 +108,13 @@ class SessionState:
                 found = self._resources[key] = make()
             return found
 
+    def reset_resources(self) -> None:
+        """Every queue and accumulator as made anew (plans keep the objects they took, so the
+        objects stay and lose what they held)."""
+        with self._resources_lock:
+            for resource in self._resources.values():
+                resource.reset()
+
     def generator(self, op: Operation, xp: Any) -> Any:
         """One generator per random op and backend: each run draws new numbers, seedably."""
         key = (op.id, xp.__name__)

@@ -70,6 +70,13 @@ class FIFOQueueResource:
     def __repr__(self) -> str:
         return f"<FIFOQueue {self.name} size={len(self.elements)}>"
 
+    def reset(self) -> None:
+        """Empty and open again, as a queue made anew (``Session.reset``)."""
+        with self.changed:
+            self.elements.clear()
+            self.closed = self.cancelled = False
+            self.changed.notify_all()
+
     def _full(self) -> bool:
         return 0 <= self.capacity <= len(self.elements)
 
@@ -141,6 +148,13 @@ class AccumulatorResource:
 
     def __repr__(self) -> str:
         return f"<ConditionalAccumulator {self.name} count={self.count}>"
+
+    def reset(self) -> None:
+        """No gradient and global step 0, as an accumulator made anew (``Session.reset``)."""
+        with self.changed:
+            self.global_step = self.count = 0
+            self.total = None
+            self.changed.notify_all()
 
     def apply(self, op: Operation, xp: Any, local_step: int, gradient: Any) -> None:
         if self.shape.dims is not None and not self.shape.is_compatible_with(gradient.shape):
