@@ -7,7 +7,7 @@ changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from placeviz.contract import ReasonKind
@@ -68,9 +68,9 @@ def _node_records(
         reason = None
         if entry is not None:
             r = entry[1]
-            reason = {"kind": r.kind, "text": r.text, "anchor": r.anchor}
+            reason = reason_record(r.kind, r.text, r.anchor)
         elif (failure := failures.get(op.id)) is not None:
-            reason = {"kind": ReasonKind.UNPLACED, "text": str(failure.error), "anchor": None}
+            reason = reason_record(ReasonKind.UNPLACED, str(failure.error))
         sizes = [tensor_bytes(t) for t in op.outputs]
         records.append(
             {
@@ -98,7 +98,9 @@ def _edge_records(graph: Graph, placement: Placement) -> list[dict[str, Any]]:
         mine = placement.decision(op.name)
         for tensor in op.inputs:
             theirs = placement.decision(tensor.op.name)
-            crosses = mine is not None and theirs is not None and mine[0].name != theirs[0].name
+            crosses = edge_crosses(
+                None if theirs is None else theirs[0].name, None if mine is None else mine[0].name
+            )
             edges.append(
                 {
                     "src": tensor.op.id,
@@ -113,6 +115,37 @@ def _edge_records(graph: Graph, placement: Placement) -> list[dict[str, Any]]:
             for c in op.control_inputs
         )
     return edges
+
+
+def reason_record(kind: str, text: str, anchor: str | None = None) -> dict[str, Any]:
+    """A node's ``reason``: the rule that put it on its device, in words, and the op whose
+    request decided it (a colocated op's)."""
+    return {"kind": kind, "text": text, "anchor": anchor}
+
+
+def edge_crosses(src: Hashable | None, dst: Hashable | None) -> bool:
+    """Whether a data edge between ops on devices ``src`` and ``dst`` crosses devices: never
+    where an end has no device."""
+    return src is not None and dst is not None and src != dst
+
+
+def placed_node_record(
+    node: Mapping[str, Any], device: int, reason: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A node record of a trace with its op on ``device`` (a prediction's), and ``reason`` for
+    a new one where the op moved."""
+    record = {**node, "device": device}
+    if reason is not None:
+        record["reason"] = reason
+    return record
+
+
+def placed_edge_record(edge: Mapping[str, Any], device_of: Mapping[int, int]) -> dict[str, Any]:
+    """An edge record of a trace with its ops on ``device_of``'s devices (a prediction's)."""
+    if edge["kind"] != "data":
+        return dict(edge)
+    crosses = edge_crosses(device_of.get(edge["src"]), device_of.get(edge["dst"]))
+    return {**edge, "crosses": crosses}
 
 
 def _made_dtype(op: Operation) -> str | None:

@@ -19,7 +19,7 @@ from placeviz.errors import ResourceExhaustedError
 from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.registry import ANY_INPUT
 from placeviz.graph.shapes import format_dims
-from placeviz.runtime.executor import Step
+from placeviz.runtime.plan_codegen import Step
 
 
 class Resident(NamedTuple):

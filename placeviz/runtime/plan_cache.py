@@ -15,7 +15,7 @@ from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.placement.placer import Placement, PlacementFailure
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime
 from placeviz.runtime.dry_run import DryPlan, DryState, ShapedArray
-from placeviz.runtime.executor import CompiledPlan, Step
+from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.memory import (
     Lifetime,
     Overflow,
@@ -27,6 +27,7 @@ from placeviz.runtime.memory import (
     live_tensors,
 )
 from placeviz.runtime.plan import Plan, build_plan
+from placeviz.runtime.plan_codegen import Step
 from placeviz.runtime.run_log import Prepared
 from placeviz.runtime.state import SessionState
 from placeviz.runtime.tracing import PlanColumns

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,13 +28,14 @@ from placeviz.graph.registry import free_cost
 
 if TYPE_CHECKING:  # the executor builds its loops' timings from this module
     from placeviz.runtime.dry_run import DryPlan
-    from placeviz.runtime.executor import Step
+    from placeviz.runtime.plan_codegen import Step
 
 _TRANSFER_LATENCY_NS = 10_000  # PCIe round trip plus driver work for one copy
 # An op that launches no kernel (registry.free_cost) costs the executor's dispatch only, about a
 # microsecond in TensorFlow's, rather than a launch latency.
 _HOST_DISPATCH_NS = 1_000
 _CACHED_SIZES = 8  # sets of run-time sizes whose modeled durations a plan keeps
+_MODELED, _CLOCK = int(TimingSource.MODELED), int(TimingSource.CLOCK)
 
 
 def _ns(seconds: float) -> int:
@@ -285,6 +286,7 @@ class TimelineModel:
             (step.device.name, "copy" if step.kind is EventKind.TRANSFER else "compute")
             for step in steps
         ]
+        self.deps = [step.deps for step in steps]
         self._cached: dict[tuple[Any, ...], dict[int, int]] = {}
         self.run_time: list[int] = []  # modeled steps whose durations need a run's sizes
         self.frames: dict[int, Any] = {}
@@ -382,20 +384,33 @@ class TimelineModel:
         ``out_bytes`` and ``feeds`` are the run's measured output sizes and fed values.
         """
         run_time = self._run_time_durations(out_bytes, feeds) if self.run_time else {}
-        starts, ends, sources = [0] * count, [0] * count, [0] * count
-        lane_free: dict[tuple[str, str], int] = {}
+        durations, sources = [0] * count, [0] * count
         for i in range(count):
-            step = self.steps[i]
-            ready = max((ends[d] for d in step.deps if d < i), default=0)
-            start = max(ready, lane_free.get(self.lanes[i], 0))
             modeled = self.durations[i]
             if modeled is None:
                 frame = self.frames.get(i)
                 modeled = frame.makespan if frame is not None else run_time.get(i)
             if modeled is not None:
-                duration, source = modeled, TimingSource.MODELED
+                durations[i], sources[i] = modeled, _MODELED
             else:
-                duration, source = measured[i], TimingSource.CLOCK
-            starts[i], ends[i], sources[i] = start, start + duration, int(source)
-            lane_free[self.lanes[i]] = start + duration
+                durations[i], sources[i] = measured[i], _CLOCK
+        starts, ends = lay_out_steps(self.lanes, self.deps, durations)
         return starts, ends, sources
+
+
+def lay_out_steps(
+    lanes: Sequence[Hashable], deps: Sequence[Sequence[int]], durations: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """Start and end of each step, in their order: a step starts once its lane (a device's
+    stream or copy engine, one step at a time) is free and the earlier steps it waits for
+    (``deps``) ended. Times in ns from the first step's start."""
+    count = len(durations)
+    starts, ends = [0] * count, [0] * count
+    lane_free: dict[Hashable, int] = {}
+    for i in range(count):
+        ready = max((ends[d] for d in deps[i] if d < i), default=0)
+        start = max(ready, lane_free.get(lanes[i], 0))
+        end = start + durations[i]
+        starts[i], ends[i] = start, end
+        lane_free[lanes[i]] = end
+    return starts, ends

@@ -25,7 +25,8 @@ from placeviz.graph.core import Graph, Operation
 from placeviz.placement.colocation import ColocationIndex
 from placeviz.placement.reason import short_name
 from placeviz.runtime.cost_model import RooflineCostModel
-from placeviz.runtime.simulation import copy_seconds, link_bandwidth
+from placeviz.runtime.document_tables import placed_edge_record, placed_node_record, reason_record
+from placeviz.runtime.simulation import copy_seconds, lay_out_steps, link_bandwidth
 
 _NAMED_MOVES = 3  # moves to one device named one by one in the question; more by their scope
 
@@ -116,10 +117,7 @@ class WhatIf:
         columns = _lay_out(steps, ops, new_device, int(run["t0"]), int(run["id"]))
         records = _device_records(trace.devices, machine)
         nodes = [_node_record(n, new_device, moved, machine) for n in trace.nodes]
-        edges = [
-            {**e, "crosses": _crosses(e, new_device)} if e["kind"] == "data" else dict(e)
-            for e in trace.edges
-        ]
+        edges = [placed_edge_record(e, new_device) for e in trace.edges]
         end = int(columns["t1"].max()) if len(columns["t1"]) else int(run["t0"])
         runs = [{**run, "t1": end, "status": "ok", "error": None}]
         question = _question(moves or {}, gpus)
@@ -238,30 +236,28 @@ def _lay_out(
 ) -> dict[str, np.ndarray]:
     """Each step starts when its lane is free and its inputs are on its device (a control
     input: when it finished); times in ns from ``origin``, one run event first."""
-    n = len(steps) + 1
-    out = {c.name: np.full(n, c.default or 0, dtype=c.dtype) for c in EVENT_COLUMNS}
-    ready: dict[tuple[int, int], int] = {}  # (node, device) -> when its output is there
-    lane_free: dict[tuple[int, bool], int] = {}
-    for i, step in enumerate(steps, start=1):
-        transfer = step.kind == int(EventKind.TRANSFER)
-        if transfer:
-            arrives = ready.get((step.node, step.peer), 0)
+    made: dict[tuple[int, int], int] = {}  # (node, device) -> the latest step that put it there
+    deps: list[list[int]] = []
+    for i, step in enumerate(steps):
+        if step.kind == int(EventKind.TRANSFER):
+            needs = [(step.node, step.peer)]
         else:
             op = ops[step.node]
-            inputs = [ready.get((t.op.id, step.device), 0) for t in op.inputs]
-            controls = [
-                ready.get((c.id, device_of[c.id]), 0)
-                for c in op.control_inputs
-                if c.id in device_of
-            ]
-            arrives = max(inputs + controls, default=0)
-        start = max(arrives, lane_free.get((step.device, transfer), 0))
-        end = start + step.duration
-        lane_free[(step.device, transfer)] = end
-        ready[(step.node, step.device)] = end
-        out["kind"][i], out["t0"][i], out["t1"][i] = step.kind, origin + start, origin + end
-        out["node"][i], out["device"][i], out["peer"][i] = step.node, step.device, step.peer
-        out["bytes"][i] = step.bytes
+            needs = [(t.op.id, step.device) for t in op.inputs]
+            needs.extend((c.id, device_of[c.id]) for c in op.control_inputs if c.id in device_of)
+        deps.append([made[k] for k in needs if k in made])
+        made[(step.node, step.device)] = i
+    lanes = [(step.device, step.kind == int(EventKind.TRANSFER)) for step in steps]
+    starts, ends = lay_out_steps(lanes, deps, [step.duration for step in steps])
+    n = len(steps) + 1
+    out = {c.name: np.full(n, c.default or 0, dtype=c.dtype) for c in EVENT_COLUMNS}
+    out["kind"][1:] = [step.kind for step in steps]
+    out["t0"][1:] = np.add(starts, origin, dtype=np.int64)
+    out["t1"][1:] = np.add(ends, origin, dtype=np.int64)
+    out["node"][1:] = [step.node for step in steps]
+    out["device"][1:] = [step.device for step in steps]
+    out["peer"][1:] = [step.peer for step in steps]
+    out["bytes"][1:] = [step.bytes for step in steps]
     out["kind"][0], out["t0"][0] = int(EventKind.RUN), origin
     out["t1"][0] = int(out["t1"][1:].max()) if n > 1 else origin
     out["node"][0] = out["device"][0] = out["peer"][0] = -1
@@ -293,22 +289,13 @@ def _node_record(
     moved: set[int],
     devices: Sequence[Device],
 ) -> dict[str, Any]:
-    record = dict(node)
     device = new_device.get(node["id"])
     if device is None:
-        return record
-    record["device"] = device
-    if node["id"] in moved:
-        text = f"moved to {short_name(devices[device].name)} by what_if (a prediction)"
-        record["reason"] = {"kind": str(ReasonKind.MOVED), "text": text, "anchor": None}
-    return record
-
-
-def _crosses(edge: Mapping[str, Any], new_device: Mapping[int, int]) -> bool:
-    src, dst = new_device.get(edge["src"]), new_device.get(edge["dst"])
-    if src is None or dst is None:
-        return bool(edge["crosses"])
-    return src != dst
+        return dict(node)
+    if node["id"] not in moved:
+        return placed_node_record(node, device)
+    text = f"moved to {short_name(devices[device].name)} by what_if (a prediction)"
+    return placed_node_record(node, device, reason_record(str(ReasonKind.MOVED), text))
 
 
 def _gpu_count(devices: int | Mapping[str, int] | None) -> int | None:
