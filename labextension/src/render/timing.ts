@@ -22,32 +22,27 @@ import { textColourOn } from './colours';
 import { panelDeviceColour } from './devicecolour';
 import { pointerToData, pointerToYLabel, type PanelOptions } from './panel';
 import type { TimeAxis } from './timeaxis';
-import { axisTicks, defaultWindow } from './timewindow';
+import { axisTicks, defaultWindow, padWindow, panWindow, zoomWindow } from './timewindow';
 import { axisTitle, runClock, runName, type RunClock } from './clock';
 import { iterationText } from './controlflow';
 import {
   TimingModel,
   barAt,
   barsOfNode,
-  coalesceLane,
-  coalesceWaits,
+  lastArrival,
+  waitAt,
+  type BarRef,
+  type LaneBars,
+} from './timingmodel';
+import { coalesceLane, transferArrows, WIDE_PX, type LaneSegments } from './timingsegments';
+import {
   crossesTasks,
   deviceShort,
   fitLabel,
   laneLabels,
   laneText,
-  lastArrival,
-  panWindow,
-  WIDE_PX,
-  padWindow,
-  transferArrows,
-  waitAt,
-  zoomWindow,
-  type BarRef,
-  type LaneBars,
   type LaneLabel,
-  type LaneSegments,
-} from './timingmodel';
+} from './timingtext';
 import type { ViewState, ViewStateFields } from './viewstate';
 import type { PlacementStore } from './store';
 import type { PlotlyHTMLElement, PlotlyTrace } from 'plotly.js-basic-dist-min';
@@ -397,7 +392,7 @@ export class TimingPanel extends PlotPanel {
     const traces: PlotlyTrace[] = [];
     this.drawn = lanes.map((_, l) => coalesceLane(this.model, l, lo, hi, resolution, axis));
     lanes.forEach((_, l) => {
-      for (const group of coalesceWaits(this.model, l, lo, hi, resolution, axis)) {
+      for (const group of coalesceLane(this.model, l, lo, hi, resolution, axis, 'waits')) {
         traces.push(this.waitsTrace(group, l, (WAIT_HEIGHT * BAR_PX) / LANE_PX / 2));
       }
     });
