@@ -1,8 +1,8 @@
 /**
  * What a timing plot can show of the model's lanes at its resolution: each lane's bars in display
- * time, narrow ones merged into blocks (Perfetto merges slices too thin to draw too), and the
- * transfers drawn as arrows between device lanes. No DOM: the panel (timing.ts) and the figure
- * (timingfigure.ts) draw what these return.
+ * time, narrow ones merged into blocks (Perfetto merges slices too thin to draw too), the block
+ * under a point, and the transfers drawn as arrows between device lanes. No DOM: the figure
+ * (timingfigure.ts) draws what these return, and the panel (timing.ts) hit-tests it.
  */
 import { IDENTITY_AXIS, type AxisMap } from './timeaxis';
 import type { LaneBars, TimingModel } from './timingmodel';
@@ -30,6 +30,35 @@ export interface LaneSegments {
   count: number[];
   first: number[];
   end: number[];
+}
+
+/** A block of merged bars as drawn: segment k of one colour's segments in a lane. */
+export interface Block {
+  lane: number;
+  segments: LaneSegments;
+  k: number;
+  x0: number;
+  x1: number;
+}
+
+/**
+ * The block of merged bars of `lane` as drawn (`drawn`: per lane, coalesceLane's segments) at
+ * display time x, within `slack` display ns; null if none.
+ */
+export function blockAt(
+  drawn: readonly (readonly LaneSegments[])[],
+  lane: number,
+  x: number,
+  slack: number,
+): Block | null {
+  for (const segments of drawn[lane] ?? []) {
+    for (let k = 0; k < segments.x0.length; k++) {
+      if (segments.count[k] > 1 && segments.x0[k] - slack <= x && x <= segments.x1[k] + slack) {
+        return { lane, segments, k, x0: segments.x0[k], x1: segments.x1[k] };
+      }
+    }
+  }
+  return null;
 }
 
 function noSegments(device: number): LaneSegments {
