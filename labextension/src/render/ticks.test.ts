@@ -23,6 +23,12 @@ function loopRuns(next: () => number): [number, number][] {
 }
 
 describe('niceTicks', () => {
+  it('picks round ticks', () => {
+    expect(niceTicks(0, 100, 5)).toEqual([0, 20, 40, 60, 80, 100]);
+    expect(niceTicks(3, 7, 2)).toEqual([4, 6]);
+    expect(niceTicks(5, 5, 4)).toEqual([]);
+  });
+
   it('gives at least the ticks asked for, however narrow the range', () => {
     const next = random(1);
     for (let i = 0; i < 2000; i++) {

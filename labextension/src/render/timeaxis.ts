@@ -5,10 +5,18 @@
  * (ns since origin) to display time (ns along the axis) and back, piecewise linearly.
  */
 
+/** Real time (ns since origin) to display time along the axis and back. */
+export interface AxisMap {
+  toShown(t: number): number;
+  toReal(x: number): number;
+}
+
+export const IDENTITY_AXIS: AxisMap = { toShown: (t) => t, toReal: (x) => x };
+
 /** How wide a collapsed gap is drawn, as a fraction of the median active window. */
 export const GAP_FRACTION = 0.15;
 
-export class TimeAxis {
+export class TimeAxis implements AxisMap {
   /** Breakpoints: real times and their display times, both increasing. */
   private readonly real: number[] = [];
   private readonly shown: number[] = [];

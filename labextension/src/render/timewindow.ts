@@ -1,13 +1,13 @@
 /**
  * What the memory and timing panels share about their x axis, so that they line up: the runs'
- * collapsed time axis (timeaxis.ts), the window shown by default on it, and its ticks (round
- * times on the run's clock, clock.ts, labelled with the real times they stand for).
+ * collapsed time axis (timeaxis.ts), the window shown by default on it, zooming and panning it, and
+ * its ticks (round times on the run's clock, clock.ts, labelled with the real times they stand
+ * for).
  */
 import type { RunActivity } from './activity';
 import type { RunClock } from './clock';
 import { niceAbove, niceTicks, smallerStep, timeTickLabels } from './ticks';
-import type { AxisMap } from './timingmodel';
-import { padWindow } from './timingmodel';
+import type { AxisMap } from './timeaxis';
 
 /** Least room between two ticks' labels (px). */
 const TICK_PX = 110;
@@ -240,4 +240,27 @@ function spaced(place: Placing, values: readonly number[], unitLast: boolean): n
     lastEnd = x + half;
   });
   return kept;
+}
+
+/** Zoom a display window [lo, hi] by `factor` (< 1 zooms in) around `centre`. */
+export function zoomWindow(
+  window: readonly [number, number],
+  factor: number,
+  centre = (window[0] + window[1]) / 2,
+): [number, number] {
+  const lo = centre - (centre - window[0]) * factor;
+  const hi = centre + (window[1] - centre) * factor;
+  return hi - lo >= 1 ? [lo, hi] : [centre - 0.5, centre + 0.5];
+}
+
+/** Pan a display window by `fraction` of its width (negative: left). */
+export function panWindow(window: readonly [number, number], fraction: number): [number, number] {
+  const shift = (window[1] - window[0]) * fraction;
+  return [window[0] + shift, window[1] + shift];
+}
+
+/** A window padded by 1% each side (at least 1 ns), so bars at the edges stay visible. */
+export function padWindow(window: readonly [number, number]): [number, number] {
+  const pad = Math.max((window[1] - window[0]) * 0.01, 1);
+  return [window[0] - pad, window[1] + pad];
 }

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setPlotlyLoader } from './plotly';
 import { PlacementStore } from './store';
-import { niceTicks, TimingPanel } from './timing';
+import { TimingPanel } from './timing';
 import { COLUMN_NAMES } from './contract.gen';
 import { EventKind, TimingSource } from './types';
 import { ViewState } from './viewstate';
@@ -37,14 +37,6 @@ function stubObserver<Entry>(name: string): (entries: Entry[]) => void {
   );
   return (entries) => report!(entries);
 }
-
-describe('drawing helpers', () => {
-  it('picks round ticks', () => {
-    expect(niceTicks(0, 100, 5)).toEqual([0, 20, 40, 60, 80, 100]);
-    expect(niceTicks(3, 7, 2)).toEqual([4, 6]);
-    expect(niceTicks(5, 5, 4)).toEqual([]);
-  });
-});
 
 describe('TimingPanel', () => {
   it('sets data-bars and data-lanes, and escapes lane labels for plotly', async () => {
