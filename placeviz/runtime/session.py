@@ -19,14 +19,9 @@ import weakref
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import (
-    DTypeMismatchError,
-    InaccessibleTensorError,
-    InvalidArgumentError,
     NotFoundError,
 )
 from placeviz.events.memory_use import peak_bytes
@@ -40,12 +35,11 @@ from placeviz.runtime.config import ConfigProto, RunMetadata, RunOptions
 from placeviz.runtime.document_tables import document_tables
 from placeviz.runtime.dry_run import (
     DryState,
-    ShapedArray,
-    check_fed_shape,
     fed_shape,
     known_value,
 )
 from placeviz.runtime.executor import RunFailure
+from placeviz.runtime.fetches import feed_value, flatten_fetches, resolve, value_key
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
 from placeviz.runtime.plan_cache import PlanCache
@@ -257,7 +251,7 @@ class Session:
             prepared = self._plans.get(fetches)
             if prepared is not None:
                 return self._execute(prepared, (), run_metadata)[0]
-        elements, rebuild = _flatten_fetches(fetches, self.graph)
+        elements, rebuild = flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         feeds, values, known = self._feeds(feed_dict or {}, dry)
         fed = dict(zip(feeds, values))
@@ -268,7 +262,7 @@ class Session:
         if full:
             key = ("full trace", key)
         if dry:  # a dry plan's shapes are its feeds' (and its fed shape-like values')
-            key = ("dry", key, tuple(v.shape for v in values), _value_key(known))
+            key = ("dry", key, tuple(v.shape for v in values), value_key(known))
         if not self._placing.current:
             self._place(fed, [e.op if isinstance(e, Tensor) else e for e in unique])
         if self._remote is not None and not dry:  # a dry run computes nothing, so runs here
@@ -483,14 +477,14 @@ class Session:
             if dry:
                 pairs.append((tensor, fed_shape(tensor, value), known_value(tensor, value)))
             else:
-                pairs.append((tensor, _feed_value(tensor, value), None))
+                pairs.append((tensor, feed_value(tensor, value), None))
         pairs.sort(key=lambda p: id(p[0]))
         known = tuple(k for _, _, k in pairs) if dry else ()
         return [t for t, _, _ in pairs], [v for _, v, _ in pairs], known
 
     def _fed_tensor(self, key: Any) -> Tensor:
         """The tensor a feed's key names, if it may be fed."""
-        tensor = _resolve(key, self.graph, "feed")
+        tensor = resolve(key, self.graph, "feed")
         if not isinstance(tensor, Tensor):
             raise TypeError(f"Cannot feed Operation '{tensor.name}'; feed one of its tensors.")
         if not self.graph.is_feedable(tensor):
@@ -515,7 +509,7 @@ class Session:
         ``run_metadata`` keywords as ``run`` does. ``_given_feeds``: the caller hands over arrays
         of the feeds' dtypes that nothing else holds (a cluster task's received tensors), used
         as they are rather than copied."""
-        elements, rebuild = _flatten_fetches(fetches, self.graph)
+        elements, rebuild = flatten_fetches(fetches, self.graph)
         unique = list(dict.fromkeys(elements))
         given = [self._fed_tensor(key) for key in feed_list or ()]
         order = sorted(range(len(given)), key=lambda i: id(given[i]))
@@ -539,9 +533,7 @@ class Session:
             with self._turn, cancelled_by(self._cancellation):
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
-                values = [
-                    args[i] if _given_feeds else _feed_value(given[i], args[i]) for i in order
-                ]
+                values = [args[i] if _given_feeds else feed_value(given[i], args[i]) for i in order]
                 if all_fed:  # as run(): nothing to compute, nothing placed
                     fed = dict(zip(feeds, values))
                     return rebuild([host_copy(fed[e]) for e in elements])
@@ -685,122 +677,3 @@ def _session_devices(devices: list[Device], config: ConfigProto) -> list[Device]
         at = next((i for i, d in enumerate(result) if d.device_type == device_type), len(rest))
         result = rest[:at] + kept + rest[at:]
     return result
-
-
-def _resolve(item: Any, graph: Graph, what: str) -> Tensor | Operation:
-    if isinstance(item, str):
-        try:
-            element = graph.as_graph_element(item)
-        except (KeyError, ValueError) as exc:
-            reason = exc.args[0] if exc.args else exc
-            if what == "feed":  # TF's class and words
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {reason}") from None
-            raise InvalidArgumentError(f"Cannot interpret {what} {item!r}: {reason}") from None
-    elif isinstance(item, Tensor | Operation):
-        element = item
-    elif hasattr(item, "_as_graph_element"):
-        element = item._as_graph_element()
-    else:
-        raise TypeError(
-            f"{what.capitalize()} argument {item!r} has invalid type {type(item).__name__}; "
-            "it must be a Tensor, an Operation, a Variable or a name"
-        )
-    if element.graph is not graph:
-        op = element.op if isinstance(element, Tensor) else element
-        raise InvalidArgumentError(
-            f"{what.capitalize()} {element.name!r} (created at {op.source}) is not an element of "
-            "this graph (the session's): it belongs to another graph. Build it inside "
-            "`with sess.graph.as_default():` or create the session with graph=.",
-            op=op,
-        )
-    if what != "feed" and not graph.is_fetchable(element):
-        op = element.op if isinstance(element, Tensor) else element
-        raise InaccessibleTensorError(
-            f"Operation {op.name!r} has been marked as not fetchable: it is inside a cond's "
-            f"branch or a while loop (created at {op.source}), whose value exists only when that "
-            "branch runs, or once per iteration."
-        )
-    return element
-
-
-def _feed_value(tensor: Tensor, value: Any) -> Any:
-    """The fed value as an array of the tensor's dtype.
-
-    TensorFlow wraps integers that do not fit the dtype silently (2**40 fed to int32 is 0);
-    placeviz refuses them, since the wrapped value would be a silent wrong answer.
-    """
-    target = tensor.dtype.np
-    what = f"Tensor '{tensor.name}' of dtype {tensor.dtype.name} (created at {tensor.op.source})"
-    if isinstance(value, ShapedArray):
-        raise TypeError(
-            f"Cannot feed {value!r} to {what}: a ShapedArray has no values; feed it to a dry run "
-            "(pv.RunOptions(dry_run=True), or a session with pv.ConfigProto(dry_run=True))"
-        )
-    try:
-        array = np.array(value, dtype=target)
-    except OverflowError as exc:
-        raise InvalidArgumentError(
-            f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op
-        ) from None
-    except (TypeError, ValueError) as exc:
-        error = DTypeMismatchError if isinstance(exc, TypeError) else InvalidArgumentError
-        raise error(f"Cannot feed {value!r} to {what}: {exc}", op=tensor.op) from None
-    if (
-        isinstance(value, np.ndarray)
-        and value.size
-        and value.dtype.kind in "iu"
-        and array.dtype.kind in "iu"
-        and not np.can_cast(value.dtype, array.dtype)
-    ):
-        bounds = np.iinfo(array.dtype)
-        low, high = value.min(), value.max()
-        if low < bounds.min or high > bounds.max:
-            outside = low if low < bounds.min else high
-            raise InvalidArgumentError(
-                f"Cannot feed an array of {value.dtype} to {what}: {outside} is out of bounds for "
-                f"{tensor.dtype.name} [{bounds.min}, {bounds.max}]",
-                op=tensor.op,
-            )
-    check_fed_shape(tensor, array.shape)
-    return array
-
-
-def _value_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in values)
-
-
-def _flatten_fetches(fetches: Any, graph: Graph) -> tuple[list[Any], Callable[[list[Any]], Any]]:
-    """Flatten a nested fetch structure; return the elements and how to rebuild the values."""
-    if fetches is None:
-        raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
-    if isinstance(fetches, list | tuple):
-        parts = [_flatten_fetches(f, graph) for f in fetches]
-        elements = [e for part, _ in parts for e in part]
-        sizes = [len(part) for part, _ in parts]
-        is_namedtuple = isinstance(fetches, tuple) and hasattr(fetches, "_fields")
-        kind = type(fetches)
-
-        def rebuild(values: list[Any]) -> Any:
-            out, start = [], 0
-            for (_, sub), size in zip(parts, sizes):
-                out.append(sub(values[start : start + size]))
-                start += size
-            if is_namedtuple:
-                return kind(*out)
-            return out if kind is list else tuple(out)
-
-        return elements, rebuild
-    if isinstance(fetches, Mapping):
-        keys = list(fetches)
-        inner = _flatten_fetches([fetches[k] for k in keys], graph)
-
-        def rebuild_dict(values: list[Any]) -> Any:
-            return dict(zip(keys, inner[1](values)))
-
-        return inner[0], rebuild_dict
-    element = _resolve(fetches, graph, "fetch")
-    return [element], _first
-
-
-def _first(values: list[Any]) -> Any:
-    return values[0]
