@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import enum
 import functools
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from placeviz.devices.spec import DeviceSpec
 from placeviz.dtypes import DType
@@ -24,34 +23,20 @@ from placeviz.errors import (
     describe_op,
 )
 from placeviz.graph import registry
+from placeviz.graph.requests import (
+    ControlDependencies,
+    DeviceScope,
+    Location,
+    NamedGroup,
+    RequestSource,
+    RequestStep,
+)
 from placeviz.graph.shapes import ShapeError, TensorShape, as_shape, format_dims
 from placeviz.graph.source import format_location, user_location
-
-Location = tuple[str, int]
 
 # TensorFlow's rules (ops.py): a node name, and a scope opened inside another scope.
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
-
-
-class RequestSource(enum.Enum):
-    """How one step of an op's device request arose (the placer phrases each kind once)."""
-
-    DEVICE_SCOPE = "device scope"  # `with device('/gpu:0')`
-    DEVICE_FUNCTION = "device function"  # `with device(fn)`: what fn returned for the op
-    COLOCATE_WITH = "colocate_with"  # copied from the colocation target's request
-    SET_DEVICE = "set device"  # op._set_device(...)
-
-
-class RequestStep(NamedTuple):
-    """One step that decided an op's request: its kind, what it named (the scope's string, the
-    function's name, the colocation target's name) and the user's line; a device function's
-    ``detail`` says, when asked at placement, how it chose (replica_device_setter's round robin)."""
-
-    source: RequestSource
-    text: str
-    location: Location
-    detail: Callable[[], str | None] | None = None
 
 
 class Tensor:
@@ -279,44 +264,6 @@ class Operation:
         return f"<pv.Operation '{self.name}' type={self.type}>"
 
 
-class _DeviceScope:
-    __slots__ = ("location", "source", "spec_or_fn", "text")
-
-    def __init__(self, spec_or_fn: Any, location: Location) -> None:
-        self.location = location
-        if spec_or_fn is None or callable(spec_or_fn):
-            self.spec_or_fn = spec_or_fn
-            self.source = RequestSource.DEVICE_FUNCTION
-            self.text = getattr(spec_or_fn, "__name__", repr(spec_or_fn))
-        else:
-            # A scope takes a DeviceSpec by its name, as TF's does: an index without a type,
-            # which the name leaves out, is no request.
-            given = spec_or_fn.to_string() if isinstance(spec_or_fn, DeviceSpec) else spec_or_fn
-            self.spec_or_fn = DeviceSpec.coerce(given)
-            self.source = RequestSource.DEVICE_SCOPE
-            self.text = spec_or_fn if isinstance(spec_or_fn, str) else self.spec_or_fn.to_string()
-
-
-class _ControlDependencies:
-    __slots__ = ("created", "deps")
-
-    def __init__(self, deps: list[Operation]) -> None:
-        self.deps = deps
-        self.created: set[int] = set()
-
-
-class _NamedGroup:
-    """A colocation target known by name only: it adds its group and requests no device."""
-
-    def __init__(self, op_name: str) -> None:
-        self._group = f"loc:@{op_name}"
-        self._requested = DeviceSpec()
-        self._device_scopes: tuple[RequestStep, ...] = ()
-
-    def colocation_groups(self) -> list[str]:
-        return [self._group]
-
-
 class Graph:
     """A TensorFlow-1-style graph with name, device, colocation and control-dependency scopes."""
 
@@ -325,9 +272,9 @@ class Graph:
         self._ops_by_name: dict[str, Operation] = {}
         self._names_in_use: dict[str, int] = {}
         self._name_stack = ""
-        self._device_stack: list[_DeviceScope] = []
-        self._colocation_stack: list[Operation | _NamedGroup] = []
-        self._control_stack: list[_ControlDependencies | None] = []
+        self._device_stack: list[DeviceScope] = []
+        self._colocation_stack: list[Operation | NamedGroup] = []
+        self._control_stack: list[ControlDependencies | None] = []
         self._collections: dict[Any, list[Any]] = {}
         # variable_creator_scope's creators, innermost last (a distribution strategy mirrors).
         self._variable_creators: list[Callable[..., Any]] = []
@@ -472,7 +419,7 @@ class Graph:
     @contextlib.contextmanager
     def device(self, device_name_or_function: Any) -> Iterator[None]:
         """Request a device for ops created inside (a spec, a DeviceSpec, a function, or None)."""
-        self._device_stack.append(_DeviceScope(device_name_or_function, user_location()))
+        self._device_stack.append(DeviceScope(device_name_or_function, user_location()))
         try:
             yield
         finally:
@@ -506,7 +453,7 @@ class Graph:
     def colocate_with_name(self, op_name: str) -> Iterator[None]:
         """Colocate ops created inside with an op not made yet (a variable's initial value)."""
         saved = self._colocation_stack
-        self._colocation_stack = [*saved, _NamedGroup(op_name)]
+        self._colocation_stack = [*saved, NamedGroup(op_name)]
         try:
             yield
         finally:
@@ -529,7 +476,7 @@ class Graph:
                     raise ValueError(f"Control input {op.name!r} is from a different graph.")
                 if op not in deps:
                     deps.append(op)
-            self._control_stack.append(_ControlDependencies(deps))
+            self._control_stack.append(ControlDependencies(deps))
         try:
             yield
         finally:
@@ -636,7 +583,7 @@ class Graph:
         """The dependencies of every enclosing block, outermost first (TensorFlow's order), up
         to a ``control_dependencies(None)``."""
         input_ids = {t.op.id for t in op.inputs}
-        active: list[_ControlDependencies] = []
+        active: list[ControlDependencies] = []
         for controller in reversed(self._control_stack):
             if controller is None:
                 break

@@ -8,7 +8,7 @@ into the body or to the Exits, so the last iteration runs only the condition and
 loop inside the body is a runner of its own, run once per outer iteration.
 
 Values do not depend on when an op runs, so they are computed in that order on one thread; the
-times are TensorFlow's executor's (``_lay_out``): each execution starts once the executions
+times are TensorFlow's executor's (``frame_layout.py``): each execution starts once the executions
 that made its inputs ended and its device's stream is free, and iteration ``k`` of a frame
 starts only after iteration ``k - parallel_iterations`` finished. With ``parallel_iterations``
 above 1, a layer on GPU:0 works on step ``t + 1`` while the next layer on GPU:1 works on step
@@ -32,6 +32,7 @@ from placeviz.graph.ops.control_flow_ops import DEAD, ENTER_TYPES
 from placeviz.graph.registry import ANY_INPUT
 from placeviz.graph.validate import dependencies
 from placeviz.graph.while_loop import WhileContext
+from placeviz.runtime.frame_layout import Row, lay_out_rows
 from placeviz.runtime.loop_memory import Buffer, LoopMemory
 
 # (op, inputs, result) -> nanoseconds: an op's modeled duration, for ops on simulated GPUs
@@ -101,29 +102,12 @@ class _OpStep(NamedTuple):
     releases: tuple[Use, ...]  # the values whose last reader in the iteration it is
 
 
-class _Row(NamedTuple):
-    """An execution while its frame runs: what it waited for and how long it took."""
-
-    op: Operation
-    frame: str
-    loop: int
-    iteration: int
-    ran: bool
-    start: int  # the clock when the runner took it up
-    duration: int
-    device: str
-    deps: Sequence[int]  # rows that made its inputs (data and control; -1: none)
-    groups: tuple[tuple[int, int], ...]  # (frame instance, iteration), innermost first
-    gate: tuple[int, int] | None  # the iteration that must finish before it starts
-    copied: tuple[Tensor, str, int] | None  # a copy's (as in Execution)
-
-
 class _Trace:
     """The rows of one outermost frame's run, and a number for each frame instance. A frame
     that is not laid out (``lays_out`` False) records its executions as they are."""
 
     def __init__(self, lays_out: bool, step: int, room: dict[str, int]) -> None:
-        self.rows: list[Any] = []  # _Row, or Execution where nothing is laid out
+        self.rows: list[Any] = []  # Row, or Execution where nothing is laid out
         self.instances = 0
         self.lays_out = lays_out
         self.step = step
@@ -133,65 +117,6 @@ class _Trace:
     def instance(self) -> int:
         self.instances += 1
         return self.instances - 1
-
-
-def _lay_out(rows: Sequence[_Row]) -> tuple[list[int], list[int]]:
-    """Start and end (ns from the frame's start) of each row: a discrete-event simulation of
-    TensorFlow's executor. A row is ready when its inputs' rows ended and the iteration that
-    gates it finished; each device's stream runs the rows that ran, one at a time, in the order
-    they became ready (copies into a device on its copy engine, beside its compute); a dead
-    row takes no time."""
-    count = len(rows)
-    waiting = [int(r.gate is not None) for r in rows]
-    ready_at = [0] * count
-    users: list[list[int]] = [[] for _ in rows]
-    members: dict[tuple[int, int], int] = {}
-    gated: dict[tuple[int, int], list[int]] = {}
-    for i, row in enumerate(rows):
-        for d in set(row.deps):
-            if d >= 0:
-                users[d].append(i)
-                waiting[i] += 1
-        for group in row.groups:
-            members[group] = members.get(group, 0) + 1
-        if row.gate is not None:
-            gated.setdefault(row.gate, []).append(i)
-    finished: dict[tuple[int, int], int] = {}
-    heap = [(0, i) for i in range(count) if waiting[i] == 0]
-    heapq.heapify(heap)
-    lane_free: dict[Any, int] = {}
-    starts, ends = [0] * count, [0] * count
-
-    def release(i: int, at: int) -> None:
-        ready_at[i] = max(ready_at[i], at)
-        waiting[i] -= 1
-        if waiting[i] == 0:
-            heapq.heappush(heap, (ready_at[i], i))
-
-    while heap:
-        ready, i = heapq.heappop(heap)
-        row = rows[i]
-        lane = row.device if row.copied is None else (row.device, "copy")
-        start = max(ready, lane_free.get(lane, 0)) if row.ran else ready
-        end = start + (row.duration if row.ran else 0)
-        if row.ran:
-            lane_free[lane] = end
-        starts[i], ends[i] = start, end
-        for user in users[i]:
-            release(user, end)
-        for group in row.groups:
-            finished[group] = max(finished.get(group, 0), end)
-            members[group] -= 1
-            if members[group] == 0:
-                for user in gated.pop(group, ()):
-                    release(user, finished[group])
-    for users_left in gated.values():  # gated on an iteration without rows: none to wait for
-        for user in users_left:
-            release(user, 0)
-    while heap:  # only reached through the release above
-        ready, i = heapq.heappop(heap)
-        starts[i] = ends[i] = ready
-    return starts, ends
 
 
 class _Iteration:
@@ -234,7 +159,7 @@ class _Iteration:
             )
             return
         rows.append(
-            _Row(
+            Row(
                 op,
                 runner.name,
                 runner._loop,
@@ -284,7 +209,7 @@ class _Iteration:
             if held is not None:
                 self.held[key] = held  # type: ignore[index]
         rows.append(
-            _Row(
+            Row(
                 tensor.op,
                 runner.name,
                 runner._loop,
@@ -572,7 +497,7 @@ class FrameRunner:
             self._executions.extend(rows)
             return
         begin = rows[0].start if rows else 0
-        starts, ends = _lay_out(rows)
+        starts, ends = lay_out_rows(rows)
         self.makespan = max(ends, default=0)
         trace.laid = [
             Execution(
