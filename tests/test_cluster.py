@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import listening
 
 import placeviz as pv
 from placeviz.cluster.server import free_port
@@ -379,23 +380,6 @@ def test_an_error_in_a_task_reaches_the_client_named_and_typed(cluster) -> None:
             sess.run(never + 1.0)
         assert sess.last_run["status"] == "error"
         assert sess.run(pv.constant(2.0) * 2) == 4.0  # still usable
-
-
-def listening(pid: int) -> list[tuple[str, int]]:
-    """(address, port) of every TCP socket process ``pid`` listens on, from /proc."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        link = os.readlink(fd)
-        if link.startswith("socket:["):
-            inodes.add(link[8:-1])
-    found = []
-    for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
-            host, port = fields[1].split(":")
-            address = socket.inet_ntoa(bytes.fromhex(host)[::-1])
-            found.append((address, int(port, 16)))
-    return found
 
 
 def test_every_task_listens_on_loopback_only(cluster) -> None:
