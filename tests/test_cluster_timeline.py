@@ -198,7 +198,7 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
         # waited for nothing: its wait took no time
         "third": StageHead(third.op, devices[worker], frozenset({"c:0"}), frozenset()),
     }
-    program = RunProgram({}, transfers, {}, heads)
+    program = RunProgram({}, transfers, heads)
     offset = 1_000_000  # the worker's clock is 1 ms behind the client's
     reply = {
         "devices": [devices[worker].name],

@@ -92,7 +92,8 @@ class ClusterMaster:
         self._task_of_device = {d.name: info for info in self.tasks.values() for d in info.devices}
         self._graph_key = uuid.uuid4().hex
         self._shipped: dict[str, int] = {}  # worker address -> ops of the graph shipped there
-        self._programs: dict[Any, tuple[str, RunProgram]] = {}  # a run's, by its plan
+        # a run's programs, by its plan (kept: its id stays its own) and trace level
+        self._programs: dict[tuple[int, bool], tuple[Plan, str, RunProgram]] = {}
         self._installed: dict[str, set[str]] = {}  # program key -> tasks that hold it
         self._in_flight: dict[str, list[str]] = {}  # steps under way -> their tasks
 
@@ -262,17 +263,12 @@ class ClusterMaster:
         return RemoteRun(fetched, reports, program)
 
     def _prepared(self, plan: Plan, full_trace: bool) -> tuple[str, RunProgram]:
-        """The run's programs, built once per plan (keyed by its ops, devices and fetches)."""
-        key = (
-            tuple(op.id for op in plan.ops),
-            tuple(plan.devices[op.id].name for op in plan.ops),
-            tuple(id(f) for f in plan.fetches),
-            tuple(id(t) for t in plan.feeds),
-            full_trace,
-        )
-        found = self._programs.get(key)
+        """The run's programs, built once per plan: the session hands the same plan object for
+        the same fetches, feeds and trace level until its placement changes (the entry keeps
+        the plan, so its ``id`` is not reused)."""
+        found = self._programs.get((id(plan), full_trace))
         if found is not None:
-            return found
+            return found[1:]
 
         def task_of_op(op: Operation) -> str:
             return self.task_of(plan.devices[op.id]).name
@@ -285,9 +281,10 @@ class ClusterMaster:
             lambda op: plan.devices[op.id],
             fetched,
         )
-        made = self._programs[key] = (f"{self._graph_key}-{len(self._programs)}", program)
-        self._installed[made[0]] = set()
-        return made
+        key = f"{self._graph_key}-{len(self._programs)}"
+        self._programs[(id(plan), full_trace)] = (plan, key, program)
+        self._installed[key] = set()
+        return key, program
 
     async def _step(
         self, key: str, program: RunProgram, feeds: dict[str, Any], full_trace: bool
@@ -299,11 +296,7 @@ class ClusterMaster:
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
         calls = {}
-        # Tasks whose first stage sends what others wait for hear first (the messages go out
-        # one after another): a ps task's variables start the step, a worker only needs them.
-        order = sorted(program.programs.items(), key=lambda item: not item[1][0]["sends"])
-        for address, stages in order:
-            names = {n for stage in stages for n in stage["feeds"]}
+        for address, stages, names in program.messages:
             message: dict[str, Any] = {
                 "graph": self._graph_key,
                 "program": key,

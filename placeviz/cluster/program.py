@@ -11,6 +11,7 @@ Programs are plain lists and dicts of strings: Dask's messages carry them as the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,8 +43,18 @@ class RunProgram:
     programs: dict[str, list[dict[str, Any]]]  # task address -> its stages, in order
     # (tensor name, receiving task) -> tensor, from, to (one tensor may go to several tasks)
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]]
-    fetched_from: dict[str, str] = field(default_factory=dict)  # tensor name -> task address
     heads: dict[str, StageHead] = field(default_factory=dict)  # by the first op's name
+
+    @functools.cached_property
+    def messages(self) -> list[tuple[str, list[dict[str, Any]], list[str]]]:
+        """Each task's address, stages and the client feeds they read, in the order a step's
+        messages go out: tasks whose first stage sends what others wait for first (a ps
+        task's variables start the step; a worker only needs them)."""
+        order = sorted(self.programs.items(), key=lambda item: not item[1][0]["sends"])
+        return [
+            (address, stages, sorted({n for stage in stages for n in stage["feeds"]}))
+            for address, stages in order
+        ]
 
 
 def token(part: Partition) -> str:
@@ -65,7 +76,6 @@ def build_programs(
     programs: dict[str, list[dict[str, Any]]] = {}
     stages: dict[int, dict[str, Any]] = {}
     transfers: dict[tuple[str, str], tuple[Tensor, Device, Device]] = {}
-    fetched_from: dict[str, str] = {}
     heads: dict[str, StageHead] = {}
     for position, part in enumerate(parts):
         address = address_of(part.task)
@@ -102,15 +112,13 @@ def build_programs(
             if other.task != part.task:
                 stage["waits"].append(token(other))
                 stages[id(other)]["signals"].setdefault(address, []).append(token(other))
-        for name in stage["returns"]:
-            fetched_from[name] = address
         head = part.ops[0]
         signalled_by = frozenset(parts[index].task for index in part.waits_for) - {part.task}
         heads[head.name] = StageHead(
             head, device_of(head), frozenset(stage["receives"]), signalled_by
         )
         programs.setdefault(address, []).append(stage)
-    return RunProgram(programs, transfers, fetched_from, heads)
+    return RunProgram(programs, transfers, heads)
 
 
 def _replicated_constants(
