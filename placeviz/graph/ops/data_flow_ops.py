@@ -19,7 +19,7 @@ import collections
 import itertools
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -280,13 +280,20 @@ def _infer_count(inputs: Sequence[Tensor], attrs: Mapping[str, Any]) -> list[Out
 
 
 # -- kernels -----------------------------------------------------------------------------------
-def _queue_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    attrs = op.attrs
-    queue = state.resource(
-        _resource_key(op),
-        lambda: FIFOQueueResource(_resource_name(op), attrs["capacity"], attrs["shapes"]),
-    )
-    return lambda: queue
+def _handle_kernel(make: Callable[[Operation], Any]) -> Any:
+    """The kernel of an op that hands out the session's resource (a queue, an accumulator),
+    made on first use by ``make`` and shared by name."""
+
+    def kernel(xp: Any, op: Operation, state: Any) -> Any:
+        resource = state.resource(_resource_key(op), lambda: make(op))
+        return lambda: resource
+
+    return kernel
+
+
+_queue_kernel = _handle_kernel(
+    lambda op: FIFOQueueResource(_resource_name(op), op.attrs["capacity"], op.attrs["shapes"])
+)
 
 
 def _enqueue_kernel(xp: Any, op: Operation, state: Any) -> Any:
@@ -359,13 +366,11 @@ def _is_closed_kernel(xp: Any, op: Operation, state: Any) -> Any:
     return lambda queue: xp.asarray(queue.closed)
 
 
-def _accumulator_kernel(xp: Any, op: Operation, state: Any) -> Any:
-    attrs = op.attrs
-    accumulator = state.resource(
-        _resource_key(op),
-        lambda: AccumulatorResource(_resource_name(op), attrs["shape"], attrs["reduction_type"]),
+_accumulator_kernel = _handle_kernel(
+    lambda op: AccumulatorResource(
+        _resource_name(op), op.attrs["shape"], op.attrs["reduction_type"]
     )
-    return lambda: accumulator
+)
 
 
 def _apply_kernel(xp: Any, op: Operation, state: Any) -> Any:
