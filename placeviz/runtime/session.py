@@ -16,7 +16,7 @@ import os
 import threading
 import traceback
 import weakref
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
 from placeviz.devices import context as device_context
@@ -258,7 +258,7 @@ class Session:
         if all(type(e) is Tensor and e in fed for e in unique):
             # As TensorFlow: nothing to compute (no fetches, or every one fed), nothing placed
             return rebuild([host_copy(fed[e]) for e in elements])
-        key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
+        key = _plan_key(unique, feeds)
         if full:
             key = ("full trace", key)
         if dry:  # a dry plan's shapes are its feeds' (and its fed shape-like values')
@@ -367,24 +367,19 @@ class Session:
         t0 = clock()
         # Other threads' runs go on while this one waits for other processes (a chief's queue
         # runner beside its training loop, as TF's sessions allow); the log is kept in turn.
-        self._turn.release()
         try:
-            remote = self._remote.run(
-                plan,
-                values,
-                self.graph,
-                lambda op: _assigned(placement, op),
-                full_trace,
-                self._device_ids,
-            )
+            with _released(self._turn):
+                remote = self._remote.run(
+                    plan,
+                    values,
+                    self.graph,
+                    lambda op: _assigned(placement, op),
+                    full_trace,
+                    self._device_ids,
+                )
         except Exception as error:
-            self._turn.acquire()
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
             raise
-        except BaseException:
-            self._turn.acquire()
-            raise
-        self._turn.acquire()
         columns = remote.columns
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
         peaks = self._plans.peak_bytes
@@ -514,7 +509,7 @@ class Session:
         given = [self._fed_tensor(key) for key in feed_list or ()]
         order = sorted(range(len(given)), key=lambda i: id(given[i]))
         feeds = [given[i] for i in order]
-        key: Any = unique[0] if len(unique) == 1 and not feeds else (tuple(unique), tuple(feeds))
+        key = _plan_key(unique, feeds)
         targets = [e.op if isinstance(e, Tensor) else e for e in unique]
         all_fed = all(type(e) is Tensor and e in feeds for e in unique)
 
@@ -608,6 +603,22 @@ class _DefaultSession:
     def __exit__(self, *exc: object) -> None:
         self._graph_context.__exit__(*exc)
         session_stack().pop()
+
+
+@contextlib.contextmanager
+def _released(lock: threading.RLock) -> Iterator[None]:
+    """``lock`` let go for the block and held again after it, however the block ends."""
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
+
+
+def _plan_key(fetches: list[Any], feeds: list[Tensor]) -> Any:
+    """What a compiled plan is cached under: a lone fetch without feeds by itself (the fast
+    path of ``run`` looks it up so), else the fetches and feeds."""
+    return fetches[0] if len(fetches) == 1 and not feeds else (tuple(fetches), tuple(feeds))
 
 
 def _assigned(placement: Placement, op: Operation) -> str:
