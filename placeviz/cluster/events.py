@@ -42,7 +42,6 @@ class RemoteRun:
 
 
 _TRANSFER, _WAIT = int(EventKind.TRANSFER), int(EventKind.WAIT)
-_ALLOC, _FREE = int(EventKind.ALLOC), int(EventKind.FREE)
 _CLOCK = int(TimingSource.CLOCK)
 
 

@@ -195,7 +195,7 @@ def _same_task(op: Operation, here: Any) -> bool:
 
 def _events(session: Any) -> dict[str, np.ndarray]:
     """The last run's op, transfer and memory events (a run's own event is the master's)."""
-    columns = session._log.last_run_columns()
+    columns = session.last_run_events()
     keep = np.isin(columns["kind"], _REPORTED)
     return {name: columns[name][keep] for name in REPORTED_COLUMNS}
 

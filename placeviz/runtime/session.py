@@ -19,6 +19,8 @@ import weakref
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import (
@@ -209,6 +211,10 @@ class Session:
     def recorder(self) -> Recorder:
         """Every event of this session's runs (subscribe to stream them)."""
         return self._log.recorder
+
+    def last_run_events(self) -> dict[str, np.ndarray]:
+        """The event columns of the newest finished run (a cluster task reports them)."""
+        return self._log.last_run_columns()
 
     def run(
         self,
