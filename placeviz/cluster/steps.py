@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from placeviz.cluster.task import REPORTED_COLUMNS, RUNTIME, TaskRuntime, portable
-from placeviz.graph.cancellation import Cancellation, cancelled_by
+from placeviz.graph.cancellation import Cancellation
 
 # Steps the master gave up on, remembered so that tensors arriving late for them are dropped.
 _ABORTED_KEPT = 256
@@ -221,7 +221,7 @@ class StepServer:
         }
 
     def _run_cancellable(self, cancel: Cancellation, run: tuple[Any, ...]) -> Any:
-        with cancelled_by(cancel):
+        with cancel:
             return self.runtime.run(*run)
 
     async def _send(

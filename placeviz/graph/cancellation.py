@@ -2,22 +2,22 @@
 acts (a queue's dequeue, an accumulator's take) waits through ``wait``, so that closing the
 session, or a cluster master ending a step, wakes it with ``CancelledError``.
 
-The cancellation a kernel sees is its thread's: the session (or a cluster task's step) sets it
+The cancellation a kernel sees is its thread's: the session (or a cluster task's step) enters it
 around the run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator
 
 from placeviz.errors import CancelledError
 from placeviz.graph.core import Operation
 
 
 class Cancellation:
-    """Set once; every condition a kernel waits on under it is woken then."""
+    """Set once; every condition a kernel waits on under it is woken then. ``with`` it around
+    a run: kernels the run's thread runs wait under it (no object made per run: a session's
+    hot path enters its own)."""
 
     def __init__(self) -> None:
         self.cancelled = False
@@ -32,6 +32,16 @@ class Cancellation:
             with condition:
                 condition.notify_all()
 
+    def __enter__(self) -> Cancellation:
+        stack = getattr(_current, "stack", None)
+        if stack is None:
+            stack = _current.stack = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _current.stack.pop()
+
     def _enter(self, condition: threading.Condition) -> None:
         with self._lock:
             self._waiting.add(condition)
@@ -41,24 +51,14 @@ class Cancellation:
             self._waiting.discard(condition)
 
 
-_current = threading.local()
-
-
-@contextlib.contextmanager
-def cancelled_by(cancellation: Cancellation) -> Iterator[None]:
-    """Kernels run on this thread inside wait under ``cancellation``."""
-    outer = getattr(_current, "cancellation", None)
-    _current.cancellation = cancellation
-    try:
-        yield
-    finally:
-        _current.cancellation = outer
+_current = threading.local()  # per thread: the cancellations entered, innermost last
 
 
 def wait(condition: threading.Condition, op: Operation) -> None:
     """``condition.wait()`` (the caller holds it) that a cancellation of this thread's run
     ends with TF's ``CancelledError``."""
-    cancellation: Cancellation | None = getattr(_current, "cancellation", None)
+    stack = getattr(_current, "stack", None)
+    cancellation = stack[-1] if stack else None
     if cancellation is None:
         condition.wait()
         return

@@ -29,7 +29,7 @@ from placeviz.errors import (
 from placeviz.events.memory_use import peak_bytes
 from placeviz.events.recorder import Recorder
 from placeviz.events.trace import Trace
-from placeviz.graph.cancellation import Cancellation, cancelled_by
+from placeviz.graph.cancellation import Cancellation
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
 from placeviz.placement.placer import Placement
 from placeviz.runtime import placement_log
@@ -229,7 +229,7 @@ class Session:
         ``run_metadata.trace`` receives the run's Trace (any run's can be had from ``trace()``).
         Runs called from several threads take turns (a run's devices still work in parallel).
         """
-        with self._turn, cancelled_by(self._cancellation):
+        with self._turn, self._cancellation:
             return self._run(fetches, feed_dict, options, run_metadata)
 
     def _run(
@@ -531,7 +531,7 @@ class Session:
             if dry or self._remote is not None or level >= RunOptions.FULL_TRACE:
                 feed_dict = {given[i]: args[i] for i in range(len(given))}
                 return self.run(fetches, feed_dict, options, run_metadata)
-            with self._turn, cancelled_by(self._cancellation):
+            with self._turn, self._cancellation:
                 if self._closed:
                     raise RuntimeError("Attempted to use a closed Session.")
                 values = [args[i] if _given_feeds else feed_value(given[i], args[i]) for i in order]
