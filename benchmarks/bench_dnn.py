@@ -1,13 +1,17 @@
-"""The scheduling core's throughput objective on real DNN graphs: BERT and ResNet-50 operator and
-layer graphs (inference and training) with accelerator memory limits and colocation classes.
+"""The scheduling core's throughput objective on real DNN graphs (BERT and ResNet-50 operator and
+layer graphs, inference and training, with accelerator memory limits and colocation classes) and
+on random graphs of the same shapes it was not tuned on (``_dnn_graphs.py``), against their exact
+optima.
 
-Input: ../shared/data/dnn (format in ../shared/data/README.md; "FPGA" read as GPU). Each graph is
-placed on its accelerators and CPU with `objective="throughput"`. Printed per graph: nodes, the
-largest device load found, the same objective for the human experts' split (where there is one),
-for everything on one accelerator (where it fits) and for a plain greedy (each colocation unit, in
-topological order, onto the device with the least compute so far that has room), the proven lower
-bound, and the time taken. Every placement is checked here, independently of the core: memory
-limits, colocation classes, and the load recomputed from the definition.
+Input: ../shared/data/dnn (format in ../shared/data/README.md; "FPGA" read as GPU) and
+benchmarks/exact_throughput.json (``exact_throughput.py``'s cache: the optimum, or the best
+placement and a proven bound, found by a MIP solver). Each graph is placed on its accelerators and
+CPU with ``objective="throughput"`` and the default work budget (no clock). Printed per graph:
+nodes, placeviz's largest device load, the exact result and placeviz's gap to it, the human
+experts' split (where there is one), a plain greedy (each colocation unit, in topological order,
+onto the device with the least compute so far that has room), and the time taken. Every
+placement is checked here, independently of the core: memory limits, colocation classes, and the
+load recomputed from the definition.
 
 Run: python benchmarks/bench_dnn.py [--limit SECONDS]
 """
@@ -21,14 +25,19 @@ import time
 from pathlib import Path
 
 import networkx as nx
+from _dnn_graphs import generated
 
 import placeviz as pv
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dnn"
+EXACT = Path(__file__).resolve().parent / "exact_throughput.json"  # exact_throughput.py's
 
 
 def read(path: Path) -> tuple[nx.DiGraph, list[dict], dict]:
-    raw = json.loads(path.read_text())
+    return parse(json.loads(path.read_text()))
+
+
+def parse(raw: dict) -> tuple[nx.DiGraph, list[dict], dict]:
     graph = nx.DiGraph()
     for node in raw["nodes"]:
         times = {"CPU": node["cpuLatency"]}
@@ -72,6 +81,15 @@ def max_load(graph: nx.DiGraph, devices: list[dict], device: dict) -> float:
     return max(load.values())
 
 
+def problems() -> dict[str, dict]:
+    """Every graph of ../shared/data/dnn/throughput-inputs, then the generated ones, by name."""
+    given = {
+        f"{path.parent.name}/{path.stem}": json.loads(path.read_text())
+        for path in sorted((DATA / "throughput-inputs").glob("*/*.json"))
+    }
+    return given | generated()
+
+
 def greedy(graph: nx.DiGraph, devices: list[dict]) -> dict:
     """Each colocation unit, in topological order, onto the device with the least compute so far
     that can run it and has room."""
@@ -96,8 +114,8 @@ def greedy(graph: nx.DiGraph, devices: list[dict]) -> dict:
     return device
 
 
-def expert(path: Path, devices: list[dict]) -> dict | None:
-    split = DATA / "human-experts" / f"{path.stem}_expert.json"
+def expert(name: str, devices: list[dict]) -> dict | None:
+    split = DATA / "human-experts" / f"{name.split('/')[-1]}_expert.json"
     if not split.exists():
         return None
     raw = json.loads(split.read_text())
@@ -110,27 +128,41 @@ def expert(path: Path, devices: list[dict]) -> dict | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--limit", type=float, default=0.5, help="search seconds per graph")
+    parser.add_argument("--limit", type=float, default=None, help="also stop after SECONDS")
     args = parser.parse_args()
-    for path in sorted((DATA / "throughput-inputs").glob("*/*.json")):
-        graph, devices, _ = read(path)
+    exact = json.loads(EXACT.read_text()) if EXACT.exists() else {}
+    gaps, times = [], []
+    for name, raw in problems().items():
+        graph, devices, _ = parse(raw)
         began = time.perf_counter()
         found = pv.placement.schedule(graph, devices, objective="throughput", time_limit=args.limit)
         took = time.perf_counter() - began
+        times.append(took)
         ours = max_load(graph, devices, found.device)
         assert math.isclose(ours, found.max_load, rel_tol=1e-9), (ours, found.max_load)
-        row = f"{path.parent.name}/{path.stem}: {graph.number_of_nodes()} nodes, core {ours:.4g}"
-        split = expert(path, devices)
+        row = f"{name}: {graph.number_of_nodes()} nodes, placeviz {ours:.4g}"
+        solved = exact.get(name)
+        if solved is not None:
+            best, bound = solved["best"], solved["bound"]
+            what = "optimum" if solved["proven_optimal"] else f"best {best:.4g}, bound {bound:.4g}"
+            gap = ours / best - 1
+            gaps.append(gap)
+            row += (
+                f" | exact {what} ({solved['solver']}, {solved['time_limit_s']:.0f} s): {gap:+.2%}"
+            )
+            if not solved["proven_optimal"]:
+                row += f" ({ours / bound - 1:+.2%} of the bound)"
+        split = expert(name, devices)
         if split is not None and set(split) == set(graph):
             human = max_load(graph, devices, split)
-            row += f", experts {human:.4g} ({ours / human - 1:+.1%})"
-        total_mem = sum(a["memory"] for _, a in graph.nodes(data=True))
-        if total_mem <= devices[0]["memory"]:
-            one = max_load(graph, devices, dict.fromkeys(graph, "GPU:0"))
-            row += f", one GPU {one:.4g} ({one / ours:.2f}x)"
+            row += f" | experts {human:.4g}"
         plain = max_load(graph, devices, greedy(graph, devices))
-        row += f", greedy {plain:.4g} ({plain / ours:.2f}x), bound {found.lower_bound:.4g}"
-        print(f"{row}; {took * 1e3:.0f} ms")
+        row += f" | greedy {plain:.4g}; {took * 1e3:.0f} ms"
+        print(row, flush=True)
+    print(
+        f"{len(gaps)} graphs with exact results: worst gap {max(gaps):+.2%}, "
+        f"{sum(g <= 0.01 for g in gaps)} within 1%; slowest placement {max(times) * 1e3:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

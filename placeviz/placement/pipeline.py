@@ -3,30 +3,32 @@ stage sets the pace.
 
 A device's load is the time of its nodes plus, for each (source node, other device) pair that an
 edge crosses, the largest such edge time, counted on both devices (the source sends its output
-once to each device that reads it). The search splits the nodes, in topological order and with
-each colocation group as one unit, into contiguous stages balanced by a binary search on the
-load, then moves units across stage boundaries while the largest load falls.
+once to each device that reads it). The search cuts the colocation units, in pipeline order,
+into contiguous stages for every count of accelerators (``pipeline_seeds.py``), runs a steepest
+descent over unit moves from each (``pipeline_moves.py``) in rounds that keep the better half,
+then kicks the best out of its local optimum and descends again while the work budget lasts
+(and kicks still find better placements now and then).
+The budget counts node loads computed, never seconds, so a placement is the same on any machine
+and under any load.
 """
 
 from __future__ import annotations
 
 import math
-import time as clock
-from dataclasses import dataclass
+import random
 
+from placeviz.placement.pipeline_moves import Loads, Network, Work, descend, kick, score
+from placeviz.placement.pipeline_seeds import pipeline_order, seeds
 from placeviz.placement.problem import InfeasibleScheduleError, Problem
+from placeviz.units import duration
+
+FIRST_ROUND = 10_000  # node loads each starting placement's descent gets before the first cut
+STALE_KICKS = 300  # kicks in a row that find nothing better: a small graph's search is over
 
 
-@dataclass
-class _Units:
-    """Colocation groups (and lone nodes) as units, in the order their first node comes."""
-
-    members: list[list[int]]
-    times: list[list[float]]  # [unit][device]
-    memory: list[float]
-
-
-def _units(problem: Problem) -> _Units:
+def network(problem: Problem) -> Network:
+    """The problem's colocation groups (and lone nodes) as units, in the order their first node
+    comes."""
     first: dict[int, int] = {}
     members: list[list[int]] = []
     for i, group in enumerate(problem.group):  # problem.nodes are in topological order
@@ -36,10 +38,7 @@ def _units(problem: Problem) -> _Units:
         if group >= 0:
             first[group] = len(members)
         members.append([i])
-    devices = range(len(problem.devices))
-    times = [[sum(problem.times[i][d] for i in unit) for d in devices] for unit in members]
-    memory = [sum(problem.memory[i] for i in unit) for unit in members]
-    return _Units(members, times, memory)
+    return Network.of(problem, members)
 
 
 def loads(problem: Problem, device: list[int]) -> list[float]:
@@ -61,139 +60,111 @@ def loads(problem: Problem, device: list[int]) -> list[float]:
 def lower_bound(problem: Problem) -> float:
     """No device can carry less than an even share of the fastest times, nor less than the
     slowest unit on its fastest device (edges ignored: they may all stay on one device)."""
-    units = _units(problem)
-    fastest = [min(row) for row in units.times]
+    fastest = [min(row) for row in network(problem).times]
     return max(sum(fastest) / len(problem.devices), max(fastest, default=0.0))
 
 
-def _assign(problem: Problem, units: _Units, unit_device: list[int]) -> list[int]:
+def _assign(problem: Problem, members: list[list[int]], unit_device: list[int]) -> list[int]:
     device = [0] * len(problem.nodes)
-    for unit, d in zip(units.members, unit_device):
+    for unit, d in zip(members, unit_device):
         for i in unit:
             device[i] = d
     return device
 
 
-def _pack(units: _Units, order: list[int], limit: float, problem: Problem) -> list[int] | None:
-    """Consecutive units onto the devices in ``order``, each filled up to ``limit`` of compute
-    (and its memory); a unit the current stage's device cannot run goes to the device that can
-    with the least compute so far, and the stage goes on. None when they do not all fit."""
-    p = len(problem.devices)
-    unit_device = [-1] * len(units.members)
-    load, used = [0.0] * p, [0.0] * p
+def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], float, int]:
+    """(device per node, its largest load, node loads computed)."""
+    budget = work.left
+    net = network(problem)
+    alive = [Loads(net, start) for start in seeds(net)]
+    if not alive:
+        raise _no_packing(net)
+    settled = [False] * len(alive)
+    share = FIRST_ROUND
+    while len(alive) > 1 and not work.done():  # successive halving: the better half goes on
+        for k, state in enumerate(alive):
+            if not settled[k]:
+                part = Work(min(share, work.left), work.deadline)
+                settled[k] = descend(state, part)
+                work.spend(min(share, work.left) - part.left)
+        ranked = sorted(range(len(alive)), key=lambda k: score(alive[k].load))[: len(alive) // 2]
+        alive, settled = [alive[k] for k in ranked], [settled[k] for k in ranked]
+        share *= 2
+    best = min(alive, key=lambda state: score(state.load))
+    descend(best, work)
+    rng = random.Random(seed)
+    stale = 0
+    bound = lower_bound(problem) * (1 + 1e-12)
+    while not work.done() and stale < STALE_KICKS and max(best.load) > bound:
+        trial = best.copy()
+        work.spend(len(trial.device))
+        kick(trial, rng, work)
+        descend(trial, work)
+        stale += 1
+        if score(trial.load) < score(best.load):
+            best, stale = trial, 0
+    device = _assign(problem, net.members, _in_stage_order(net, best.device))
+    return device, max(loads(problem, device)), budget - work.left
 
-    def fits(u: int, d: int) -> bool:
-        cost = units.times[u][d]
-        return (
-            not math.isinf(cost)
-            and load[d] + cost <= limit
-            and used[d] + units.memory[u] <= problem.devices[d].memory
-        )
 
-    k = 0
-    for u in range(len(units.members)):
-        if k < len(order) and math.isinf(units.times[u][order[k]]):
-            elsewhere = [d for d in range(p) if fits(u, d)]
-            if not elsewhere:
-                return None
-            d = min(elsewhere, key=lambda d: (load[d] + units.times[u][d], d))
+def _in_stage_order(net: Network, unit_device: list[int]) -> list[int]:
+    """Interchangeable devices (one type, one memory limit) renamed so that the pipeline's
+    earlier stages take the lower numbers: stage 1 on GPU:0, not wherever the search left it."""
+    devices = net.problem.devices
+    kinds: dict[tuple[str, float], list[int]] = {}
+    for d, spec in enumerate(devices):
+        kinds.setdefault((spec.type, spec.memory), []).append(d)
+    rename: dict[int, int] = {}
+    taken: dict[tuple[str, float], int] = {}
+    for unit in pipeline_order(net):
+        d = unit_device[unit]
+        if d not in rename:
+            kind = (devices[d].type, devices[d].memory)
+            rename[d] = kinds[kind][taken.get(kind, 0)]
+            taken[kind] = taken.get(kind, 0) + 1
+    return [rename[d] for d in unit_device]
+
+
+def explain(problem: Problem, device: list[int]) -> dict[int, str]:
+    """Per node: its device's load with it and without it, and the slowest stage were its unit
+    on the best other device that can take it."""
+    net = network(problem)
+    unit_device = [device[nodes[0]] for nodes in net.members]
+    state = Loads(net, unit_device)
+    names = [d.name for d in problem.devices]
+    slowest = max(state.load)
+    unlimited = Work(math.inf)
+    why: dict[int, str] = {}
+    for unit, nodes in enumerate(net.members):
+        here = unit_device[unit]
+        text = f"pipeline stage on {names[here]}, which carries {duration(state.load[here])}"
+        moves = [
+            (score(state.price((unit,), to, unlimited)[0]), to)
+            for to in range(len(names))
+            if to != here and net.can_take((unit,), to, state.used)
+        ]
+        if moves:
+            (elsewhere, _), to = min(moves)
+            after = state.price((unit,), to, unlimited)[0]
+            text += (
+                f" with it, {duration(after[here])} without it; on {names[to]}, the best other "
+                f"device, it would take {names[to]} from {duration(state.load[to])} to "
+                f"{duration(after[to])} and the slowest stage from {duration(slowest)} to "
+                f"{duration(elsewhere)}"
+            )
         else:
-            while k < len(order) and not fits(u, order[k]):
-                k += 1
-            if k == len(order):
-                return None
-            d = order[k]
-        unit_device[u] = d
-        load[d] += units.times[u][d]
-        used[d] += units.memory[u]
-    return unit_device
+            text += f" (slowest stage {duration(slowest)}); no other device can take it"
+        for i in nodes:
+            mates = [problem.nodes[j] for j in nodes if j != i]
+            why[i] = text + (f"; colocated with {mates[0]!r}" if mates else "")
+    return why
 
 
-def _stage_order(problem: Problem) -> list[int]:
-    """Stages go first to the devices that can run the most nodes, the fastest of those first
-    (GPUs before the CPU where both can run everything)."""
-
-    def key(d: int) -> tuple[int, float, int]:
-        runs = [row[d] for row in problem.times if not math.isinf(row[d])]
-        return (-len(runs), sum(runs), d)
-
-    return sorted(range(len(problem.devices)), key=key)
-
-
-def _memory_ok(problem: Problem, units: _Units, unit_device: list[int]) -> bool:
-    used = [0.0] * len(problem.devices)
-    for u, d in enumerate(unit_device):
-        used[d] += units.memory[u]
-    return all(used[d] <= dev.memory for d, dev in enumerate(problem.devices))
-
-
-def search(problem: Problem, deadline: float) -> tuple[list[int], float, int]:
-    """(device per node, its largest load, candidate placements tried)."""
-    units = _units(problem)
-    order = _stage_order(problem)
-    bound = lower_bound(problem)
-    # Everything on the slowest device that can run it: no stage needs more compute than that.
-    most = sum(max(t for t in row if not math.isinf(t)) for row in units.times) + 1e-12
-    best_units: list[int] | None = None
-    best = math.inf
-    tried = 0
-    low, high = bound, most
-    for step in range(41):  # the loosest limit, then a binary search on the compute per stage
-        limit = most if step == 0 else (low + high) / 2
-        packed = _pack(units, order, limit, problem)
-        if packed is None:
-            low = limit
-            continue
-        high = limit
-        tried += 1
-        score = max(loads(problem, _assign(problem, units, packed)))
-        if score < best:
-            best, best_units = score, packed
-    if best_units is None:
-        raise _no_packing(problem, units)
-    best_units, best, moves = _improve(problem, units, best_units, best, deadline)
-    return _assign(problem, units, best_units), best, tried + moves
-
-
-def _improve(
-    problem: Problem, units: _Units, unit_device: list[int], best: float, deadline: float
-) -> tuple[list[int], float, int]:
-    """Move units at stage boundaries to the neighbouring stage while the largest load falls
-    (or stays and the sum of squared loads falls)."""
-    tried = 0
-
-    def key(placed: list[int]) -> tuple[float, float]:
-        load = loads(problem, _assign(problem, units, placed))
-        return max(load), sum(x * x for x in load)
-
-    current = key(unit_device)
-    improved = True
-    while improved and clock.perf_counter() < deadline:
-        improved = False
-        for u in range(len(unit_device)):
-            neighbours = {unit_device[v] for v in (u - 1, u + 1) if 0 <= v < len(unit_device)}
-            for d in neighbours - {unit_device[u]}:
-                if math.isinf(units.times[u][d]):
-                    continue
-                moved = [*unit_device]
-                moved[u] = d
-                if not _memory_ok(problem, units, moved):
-                    continue
-                tried += 1
-                score = key(moved)
-                if score < current:
-                    unit_device, current, improved = moved, score, True
-                    break
-            if clock.perf_counter() >= deadline:
-                break
-    return unit_device, current[0], tried
-
-
-def _no_packing(problem: Problem, units: _Units) -> Exception:
-    biggest = max(range(len(units.members)), key=lambda u: units.memory[u])
-    names = ", ".join(repr(problem.nodes[i]) for i in units.members[biggest][:3])
-    limits = ", ".join(f"{d.name} {d.memory:.0f}" for d in problem.devices)
+def _no_packing(net: Network) -> Exception:
+    biggest = max(range(len(net.members)), key=net.memory.__getitem__)
+    names = ", ".join(repr(net.problem.nodes[i]) for i in net.members[biggest][:3])
+    limits = ", ".join(f"{d.name} {d.memory:.0f}" for d in net.problem.devices)
     return InfeasibleScheduleError(
-        f"The graph's {sum(units.memory):.0f} bytes do not fit the devices in stages "
-        f"(the largest unit, {names}, holds {units.memory[biggest]:.0f}; limits: {limits})"
+        f"The graph's {sum(net.memory):.0f} bytes do not fit the devices in stages "
+        f"(the largest unit, {names}, holds {net.memory[biggest]:.0f}; limits: {limits})"
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from placeviz.placement import pipeline
+from placeviz.placement.pipeline_moves import Work
 from placeviz.placement.problem import (
     DEFAULT_TYPE,
     Device,
@@ -34,7 +35,11 @@ from placeviz.placement.problem import (
 )
 from placeviz.units import data_size, duration
 
-DEFAULT_TIME_LIMIT_S = 0.045  # search beyond the first pass: the whole call stays under 50 ms
+# The search's default budgets, in nodes placed (a makespan pass places every node once, a
+# pipeline move recomputes the loads of the nodes it touches): each under a second on this
+# project's 2-core machines, and the same result on any machine under any load.
+MAKESPAN_WORK = 150_000
+PIPELINE_WORK = 400_000
 GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
 
 
@@ -49,7 +54,7 @@ class Schedule:
     makespan: float | None  # the makespan objective's
     max_load: float | None  # the throughput objective's: the slowest pipeline stage
     lower_bound: float
-    passes: int  # placements tried
+    work: int  # nodes the search placed: a makespan pass places each once
     _why: dict[Hashable, str] = field(default_factory=dict, repr=False)
 
     def explain(self, node: Hashable) -> str:
@@ -324,23 +329,29 @@ def schedule(
     time_limit: float | None = None,
     seed: int = 0,
     max_passes: int | None = None,
+    max_work: int | None = None,
     copy_engines: bool = False,
     start_from: Mapping[Hashable, str] | None = None,
 ) -> Schedule:
     """Place ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with ``name``,
     ``type`` and ``memory``) for one step's makespan (and order them), or for a pipeline's
-    throughput (``objective="throughput"``: the largest device load); ``time_limit`` (seconds,
-    default 0.045) bounds the search beyond the first placement, which stops early at the lower
-    bound; ``max_passes`` bounds it too, and alone (``time_limit=math.inf``) makes the result
-    the same on any machine. ``copy_engines``: a device takes in one copy at a time and a value
-    crosses to a device once (placeviz's runtime), rather than every edge a delay of its own.
-    ``start_from``: a placement (node -> device name) the result is never worse than."""
+    throughput (``objective="throughput"``: the largest device load). The search is bounded by
+    work, ``max_work`` nodes placed (by default ``MAKESPAN_WORK`` or ``PIPELINE_WORK``), and
+    stops early at the lower bound, so the result is the same on any machine; ``time_limit``
+    (seconds) adds a wall-clock limit, and ``max_passes`` a count of the makespan's passes.
+    ``copy_engines``: a device takes in one copy at a time and a value crosses to a device once
+    (placeviz's runtime), rather than every edge a delay of its own. ``start_from``: a
+    placement (node -> device name) the makespan's result is never worse than."""
     if objective not in ("makespan", "throughput"):
         raise ValueError(f"objective must be 'makespan' or 'throughput' (got {objective!r})")
     problem = _problem(graph, _devices(devices), copy_engines)
-    deadline = clock.perf_counter() + (DEFAULT_TIME_LIMIT_S if time_limit is None else time_limit)
+    deadline = math.inf if time_limit is None else clock.perf_counter() + time_limit
     if objective == "throughput":
-        return _pipeline(problem, deadline)
+        return _pipeline(problem, Work(max_work or PIPELINE_WORK, deadline), seed)
+    work = MAKESPAN_WORK if max_work is None else max_work
+    passes_allowed = max(1, work // max(1, len(problem.nodes)))
+    if max_passes is not None:
+        passes_allowed = min(passes_allowed, max_passes)
     ranks = _upward_ranks(problem)
     bound = _lower_bound(problem, ranks)
     backward = _reversed(problem)
@@ -361,7 +372,7 @@ def schedule(
             if node in index and name in names:
                 seeds[-1][index[node]] = names.index(name)
     for fixed in seeds:
-        if clock.perf_counter() >= deadline or (max_passes is not None and passes >= max_passes):
+        if clock.perf_counter() >= deadline or passes >= passes_allowed:
             break
         try:
             tried = _list_schedule(problem, ranks, keep_why=False, fixed=fixed)
@@ -371,9 +382,7 @@ def schedule(
         if tried.makespan < best:
             best, best_fixed = tried.makespan, fixed
     while (
-        best > bound * (1 + 1e-12)
-        and clock.perf_counter() < deadline
-        and (max_passes is None or passes < max_passes)
+        best > bound * (1 + 1e-12) and clock.perf_counter() < deadline and passes < passes_allowed
     ):
         # Forward-backward improvement: schedule the reversed graph with the nodes that finished
         # last going first, then the graph again in the order the reversed pass ended them; a
@@ -423,25 +432,16 @@ def _step_schedule(problem: Problem, found: _Pass, bound: float, passes: int) ->
         makespan=found.makespan,
         max_load=None,
         lower_bound=bound,
-        passes=passes,
+        work=passes * len(nodes),
         _why={nodes[i]: _why(problem, names, found, i) for i in range(len(nodes))},
     )
 
 
-def _pipeline(problem: Problem, deadline: float) -> Schedule:
-    device, max_load, tried = pipeline.search(problem, deadline)
-    load = pipeline.loads(problem, device)
+def _pipeline(problem: Problem, work: Work, seed: int) -> Schedule:
+    device, max_load, tried = pipeline.search(problem, work, seed)
     names = [d.name for d in problem.devices]
     nodes = problem.nodes
-    why = {}
-    for i, d in enumerate(device):
-        text = f"pipeline stage on {names[d]}, which carries {duration(load[d])}"
-        text += f" (slowest stage {duration(max_load)})"
-        if problem.group[i] >= 0:
-            mates = [nodes[j] for j in problem.members[problem.group[i]] if j != i]
-            if mates:
-                text += f"; colocated with {mates[0]!r}"
-        why[nodes[i]] = text
+    why = pipeline.explain(problem, device)
     return Schedule(
         device={nodes[i]: names[d] for i, d in enumerate(device)},
         start={},
@@ -449,8 +449,8 @@ def _pipeline(problem: Problem, deadline: float) -> Schedule:
         makespan=None,
         max_load=max_load,
         lower_bound=pipeline.lower_bound(problem),
-        passes=tried,
-        _why=why,
+        work=tried,
+        _why={nodes[i]: text for i, text in why.items()},
     )
 
 

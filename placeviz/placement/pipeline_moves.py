@@ -1,0 +1,281 @@
+"""Moving colocation units between devices under the throughput objective, each move priced by
+the few loads it changes, and the searches built on such moves: steepest descent from a
+placement and kicks that leave a local optimum.
+
+A node's share of the loads is its time on its device plus, per other device reading it, the
+largest such edge, on both ends. Moving a unit changes the shares of its own nodes and of the
+nodes that feed them, nothing else, so a move is priced by recomputing those alone.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time as clock
+from dataclasses import dataclass
+
+from placeviz.placement.problem import Problem
+
+Share = tuple[tuple[int, float], ...]  # (device, load) pairs one node adds
+
+
+class Work:
+    """The search's budget: node shares it may compute, and an optional wall-clock deadline (the
+    default has none, so the same problem gives the same placement on any machine)."""
+
+    def __init__(self, nodes: int, deadline: float = math.inf) -> None:
+        self.left = nodes
+        self.deadline = deadline
+
+    def spend(self, nodes: int) -> None:
+        self.left -= nodes
+
+    def done(self) -> bool:
+        return self.left <= 0 or (
+            self.deadline != math.inf and clock.perf_counter() >= self.deadline
+        )
+
+
+@dataclass
+class Network:
+    """What every placement of one problem shares: units, edges between them, who a move
+    touches."""
+
+    problem: Problem
+    members: list[list[int]]  # the nodes of each unit
+    unit_of: list[int]
+    times: list[list[float]]  # [unit][device]
+    memory: list[float]  # per unit
+    limit: list[float]  # per device
+    reads: list[list[tuple[int, float]]]  # per node: (reader's unit, edge), largest edge first
+    touched: list[list[int]]  # per unit: the nodes whose share a move of it changes
+    neighbours: list[list[int]]  # per unit: the units it exchanges values with
+    edges: list[float]  # per unit: its edges to other units, summed (the most a move can save)
+
+    @classmethod
+    def of(cls, problem: Problem, members: list[list[int]]) -> Network:
+        unit_of = [0] * len(problem.nodes)
+        for unit, nodes in enumerate(members):
+            for i in nodes:
+                unit_of[i] = unit
+        devices = range(len(problem.devices))
+        reads = [
+            sorted(
+                ((unit_of[j], cost) for j, cost in problem.succs[i] if unit_of[j] != unit_of[i]),
+                key=lambda edge: -edge[1],
+            )
+            for i in range(len(problem.nodes))
+        ]
+        touched, neighbours = [], []
+        edges = [0.0] * len(members)
+        for i in range(len(problem.nodes)):
+            for reader, cost in reads[i]:
+                edges[unit_of[i]] += cost
+                edges[reader] += cost
+        for unit, nodes in enumerate(members):
+            feeders = {j for i in nodes for j, _ in problem.preds[i]} - set(nodes)
+            touched.append(sorted(nodes) + sorted(feeders))
+            near = {unit_of[j] for j in feeders}
+            near |= {reader for i in nodes for reader, _ in reads[i]}
+            neighbours.append(sorted(near - {unit}))
+        return cls(
+            problem,
+            members,
+            unit_of,
+            [[sum(problem.times[i][d] for i in nodes) for d in devices] for nodes in members],
+            [sum(problem.memory[i] for i in nodes) for nodes in members],
+            [d.memory for d in problem.devices],
+            reads,
+            touched,
+            neighbours,
+            edges,
+        )
+
+    def can_take(self, units: tuple[int, ...], device: int, used: list[float]) -> bool:
+        return (
+            all(not math.isinf(self.times[u][device]) for u in units)
+            and used[device] + sum(self.memory[u] for u in units) <= self.limit[device]
+        )
+
+
+def score(load: list[float]) -> tuple[float, float]:
+    """The slowest stage first; among equals, the more even loads (a step towards lowering
+    the slowest stage when several tie)."""
+    return max(load), sum(x * x for x in load)
+
+
+class Loads:
+    """A placement of units and every device's load, kept current move by move."""
+
+    def __init__(self, net: Network, device: list[int]) -> None:
+        self.net = net
+        self.device = list(device)
+        self.shares = [self.share(i) for i in range(len(net.unit_of))]
+        self.load = [0.0] * len(net.limit)
+        for share in self.shares:
+            for d, amount in share:
+                self.load[d] += amount
+        self.used = [0.0] * len(net.limit)
+        for unit, d in enumerate(self.device):
+            self.used[d] += net.memory[unit]
+
+    def copy(self) -> Loads:
+        new = object.__new__(Loads)
+        new.net = self.net
+        new.device, new.shares = list(self.device), list(self.shares)
+        new.load, new.used = list(self.load), list(self.used)
+        return new
+
+    def share(self, i: int) -> Share:
+        device = self.device
+        here = device[self.net.unit_of[i]]
+        own = self.net.problem.times[i][here]
+        sent: list[tuple[int, float]] = []
+        seen = 1 << here
+        for reader, cost in self.net.reads[i]:  # largest edge first: the first per device counts
+            there = device[reader]
+            if not seen >> there & 1:
+                seen |= 1 << there
+                own += cost
+                sent.append((there, cost))
+        return ((here, own), *sent)
+
+    def price(
+        self, units: tuple[int, ...], to: int, work: Work
+    ) -> tuple[list[float], list[int], list[Share]]:
+        """The loads after ``units`` move to ``to`` (the placement itself unchanged), with what
+        ``apply`` needs."""
+        device = self.device
+        was = [device[u] for u in units]
+        for u in units:
+            device[u] = to
+        touched = self.net.touched
+        if len(units) == 1:
+            nodes = touched[units[0]]
+        else:
+            nodes = sorted({i for u in units for i in touched[u]})
+        load = list(self.load)
+        shares = []
+        for i in nodes:
+            for d, amount in self.shares[i]:
+                load[d] -= amount
+            share = self.share(i)
+            for d, amount in share:
+                load[d] += amount
+            shares.append(share)
+        for u, d in zip(units, was):
+            device[u] = d
+        work.spend(len(nodes))
+        return load, nodes, shares
+
+    def apply(
+        self,
+        units: tuple[int, ...],
+        to: int,
+        load: list[float],
+        nodes: list[int],
+        shares: list[Share],
+    ) -> None:
+        for u in units:
+            self.used[self.device[u]] -= self.net.memory[u]
+            self.used[to] += self.net.memory[u]
+            self.device[u] = to
+        for i, share in zip(nodes, shares):
+            self.shares[i] = share
+        self.load = load
+
+    def move(self, units: tuple[int, ...], to: int, work: Work) -> None:
+        self.apply(units, to, *self.price(units, to, work))
+
+    def slowest(self) -> int:
+        return max(range(len(self.load)), key=self.load.__getitem__)
+
+    def candidate_moves(self) -> list[tuple[tuple[int, ...], range | tuple[int]]]:
+        """Moves that can lower the slowest device: its units (alone or with a neighbour that
+        shares it) to any device, and the units it exchanges values with onto it."""
+        net, device = self.net, self.device
+        slowest = self.slowest()
+        everywhere = range(len(self.load))
+        moves: list[tuple[tuple[int, ...], range | tuple[int]]] = []
+        near: set[int] = set()
+        for unit, d in enumerate(device):
+            if d != slowest:
+                continue
+            moves.append(((unit,), everywhere))
+            for other in net.neighbours[unit]:
+                if device[other] == slowest:
+                    moves.append(((unit, other), everywhere))
+                else:
+                    near.add(other)
+        moves.extend(((unit,), (slowest,)) for unit in sorted(near))
+        return moves
+
+
+def _improves(found: tuple[float, float], current: tuple[float, float]) -> bool:
+    tolerance = 1e-12 * max(1.0, current[0])
+    return found[0] < current[0] - tolerance or (
+        found[0] <= current[0] + tolerance and found[1] < current[1] - tolerance
+    )
+
+
+def descend(state: Loads, work: Work) -> bool:
+    """Descent on ``score`` until no candidate move improves it; False if the budget ran out
+    first. Each scan prices every candidate move, applies the best, then the others that still
+    improve in the order they scored (priced again: the loads have changed), none moving a unit
+    twice."""
+    net = state.net
+    current = score(state.load)
+    while not work.done():
+        tolerance = 1e-12 * max(1.0, current[0])
+        improving: list[tuple[tuple[float, float], tuple[int, ...], int]] = []
+        work.spend(len(state.device))  # finding the candidates walks every unit
+        for units, targets in state.candidate_moves():
+            here = state.device[units[0]]
+            for to in targets:
+                if to == here or not net.can_take(units, to, state.used):
+                    continue
+                # The most ``to`` can shed is the units' edges: past the slowest, not priced.
+                least = state.load[to] + sum(net.times[u][to] - net.edges[u] for u in units)
+                if least > current[0] + tolerance:
+                    continue
+                found = score(state.price(units, to, work)[0])
+                if _improves(found, current):
+                    improving.append((found, units, to))
+        if not improving:
+            return True
+        improving.sort()
+        moved: set[int] = set()
+        for _, units, to in improving:
+            if moved.intersection(units) or not state.net.can_take(units, to, state.used):
+                continue
+            priced = state.price(units, to, work)
+            found = score(priced[0])
+            if _improves(found, current):
+                state.apply(units, to, *priced)
+                moved.update(units)
+                current = found
+    return False
+
+
+def kick(state: Loads, rng: random.Random, work: Work) -> None:
+    """One to two units of the slowest device, some with a neighbour beside them, to random
+    devices that can take them: a step out of a local optimum."""
+    slowest = state.slowest()
+    on_it = [u for u, d in enumerate(state.device) if d == slowest]
+    for _ in range(rng.randint(1, 2)):
+        unit = rng.choice(on_it)
+        if state.device[unit] != slowest:
+            continue
+        beside = [
+            other
+            for other in state.net.neighbours[unit]
+            if state.device[other] == slowest and rng.random() < 0.5
+        ]
+        group = (unit, *beside)
+        options = [
+            d
+            for d in range(len(state.load))
+            if d != slowest and state.net.can_take(group, d, state.used)
+        ]
+        if options:
+            state.move(group, rng.choice(options), work)
