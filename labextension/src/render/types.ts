@@ -8,6 +8,7 @@ export {
   COLUMN_GENERATED_DEFAULTS,
   COLUMN_NAMES,
   EventKind,
+  EVENT_KIND_LABELS,
   REASON_KINDS,
   DEVICE_KINDS,
   TimingSource,
