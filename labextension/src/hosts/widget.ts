@@ -11,7 +11,7 @@ import { DOMWidgetModel, DOMWidgetView, type ISerializers } from '@jupyter-widge
 import { createInspector, type Inspector } from '../render/inspector';
 import { applyMessage, type BufferLike, type LiveMessage } from '../render/live';
 import { PlacementStore } from '../render/store';
-import type { PlacementDocument, Tables } from '../render/types';
+import { SHOWN_EVENTS, type PlacementDocument, type Tables } from '../render/types';
 import { visibleText } from '../render/visible';
 import { markLiveView } from './live';
 
@@ -58,9 +58,12 @@ export function applyDocument(store: PlacementStore | null, doc: unknown): Place
  */
 const openModels = new Map<string, PlacementInspectorModel>();
 
-/** The document the inspector model `modelId` shows; null when no such model is open here. */
+/**
+ * The document the inspector model `modelId` shows, to keep in a notebook (at most SHOWN_EVENTS
+ * events, else the latest run's); null when no such model is open here.
+ */
 export function inspectorDocument(modelId: string): PlacementDocument | null {
-  return openModels.get(modelId)?.store.toDocument() ?? null;
+  return openModels.get(modelId)?.store.toDocument(SHOWN_EVENTS) ?? null;
 }
 
 export class PlacementInspectorModel extends DOMWidgetModel {

@@ -365,6 +365,18 @@ describe('PlacementStore.toDocument', () => {
     expect(again.opSpans()).toEqual(store.opSpans());
   });
 
+  it('holds the latest run only above maxEvents, as the kernel’s saved output', () => {
+    const store = PlacementStore.fromDocument({ ...smallDocument(), events: {} });
+    const batch = batchOf(6);
+    batch.run.set([0, 0, -1, 1, 1, -1]);
+    store.appendBatch(batch);
+    expect(store.toDocument(6).events.run).toEqual([0, 0, -1, 1, 1, -1]);
+    const latest = store.toDocument(5).events;
+    expect(latest.run).toEqual([-1, 1, 1, -1]);
+    expect(latest.t0).toEqual([1002, 1003, 1004, 1005]);
+    expect(store.toDocument().events.run.length).toBe(6);
+  });
+
   it('keeps a prediction', () => {
     const store = PlacementStore.fromDocument({ ...smallDocument(), prediction: 'on GPU:1?' });
     expect(store.toDocument().prediction).toBe('on GPU:1?');

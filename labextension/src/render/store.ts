@@ -154,12 +154,25 @@ export class PlacementStore {
   /**
    * The document this store shows, as the kernel writes one (Trace.to_document): what a notebook
    * keeps of a live view whose kernel stopped (hosts/rescue.ts). Events dropped or skipped are not
-   * in it; the events' codes are this version's, so the kinds tables name them.
+   * in it; the events' codes are this version's, so the kinds tables name them. Above `maxEvents`
+   * events it holds the latest run's only (the events after the last one of an earlier run), as
+   * the kernel's saved output does (placeviz/inspector/cell_output.py, `shown_trace`).
    */
-  toDocument(): PlacementDocument {
-    const count = this.events.count;
+  toDocument(maxEvents: number = Infinity): PlacementDocument {
+    const { count, run } = this.events;
+    let first = 0;
+    if (count > maxEvents) {
+      let last = count - 1;
+      while (last >= 0 && run[last] < 0) {
+        last--;
+      }
+      first = last + 1;
+      while (first > 0 && (run[first - 1] === run[last] || run[first - 1] < 0)) {
+        first--;
+      }
+    }
     const events = Object.fromEntries(
-      COLUMN_NAMES.map((name) => [name, Array.from(this.events[name].subarray(0, count))]),
+      COLUMN_NAMES.map((name) => [name, Array.from(this.events[name].subarray(first, count))]),
     ) as EventLists;
     return {
       schema: this.schema,

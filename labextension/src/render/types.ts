@@ -15,6 +15,7 @@ export {
   TIMING_SOURCE_LABELS,
   RUNS_LISTED,
   MOVED_LISTED,
+  SHOWN_EVENTS,
 } from './contract.gen';
 export type {
   CodeTable,
