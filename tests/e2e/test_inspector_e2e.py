@@ -897,16 +897,18 @@ def test_a_kernel_stopped_in_the_first_seconds_leaves_the_inspector_in_the_noteb
     page = browser.new_page()
     try:
         path = start_cell(page, lab, f"stopped-{how}.ipynb", cell)
-        shown = page.wait_for_function(
+        # The runs the live widget shows, and whether the kernel's saved copy is there yet.
+        shown, copied = page.wait_for_function(
             """() => {
-                const root = document.querySelector(
-                    '.jp-NotebookPanel .placeviz-widget .placeviz-inspector');
+                const panel = document.querySelector('.jp-NotebookPanel');
+                const root = panel?.querySelector('.placeviz-widget .placeviz-inspector');
                 const runs = root ? Number(root.dataset.runs) : 0;
-                return runs >= 1 ? runs : null;
+                return runs >= 1 ? [runs, panel.querySelector('.placeviz-mime') !== null] : null;
             }""",
             timeout=60_000,
         ).json_value()
         stop_kernel(page, lab, how)
+        assert not copied, "the kernel had saved a copy already: the test stopped it too late"
         assert not finish_run_all(page), "the cell finished, yet its kernel was stopped"
         # The live view gives way to the document it showed, drawn by the MIME renderer.
         check(page.locator(".jp-NotebookPanel .placeviz-widget")).to_have_count(0)
