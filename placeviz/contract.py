@@ -23,6 +23,9 @@ SCHEMA = "placeviz/1"
 RUNS_LISTED = 1000
 # A comparison's summary lists this many moved ops; the rest are counted (its document has all).
 MOVED_LISTED = 20
+# Above this many events the document a notebook keeps of a cell holds the latest run's events
+# only (the kernel has them all): a loop's millions of events would bloat the notebook.
+SHOWN_EVENTS = 250_000
 
 
 class EventKind(IntEnum):
@@ -436,6 +439,8 @@ def typescript() -> str:
         f"export const RUNS_LISTED = {RUNS_LISTED};",
         "/** Moved ops a comparison's summary lists; the rest are counted. */",
         f"export const MOVED_LISTED = {MOVED_LISTED};",
+        "/** Above this many events a notebook's saved document keeps the latest run's only. */",
+        f"export const SHOWN_EVENTS = {SHOWN_EVENTS};",
         "",
         *_ts_codes("EventKind", EventKind),
         *_ts_codes("TimingSource", TimingSource),

@@ -28,15 +28,13 @@ from typing import Any, TextIO
 
 from IPython.display import display
 
-from placeviz.contract import RUNS_LISTED
+from placeviz.contract import RUNS_LISTED, SHOWN_EVENTS
 from placeviz.events.html import MIME_TYPE, output_bundle
 from placeviz.events.trace import Trace
 from placeviz.inspector.summary import summary_text
 from placeviz.inspector.widget import PlacementInspector
 from placeviz.runtime.session import Session
 
-# Above this many events the saved output keeps the latest run's events only (all are in VAR).
-SHOWN_EVENTS = 250_000
 TEXT_INTERVAL_S = 0.25  # printed text reaches the page this often at most...
 TEXT_RATE = 1_000_000  # ...and, as each update carries it all, at this many characters a second
 SAVE_INTERVAL_S = 2.0  # the saved copy is renewed this often at most...

@@ -7,8 +7,10 @@ building the same graphs with placeviz here, not from constants.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from cells import build, run_spans, towers_loop
 from plotchecks import plot_problems, read_plots_in_view
 
 import placeviz as pv
+from placeviz.contract import EventKind
 from placeviz.events.html import bundle as html_bundle
 
 pytestmark = pytest.mark.e2e
@@ -840,6 +843,111 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
         expect()(root).to_have_count(1)
         expect()(root).to_have_attribute("data-runs", "3")
         expect()(root).to_have_attribute("data-ops", "2")
+    finally:
+        page.close()
+
+
+# A graph on two GPUs, then a loop that streams a run every 0.1 s for a minute unless stopped;
+# it writes its kernel's pid first, for the test to kill.
+STOPPED_GRAPH = """\
+import placeviz as tf
+
+x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+with tf.device("/gpu:1"):
+    y = tf.matmul(x, x, name="y")
+z = tf.nn.relu(y, name="z")
+"""
+STREAMS_UNTIL_STOPPED = """
+import os, time
+
+with open("kernel.pid", "w") as pid:
+    pid.write(str(os.getpid()))
+sess = tf.Session()
+for _ in range(600):
+    sess.run(z)
+    time.sleep(0.1)
+"""
+
+
+def stop_kernel(page: Any, lab: Any, how: str) -> None:
+    """Restart the notebook's kernel as JupyterLab's Restart Kernel does, or kill its process
+    (the server then restarts it)."""
+    if how == "restart":
+        page.evaluate(
+            """async () => {
+                await window.jupyterapp.shell.currentWidget.sessionContext.restartKernel();
+            }"""
+        )
+    else:
+        os.kill(int((lab.root / "kernel.pid").read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("how", ["restart", "kill"])
+def test_a_kernel_stopped_in_the_first_seconds_leaves_the_inspector_in_the_notebook(
+    lab: Any, browser: Any, how: str
+) -> None:
+    """The kernel stops as soon as the live widget shows a run, before the kernel's first saved
+    copy (2 s in): JupyterLab writes the document the widget shows into the cell, so the saved
+    notebook holds it in place of the bare widget view (`PlacementInspector()` without a kernel)
+    and, opened again, draws the inspector."""
+    cell = f"%%placement --gpus 2\n{STOPPED_GRAPH}{STREAMS_UNTIL_STOPPED}"
+    build(STOPPED_GRAPH, gpus=2)
+    expected = sorted(op.name for op in pv.get_default_graph().get_operations())
+    check = expect()
+    page = browser.new_page()
+    try:
+        path = start_cell(page, lab, f"stopped-{how}.ipynb", cell)
+        # The runs the live widget shows, and whether the kernel's saved copy is there yet.
+        shown, copied = page.wait_for_function(
+            """() => {
+                const panel = document.querySelector('.jp-NotebookPanel');
+                const root = panel?.querySelector('.placeviz-widget .placeviz-inspector');
+                const runs = root ? Number(root.dataset.runs) : 0;
+                return runs >= 1 ? [runs, panel.querySelector('.placeviz-mime') !== null] : null;
+            }""",
+            timeout=60_000,
+        ).json_value()
+        stop_kernel(page, lab, how)
+        assert not copied, "the kernel had saved a copy already: the test stopped it too late"
+        assert not finish_run_all(page), "the cell finished, yet its kernel was stopped"
+        # The live view gives way to the document it showed, drawn by the MIME renderer.
+        check(page.locator(".jp-NotebookPanel .placeviz-widget")).to_have_count(0)
+        root = page.locator(".jp-NotebookPanel .placeviz-mime .placeviz-inspector")
+        check(root).to_have_count(1)
+        check(root).to_have_attribute("data-runs", at_least(shown))
+        page.evaluate(
+            "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
+        )
+    finally:
+        page.close()
+    lab.shut_down_kernels()
+    saved = json.loads(path.read_text())
+    outputs = saved["cells"][1]["outputs"]
+    kinds = [sorted(o.get("data", {})) for o in outputs]
+    assert not any("application/vnd.jupyter.widget-view+json" in k for k in kinds), kinds
+    documents = [o["data"][MIME] for o in outputs if o.get("data", {}).get(MIME)]
+    assert len(documents) == 1, kinds  # the rescued document; the kernel's copy, if any, emptied
+    document = documents[0]
+    assert sorted(node["name"] for node in document["nodes"]) == expected
+    assert len(document["runs"]) >= shown
+    names = {node["id"]: node["name"] for node in document["nodes"]}
+    events = document["events"]
+    ran = {names[n] for k, n in zip(events["kind"], events["node"]) if k == EventKind.OP}
+    assert ran == set(expected)
+    copy = lab.root / f"stopped-{how}-saved.ipynb"
+    copy.write_text(json.dumps(without_kernel(saved)))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, copy.name, kernel=False)
+        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+        check(root).to_have_count(1)
+        check(root).to_have_attribute("data-ops", str(len(expected)))
+        check(root).to_have_attribute("data-runs", str(len(document["runs"])))
+        check(root.locator("canvas.placeviz-dag")).to_have_count(1)
+        check(page.locator(".jp-NotebookPanel:visible >> nth=0")).not_to_contain_text(
+            "PlacementInspector()"
+        )
     finally:
         page.close()
 

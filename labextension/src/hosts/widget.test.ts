@@ -8,6 +8,7 @@ import {
   applyDocument,
   applyMessage,
   EMPTY_DOCUMENT,
+  inspectorDocument,
   PlacementInspectorModel,
   PlacementInspectorView,
 } from './widget';
@@ -244,6 +245,18 @@ describe('PlacementInspectorModel', () => {
     expect(m.store.events.count).toBe(9);
     m.trigger('msg:custom', { kind: 'update', reset: true, count: 0 }, []);
     expect(m.store.events.count).toBe(0);
+  });
+
+  it('gives its document, live messages included, until it is closed', async () => {
+    const m = new PlacementInspectorModel({ document: smallDocument() }, {
+      model_id: 'open-model',
+      widget_manager: {},
+    } as never);
+    m.trigger('msg:custom', { kind: 'update', count: 2 }, eventBuffers(2, 0));
+    expect(inspectorDocument('open-model')?.events.t0.slice(7)).toEqual([400, 410]);
+    expect(inspectorDocument('other-model')).toBeNull();
+    await m.close(true);
+    expect(inspectorDocument('open-model')).toBeNull();
   });
 
   it('replaces the document in place on change:document', () => {

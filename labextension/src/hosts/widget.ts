@@ -11,7 +11,7 @@ import { DOMWidgetModel, DOMWidgetView, type ISerializers } from '@jupyter-widge
 import { createInspector, type Inspector } from '../render/inspector';
 import { applyMessage, type BufferLike, type LiveMessage } from '../render/live';
 import { PlacementStore } from '../render/store';
-import type { Tables } from '../render/types';
+import { SHOWN_EVENTS, type PlacementDocument, type Tables } from '../render/types';
 import { visibleText } from '../render/visible';
 import { markLiveView } from './live';
 
@@ -52,6 +52,20 @@ export function applyDocument(store: PlacementStore | null, doc: unknown): Place
   return store;
 }
 
+/**
+ * The inspector models on this page, by model id, until closed: a kernel that stops mid-cell
+ * leaves their views in the notebook, and hosts/rescue.ts writes what they show in their place.
+ */
+const openModels = new Map<string, PlacementInspectorModel>();
+
+/**
+ * The document the inspector model `modelId` shows, to keep in a notebook (at most SHOWN_EVENTS
+ * events, else the latest run's); null when no such model is open here.
+ */
+export function inspectorDocument(modelId: string): PlacementDocument | null {
+  return openModels.get(modelId)?.store.toDocument(SHOWN_EVENTS) ?? null;
+}
+
 export class PlacementInspectorModel extends DOMWidgetModel {
   static override serializers: ISerializers = { ...DOMWidgetModel.serializers };
   static model_name = 'PlacementInspectorModel';
@@ -83,6 +97,8 @@ export class PlacementInspectorModel extends DOMWidgetModel {
     options: Parameters<DOMWidgetModel['initialize']>[1],
   ): void {
     super.initialize(attributes, options);
+    openModels.set(this.model_id, this);
+    this.once('destroy', () => openModels.delete(this.model_id));
     this.on('change:document', () => this.loadDocument());
     this.on('msg:custom', (content: LiveMessage, buffers?: BufferLike[]) => {
       try {

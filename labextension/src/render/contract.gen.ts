@@ -7,6 +7,8 @@ export const SCHEMA = 'placeviz/1';
 export const RUNS_LISTED = 1000;
 /** Moved ops a comparison's summary lists; the rest are counted. */
 export const MOVED_LISTED = 20;
+/** Above this many events a notebook's saved document keeps the latest run's only. */
+export const SHOWN_EVENTS = 250000;
 
 export const EventKind = { RUN: 0, PLACEMENT: 1, OP: 2, TRANSFER: 3, ALLOC: 4, FREE: 5, CARD_MEMORY: 6, NOT_RUN: 7, FRAME: 8, WAIT: 9 } as const;
 export const EVENT_KIND_LABELS: Readonly<Record<number, string>> = { 0: 'run', 1: 'placement', 2: 'op', 3: 'transfer', 4: 'alloc', 5: 'free', 6: 'card_memory', 7: 'not_run', 8: 'frame', 9: 'wait' };

@@ -323,3 +323,62 @@ describe('PlacementStore.setProgress', () => {
     expect(heard).toEqual(['progress', 'events', 'progress']);
   });
 });
+
+describe('PlacementStore.toDocument', () => {
+  it('writes back the document it was read from, with the kinds tables', () => {
+    const doc = smallDocument();
+    const written = PlacementStore.fromDocument(doc).toDocument();
+    expect(written.schema).toBe('placeviz/1');
+    expect(written.origin_ns).toBe(1000);
+    expect(written.runs).toMatchObject(doc.runs);
+    expect(written.nodes.map((n) => [n.id, n.name, n.device])).toEqual(
+      doc.nodes.map((n) => [n.id, n.name, n.device]),
+    );
+    expect(written.edges).toEqual(doc.edges);
+    for (const name of COLUMN_NAMES) {
+      // The fixture has no loop columns: outside loops (-1), as the contract fills them.
+      expect(written.events[name]).toEqual(doc.events[name] ?? new Array(7).fill(-1));
+    }
+    expect(written.event_kinds).toMatchObject({ '0': 'run', '2': 'op', '3': 'transfer' });
+    expect(written.timing_sources).toMatchObject({ '1': 'clock', '2': 'cuda-event' });
+    expect(written).not.toHaveProperty('prediction');
+    expect(JSON.parse(JSON.stringify(written))).toEqual(written); // plain JSON: no typed arrays
+  });
+
+  it('holds the events appended live, in the codes its kinds tables name', () => {
+    // A document of another version: its op kind is code 7, its run kind code 5.
+    const doc = {
+      ...smallDocument(),
+      event_kinds: { '5': 'run', '7': 'op' },
+      events: { ...smallDocument().events, kind: [5, 7, 7, 7, 5, 7, 7] },
+    };
+    const store = PlacementStore.fromDocument(doc);
+    store.appendBatch(batchOf(2, 2));
+    const written = store.toDocument();
+    expect(written.events.kind).toEqual([0, 2, 2, 2, 0, 2, 2, 2, 2]);
+    expect(written.events.t0.slice(7)).toEqual([1000, 1001]);
+    expect(written.events.node.slice(7)).toEqual([2, 2]);
+    const again = PlacementStore.fromDocument(written);
+    expect(Array.from(again.events.kind.subarray(0, again.events.count))).toEqual(
+      written.events.kind,
+    );
+    expect(again.opSpans()).toEqual(store.opSpans());
+  });
+
+  it('holds the latest run only above maxEvents, as the kernel’s saved output', () => {
+    const store = PlacementStore.fromDocument({ ...smallDocument(), events: {} });
+    const batch = batchOf(6);
+    batch.run.set([0, 0, -1, 1, 1, -1]);
+    store.appendBatch(batch);
+    expect(store.toDocument(6).events.run).toEqual([0, 0, -1, 1, 1, -1]);
+    const latest = store.toDocument(5).events;
+    expect(latest.run).toEqual([-1, 1, 1, -1]);
+    expect(latest.t0).toEqual([1002, 1003, 1004, 1005]);
+    expect(store.toDocument().events.run.length).toBe(6);
+  });
+
+  it('keeps a prediction', () => {
+    const store = PlacementStore.fromDocument({ ...smallDocument(), prediction: 'on GPU:1?' });
+    expect(store.toDocument().prediction).toBe('on GPU:1?');
+  });
+});

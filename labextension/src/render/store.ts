@@ -8,12 +8,17 @@ import { EventColumns, MAX_EVENTS } from './events';
 import { normalizeDocument, normalizeTables } from './normalize';
 import { DONE, OpTimeline, RUNNING, WAITING, type OpSpans } from './opstate';
 import {
+  COLUMN_NAMES,
+  EVENT_KIND_LABELS,
   EventKind,
+  TIMING_SOURCE_LABELS,
+  type CodeTable,
   type DeviceRecord,
   type EdgeRecord,
   type EventBatch,
   type EventLists,
   type NodeRecord,
+  type PlacementDocument,
   type RunRecord,
   type Tables,
 } from './types';
@@ -144,6 +149,43 @@ export class PlacementStore {
   deviceById(id: number | null): DeviceRecord | undefined {
     const index = id === null ? undefined : this.deviceIndexById.get(id);
     return index === undefined ? undefined : this.tables.devices[index];
+  }
+
+  /**
+   * The document this store shows, as the kernel writes one (Trace.to_document): what a notebook
+   * keeps of a live view whose kernel stopped (hosts/rescue.ts). Events dropped or skipped are not
+   * in it; the events' codes are this version's, so the kinds tables name them. Above `maxEvents`
+   * events it holds the latest run's only (the events after the last one of an earlier run), as
+   * the kernel's saved output does (placeviz/inspector/cell_output.py, `shown_trace`).
+   */
+  toDocument(maxEvents: number = Infinity): PlacementDocument {
+    const { count, run } = this.events;
+    let first = 0;
+    if (count > maxEvents) {
+      let last = count - 1;
+      while (last >= 0 && run[last] < 0) {
+        last--;
+      }
+      first = last + 1;
+      while (first > 0 && (run[first - 1] === run[last] || run[first - 1] < 0)) {
+        first--;
+      }
+    }
+    const events = Object.fromEntries(
+      COLUMN_NAMES.map((name) => [name, Array.from(this.events[name].subarray(first, count))]),
+    ) as EventLists;
+    return {
+      schema: this.schema,
+      origin_ns: this.tables.origin_ns,
+      devices: [...this.tables.devices],
+      nodes: [...this.tables.nodes],
+      edges: [...this.tables.edges],
+      runs: [...this.tables.runs],
+      ...(this.whatIf === null ? {} : { prediction: this.whatIf }),
+      event_kinds: codeTable(EVENT_KIND_LABELS),
+      timing_sources: codeTable(TIMING_SOURCE_LABELS),
+      events,
+    };
   }
 
   /** Replace the static tables (a live `tables` message); the events stay. */
@@ -294,6 +336,11 @@ export class PlacementStore {
       listener(change);
     }
   }
+}
+
+/** A kinds table as a document ships it (code as a string -> name). */
+function codeTable(labels: Readonly<Record<number, string>>): CodeTable {
+  return Object.fromEntries(Object.entries(labels));
 }
 
 /** Whether two node tables list the same ids in the same order. */

@@ -8,12 +8,14 @@ export {
   COLUMN_GENERATED_DEFAULTS,
   COLUMN_NAMES,
   EventKind,
+  EVENT_KIND_LABELS,
   REASON_KINDS,
   DEVICE_KINDS,
   TimingSource,
   TIMING_SOURCE_LABELS,
   RUNS_LISTED,
   MOVED_LISTED,
+  SHOWN_EVENTS,
 } from './contract.gen';
 export type {
   CodeTable,
