@@ -17,12 +17,14 @@ from __future__ import annotations
 import math
 import random
 
-from placeviz.placement.pipeline_moves import Loads, Network, Work, descend, kick, score
+from placeviz.placement.pipeline_moves import Loads, Network, descend, kick, score
 from placeviz.placement.pipeline_seeds import pipeline_order, seeds
-from placeviz.placement.problem import InfeasibleScheduleError, Problem
+from placeviz.placement.problem import InfeasibleScheduleError, Problem, Work
 from placeviz.units import duration
 
 FIRST_ROUND = 10_000  # node loads each starting placement's descent gets before the first cut
+WANDER = 0.01  # a kicked placement this much slower than the current one is still walked from
+RETURN_AFTER = 50  # kicks without a better placement before the walk goes back to the best
 STALE_KICKS = 300  # kicks in a row that find nothing better: a small graph's search is over
 
 
@@ -93,16 +95,21 @@ def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], floa
     best = min(alive, key=lambda state: score(state.load))
     descend(best, work)
     rng = random.Random(seed)
+    order = pipeline_order(net)
     stale = 0
     bound = lower_bound(problem) * (1 + 1e-12)
+    current = best
     while not work.done() and stale < STALE_KICKS and max(best.load) > bound:
-        trial = best.copy()
+        trial = current.copy()
         work.spend(len(trial.device))
-        kick(trial, rng, work)
-        descend(trial, work)
+        descend(trial, work, kick(trial, order, rng, work))
         stale += 1
+        if max(trial.load) <= max(current.load) * (1 + WANDER):
+            current = trial
         if score(trial.load) < score(best.load):
             best, stale = trial, 0
+        elif stale % RETURN_AFTER == 0:
+            current = best
     device = _assign(problem, net.members, _in_stage_order(net, best.device))
     return device, max(loads(problem, device)), budget - work.left
 

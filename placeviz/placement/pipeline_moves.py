@@ -11,29 +11,11 @@ from __future__ import annotations
 
 import math
 import random
-import time as clock
 from dataclasses import dataclass
 
-from placeviz.placement.problem import Problem
+from placeviz.placement.problem import Problem, Work
 
 Share = tuple[tuple[int, float], ...]  # (device, load) pairs one node adds
-
-
-class Work:
-    """The search's budget: node shares it may compute, and an optional wall-clock deadline (the
-    default has none, so the same problem gives the same placement on any machine)."""
-
-    def __init__(self, nodes: int, deadline: float = math.inf) -> None:
-        self.left = nodes
-        self.deadline = deadline
-
-    def spend(self, nodes: int) -> None:
-        self.left -= nodes
-
-    def done(self) -> bool:
-        return self.left <= 0 or (
-            self.deadline != math.inf and clock.perf_counter() >= self.deadline
-        )
 
 
 @dataclass
@@ -190,24 +172,24 @@ class Loads:
     def slowest(self) -> int:
         return max(range(len(self.load)), key=self.load.__getitem__)
 
-    def candidate_moves(self) -> list[tuple[tuple[int, ...], range | tuple[int]]]:
-        """Moves that can lower the slowest device: its units (alone or with a neighbour that
-        shares it) to any device, and the units it exchanges values with onto it."""
+    def candidate_moves(self) -> list[tuple[int, ...]]:
+        """Moves that can lower the slowest device: its units, alone or with a neighbour that
+        shares it, and the units it exchanges values with (where they are changes what it
+        sends and receives)."""
         net, device = self.net, self.device
         slowest = self.slowest()
-        everywhere = range(len(self.load))
-        moves: list[tuple[tuple[int, ...], range | tuple[int]]] = []
+        moves: list[tuple[int, ...]] = []
         near: set[int] = set()
         for unit, d in enumerate(device):
             if d != slowest:
                 continue
-            moves.append(((unit,), everywhere))
+            moves.append((unit,))
             for other in net.neighbours[unit]:
                 if device[other] == slowest:
-                    moves.append(((unit, other), everywhere))
+                    moves.append((unit, other))
                 else:
                     near.add(other)
-        moves.extend(((unit,), (slowest,)) for unit in sorted(near))
+        moves.extend((unit,) for unit in sorted(near))
         return moves
 
 
@@ -218,20 +200,22 @@ def _improves(found: tuple[float, float], current: tuple[float, float]) -> bool:
     )
 
 
-def descend(state: Loads, work: Work) -> bool:
+def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> bool:
     """Descent on ``score`` until no candidate move improves it; False if the budget ran out
     first. Each scan prices every candidate move, applies the best, then the others that still
     improve in the order they scored (priced again: the loads have changed), none moving a unit
-    twice."""
+    twice. ``frozen`` units stay where they are (a kick's, which the descent would undo)."""
     net = state.net
     current = score(state.load)
     while not work.done():
         tolerance = 1e-12 * max(1.0, current[0])
         improving: list[tuple[tuple[float, float], tuple[int, ...], int]] = []
         work.spend(len(state.device))  # finding the candidates walks every unit
-        for units, targets in state.candidate_moves():
+        for units in state.candidate_moves():
+            if frozen and frozen.intersection(units):
+                continue
             here = state.device[units[0]]
-            for to in targets:
+            for to in range(len(state.load)):
                 if to == here or not net.can_take(units, to, state.used):
                     continue
                 # The most ``to`` can shed is the units' edges: past the slowest, not priced.
@@ -257,25 +241,77 @@ def descend(state: Loads, work: Work) -> bool:
     return False
 
 
-def kick(state: Loads, rng: random.Random, work: Work) -> None:
-    """One to two units of the slowest device, some with a neighbour beside them, to random
-    devices that can take them: a step out of a local optimum."""
-    slowest = state.slowest()
-    on_it = [u for u, d in enumerate(state.device) if d == slowest]
+SHIFT_MOST = 32  # units a kick moves across a stage boundary at most
+
+
+def kick(state: Loads, order: list[int], rng: random.Random, work: Work) -> frozenset[int]:
+    """A step out of a local optimum: a stage boundary (in pipeline ``order``) moved by a few
+    units, or one to two units of the slowest device, some with a neighbour beside them, to
+    random devices that can take them or swapped with a unit of another device. Returns the
+    units moved."""
+    if rng.random() < 1 / 3:
+        return frozenset(_shift(state, order, rng, work))
+    net, device = state.net, state.device
+    top = max(state.load) * (1 - 1e-12)
+    slowest = rng.choice([d for d, load in enumerate(state.load) if load >= top])  # one of ties
+    on_it = [u for u, d in enumerate(device) if d == slowest]
+    moved: set[int] = set()
     for _ in range(rng.randint(1, 2)):
         unit = rng.choice(on_it)
-        if state.device[unit] != slowest:
+        if device[unit] != slowest:
             continue
-        beside = [
-            other
-            for other in state.net.neighbours[unit]
-            if state.device[other] == slowest and rng.random() < 0.5
-        ]
+        if rng.random() < 0.5:
+            moved.update(_swap(state, unit, rng, work))
+            continue
+        beside = [o for o in net.neighbours[unit] if device[o] == slowest and rng.random() < 0.5]
         group = (unit, *beside)
         options = [
-            d
-            for d in range(len(state.load))
-            if d != slowest and state.net.can_take(group, d, state.used)
+            d for d in range(len(state.load)) if d != slowest and net.can_take(group, d, state.used)
         ]
         if options:
             state.move(group, rng.choice(options), work)
+            moved.update(group)
+    return frozenset(moved)
+
+
+def _swap(state: Loads, unit: int, rng: random.Random, work: Work) -> tuple[int, ...]:
+    """``unit`` and a random unit of another device trade places, where both can run and fit."""
+    net, device, used = state.net, state.device, state.used
+    here = device[unit]
+    others = [
+        v
+        for v, there in enumerate(device)
+        if there != here
+        and not math.isinf(net.times[unit][there])
+        and not math.isinf(net.times[v][here])
+        and used[there] - net.memory[v] + net.memory[unit] <= net.limit[there]
+        and used[here] - net.memory[unit] + net.memory[v] <= net.limit[here]
+    ]
+    if not others:
+        return ()
+    other = rng.choice(others)
+    there = device[other]
+    state.move((other,), here, work)
+    state.move((unit,), there, work)
+    return (unit, other)
+
+
+def _shift(state: Loads, order: list[int], rng: random.Random, work: Work) -> tuple[int, ...]:
+    """Up to ``SHIFT_MOST`` units on one side of a random stage boundary to the other side."""
+    device = state.device
+    cuts = [k for k in range(1, len(order)) if device[order[k]] != device[order[k - 1]]]
+    if not cuts:
+        return ()
+    k = rng.choice(cuts)
+    before, after = device[order[k - 1]], device[order[k]]
+    width = rng.randint(1, SHIFT_MOST)
+    if rng.random() < 0.5:
+        run = tuple(u for u in order[max(0, k - width) : k] if device[u] == before)
+        to = after
+    else:
+        run = tuple(u for u in order[k : k + width] if device[u] == after)
+        to = before
+    if not state.net.can_take(run, to, state.used):
+        return ()
+    state.move(run, to, work)
+    return run

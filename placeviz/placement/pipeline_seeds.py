@@ -49,56 +49,58 @@ def by_compute(net: Network, order: list[int], stages: list[int], limit: float) 
     return device
 
 
-def by_load(net: Network, order: list[int], stages: list[int], limit: float) -> list[int] | None:
-    """Units in order onto ``stages``, each while its load stays within ``limit``: its compute,
-    the largest edge of every outside value it reads, and of every value of its own still read
-    by units not yet placed (all later stages counted as one device)."""
-    problem = net.problem
+def by_reach(net: Network, order: list[int], stages: list[int], limit: float) -> list[int] | None:
+    """Each stage in turn takes the longest run of units in order whose load stays within
+    ``limit`` (a run's load falls as well as rises as it grows: a value read by the next
+    units stops being sent once they join): its compute, the largest edge of every outside
+    value it reads, and of every value of its own read outside (the outside as one device)."""
     device = [-1] * len(order)
-    stage = 0
+    start = 0
+    for d in stages:
+        if start == len(order):
+            break
+        end = _furthest(net, order, start, d, limit)
+        for unit in order[start:end]:
+            device[unit] = d
+        start = end
+    return device if start == len(order) else None
+
+
+def _furthest(net: Network, order: list[int], start: int, d: int, limit: float) -> int:
+    """The end of the longest run from ``start`` on device ``d`` within ``limit`` (``start``
+    itself where none is)."""
+    problem, unit_of = net.problem, net.unit_of
+    inside = set()
+    reads: dict[int, float] = {}  # outside node -> its largest edge into the run
+    sends: dict[int, float] = {}  # node of the run -> its largest edge to readers outside
     compute = used = received = sent = 0.0
-    reads: dict[int, float] = {}  # outside node -> its largest edge into this stage
-    pending: dict[int, float] = {}  # node of this stage -> its largest edge to later units
-
-    def later_edge(i: int) -> float:
-        return max((c for reader, c in net.reads[i] if device[reader] < 0), default=0.0)
-
-    for unit in order:
-        while True:
-            d = stages[stage]
-            cost = net.times[unit][d]
-            if not math.isinf(cost) and used + net.memory[unit] <= net.limit[d]:
-                device[unit] = d
-                more_reads: dict[int, float] = {}
-                leaving: dict[int, float] = {}
-                for i in net.members[unit]:
-                    for j, edge in problem.preds[i]:
-                        other = net.unit_of[j]
-                        if other == unit:
-                            continue
-                        if device[other] == d and j in pending:
-                            leaving[j] = later_edge(j)
-                        elif edge > more_reads.get(j, reads.get(j, 0.0)):
-                            more_reads[j] = edge
-                    leaving[i] = later_edge(i)
-                more_received = sum(edge - reads.get(j, 0.0) for j, edge in more_reads.items())
-                more_sent = sum(edge - pending.get(j, 0.0) for j, edge in leaving.items())
-                load = compute + cost + received + more_received + sent + more_sent
-                if load <= limit or compute == 0.0:
-                    compute += cost
-                    used += net.memory[unit]
-                    received += more_received
-                    sent += more_sent
-                    reads.update(more_reads)
-                    pending.update(leaving)
-                    break
-                device[unit] = -1
-            if stage + 1 == len(stages):
-                return None
-            stage += 1
-            compute = used = received = sent = 0.0
-            reads, pending = {}, {}
-    return device
+    best = start
+    for end in range(start, len(order)):
+        unit = order[end]
+        cost = net.times[unit][d]
+        compute += cost
+        used += net.memory[unit]
+        if compute > limit or used > net.limit[d]:
+            break
+        inside.add(unit)
+        for i in net.members[unit]:
+            received -= reads.pop(i, 0.0)
+        for i in net.members[unit]:
+            for j, edge in problem.preds[i]:
+                if unit_of[j] == unit:
+                    continue
+                if unit_of[j] in inside:
+                    now = max((c for r, c in net.reads[j] if r not in inside), default=0.0)
+                    sent += now - sends.get(j, 0.0)
+                    sends[j] = now
+                elif edge > reads.get(j, 0.0):
+                    received += edge - reads.get(j, 0.0)
+                    reads[j] = edge
+            sends[i] = max((c for r, c in net.reads[i] if r not in inside), default=0.0)
+            sent += sends[i]
+        if compute + received + sent <= limit:
+            best = end + 1
+    return best
 
 
 def seeds(net: Network) -> list[list[int]]:
@@ -119,13 +121,13 @@ def seeds(net: Network) -> list[list[int]]:
 
 
 def _balanced(net: Network, order: list[int], stages: list[int], most: float) -> list[int] | None:
-    """``by_load`` at the smallest limit it meets (a bisection)."""
+    """``by_reach`` at the smallest limit it meets (a bisection)."""
     low, high, best = 0.0, 2 * most + 1.0, None
     for _ in range(BISECTION_STEPS):
         middle = (low + high) / 2
-        packed = by_load(net, order, stages, middle)
+        packed = by_reach(net, order, stages, middle)
         if packed is None:
             low = middle
         else:
             high, best = middle, packed
-    return best if best is not None else by_load(net, order, stages, high)
+    return best if best is not None else by_reach(net, order, stages, high)

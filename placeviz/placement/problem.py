@@ -6,10 +6,28 @@ from __future__ import annotations
 
 import functools
 import math
+import time as clock
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_TYPE = "GPU"
+
+
+class Work:
+    """A search's budget: the nodes it may place or price, and an optional wall-clock deadline
+    (the default has none, so the same problem gives the same placement on any machine)."""
+
+    def __init__(self, nodes: int, deadline: float = math.inf) -> None:
+        self.left = nodes
+        self.deadline = deadline
+
+    def spend(self, nodes: int) -> None:
+        self.left -= nodes
+
+    def done(self) -> bool:
+        return self.left <= 0 or (
+            self.deadline != math.inf and clock.perf_counter() >= self.deadline
+        )
 
 
 class InfeasibleScheduleError(ValueError):

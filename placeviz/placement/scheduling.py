@@ -25,20 +25,20 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from placeviz.placement import pipeline
-from placeviz.placement.pipeline_moves import Work
+from placeviz.placement import pipeline, tighten
 from placeviz.placement.problem import (
     DEFAULT_TYPE,
     Device,
     InfeasibleScheduleError,
     Problem,
+    Work,
 )
 from placeviz.units import data_size, duration
 
 # The search's default budgets, in nodes placed (a makespan pass places every node once, a
 # pipeline move recomputes the loads of the nodes it touches): each under a second on this
 # project's 2-core machines, and the same result on any machine under any load.
-MAKESPAN_WORK = 150_000
+MAKESPAN_WORK = 200_000
 PIPELINE_WORK = 400_000
 GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
 
@@ -348,19 +348,16 @@ def schedule(
     deadline = math.inf if time_limit is None else clock.perf_counter() + time_limit
     if objective == "throughput":
         return _pipeline(problem, Work(max_work or PIPELINE_WORK, deadline), seed)
-    work = MAKESPAN_WORK if max_work is None else max_work
-    passes_allowed = max(1, work // max(1, len(problem.nodes)))
+    nodes = max(1, len(problem.nodes))
+    most = MAKESPAN_WORK if max_work is None else max_work
     if max_passes is not None:
-        passes_allowed = min(passes_allowed, max_passes)
+        most = min(most, max_passes * nodes)
+    work = Work(max(nodes, most), deadline)
     ranks = _upward_ranks(problem)
     bound = _lower_bound(problem, ranks)
-    backward = _reversed(problem)
-    best_priority = ranks
     first = _list_schedule(problem, ranks, keep_why=False)
-    best, best_fixed = first.makespan, None
-    rng = random.Random(seed)
-    passes = 1
-    found = first
+    work.spend(nodes)
+    best, best_priority, best_fixed = first.makespan, ranks, None
     # Placements the greedy passes may never reach, however long they search: all on one device
     # (communication can make spreading out a loss), and the caller's own (``start_from``).
     index = {node: i for i, node in enumerate(problem.nodes)}
@@ -372,37 +369,94 @@ def schedule(
             if node in index and name in names:
                 seeds[-1][index[node]] = names.index(name)
     for fixed in seeds:
-        if clock.perf_counter() >= deadline or passes >= passes_allowed:
+        if work.done():
             break
         try:
             tried = _list_schedule(problem, ranks, keep_why=False, fixed=fixed)
         except InfeasibleScheduleError:
             continue
-        passes += 1
+        work.spend(nodes)
         if tried.makespan < best:
             best, best_fixed = tried.makespan, fixed
-    while (
-        best > bound * (1 + 1e-12) and clock.perf_counter() < deadline and passes < passes_allowed
-    ):
-        # Forward-backward improvement: schedule the reversed graph with the nodes that finished
-        # last going first, then the graph again in the order the reversed pass ended them; a
-        # pass that gains nothing is followed by a perturbed one.
-        back = _list_schedule(backward, found.finish, keep_why=False)
-        priority = back.finish
-        tried = _list_schedule(problem, priority, keep_why=False)
-        passes += 2
-        if tried.makespan >= found.makespan:
-            noise = rng.choice((0.02, 0.05, 0.1, 0.2))
-            around = ranks if rng.random() < 0.5 else best_priority
-            priority = [r * (1.0 + noise * rng.random()) for r in around]
-            tried = _list_schedule(problem, priority, keep_why=False)
-            passes += 1
-        found = tried
-        if tried.makespan < best:
-            best, best_priority, best_fixed = tried.makespan, priority, None
+    exact = tighten.applies(problem)
+    if best > bound * (1 + 1e-12):
+        # Where the exact search applies, it gets three quarters of the budget and what the
+        # evolution leaves of its quarter.
+        given = work.left // 4 if exact else work.left
+        evolving = Work(given, work.deadline)
+        found = _evolve(problem, ranks, bound, evolving, random.Random(seed))
+        work.spend(given - evolving.left)
+        if found[0] < best:
+            best, best_priority, best_fixed = found[0], found[1], None
+    if exact and best > bound * (1 + 1e-12):
+        checks = Work(work.left * tighten.CHECKS_PER_PLACEMENT, work.deadline)
+        starts = tighten.shorter(problem, best, bound, checks)
+        work.spend(
+            (work.left * tighten.CHECKS_PER_PLACEMENT - checks.left) // tighten.CHECKS_PER_PLACEMENT
+        )
+        if starts is not None:  # earlier starts first: a list schedule no longer than it
+            shorter = [-at for at in starts]
+            if _list_schedule(problem, shorter, keep_why=False).makespan < best:
+                best_priority, best_fixed = shorter, None
     # The best pass again, with reasons.
     found = _list_schedule(problem, best_priority, keep_why=True, fixed=best_fixed)
-    return _step_schedule(problem, found, bound, passes)
+    return _step_schedule(problem, found, bound, most - work.left)
+
+
+# The evolution of priorities: a population of priority lists, each scheduled and then justified
+# (forward-backward improvement); the best few carried over, a few mutated from them, the rest
+# crossed from one of them and one of the others, taking most of their places from the better.
+POPULATION, ELITE, MUTANTS, INHERIT = 30, 6, 4, 0.7
+
+
+def _evolve(
+    problem: Problem, ranks: list[float], bound: float, work: Work, rng: random.Random
+) -> tuple[float, list[float]]:
+    """The shortest makespan found and its priorities."""
+    backward = _reversed(problem)
+    nodes = len(problem.nodes)
+
+    def justified(priority: list[float]) -> tuple[float, list[float]]:
+        """Schedule, then the reversed graph with the nodes that finished last going first,
+        then the graph again in the order the reversed pass ended them."""
+        ahead = _list_schedule(problem, priority, keep_why=False)
+        back = _list_schedule(backward, ahead.finish, keep_why=False)
+        again = _list_schedule(problem, back.finish, keep_why=False)
+        work.spend(3 * nodes)
+        if again.makespan <= ahead.makespan:
+            return again.makespan, _as_ranks(back.finish)
+        return ahead.makespan, _as_ranks(priority)
+
+    def noisy(priority: list[float]) -> list[float]:
+        noise = rng.choice((0.02, 0.05, 0.1, 0.2, 0.5))
+        return [r * (1.0 + noise * rng.random()) for r in priority]
+
+    population = [justified(ranks)]
+    while len(population) < POPULATION and not work.done():
+        population.append(justified(noisy(ranks)))
+    best = min(population)
+    while best[0] > bound * (1 + 1e-12) and not work.done():
+        population.sort()
+        elite, rest = population[:ELITE], population[ELITE:] or population[:ELITE]
+        population = list(elite)
+        while len(population) < ELITE + MUTANTS and not work.done():
+            population.append(justified(noisy(rng.choice(elite)[1])))
+        while len(population) < POPULATION and not work.done():
+            better, other = rng.choice(elite)[1], rng.choice(rest)[1]
+            child = [b if rng.random() < INHERIT else o for b, o in zip(better, other)]
+            population.append(justified(child))
+        best = min(best, *population)
+    return best
+
+
+def _as_ranks(priority: list[float]) -> list[float]:
+    """Priorities as their places in order (0 to 1), so that two lists can be crossed; of equal
+    priorities the lower node goes first, as in ``_list_schedule``, so the order is kept."""
+    order = sorted(range(len(priority)), key=lambda i: (priority[i], -i))
+    places = [0.0] * len(priority)
+    for place, i in enumerate(order):
+        places[i] = place / len(priority)
+    return places
 
 
 def fixed_schedule(
@@ -419,10 +473,10 @@ def fixed_schedule(
     fixed = [names.index(placement[node]) for node in problem.nodes]
     ranks = _upward_ranks(problem)
     found = _list_schedule(problem, ranks, keep_why=True, fixed=fixed)
-    return _step_schedule(problem, found, _lower_bound(problem, ranks), 1)
+    return _step_schedule(problem, found, _lower_bound(problem, ranks), len(problem.nodes))
 
 
-def _step_schedule(problem: Problem, found: _Pass, bound: float, passes: int) -> Schedule:
+def _step_schedule(problem: Problem, found: _Pass, bound: float, work: int) -> Schedule:
     names = [d.name for d in problem.devices]
     nodes = problem.nodes
     return Schedule(
@@ -432,7 +486,7 @@ def _step_schedule(problem: Problem, found: _Pass, bound: float, passes: int) ->
         makespan=found.makespan,
         max_load=None,
         lower_bound=bound,
-        work=passes * len(nodes),
+        work=work,
         _why={nodes[i]: _why(problem, names, found, i) for i in range(len(nodes))},
     )
 

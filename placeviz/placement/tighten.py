@@ -1,0 +1,160 @@
+"""A depth-first search for a shorter step on identical devices, where a list schedule's
+makespan is often one or two time units above the optimum and no priority reaches it.
+
+It applies where every node takes the same whole number of time units on every device and
+nothing else constrains the order: no edge times, memory limits or colocation. It asks for a
+schedule of makespan ``target`` by starting the nodes one by one, each on the device that frees
+first, at the earliest time its predecessors allow and never before the node started last (some
+optimal schedule is made so: list-scheduling an optimal one in order of its starts starts no
+node later), and cuts a branch where a node could no longer end in time for its longest path
+of successors, or where the work left would not fit the time left on the devices.
+"""
+
+from __future__ import annotations
+
+import math
+
+from placeviz.placement.problem import Problem, Work
+
+MOST_NODES = 500  # the search recurses once per node
+CHECKS_PER_PLACEMENT = 4  # checking a node's time window costs a quarter of a list placement
+
+
+def applies(problem: Problem) -> bool:
+    return (
+        len(problem.nodes) <= MOST_NODES
+        and not problem.copy_engines
+        and all(group < 0 for group in problem.group)
+        and all(math.isinf(d.memory) for d in problem.devices)
+        and all(cost == 0 for edges in problem.preds for _, cost in edges)
+        and all(min(row) == max(row) and float(row[0]).is_integer() for row in problem.times)
+    )
+
+
+def shorter(problem: Problem, makespan: float, bound: float, work: Work) -> list[float] | None:
+    """Start times of the shortest schedule found below ``makespan``, or None if none was found
+    within ``work``. The lower bound is asked for first, with half the work: its time windows
+    are the tightest, so its search is the shortest, and found it ends the search; then one
+    unit below the best found at a time."""
+    lowest = math.ceil(bound - 1e-9)
+    if lowest >= makespan:
+        return None
+    first = Work(work.left // 2, work.deadline)
+    found = _either_way(problem, lowest, first)
+    work.spend(work.left // 2 - first.left)
+    if found is not None:
+        return found
+    target = makespan - 1
+    while target > lowest and not work.done():
+        starts = _either_way(problem, target, work)
+        if starts is None:
+            break
+        found, target = starts, target - 1
+    return found
+
+
+def _either_way(problem: Problem, target: float, work: Work) -> list[float] | None:
+    """Half the work on the graph, half on the graph reversed (a schedule of it read backwards
+    is one of the graph): some instances are far easier one way than the other."""
+    n = len(problem.nodes)
+    time = [row[0] for row in problem.times]
+    preds = [[j for j, _ in edges] for edges in problem.preds]
+    succs = [[j for j, _ in edges] for edges in problem.succs]
+    half = Work(work.left // 2, work.deadline)
+    found = _search(time, preds, succs, len(problem.devices), target, half)
+    work.spend(work.left // 2 - half.left)
+    if found is not None or work.done():
+        return found
+    # Reversed, node i is n - 1 - i, so that the order is topological again.
+    mirrored = _search(
+        time[::-1],
+        [[n - 1 - j for j in succs[i]] for i in reversed(range(n))],
+        [[n - 1 - j for j in preds[i]] for i in reversed(range(n))],
+        len(problem.devices),
+        target,
+        work,
+    )
+    if mirrored is None:
+        return None
+    return [target - mirrored[n - 1 - i] - time[i] for i in range(n)]
+
+
+def _search(
+    time: list[float],
+    preds: list[list[int]],
+    succs: list[list[int]],
+    devices: int,
+    target: float,
+    work: Work,
+) -> list[float] | None:
+    """Start times of a schedule of makespan ``target`` or less; nodes in a topological order."""
+    n = len(time)
+    tail = [0.0] * n  # the longest path of successors after the node ends
+    for i in reversed(range(n)):
+        tail[i] = max((tail[j] + time[j] for j in succs[i]), default=0.0)
+    latest = [target - tail[i] - time[i] for i in range(n)]  # the latest start in time
+    waiting = [len(p) for p in preds]
+    ready_at = [0.0] * n  # when the predecessors started so far have all ended
+    start: list[float | None] = [None] * n
+    free = [0.0] * devices  # when each device ends its last node
+    left = [sum(time)]
+
+    def hopeful(last: float) -> bool:
+        """Every node not started can still end in time, and the work left fits."""
+        earliest: dict[int, float] = {}
+        checked = 0
+        for i in range(n):
+            if start[i] is not None:
+                continue
+            checked += 1
+            at = max(ready_at[i], last)
+            for j in preds[i]:
+                if start[j] is None and earliest[j] + time[j] > at:
+                    at = earliest[j] + time[j]
+            if at > latest[i]:
+                work.spend(checked)
+                return False
+            earliest[i] = at
+        work.spend(checked)
+        return left[0] <= sum(target - max(f, last) for f in free)
+
+    def place(depth: int, last: float, last_node: int) -> bool:
+        if depth == n:
+            return True
+        if work.done():
+            return False
+        device = min(range(devices), key=free.__getitem__)
+        options = []
+        for i in range(n):
+            if start[i] is not None or waiting[i]:
+                continue
+            at = max(ready_at[i], free[device], last)
+            if at == last and i < last_node:
+                continue  # the same schedule as starting it before the last node
+            if at > latest[i]:
+                return False
+            options.append((latest[i] - at, i, at))
+        options.sort()
+        for _, i, at in options:
+            was = free[device]
+            free[device], start[i] = at + time[i], at
+            left[0] -= time[i]
+            moved = []
+            for j in succs[i]:
+                waiting[j] -= 1
+                moved.append((j, ready_at[j]))
+                ready_at[j] = max(ready_at[j], at + time[i])
+            if free[device] <= target and hopeful(at) and place(depth + 1, at, i):
+                return True
+            for j, before in moved:
+                waiting[j] += 1
+                ready_at[j] = before
+            left[0] += time[i]
+            free[device], start[i] = was, None
+            if work.done():
+                return False
+        return False
+
+    if not hopeful(0.0) or not place(0, 0.0, -1):
+        return None
+    return [float(s) for s in start]  # type: ignore[arg-type]
