@@ -3,12 +3,13 @@
 bound where the time limit came first) cached in benchmarks/exact_throughput.json for
 bench_dnn.py to measure the cost placer against.
 
-HiGHS is a benchmark-only dependency (benchmarks/requirements-exact.txt), never placeviz's.
+HiGHS is a benchmark-only dependency, never placeviz's:
+``pip install -r benchmarks/requirements-exact.txt``.
 
 The graphs: those of the data, then random ones of the same shapes and sizes
 (``_dnn_graphs.py``) that the placer was not tuned on.
 
-The program (the objective of issue 30 and pipeline.py): a binary ``x[u, d]`` per colocation
+The program (placeviz/placement/pipeline.py's objective): a binary ``x[u, d]`` per colocation
 unit and device it can run on; per node ``v`` with a successor in another unit and per ordered
 pair of devices ``d != e``, ``s[v, d, e] >= cost(v, w) * (x[v, d] + x[w, e] - 1)`` for each such
 successor ``w`` (the largest edge of ``v`` read on ``e`` while ``v`` is on ``d``); each device's
