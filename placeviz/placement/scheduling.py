@@ -384,7 +384,7 @@ def schedule(
         # evolution leaves of its quarter.
         given = work.left // 4 if exact else work.left
         evolving = Work(given, work.deadline)
-        found = _evolve(problem, ranks, bound, evolving, random.Random(seed))
+        found = _evolve(problem, ranks, first, bound, evolving, random.Random(seed))
         work.spend(given - evolving.left)
         if found[0] < best:
             best, best_priority, best_fixed = found[0], found[1], None
@@ -410,41 +410,60 @@ POPULATION, ELITE, MUTANTS, INHERIT = 30, 6, 4, 0.7
 
 
 def _evolve(
-    problem: Problem, ranks: list[float], bound: float, work: Work, rng: random.Random
+    problem: Problem,
+    ranks: list[float],
+    first: _Pass,
+    bound: float,
+    work: Work,
+    rng: random.Random,
 ) -> tuple[float, list[float]]:
-    """The shortest makespan found and its priorities."""
+    """The shortest makespan found and its priorities. The first population is the chain of
+    forward-backward improvement from the first pass (a pass that gains nothing followed by a
+    perturbed one): a small budget spends all it has there."""
     backward = _reversed(problem)
     nodes = len(problem.nodes)
+    target = bound * (1 + 1e-12)
 
-    def justified(priority: list[float]) -> tuple[float, list[float]]:
+    def justified(priority: list[float]) -> tuple[_Pass, list[float]]:
         """Schedule, then the reversed graph with the nodes that finished last going first,
         then the graph again in the order the reversed pass ended them."""
         ahead = _list_schedule(problem, priority, keep_why=False)
         back = _list_schedule(backward, ahead.finish, keep_why=False)
         again = _list_schedule(problem, back.finish, keep_why=False)
         work.spend(3 * nodes)
-        if again.makespan <= ahead.makespan:
-            return again.makespan, _as_ranks(back.finish)
-        return ahead.makespan, _as_ranks(priority)
+        return (again, back.finish) if again.makespan <= ahead.makespan else (ahead, priority)
 
-    def noisy(priority: list[float]) -> list[float]:
-        noise = rng.choice((0.02, 0.05, 0.1, 0.2, 0.5))
+    def noisy(priority: list[float], noises: tuple[float, ...]) -> list[float]:
+        noise = rng.choice(noises)
         return [r * (1.0 + noise * rng.random()) for r in priority]
 
-    population = [justified(ranks)]
-    while len(population) < POPULATION and not work.done():
-        population.append(justified(noisy(ranks)))
-    best = min(population)
-    while best[0] > bound * (1 + 1e-12) and not work.done():
+    population: list[tuple[float, list[float]]] = []
+    found, best = first, (first.makespan, ranks)
+    while len(population) < POPULATION and best[0] > target and not work.done():
+        back = _list_schedule(backward, found.finish, keep_why=False)
+        priority = back.finish
+        tried = _list_schedule(problem, priority, keep_why=False)
+        work.spend(2 * nodes)
+        if tried.makespan >= found.makespan:
+            priority = noisy(ranks if rng.random() < 0.5 else best[1], (0.02, 0.05, 0.1, 0.2))
+            tried = _list_schedule(problem, priority, keep_why=False)
+            work.spend(nodes)
+        found = tried
+        population.append((tried.makespan, _as_ranks(priority)))
+        best = min(best, population[-1])
+    while best[0] > target and not work.done():
         population.sort()
         elite, rest = population[:ELITE], population[ELITE:] or population[:ELITE]
         population = list(elite)
-        while len(population) < ELITE + MUTANTS and not work.done():
-            population.append(justified(noisy(rng.choice(elite)[1])))
-        while len(population) < POPULATION and not work.done():
+        bred: list[tuple[_Pass, list[float]]] = []
+        while len(population) + len(bred) < ELITE + MUTANTS and not work.done():
+            bred.append(justified(noisy(rng.choice(elite)[1], (0.02, 0.05, 0.1, 0.2, 0.5))))
+        while len(population) + len(bred) < POPULATION and not work.done():
             better, other = rng.choice(elite)[1], rng.choice(rest)[1]
-            child = [b if rng.random() < INHERIT else o for b, o in zip(better, other)]
-            population.append(justified(child))
+            bred.append(
+                justified([b if rng.random() < INHERIT else o for b, o in zip(better, other)])
+            )
+        population += [(made.makespan, _as_ranks(priority)) for made, priority in bred]
         best = min(best, *population)
     return best
 

@@ -37,15 +37,16 @@ def shorter(problem: Problem, makespan: float, bound: float, work: Work) -> list
     are the tightest, so its search is the shortest, and found it ends the search; then one
     unit below the best found at a time."""
     lowest = math.ceil(bound - 1e-9)
-    if lowest >= makespan:
-        return None
-    first = Work(work.left // 2, work.deadline)
-    found = _either_way(problem, lowest, first)
-    work.spend(work.left // 2 - first.left)
-    if found is not None:
-        return found
     target = makespan - 1
-    while target > lowest and not work.done():
+    if target > lowest:
+        first = Work(work.left // 2, work.deadline)
+        found = _either_way(problem, lowest, first)
+        work.spend(work.left // 2 - first.left)
+        if found is not None:
+            return found
+        lowest += 1  # asked for already
+    found = None
+    while target >= lowest and not work.done():
         starts = _either_way(problem, target, work)
         if starts is None:
             break
