@@ -211,16 +211,24 @@ def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> b
         tolerance = 1e-12 * max(1.0, current[0])
         improving: list[tuple[tuple[float, float], tuple[int, ...], int]] = []
         work.spend(len(state.device))  # finding the candidates walks every unit
+        ceiling = current[0] + tolerance
+        load, used, limit = state.load, state.used, net.limit
         for units in state.candidate_moves():
             if frozen and frozen.intersection(units):
                 continue
             here = state.device[units[0]]
-            for to in range(len(state.load)):
-                if to == here or not net.can_take(units, to, state.used):
+            if len(units) == 1:
+                times, shed, size = net.times[units[0]], net.edges[units[0]], net.memory[units[0]]
+            else:
+                times = [sum(net.times[u][d] for u in units) for d in range(len(load))]
+                shed = sum(net.edges[u] for u in units)
+                size = sum(net.memory[u] for u in units)
+            for to in range(len(load)):
+                # The most ``to`` can shed is the units' edges: past the slowest, not priced
+                # (nor where a unit cannot run: its time there is infinite).
+                if to == here or load[to] + times[to] - shed > ceiling:
                     continue
-                # The most ``to`` can shed is the units' edges: past the slowest, not priced.
-                least = state.load[to] + sum(net.times[u][to] - net.edges[u] for u in units)
-                if least > current[0] + tolerance:
+                if used[to] + size > limit[to]:
                     continue
                 found = score(state.price(units, to, work)[0])
                 if _improves(found, current):
@@ -247,8 +255,8 @@ SHIFT_MOST = 32  # units a kick moves across a stage boundary at most
 def kick(state: Loads, order: list[int], rng: random.Random, work: Work) -> frozenset[int]:
     """A step out of a local optimum: a stage boundary (in pipeline ``order``) moved by a few
     units, or one to two units of the slowest device, some with a neighbour beside them, to
-    random devices that can take them or swapped with a unit of another device. Returns the
-    units moved."""
+    random devices that can take them, or one of them or a unit it exchanges values with
+    swapped with a unit of another device. Returns the units moved."""
     if rng.random() < 1 / 3:
         return frozenset(_shift(state, order, rng, work))
     net, device = state.net, state.device
@@ -260,8 +268,9 @@ def kick(state: Loads, order: list[int], rng: random.Random, work: Work) -> froz
         unit = rng.choice(on_it)
         if device[unit] != slowest:
             continue
-        if rng.random() < 0.5:
-            moved.update(_swap(state, unit, rng, work))
+        if rng.random() < 0.5:  # it, or a unit it exchanges values with, trades places
+            near = [unit, *net.neighbours[unit]]
+            moved.update(_swap(state, rng.choice(near), rng, work))
             continue
         beside = [o for o in net.neighbours[unit] if device[o] == slowest and rng.random() < 0.5]
         group = (unit, *beside)
