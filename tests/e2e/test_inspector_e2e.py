@@ -6,6 +6,7 @@ building the same graphs with placeviz here, not from constants.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -97,6 +98,21 @@ def without_kernel(notebook: dict[str, Any]) -> dict[str, Any]:
     notebook["metadata"].pop("kernelspec", None)
     notebook["metadata"].pop("language_info", None)
     return notebook
+
+
+@contextlib.contextmanager
+def reopened(browser: Any, lab: Any, saved: dict[str, Any], name: str) -> Iterator[tuple[Any, Any]]:
+    """A saved notebook written again as ``name`` without its kernel and opened in a fresh page:
+    the page and its inspector."""
+    copy = lab.root / name
+    copy.write_text(json.dumps(without_kernel(saved)))
+    page = browser.new_page()
+    try:
+        open_lab(page, lab)
+        open_notebook(page, copy.name, kernel=False)
+        yield page, page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+    finally:
+        page.close()
 
 
 def open_lab(page: Any, lab: Any) -> None:
@@ -833,18 +849,10 @@ def test_a_notebook_saved_after_its_kernel_died_shows_what_the_inspector_had(
         page.close()
     lab.shut_down_kernels()
     saved = json.loads(path.read_text())
-    copy = lab.root / "dies-saved.ipynb"
-    copy.write_text(json.dumps(without_kernel(saved)))
-    page = browser.new_page()
-    try:
-        open_lab(page, lab)
-        open_notebook(page, copy.name, kernel=False)
-        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+    with reopened(browser, lab, saved, "dies-saved.ipynb") as (_, root):
         expect()(root).to_have_count(1)
         expect()(root).to_have_attribute("data-runs", "3")
         expect()(root).to_have_attribute("data-ops", "2")
-    finally:
-        page.close()
 
 
 # A graph on two GPUs, then a loop that streams a run every 0.1 s for a minute unless stopped;
@@ -934,13 +942,7 @@ def test_a_kernel_stopped_in_the_first_seconds_leaves_the_inspector_in_the_noteb
     events = document["events"]
     ran = {names[n] for k, n in zip(events["kind"], events["node"]) if k == EventKind.OP}
     assert ran == set(expected)
-    copy = lab.root / f"stopped-{how}-saved.ipynb"
-    copy.write_text(json.dumps(without_kernel(saved)))
-    page = browser.new_page()
-    try:
-        open_lab(page, lab)
-        open_notebook(page, copy.name, kernel=False)
-        root = page.locator(".jp-NotebookPanel:visible .placeviz-inspector")
+    with reopened(browser, lab, saved, f"stopped-{how}-saved.ipynb") as (page, root):
         check(root).to_have_count(1)
         check(root).to_have_attribute("data-ops", str(len(expected)))
         check(root).to_have_attribute("data-runs", str(len(document["runs"])))
@@ -948,8 +950,6 @@ def test_a_kernel_stopped_in_the_first_seconds_leaves_the_inspector_in_the_noteb
         check(page.locator(".jp-NotebookPanel:visible >> nth=0")).not_to_contain_text(
             "PlacementInspector()"
         )
-    finally:
-        page.close()
 
 
 LOOP = towers_loop()
