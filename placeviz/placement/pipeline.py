@@ -7,7 +7,8 @@ once to each device that reads it). The search cuts the colocation units, in pip
 into contiguous stages for every count of accelerators (``pipeline_seeds.py``), runs a steepest
 descent over unit moves from each (``pipeline_moves.py``) in rounds that keep the better half,
 then kicks the best out of its local optimum and descends again while the work budget lasts
-(and kicks still find better placements now and then).
+(and kicks still find better placements now and then); a problem with few enough placements is
+then searched in full, so its answer is its optimum.
 The budget counts node loads computed, never seconds, so a placement is the same on any machine
 and under any load.
 """
@@ -25,6 +26,7 @@ from placeviz.units import duration
 FIRST_ROUND = 10_000  # node loads each starting placement's descent gets before the first cut
 WANDER = 0.01  # a kicked placement this much slower than the current one is still walked from
 RETURN_AFTER = 50  # kicks without a better placement before the walk goes back to the best
+EXHAUSTIVE = 20_000  # placements of a problem small enough to search them all
 STALE_KICKS = 300  # kicks in a row that find nothing better: a small graph's search is over
 
 
@@ -110,8 +112,60 @@ def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], floa
             best, stale = trial, 0
         elif stale % RETURN_AFTER == 0:
             current = best
-    device = _assign(problem, net.members, _in_stage_order(net, best.device))
+    placed = _exhaustive(net, best.device, max(best.load), work)
+    device = _assign(problem, net.members, _in_stage_order(net, placed))
     return device, max(loads(problem, device)), budget - work.left
+
+
+def _exhaustive(net: Network, found: list[int], value: float, work: Work) -> list[int]:
+    """On a problem with at most ``EXHAUSTIVE`` placements, every placement better than
+    ``found`` is looked for (branch and bound: a partial placement's largest load only grows
+    as units are added), so a small problem's answer is its optimum."""
+    options = [
+        [d for d in range(len(net.limit)) if not math.isinf(net.times[u][d])]
+        for u in range(len(net.members))
+    ]
+    if math.prod(len(o) for o in options) > EXHAUSTIVE:
+        return found
+    problem = net.problem
+    nodes = [i for unit in net.members for i in unit]
+    best, best_value = list(found), value * (1 - 1e-12)
+    device = [-1] * len(net.members)
+    used = [0.0] * len(net.limit)
+
+    def largest_load() -> float:
+        load = [0.0] * len(net.limit)
+        for i in nodes:
+            here = device[net.unit_of[i]]
+            if here < 0:
+                continue
+            load[here] += problem.times[i][here]
+            sent: dict[int, float] = {}
+            for j, cost in problem.succs[i]:
+                there = device[net.unit_of[j]]
+                if there >= 0 and there != here and cost > sent.get(there, -1.0):
+                    sent[there] = cost
+            for there, cost in sent.items():
+                load[here] += cost
+                load[there] += cost
+        work.spend(len(nodes))
+        return max(load)
+
+    def place(unit: int) -> None:
+        nonlocal best, best_value
+        if unit == len(device):
+            best, best_value = list(device), largest_load()
+            return
+        for d in options[unit]:
+            if used[d] + net.memory[unit] > net.limit[d] or work.done():
+                continue
+            device[unit], used[d] = d, used[d] + net.memory[unit]
+            if largest_load() < best_value:
+                place(unit + 1)
+            device[unit], used[d] = -1, used[d] - net.memory[unit]
+
+    place(0)
+    return best
 
 
 def _in_stage_order(net: Network, unit_device: list[int]) -> list[int]:

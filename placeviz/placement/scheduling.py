@@ -35,10 +35,11 @@ from placeviz.placement.problem import (
 )
 from placeviz.units import data_size, duration
 
-# The search's default budgets, in nodes placed (a makespan pass places every node once, a
-# pipeline move recomputes the loads of the nodes it touches): each under a second on this
-# project's 2-core machines, and the same result on any machine under any load.
-MAKESPAN_WORK = 200_000
+# The search's default budgets, in steps of about the same cost (a makespan pass tries every
+# node on every device it may take; the exact search checks one node's time window; a pipeline
+# move recomputes the loads of the nodes it touches): each under a second on this project's
+# 2-core machines, and the same result on any machine under any load.
+MAKESPAN_WORK = 600_000
 PIPELINE_WORK = 400_000
 GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
 
@@ -54,7 +55,7 @@ class Schedule:
     makespan: float | None  # the makespan objective's
     max_load: float | None  # the throughput objective's: the slowest pipeline stage
     lower_bound: float
-    work: int  # nodes the search placed: a makespan pass places each once
+    work: int  # the search's steps (``max_work``)
     _why: dict[Hashable, str] = field(default_factory=dict, repr=False)
 
     def explain(self, node: Hashable) -> str:
@@ -336,7 +337,7 @@ def schedule(
     """Place ``graph``'s nodes on ``devices`` (a count of identical GPUs, or dicts with ``name``,
     ``type`` and ``memory``) for one step's makespan (and order them), or for a pipeline's
     throughput (``objective="throughput"``: the largest device load). The search is bounded by
-    work, ``max_work`` nodes placed (by default ``MAKESPAN_WORK`` or ``PIPELINE_WORK``), and
+    work, ``max_work`` steps (by default ``MAKESPAN_WORK`` or ``PIPELINE_WORK``), and
     stops early at the lower bound, so the result is the same on any machine; ``time_limit``
     (seconds) adds a wall-clock limit, and ``max_passes`` a count of the makespan's passes.
     ``copy_engines``: a device takes in one copy at a time and a value crosses to a device once
@@ -348,15 +349,15 @@ def schedule(
     deadline = math.inf if time_limit is None else clock.perf_counter() + time_limit
     if objective == "throughput":
         return _pipeline(problem, Work(max_work or PIPELINE_WORK, deadline), seed)
-    nodes = max(1, len(problem.nodes))
+    per_pass = max(1, len(problem.nodes) * len(problem.devices))
     most = MAKESPAN_WORK if max_work is None else max_work
     if max_passes is not None:
-        most = min(most, max_passes * nodes)
-    work = Work(max(nodes, most), deadline)
+        most = min(most, max_passes * per_pass)
+    work = Work(max(per_pass, most), deadline)
     ranks = _upward_ranks(problem)
     bound = _lower_bound(problem, ranks)
     first = _list_schedule(problem, ranks, keep_why=False)
-    work.spend(nodes)
+    work.spend(per_pass)
     best, best_priority, best_fixed = first.makespan, ranks, None
     # Placements the greedy passes may never reach, however long they search: all on one device
     # (communication can make spreading out a loss), and the caller's own (``start_from``).
@@ -375,25 +376,21 @@ def schedule(
             tried = _list_schedule(problem, ranks, keep_why=False, fixed=fixed)
         except InfeasibleScheduleError:
             continue
-        work.spend(nodes)
+        work.spend(per_pass)
         if tried.makespan < best:
             best, best_fixed = tried.makespan, fixed
     exact = tighten.applies(problem)
     if best > bound * (1 + 1e-12):
-        # Where the exact search applies, it gets three quarters of the budget and what the
-        # evolution leaves of its quarter.
-        given = work.left // 4 if exact else work.left
+        # Where the exact search applies, it gets four fifths of the budget and what the
+        # evolution leaves of its fifth.
+        given = work.left // 5 if exact else work.left
         evolving = Work(given, work.deadline)
         found = _evolve(problem, ranks, first, bound, evolving, random.Random(seed))
         work.spend(given - evolving.left)
         if found[0] < best:
             best, best_priority, best_fixed = found[0], found[1], None
     if exact and best > bound * (1 + 1e-12):
-        checks = Work(work.left * tighten.CHECKS_PER_PLACEMENT, work.deadline)
-        starts = tighten.shorter(problem, best, bound, checks)
-        work.spend(
-            (work.left * tighten.CHECKS_PER_PLACEMENT - checks.left) // tighten.CHECKS_PER_PLACEMENT
-        )
+        starts = tighten.shorter(problem, best, bound, work)
         if starts is not None:  # earlier starts first: a list schedule no longer than it
             shorter = [-at for at in starts]
             if _list_schedule(problem, shorter, keep_why=False).makespan < best:
@@ -421,7 +418,7 @@ def _evolve(
     forward-backward improvement from the first pass (a pass that gains nothing followed by a
     perturbed one): a small budget spends all it has there."""
     backward = _reversed(problem)
-    nodes = len(problem.nodes)
+    per_pass = len(problem.nodes) * len(problem.devices)
     target = bound * (1 + 1e-12)
 
     def justified(priority: list[float]) -> tuple[_Pass, list[float]]:
@@ -430,7 +427,7 @@ def _evolve(
         ahead = _list_schedule(problem, priority, keep_why=False)
         back = _list_schedule(backward, ahead.finish, keep_why=False)
         again = _list_schedule(problem, back.finish, keep_why=False)
-        work.spend(3 * nodes)
+        work.spend(3 * per_pass)
         return (again, back.finish) if again.makespan <= ahead.makespan else (ahead, priority)
 
     def noisy(priority: list[float], noises: tuple[float, ...]) -> list[float]:
@@ -443,11 +440,11 @@ def _evolve(
         back = _list_schedule(backward, found.finish, keep_why=False)
         priority = back.finish
         tried = _list_schedule(problem, priority, keep_why=False)
-        work.spend(2 * nodes)
+        work.spend(2 * per_pass)
         if tried.makespan >= found.makespan:
             priority = noisy(ranks if rng.random() < 0.5 else best[1], (0.02, 0.05, 0.1, 0.2))
             tried = _list_schedule(problem, priority, keep_why=False)
-            work.spend(nodes)
+            work.spend(per_pass)
         found = tried
         population.append((tried.makespan, _as_ranks(priority)))
         best = min(best, population[-1])
@@ -492,7 +489,9 @@ def fixed_schedule(
     fixed = [names.index(placement[node]) for node in problem.nodes]
     ranks = _upward_ranks(problem)
     found = _list_schedule(problem, ranks, keep_why=True, fixed=fixed)
-    return _step_schedule(problem, found, _lower_bound(problem, ranks), len(problem.nodes))
+    return _step_schedule(
+        problem, found, _lower_bound(problem, ranks), len(problem.nodes) * len(problem.devices)
+    )
 
 
 def _step_schedule(problem: Problem, found: _Pass, bound: float, work: int) -> Schedule:

@@ -17,7 +17,6 @@ import math
 from placeviz.placement.problem import Problem, Work
 
 MOST_NODES = 500  # the search recurses once per node
-CHECKS_PER_PLACEMENT = 4  # checking a node's time window costs a quarter of a list placement
 
 
 def applies(problem: Problem) -> bool:
@@ -100,15 +99,18 @@ def _search(
     free = [0.0] * devices  # when each device ends its last node
     left = [sum(time)]
 
+    earliest = [0.0] * n  # per node not started: the earliest it could start
+
     def hopeful(last: float) -> bool:
-        """Every node not started can still end in time, and the work left fits."""
-        earliest: dict[int, float] = {}
+        """The work left fits the time left, and every node not started can still end in time."""
+        if left[0] > sum(target - max(f, last) for f in free):
+            return False
         checked = 0
         for i in range(n):
             if start[i] is not None:
                 continue
             checked += 1
-            at = max(ready_at[i], last)
+            at = ready_at[i] if ready_at[i] > last else last
             for j in preds[i]:
                 if start[j] is None and earliest[j] + time[j] > at:
                     at = earliest[j] + time[j]
@@ -117,7 +119,7 @@ def _search(
                 return False
             earliest[i] = at
         work.spend(checked)
-        return left[0] <= sum(target - max(f, last) for f in free)
+        return True
 
     def place(depth: int, last: float, last_node: int) -> bool:
         if depth == n:
