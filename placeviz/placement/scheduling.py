@@ -39,7 +39,7 @@ from placeviz.units import data_size, duration
 # node on every device it may take; the exact search checks one node's time window; a pipeline
 # move recomputes the loads of the nodes it touches): each under a second on this project's
 # 2-core machines, and the same result on any machine under any load.
-MAKESPAN_WORK = 600_000
+MAKESPAN_WORK = 540_000
 PIPELINE_WORK = 400_000
 GAP_SEARCH = 64  # a node that could start before more of a device's busy spans goes after them
 

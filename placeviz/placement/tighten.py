@@ -12,6 +12,7 @@ of successors, or where the work left would not fit the time left on the devices
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from placeviz.placement.problem import Problem, Work
@@ -100,15 +101,14 @@ def _search(
     left = [sum(time)]
 
     earliest = [0.0] * n  # per node not started: the earliest it could start
+    waiting_to_start = list(range(n))  # the nodes not started, in order
 
     def hopeful(last: float) -> bool:
         """The work left fits the time left, and every node not started can still end in time."""
         if left[0] > sum(target - max(f, last) for f in free):
             return False
         checked = 0
-        for i in range(n):
-            if start[i] is not None:
-                continue
+        for i in waiting_to_start:
             checked += 1
             at = ready_at[i] if ready_at[i] > last else last
             for j in preds[i]:
@@ -128,8 +128,8 @@ def _search(
             return False
         device = min(range(devices), key=free.__getitem__)
         options = []
-        for i in range(n):
-            if start[i] is not None or waiting[i]:
+        for i in waiting_to_start:
+            if waiting[i]:
                 continue
             at = max(ready_at[i], free[device], last)
             if at == last and i < last_node:
@@ -142,6 +142,8 @@ def _search(
             was = free[device]
             free[device], start[i] = at + time[i], at
             left[0] -= time[i]
+            k = bisect.bisect_left(waiting_to_start, i)
+            del waiting_to_start[k]
             moved = []
             for j in succs[i]:
                 waiting[j] -= 1
@@ -154,6 +156,7 @@ def _search(
                 ready_at[j] = before
             left[0] += time[i]
             free[device], start[i] = was, None
+            waiting_to_start.insert(k, i)
             if work.done():
                 return False
         return False
