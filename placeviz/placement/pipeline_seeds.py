@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from placeviz.placement.pipeline_moves import Network
+from placeviz.placement.pipeline_moves import Loads, Network
 
 BISECTION_STEPS = 24  # the balanced limit found to 2**-24 of the range: finer changes nothing
 
@@ -115,19 +115,28 @@ def seeds(net: Network) -> list[list[int]]:
     for count in range(1, len(accelerators) + 1):
         stages = accelerators[:count]
         tried = [by_compute(net, order, stages, fastest / count * f) for f in (1.0, 1.05)]
-        tried.append(_balanced(net, order, stages + [d for d in cpus if d not in stages], slowest))
+        # The bisection needs no limit above the slowest stage of those splits.
+        known = [max(Loads(net, seed).load) for seed in tried if seed is not None]
+        every = stages + [d for d in cpus if d not in stages]
+        low = fastest / len(every)
+        tried.append(_balanced(net, order, every, low, min(known, default=2 * slowest + 1)))
         found.extend(seed for seed in tried if seed is not None and seed not in found)
     return found
 
 
-def _balanced(net: Network, order: list[int], stages: list[int], most: float) -> list[int] | None:
-    """``by_reach`` at the smallest limit it meets (a bisection)."""
-    low, high, best = 0.0, 2 * most + 1.0, None
+def _balanced(
+    net: Network, order: list[int], stages: list[int], low: float, high: float
+) -> list[int] | None:
+    """``by_reach`` at the smallest limit it meets (a bisection between ``low`` and ``high``,
+    to a ten-thousandth)."""
+    best = None
     for _ in range(BISECTION_STEPS):
+        if high - low <= 1e-4 * high:
+            break
         middle = (low + high) / 2
         packed = by_reach(net, order, stages, middle)
         if packed is None:
             low = middle
         else:
             high, best = middle, packed
-    return best if best is not None else by_reach(net, order, stages, high)
+    return best or by_reach(net, order, stages, high) or by_reach(net, order, stages, math.inf)
