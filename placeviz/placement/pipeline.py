@@ -46,14 +46,17 @@ def network(problem: Problem) -> Network:
 
 
 def loads(problem: Problem, device: list[int]) -> list[float]:
-    """Each device's load when node ``i`` runs on ``device[i]``."""
+    """Each device's load when node ``i`` runs on ``device[i]`` (-1: not placed yet, nothing
+    counted for it). ``pipeline_moves.Loads`` keeps the same sums current move by move."""
     load = [0.0] * len(problem.devices)
     for i, d in enumerate(device):
+        if d < 0:
+            continue
         load[d] += problem.times[i][d]
         largest: dict[int, float] = {}
         for j, cost in problem.succs[i]:
             other = device[j]
-            if other != d and cost > largest.get(other, -1.0):
+            if other >= 0 and other != d and cost > largest.get(other, -1.0):
                 largest[other] = cost
         for other, cost in largest.items():
             load[d] += cost
@@ -61,11 +64,11 @@ def loads(problem: Problem, device: list[int]) -> list[float]:
     return load
 
 
-def lower_bound(problem: Problem) -> float:
+def lower_bound(net: Network) -> float:
     """No device can carry less than an even share of the fastest times, nor less than the
     slowest unit on its fastest device (edges ignored: they may all stay on one device)."""
-    fastest = [min(row) for row in network(problem).times]
-    return max(sum(fastest) / len(problem.devices), max(fastest, default=0.0))
+    fastest = [min(row) for row in net.times]
+    return max(sum(fastest) / len(net.limit), max(fastest, default=0.0))
 
 
 def _assign(problem: Problem, members: list[list[int]], unit_device: list[int]) -> list[int]:
@@ -76,11 +79,12 @@ def _assign(problem: Problem, members: list[list[int]], unit_device: list[int]) 
     return device
 
 
-def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], float, int]:
-    """(device per node, its largest load, node loads computed)."""
+def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, int]:
+    """(device per node, its largest load, steps taken)."""
+    problem = net.problem
     budget = work.left
-    net = network(problem)
-    alive = [Loads(net, start) for start in seeds(net)]
+    order = pipeline_order(net)
+    alive = [Loads(net, start) for start in seeds(net, order)]
     if not alive:
         raise _no_packing(net)
     settled = [False] * len(alive)
@@ -88,18 +92,15 @@ def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], floa
     while len(alive) > 1 and not work.done():  # successive halving: the better half goes on
         for k, state in enumerate(alive):
             if not settled[k]:
-                part = Work(min(share, work.left), work.deadline)
-                settled[k] = descend(state, part)
-                work.spend(min(share, work.left) - part.left)
+                settled[k] = descend(state, work.part(share))
         ranked = sorted(range(len(alive)), key=lambda k: score(alive[k].load))[: len(alive) // 2]
         alive, settled = [alive[k] for k in ranked], [settled[k] for k in ranked]
         share *= 2
     best = min(alive, key=lambda state: score(state.load))
     descend(best, work)
     rng = random.Random(seed)
-    order = pipeline_order(net)
     stale = 0
-    bound = lower_bound(problem) * (1 + 1e-12)
+    bound = lower_bound(net) * (1 + 1e-12)
     current = best
     while not work.done() and stale < STALE_KICKS and max(best.load) > bound:
         trial = current.copy()
@@ -113,7 +114,7 @@ def search(problem: Problem, work: Work, seed: int = 0) -> tuple[list[int], floa
         elif stale % RETURN_AFTER == 0:
             current = best
     placed = _exhaustive(net, best.device, max(best.load), work)
-    device = _assign(problem, net.members, _in_stage_order(net, placed))
+    device = _assign(problem, net.members, _in_stage_order(net, order, placed))
     return device, max(loads(problem, device)), budget - work.left
 
 
@@ -127,29 +128,13 @@ def _exhaustive(net: Network, found: list[int], value: float, work: Work) -> lis
     ]
     if math.prod(len(o) for o in options) > EXHAUSTIVE:
         return found
-    problem = net.problem
-    nodes = [i for unit in net.members for i in unit]
     best, best_value = list(found), value * (1 - 1e-12)
     device = [-1] * len(net.members)
     used = [0.0] * len(net.limit)
 
     def largest_load() -> float:
-        load = [0.0] * len(net.limit)
-        for i in nodes:
-            here = device[net.unit_of[i]]
-            if here < 0:
-                continue
-            load[here] += problem.times[i][here]
-            sent: dict[int, float] = {}
-            for j, cost in problem.succs[i]:
-                there = device[net.unit_of[j]]
-                if there >= 0 and there != here and cost > sent.get(there, -1.0):
-                    sent[there] = cost
-            for there, cost in sent.items():
-                load[here] += cost
-                load[there] += cost
-        work.spend(len(nodes))
-        return max(load)
+        work.spend(len(net.unit_of))
+        return max(loads(net.problem, _assign(net.problem, net.members, device)))
 
     def place(unit: int) -> None:
         nonlocal best, best_value
@@ -168,7 +153,7 @@ def _exhaustive(net: Network, found: list[int], value: float, work: Work) -> lis
     return best
 
 
-def _in_stage_order(net: Network, unit_device: list[int]) -> list[int]:
+def _in_stage_order(net: Network, order: list[int], unit_device: list[int]) -> list[int]:
     """Interchangeable devices (one type, one memory limit) renamed so that the pipeline's
     earlier stages take the lower numbers: stage 1 on GPU:0, not wherever the search left it."""
     devices = net.problem.devices
@@ -177,7 +162,7 @@ def _in_stage_order(net: Network, unit_device: list[int]) -> list[int]:
         kinds.setdefault((spec.type, spec.memory), []).append(d)
     rename: dict[int, int] = {}
     taken: dict[tuple[str, float], int] = {}
-    for unit in pipeline_order(net):
+    for unit in order:
         d = unit_device[unit]
         if d not in rename:
             kind = (devices[d].type, devices[d].memory)
@@ -186,10 +171,10 @@ def _in_stage_order(net: Network, unit_device: list[int]) -> list[int]:
     return [rename[d] for d in unit_device]
 
 
-def explain(problem: Problem, device: list[int]) -> dict[int, str]:
+def explain(net: Network, device: list[int]) -> dict[int, str]:
     """Per node: its device's load with it and without it, and the slowest stage were its unit
     on the best other device that can take it."""
-    net = network(problem)
+    problem = net.problem
     unit_device = [device[nodes[0]] for nodes in net.members]
     state = Loads(net, unit_device)
     names = [d.name for d in problem.devices]
@@ -199,14 +184,14 @@ def explain(problem: Problem, device: list[int]) -> dict[int, str]:
     for unit, nodes in enumerate(net.members):
         here = unit_device[unit]
         text = f"pipeline stage on {names[here]}, which carries {duration(state.load[here])}"
-        moves = [
-            (score(state.price((unit,), to, unlimited)[0]), to)
-            for to in range(len(names))
-            if to != here and net.can_take((unit,), to, state.used)
-        ]
-        if moves:
-            (elsewhere, _), to = min(moves)
-            after = state.price((unit,), to, unlimited)[0]
+        best: tuple[tuple[float, float], int, list[float]] | None = None
+        for to in range(len(names)):
+            if to != here and net.can_take((unit,), to, state.used):
+                after = state.price((unit,), to, unlimited)[0]
+                if best is None or (score(after), to) < best[:2]:
+                    best = (score(after), to, after)
+        if best is not None:
+            (elsewhere, _), to, after = best
             text += (
                 f" with it, {duration(after[here])} without it; on {names[to]}, the best other "
                 f"device, it would take {names[to]} from {duration(state.load[to])} to "

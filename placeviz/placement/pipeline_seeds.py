@@ -13,7 +13,7 @@ import math
 
 from placeviz.placement.pipeline_moves import Loads, Network
 
-BISECTION_STEPS = 24  # the balanced limit found to 2**-24 of the range: finer changes nothing
+BISECTION_STEPS = 24  # at most: the bisection stops once the limit is known to a ten-thousandth
 
 
 def pipeline_order(net: Network) -> list[int]:
@@ -70,7 +70,7 @@ def _furthest(net: Network, order: list[int], start: int, d: int, limit: float) 
     """The end of the longest run from ``start`` on device ``d`` within ``limit`` (``start``
     itself where none is)."""
     problem, unit_of = net.problem, net.unit_of
-    inside = set()
+    inside: set[int] = set()
     reads: dict[int, float] = {}  # outside node -> its largest edge into the run
     sends: dict[int, float] = {}  # node of the run -> its largest edge to readers outside
     compute = used = received = sent = 0.0
@@ -90,25 +90,30 @@ def _furthest(net: Network, order: list[int], start: int, d: int, limit: float) 
                 if unit_of[j] == unit:
                     continue
                 if unit_of[j] in inside:
-                    now = max((c for r, c in net.reads[j] if r not in inside), default=0.0)
+                    now = _largest_outside(net.reads[j], inside)
                     sent += now - sends.get(j, 0.0)
                     sends[j] = now
                 elif edge > reads.get(j, 0.0):
                     received += edge - reads.get(j, 0.0)
                     reads[j] = edge
-            sends[i] = max((c for r, c in net.reads[i] if r not in inside), default=0.0)
+            sends[i] = _largest_outside(net.reads[i], inside)
             sent += sends[i]
         if compute + received + sent <= limit:
             best = end + 1
     return best
 
 
-def seeds(net: Network) -> list[list[int]]:
-    """Distinct starting placements, for every count of accelerators used."""
+def _largest_outside(reads: list[tuple[int, float]], inside: set[int]) -> float:
+    """The largest edge to a reader outside the run (``reads`` come largest first)."""
+    return next((cost for reader, cost in reads if reader not in inside), 0.0)
+
+
+def seeds(net: Network, order: list[int]) -> list[list[int]]:
+    """Distinct starting placements, for every count of accelerators used, from the units in
+    ``order`` (``pipeline_order``)."""
     kinds = [d.type for d in net.problem.devices]
     cpus = [d for d, kind in enumerate(kinds) if kind == "CPU"]
     accelerators = [d for d, kind in enumerate(kinds) if kind != "CPU"] or cpus[:1]
-    order = pipeline_order(net)
     fastest = sum(min(row) for row in net.times)
     slowest = sum(max(t for t in row if not math.isinf(t)) for row in net.times)
     found: list[list[int]] = []

@@ -14,15 +14,26 @@ DEFAULT_TYPE = "GPU"
 
 
 class Work:
-    """A search's budget: the nodes it may place or price, and an optional wall-clock deadline
-    (the default has none, so the same problem gives the same placement on any machine)."""
+    """A search's budget: the steps it may take (``MAKESPAN_WORK`` says what a step is), and an
+    optional wall-clock deadline (the default has none, so the same problem gives the same
+    placement on any machine)."""
 
-    def __init__(self, nodes: int, deadline: float = math.inf) -> None:
-        self.left = nodes
+    def __init__(self, steps: float, deadline: float = math.inf) -> None:
+        self.left = steps
         self.deadline = deadline
+        self._of: Work | None = None
 
-    def spend(self, nodes: int) -> None:
-        self.left -= nodes
+    def part(self, steps: float) -> Work:
+        """At most ``steps`` of this budget for one part of a search: what the part spends, this
+        budget spends too."""
+        part = Work(min(steps, self.left), self.deadline)
+        part._of = self
+        return part
+
+    def spend(self, steps: int) -> None:
+        self.left -= steps
+        if self._of is not None:
+            self._of.spend(steps)
 
     def done(self) -> bool:
         return self.left <= 0 or (

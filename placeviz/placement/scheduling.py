@@ -348,12 +348,15 @@ def schedule(
     problem = _problem(graph, _devices(devices), copy_engines)
     deadline = math.inf if time_limit is None else clock.perf_counter() + time_limit
     if objective == "throughput":
-        return _pipeline(problem, Work(max_work or PIPELINE_WORK, deadline), seed)
+        return _pipeline(
+            problem, Work(PIPELINE_WORK if max_work is None else max_work, deadline), seed
+        )
     per_pass = max(1, len(problem.nodes) * len(problem.devices))
     most = MAKESPAN_WORK if max_work is None else max_work
     if max_passes is not None:
         most = min(most, max_passes * per_pass)
-    work = Work(max(per_pass, most), deadline)
+    most = max(per_pass, most)  # the first pass at least
+    work = Work(most, deadline)
     ranks = _upward_ranks(problem)
     bound = _lower_bound(problem, ranks)
     first = _list_schedule(problem, ranks, keep_why=False)
@@ -383,10 +386,8 @@ def schedule(
     if best > bound * (1 + 1e-12):
         # Where the exact search applies, it gets four fifths of the budget and what the
         # evolution leaves of its fifth.
-        given = work.left // 5 if exact else work.left
-        evolving = Work(given, work.deadline)
+        evolving = work.part(work.left // 5 if exact else work.left)
         found = _evolve(problem, ranks, first, bound, evolving, random.Random(seed))
-        work.spend(given - evolving.left)
         if found[0] < best:
             best, best_priority, best_fixed = found[0], found[1], None
     if exact and best > bound * (1 + 1e-12):
@@ -421,14 +422,19 @@ def _evolve(
     per_pass = len(problem.nodes) * len(problem.devices)
     target = bound * (1 + 1e-12)
 
+    def forward_backward(found: _Pass) -> tuple[_Pass, list[float]]:
+        """The reversed graph with the nodes that finished last going first, then the graph
+        again in the order the reversed pass ended them: the pass and its priorities."""
+        back = _list_schedule(backward, found.finish, keep_why=False)
+        work.spend(2 * per_pass)
+        return _list_schedule(problem, back.finish, keep_why=False), back.finish
+
     def justified(priority: list[float]) -> tuple[_Pass, list[float]]:
-        """Schedule, then the reversed graph with the nodes that finished last going first,
-        then the graph again in the order the reversed pass ended them."""
+        """Schedule, then improve it forward and backward once."""
         ahead = _list_schedule(problem, priority, keep_why=False)
-        back = _list_schedule(backward, ahead.finish, keep_why=False)
-        again = _list_schedule(problem, back.finish, keep_why=False)
-        work.spend(3 * per_pass)
-        return (again, back.finish) if again.makespan <= ahead.makespan else (ahead, priority)
+        work.spend(per_pass)
+        again, improved = forward_backward(ahead)
+        return (again, improved) if again.makespan <= ahead.makespan else (ahead, priority)
 
     def noisy(priority: list[float], noises: tuple[float, ...]) -> list[float]:
         noise = rng.choice(noises)
@@ -437,10 +443,7 @@ def _evolve(
     population: list[tuple[float, list[float]]] = []
     found, best = first, (first.makespan, ranks)
     while len(population) < POPULATION and best[0] > target and not work.done():
-        back = _list_schedule(backward, found.finish, keep_why=False)
-        priority = back.finish
-        tried = _list_schedule(problem, priority, keep_why=False)
-        work.spend(2 * per_pass)
+        tried, priority = forward_backward(found)
         if tried.makespan >= found.makespan:
             priority = noisy(ranks if rng.random() < 0.5 else best[1], (0.02, 0.05, 0.1, 0.2))
             tried = _list_schedule(problem, priority, keep_why=False)
@@ -510,17 +513,18 @@ def _step_schedule(problem: Problem, found: _Pass, bound: float, work: int) -> S
 
 
 def _pipeline(problem: Problem, work: Work, seed: int) -> Schedule:
-    device, max_load, tried = pipeline.search(problem, work, seed)
+    net = pipeline.network(problem)
+    device, max_load, tried = pipeline.search(net, work, seed)
     names = [d.name for d in problem.devices]
     nodes = problem.nodes
-    why = pipeline.explain(problem, device)
+    why = pipeline.explain(net, device)
     return Schedule(
         device={nodes[i]: names[d] for i, d in enumerate(device)},
         start={},
         finish={},
         makespan=None,
         max_load=max_load,
-        lower_bound=pipeline.lower_bound(problem),
+        lower_bound=pipeline.lower_bound(net),
         work=tried,
         _why={nodes[i]: text for i, text in why.items()},
     )

@@ -36,48 +36,52 @@ def shorter(problem: Problem, makespan: float, bound: float, work: Work) -> list
     within ``work``. The lower bound is asked for first, with half the work: its time windows
     are the tightest, so its search is the shortest, and found it ends the search; then one
     unit below the best found at a time."""
+    graph = _Both(problem)
     lowest = math.ceil(bound - 1e-9)
     target = makespan - 1
     if target > lowest:
-        first = Work(work.left // 2, work.deadline)
-        found = _either_way(problem, lowest, first)
-        work.spend(work.left // 2 - first.left)
+        found = graph.either_way(lowest, work.part(work.left // 2))
         if found is not None:
             return found
         lowest += 1  # asked for already
     found = None
     while target >= lowest and not work.done():
-        starts = _either_way(problem, target, work)
+        starts = graph.either_way(target, work)
         if starts is None:
             break
         found, target = starts, target - 1
     return found
 
 
-def _either_way(problem: Problem, target: float, work: Work) -> list[float] | None:
-    """Half the work on the graph, half on the graph reversed (a schedule of it read backwards
-    is one of the graph): some instances are far easier one way than the other."""
-    n = len(problem.nodes)
-    time = [row[0] for row in problem.times]
-    preds = [[j for j, _ in edges] for edges in problem.preds]
-    succs = [[j for j, _ in edges] for edges in problem.succs]
-    half = Work(work.left // 2, work.deadline)
-    found = _search(time, preds, succs, len(problem.devices), target, half)
-    work.spend(work.left // 2 - half.left)
-    if found is not None or work.done():
-        return found
-    # Reversed, node i is n - 1 - i, so that the order is topological again.
-    mirrored = _search(
-        time[::-1],
-        [[n - 1 - j for j in succs[i]] for i in reversed(range(n))],
-        [[n - 1 - j for j in preds[i]] for i in reversed(range(n))],
-        len(problem.devices),
-        target,
-        work,
-    )
-    if mirrored is None:
-        return None
-    return [target - mirrored[n - 1 - i] - time[i] for i in range(n)]
+class _Both:
+    """The graph and the graph reversed (a schedule of it read backwards is one of the graph),
+    as lists the search reads; reversed, node i is n - 1 - i, so that the order is topological
+    again."""
+
+    def __init__(self, problem: Problem) -> None:
+        n = len(problem.nodes)
+        self.devices = len(problem.devices)
+        self.time = [row[0] for row in problem.times]
+        self.preds = [[j for j, _ in edges] for edges in problem.preds]
+        self.succs = [[j for j, _ in edges] for edges in problem.succs]
+        self.mirrored = (
+            self.time[::-1],
+            [[n - 1 - j for j in self.succs[i]] for i in reversed(range(n))],
+            [[n - 1 - j for j in self.preds[i]] for i in reversed(range(n))],
+        )
+
+    def either_way(self, target: float, work: Work) -> list[float] | None:
+        """Half the work on the graph, half on the graph reversed: some instances are far
+        easier one way than the other."""
+        half = work.part(work.left // 2)
+        found = _search(self.time, self.preds, self.succs, self.devices, target, half)
+        if found is not None or work.done():
+            return found
+        backwards = _search(*self.mirrored, self.devices, target, work)
+        if backwards is None:
+            return None
+        n = len(self.time)
+        return [target - backwards[n - 1 - i] - self.time[i] for i in range(n)]
 
 
 def _search(
