@@ -10,6 +10,7 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from throughput import device_loads
 
 import placeviz as pv
 
@@ -116,32 +117,12 @@ def test_infeasible_problems_name_the_node_and_the_constraint() -> None:
         pv.placement.schedule(graph, 2)
 
 
-def pipeline_load(graph: nx.DiGraph, found: pv.placement.Schedule, devices: list[dict]) -> float:
-    """The throughput objective from its definition: per device its nodes' times plus, for each
-    (source, other device) pair an edge crosses, the largest such edge time, on both devices."""
-    kinds = {d["name"]: d.get("type", "GPU") for d in devices}
-    load = dict.fromkeys(kinds, 0.0)
-    for node, attrs in graph.nodes(data=True):
-        here = found.device[node]
-        given_time = attrs.get("time", 0.0)
-        load[here] += given_time[kinds[here]] if isinstance(given_time, dict) else given_time
-        largest: dict[str, float] = {}
-        for succ in graph.successors(node):
-            there = found.device[succ]
-            if there != here:
-                largest[there] = max(largest.get(there, 0.0), graph.edges[node, succ]["time"])
-        for there, cost in largest.items():
-            load[here] += cost
-            load[there] += cost
-    return max(load.values())
-
-
 @settings(max_examples=40, deadline=None)
 @given(problems())
 def test_a_pipeline_placement_is_valid_and_its_load_is_the_definitions(graph: nx.DiGraph) -> None:
     found = pv.placement.schedule(graph, DEVICES, objective="throughput", max_work=20_000)
     assert found.makespan is None and found.start == {}
-    assert found.max_load == pytest.approx(pipeline_load(graph, found, DEVICES))
+    assert found.max_load == pytest.approx(max(device_loads(graph, found.device, DEVICES).values()))
     assert found.lower_bound <= found.max_load + 1e-9
     used = dict.fromkeys((d["name"] for d in DEVICES), 0.0)
     for node, attrs in graph.nodes(data=True):
