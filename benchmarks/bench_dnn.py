@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
@@ -90,18 +91,23 @@ def problems() -> dict[str, dict]:
     return given | generated()
 
 
+def units(graph: nx.DiGraph, order: Callable = nx.lexicographical_topological_sort) -> list[list]:
+    """Colocation classes (and lone nodes) as units, in the ``order`` of their first node."""
+    found: dict = {}
+    for node in order(graph):
+        key = graph.nodes[node]["colocation"]
+        found.setdefault(node if key is None else ("class", key), []).append(node)
+    return list(found.values())
+
+
 def greedy(graph: nx.DiGraph, devices: list[dict]) -> dict:
     """Each colocation unit, in topological order, onto the device with the least compute so far
     that can run it and has room."""
     kinds = {d["name"]: d["type"] for d in devices}
-    units: dict = {}
-    for node in nx.topological_sort(graph):
-        key = graph.nodes[node]["colocation"]
-        units.setdefault(node if key is None else ("class", key), []).append(node)
     load = dict.fromkeys(kinds, 0.0)
     used = dict.fromkeys(kinds, 0.0)
     device = {}
-    for members in units.values():
+    for members in units(graph, nx.topological_sort):
         options = []
         for d in devices:
             times = [graph.nodes[n]["time"].get(d["type"]) for n in members]

@@ -31,20 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_dnn import max_load, parse, problems
+from bench_dnn import max_load, parse, problems, units
 
 CACHE = Path(__file__).resolve().parent / "exact_throughput.json"
 
 
 def units_of(graph, devices) -> tuple[list[list], list[list[int]]]:
     """Colocation units in the order of their first node, and the devices each can run on."""
-    import networkx as nx
-
-    units: dict = {}
-    for node in nx.lexicographical_topological_sort(graph):
-        key = graph.nodes[node]["colocation"]
-        units.setdefault(node if key is None else ("class", key), []).append(node)
-    members = list(units.values())
+    members = units(graph)
     allowed = [
         [k for k, d in enumerate(devices) if all(d["type"] in graph.nodes[n]["time"] for n in unit)]
         for unit in members
