@@ -26,6 +26,7 @@ from placeviz.cluster.graph_def import export_ops
 from placeviz.cluster.partition import partition_plan
 from placeviz.cluster.program import RunProgram, build_programs
 from placeviz.cluster.security import scheme, security
+from placeviz.cluster.steps import as_frames
 from placeviz.devices.context import Device, PhysicalDevice
 from placeviz.devices.profiles import get_profile
 from placeviz.devices.spec import DeviceSpec
@@ -291,7 +292,6 @@ class ClusterMaster:
     ) -> dict[str, dict[str, Any]]:
         """Send each task its step message; wait for every reply. A task that fails ends the
         step on the others (they stop waiting for what it would have sent)."""
-        from distributed.protocol import to_serialize
 
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
@@ -301,7 +301,7 @@ class ClusterMaster:
                 "graph": self._graph_key,
                 "program": key,
                 "step": step,
-                "feeds": {n: to_serialize(feeds[n]) for n in names},
+                "feeds": as_frames({n: feeds[n] for n in names}),
                 "full_trace": full_trace,
             }
             if address not in installed:
