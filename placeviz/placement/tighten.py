@@ -104,24 +104,30 @@ def _search(
     free = [0.0] * devices  # when each device ends its last node
     left = [sum(time)]
 
-    earliest = [0.0] * n  # per node not started: the earliest it could start
+    earliest_end = [0.0] * n  # per node not started: the earliest it could end
     waiting_to_start = list(range(n))  # the nodes not started, in order
+    ready = {i for i in range(n) if not waiting[i]}  # not started, predecessors all started
 
     def hopeful(last: float) -> bool:
         """The work left fits the time left, and every node not started can still end in time."""
-        if left[0] > sum(target - max(f, last) for f in free):
+        capacity = 0.0
+        for f in free:
+            capacity += target - (f if f > last else last)
+        if left[0] > capacity:
             return False
         checked = 0
         for i in waiting_to_start:
             checked += 1
-            at = ready_at[i] if ready_at[i] > last else last
+            at = ready_at[i]
+            if at < last:
+                at = last
             for j in preds[i]:
-                if start[j] is None and earliest[j] + time[j] > at:
-                    at = earliest[j] + time[j]
+                if start[j] is None and earliest_end[j] > at:
+                    at = earliest_end[j]
             if at > latest[i]:
                 work.spend(checked)
                 return False
-            earliest[i] = at
+            earliest_end[i] = at + time[i]
         work.spend(checked)
         return True
 
@@ -131,11 +137,10 @@ def _search(
         if work.done():
             return False
         device = min(range(devices), key=free.__getitem__)
+        floor = free[device] if free[device] > last else last
         options = []
-        for i in waiting_to_start:
-            if waiting[i]:
-                continue
-            at = max(ready_at[i], free[device], last)
+        for i in ready:
+            at = ready_at[i] if ready_at[i] > floor else floor
             if at == last and i < last_node:
                 continue  # the same schedule as starting it before the last node
             if at > latest[i]:
@@ -148,19 +153,25 @@ def _search(
             left[0] -= time[i]
             k = bisect.bisect_left(waiting_to_start, i)
             del waiting_to_start[k]
+            ready.remove(i)
             moved = []
             for j in succs[i]:
                 waiting[j] -= 1
+                if not waiting[j]:
+                    ready.add(j)
                 moved.append((j, ready_at[j]))
                 ready_at[j] = max(ready_at[j], at + time[i])
             if free[device] <= target and hopeful(at) and place(depth + 1, at, i):
                 return True
             for j, before in moved:
+                if not waiting[j]:
+                    ready.remove(j)
                 waiting[j] += 1
                 ready_at[j] = before
             left[0] += time[i]
             free[device], start[i] = was, None
             waiting_to_start.insert(k, i)
+            ready.add(i)
             if work.done():
                 return False
         return False
