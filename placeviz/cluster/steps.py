@@ -208,12 +208,12 @@ class StepServer:
             self._cancellations.pop(step, None)
         if failed is not None:
             raise failed  # outside the handler: no chain back to this process's frames
-        from distributed.protocol import to_serialize
+        from distributed.protocol import ToPickle
 
         return {
             "status": "OK",
             "values": as_frames(returned),
-            "events": to_serialize(_stacked(events)),
+            "events": ToPickle(_stacked(events)),
             "devices": self.runtime.device_names(graph),
             "sent": await asyncio.gather(*sends),
             "received": received,
@@ -242,11 +242,13 @@ class StepServer:
 
 
 def as_frames(tensors: dict[str, Any]) -> Any:
-    """Tensors for a message, serialized by Dask as one object (a frame per buffer): a call
-    per tensor costs ~50 us each end; an empty dict goes as it is (wrapping it costs as much)."""
-    from distributed.protocol import to_serialize
+    """Tensors for a message, pickled by Dask (protocol 5: each array's buffer a frame of its
+    own, never copied): one object per message, since Dask's per-object serialization costs
+    ~50 us at each end (a dict of three kernels: ~110 us in all, ~200 us as one ``Serialize``,
+    ~330 us as one per tensor). An empty dict goes as it is: wrapping it costs as much."""
+    from distributed.protocol import ToPickle
 
-    return to_serialize(tensors) if tensors else tensors
+    return ToPickle(tensors) if tensors else tensors
 
 
 def _stacked(events: list[dict[str, np.ndarray]]) -> np.ndarray:
