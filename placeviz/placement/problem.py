@@ -85,6 +85,12 @@ class Problem:
         return found
 
     @functools.cached_property
+    def free_edges(self) -> bool:
+        """Whether every value reaches every device when its node ends (no edge takes time and
+        no copy engine is waited for): a node can then start at the same time on any device."""
+        return not self.copy_engines and all(cost == 0 for edges in self.preds for _, cost in edges)
+
+    @functools.cached_property
     def copy_time(self) -> list[float]:
         """With copy engines, moving a node's value takes its longest out-edge's time."""
         return [max((edge for _, edge in succs), default=0.0) for succs in self.succs]

@@ -219,6 +219,7 @@ def _list_schedule(
     group_device: dict[int, int] = {}
     device, start, finish = [-1] * n, [0.0] * n, [0.0] * n
     why: list[Any] = [None] * n
+    free_edges = problem.free_edges
     for _ in range(n):
         node = heapq.heappop(ready)[1]
         group = problem.group[node]
@@ -233,6 +234,8 @@ def _list_schedule(
         wanted = fixed[node] if fixed is not None else -1
         refused: list[tuple[int, float, float]] = []  # (device, bytes held, bytes needed)
         forced: tuple[int, float, int] | None = None
+        if free_edges:  # the same on every device: once per node
+            ready_at, ready_blocker = _ready(problem.preds[node], finish)
         for d in allowed:
             cost = problem.times[node][d]
             if math.isinf(cost):
@@ -241,19 +244,10 @@ def _list_schedule(
                 if keep_why:
                     refused.append((d, used[d], need))
                 continue
-            begin, blocker = 0.0, -1
-            copy_at = copy_free[d]
-            for pred, edge in problem.preds[node]:
-                if device[pred] == d:
-                    arrives = finish[pred]
-                elif not problem.copy_engines:
-                    arrives = finish[pred] + edge
-                elif (pred, d) in arrived:
-                    arrives = arrived[(pred, d)]
-                else:  # a copy after the device's earlier ones, of the value all readers get
-                    arrives = copy_at = max(finish[pred], copy_at) + problem.copy_time[pred]
-                if arrives > begin:
-                    begin, blocker = arrives, pred
+            if free_edges:
+                begin, blocker = ready_at, ready_blocker
+            else:
+                begin, blocker = _arrivals(problem, node, d, device, finish, copy_free, arrived)
             timeline = busy[d]
             # The first gap it fits, from the first busy span that ends after it could start,
             # looking at GAP_SEARCH spans at most (then after the last: many nodes ready at
@@ -304,6 +298,41 @@ def _list_schedule(
             if waiting[succ] == 0:
                 heapq.heappush(ready, (-priority[succ], succ))
     return _Pass(device, start, finish, max(finish, default=0.0), why)
+
+
+def _ready(preds: list[tuple[int, float]], finish: list[float]) -> tuple[float, int]:
+    """When the last of a node's predecessors ends, and which one it is (the first such)."""
+    begin, blocker = 0.0, -1
+    for pred, _ in preds:
+        if finish[pred] > begin:
+            begin, blocker = finish[pred], pred
+    return begin, blocker
+
+
+def _arrivals(
+    problem: Problem,
+    node: int,
+    d: int,
+    device: list[int],
+    finish: list[float],
+    copy_free: list[float],
+    arrived: dict[tuple[int, int], float],
+) -> tuple[float, int]:
+    """When the last of a node's inputs reaches device ``d``, and from which predecessor."""
+    begin, blocker = 0.0, -1
+    copy_at = copy_free[d]
+    for pred, edge in problem.preds[node]:
+        if device[pred] == d:
+            arrives = finish[pred]
+        elif not problem.copy_engines:
+            arrives = finish[pred] + edge
+        elif (pred, d) in arrived:
+            arrives = arrived[(pred, d)]
+        else:  # a copy after the device's earlier ones, of the value all readers get
+            arrives = copy_at = max(finish[pred], copy_at) + problem.copy_time[pred]
+        if arrives > begin:
+            begin, blocker = arrives, pred
+    return begin, blocker
 
 
 def _infeasible(problem: Problem, node: int, group: int, used: list[float]) -> Exception:
