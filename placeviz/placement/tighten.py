@@ -147,27 +147,31 @@ def _search(
                 return False
             options.append((latest[i] - at, i, at))
         options.sort()
+        was = free[device]
         for _, i, at in options:
-            was = free[device]
-            free[device], start[i] = at + time[i], at
+            end = at + time[i]
+            if end > target:
+                continue
+            free[device], start[i] = end, at
             left[0] -= time[i]
             k = bisect.bisect_left(waiting_to_start, i)
             del waiting_to_start[k]
             ready.remove(i)
-            moved = []
-            for j in succs[i]:
+            after = succs[i]
+            before = [ready_at[j] for j in after]
+            for j in after:
                 waiting[j] -= 1
                 if not waiting[j]:
                     ready.add(j)
-                moved.append((j, ready_at[j]))
-                ready_at[j] = max(ready_at[j], at + time[i])
-            if free[device] <= target and hopeful(at) and place(depth + 1, at, i):
+                if ready_at[j] < end:
+                    ready_at[j] = end
+            if hopeful(at) and place(depth + 1, at, i):
                 return True
-            for j, before in moved:
+            for j, old in zip(after, before):
                 if not waiting[j]:
                     ready.remove(j)
                 waiting[j] += 1
-                ready_at[j] = before
+                ready_at[j] = old
             left[0] += time[i]
             free[device], start[i] = was, None
             waiting_to_start.insert(k, i)
