@@ -153,10 +153,8 @@ def main() -> None:
             what = "optimum" if solved["proven_optimal"] else f"best {best:.4g}, bound {bound:.4g}"
             gap = ours / best - 1
             gaps.append(gap)
-            started = ", from placeviz's placement" if solved.get("started_from") else ""
             row += (
-                f" | exact {what} ({solved['solver']}, {solved['time_limit_s']:.0f} s{started}): "
-                f"{gap:+.2%}"
+                f" | exact {what} ({solved['solver']}, {solved['time_limit_s']:.0f} s): {gap:+.2%}"
             )
             if not solved["proven_optimal"]:
                 row += f" ({ours / bound - 1:+.2%} of the bound)"

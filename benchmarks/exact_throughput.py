@@ -17,11 +17,7 @@ load, its nodes' times plus ``s`` sent and received, is at most ``L``; GPU memor
 minimise ``L``. Identical devices are ordered (a unit takes a GPU only if an earlier unit may
 have taken the one before) to cut symmetric solutions.
 
-With ``--start`` the solver starts from placeviz's placement: with that incumbent from the first
-node it prunes more, so its bound rises faster; the cache says so (``started_from``), and a best
-equal to placeviz's is then placeviz's own.
-
-Run: python benchmarks/exact_throughput.py [--time-limit 300] [--start] [GRAPH-SUBSTRING ...]
+Run: python benchmarks/exact_throughput.py [--time-limit 300] [GRAPH-SUBSTRING ...]
 """
 
 from __future__ import annotations
@@ -50,9 +46,7 @@ def units_of(graph, devices) -> tuple[list[list], list[list[int]]]:
     return members, allowed
 
 
-def solve(graph, devices, time_limit: float, start: dict | None = None) -> dict:
-    """The program solved within ``time_limit``; ``start`` (node -> device name), a placement
-    the solver starts from (its incumbent from the first node, so it prunes more at once)."""
+def solve(graph, devices, time_limit: float) -> dict:
     import highspy
 
     members, allowed = units_of(graph, devices)
@@ -83,7 +77,6 @@ def solve(graph, devices, time_limit: float, start: dict | None = None) -> dict:
             ]
             h.addConstr(sum(size * var for var, size in used) <= d["memory"])
     big = h.addVariable(lb=0.0)
-    sends: list[tuple] = []  # (variable, sending node, its device, reading device, readers)
     load: list[list] = [[] for _ in devices]
     for u, unit in enumerate(members):
         for k in range(len(devices)):
@@ -100,7 +93,6 @@ def solve(graph, devices, time_limit: float, start: dict | None = None) -> dict:
                 if e == k or not any((unit_of[w], e) in x for w in readers):
                     continue
                 s = h.addVariable(lb=0.0)
-                sends.append((s, v, k, e, [w for w in readers if (unit_of[w], e) in x]))
                 for w in readers:
                     if (unit_of[w], e) in x:
                         cost = graph.edges[v, w]["time"]
@@ -109,12 +101,8 @@ def solve(graph, devices, time_limit: float, start: dict | None = None) -> dict:
                 load[e].append(s)
     for k in range(len(devices)):
         h.addConstr(sum(load[k]) <= big)
-    h.changeColCost(big.index, 1.0)  # minimise the largest load (set before a start: a
-    h.changeObjectiveSense(highspy.ObjSense.kMinimize)  # new objective drops the solution)
-    if start is not None:
-        h.setSolution(_start_values(h, graph, devices, members, x, sends, big, start))
     began = time.perf_counter()
-    h.run()
+    h.minimize(big)  # solves
     took = time.perf_counter() - began
     info = h.getInfo()
     values = h.getSolution().col_value
@@ -136,42 +124,9 @@ def solve(graph, devices, time_limit: float, start: dict | None = None) -> dict:
     }
 
 
-def _start_values(h, graph, devices, members, x, sends, big, start: dict):
-    """Every column's value in ``start``, its identical devices renumbered in the order units
-    first use them (as the symmetry cut requires; a renumbering keeps loads and memory)."""
-    import highspy
-
-    renamed: dict[str, str] = {}
-    for unit in members:
-        name = start[unit[0]]
-        if name not in renamed:
-            kind = next(d["type"] for d in devices if d["name"] == name)
-            taken = sum(1 for d in devices if d["type"] == kind and d["name"] in renamed.values())
-            renamed[name] = [d["name"] for d in devices if d["type"] == kind][taken]
-    index = {d["name"]: k for k, d in enumerate(devices)}
-    on = [index[renamed[start[unit[0]]]] for unit in members]
-    values = [0.0] * h.getNumCol()
-    for (u, k), var in x.items():
-        values[var.index] = 1.0 if on[u] == k else 0.0
-    unit_of = {n: u for u, unit in enumerate(members) for n in unit}
-    for var, v, k, e, readers in sends:
-        if on[unit_of[v]] == k:
-            costs = [graph.edges[v, w]["time"] for w in readers if on[unit_of[w]] == e]
-            values[var.index] = max(costs, default=0.0)
-    device = {n: devices[on[u]]["name"] for u, unit in enumerate(members) for n in unit}
-    values[big.index] = max_load(graph, devices, device)
-    solution = highspy.HighsSolution()
-    solution.col_value = values
-    solution.value_valid = True
-    return solution
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per graph")
-    parser.add_argument(
-        "--start", action="store_true", help="start from placeviz's placement (a first incumbent)"
-    )
     parser.add_argument("graphs", nargs="*", help="solve only graphs whose name holds one of these")
     args = parser.parse_args()
     import highspy
@@ -180,15 +135,9 @@ def main() -> None:
         if args.graphs and not any(part in name for part in args.graphs):
             continue
         graph, devices, _ = parse(raw)
-        start = None
-        if args.start:
-            import placeviz as pv
-
-            start = pv.placement.schedule(graph, devices, objective="throughput").device
-        found = solve(graph, devices, args.time_limit, start)
+        found = solve(graph, devices, args.time_limit)
         found["solver"] = f"HiGHS {highspy.Highs().version()}"
         found["time_limit_s"] = args.time_limit
-        found["started_from"] = "placeviz" if args.start else None
         cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
         cache[name] = found
         print(
