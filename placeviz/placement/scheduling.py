@@ -247,8 +247,20 @@ def _list_schedule(
                 continue
             if free_edges:
                 begin, blocker = ready_at, ready_blocker
-            else:
-                begin, blocker = _arrivals(problem, node, d, device, finish, copy_free, arrived)
+            else:  # inline: this runs once per node and device
+                begin, blocker = 0.0, -1
+                copy_at = copy_free[d]
+                for pred, edge in problem.preds[node]:
+                    if device[pred] == d:
+                        arrives = finish[pred]
+                    elif not problem.copy_engines:
+                        arrives = finish[pred] + edge
+                    elif (pred, d) in arrived:
+                        arrives = arrived[(pred, d)]
+                    else:  # a copy after the device's earlier ones, of the value all readers get
+                        arrives = copy_at = max(finish[pred], copy_at) + problem.copy_time[pred]
+                    if arrives > begin:
+                        begin, blocker = arrives, pred
             timeline = busy[d]
             # The first gap it fits, from the first busy span that ends after it could start,
             # looking at GAP_SEARCH spans at most (then after the last: many nodes ready at
@@ -302,37 +314,12 @@ def _list_schedule(
 
 
 def _ready(preds: list[tuple[int, float]], finish: list[float]) -> tuple[float, int]:
-    """When the last of a node's predecessors ends, and which one it is (the first such)."""
+    """When the last of a node's predecessors ends, and which one it is (the first such): where
+    edges are free, when its inputs are on every device."""
     begin, blocker = 0.0, -1
     for pred, _ in preds:
         if finish[pred] > begin:
             begin, blocker = finish[pred], pred
-    return begin, blocker
-
-
-def _arrivals(
-    problem: Problem,
-    node: int,
-    d: int,
-    device: list[int],
-    finish: list[float],
-    copy_free: list[float],
-    arrived: dict[tuple[int, int], float],
-) -> tuple[float, int]:
-    """When the last of a node's inputs reaches device ``d``, and from which predecessor."""
-    begin, blocker = 0.0, -1
-    copy_at = copy_free[d]
-    for pred, edge in problem.preds[node]:
-        if device[pred] == d:
-            arrives = finish[pred]
-        elif not problem.copy_engines:
-            arrives = finish[pred] + edge
-        elif (pred, d) in arrived:
-            arrives = arrived[(pred, d)]
-        else:  # a copy after the device's earlier ones, of the value all readers get
-            arrives = copy_at = max(finish[pred], copy_at) + problem.copy_time[pred]
-        if arrives > begin:
-            begin, blocker = arrives, pred
     return begin, blocker
 
 

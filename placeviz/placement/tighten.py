@@ -23,10 +23,9 @@ MOST_NODES = 500  # the search recurses once per node
 def applies(problem: Problem) -> bool:
     return (
         len(problem.nodes) <= MOST_NODES
-        and not problem.copy_engines
+        and problem.free_edges
         and all(group < 0 for group in problem.group)
         and all(math.isinf(d.memory) for d in problem.devices)
-        and all(cost == 0 for edges in problem.preds for _, cost in edges)
         and all(min(row) == max(row) and float(row[0]).is_integer() for row in problem.times)
     )
 
