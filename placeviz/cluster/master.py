@@ -292,7 +292,6 @@ class ClusterMaster:
     ) -> dict[str, dict[str, Any]]:
         """Send each task its step message; wait for every reply. A task that fails ends the
         step on the others (they stop waiting for what it would have sent)."""
-
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
         calls = {}

@@ -245,7 +245,7 @@ def as_frames(tensors: dict[str, Any]) -> Any:
     """Tensors for a message, pickled by Dask (protocol 5: each array's buffer a frame of its
     own, never copied): one object per message, since Dask's per-object serialization costs
     ~50 us at each end (a dict of three kernels: ~110 us in all, ~200 us as one ``Serialize``,
-    ~330 us as one per tensor). An empty dict goes as it is: wrapping it costs as much."""
+    ~260 us as one per tensor). An empty dict goes as it is (wrapped: 19 us against 3)."""
     from distributed.protocol import ToPickle
 
     return ToPickle(tensors) if tensors else tensors
