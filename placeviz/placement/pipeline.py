@@ -27,7 +27,7 @@ FIRST_ROUND = 10_000  # node loads each starting placement's descent gets before
 WANDER = 0.01  # a kicked placement this much slower than the current one is still walked from
 RETURN_AFTER = 50  # kicks without a better placement before the walk goes back to the best
 EXHAUSTIVE = 20_000  # placements of a problem small enough to search them all
-STALE_KICKS = 300  # kicks in a row that find nothing better: a small graph's search is over
+STALE_KICKS = 300  # kicks in a row that lower no slowest stage: a small graph's search is over
 
 
 def network(problem: Problem) -> Network:
@@ -110,7 +110,9 @@ def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, i
         if max(trial.load) <= max(current.load) * (1 + WANDER):
             current = trial
         if score(trial.load) < score(best.load):
-            best, stale = trial, 0
+            if max(trial.load) < max(best.load) * (1 - 1e-12):
+                stale = 0  # evener loads alone keep the best, not the search going
+            best = trial
         elif stale % RETURN_AFTER == 0:
             current = best
     placed = _exhaustive(net, best.device, max(best.load), work)
