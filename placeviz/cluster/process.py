@@ -64,6 +64,13 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: i
     # Dask's statistical profiler samples every thread's stack 100 times a second: CPU the
     # host's other tasks need, for a view of Dask tasks a placeviz task does not run.
     dask.config.set({"distributed.worker.profile.enabled": False})
+    # Dask walks every message it sends (``sizeof``: 33 us for a step's three MLP kernels, 120 us
+    # for a step's reply) to choose whether to serialize it on another thread. A task's tensors
+    # go as pickle-5 frames, never copied, so that thread would buy nothing. The setting
+    # (``distributed.comm.offload``) is read when Dask is imported, before this runs.
+    from distributed.comm import utils as comm_utils
+
+    comm_utils.OFFLOAD_THRESHOLD = False
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
