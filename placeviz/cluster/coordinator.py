@@ -45,18 +45,17 @@ FIRST_TASK_S = 120.0
 
 T = TypeVar("T")
 
-# Processes that need only placeviz's lean modules (the scheduler's; the launcher's until its
-# first task): placeviz's package is put in sys.modules unexecuted, so that importing them runs
-# none of placeviz/__init__.py (the whole graph API: a third of a second); ``complete_package``
-# runs it where it is needed. argv: placeviz's folder, the module whose main runs, its arguments.
+# Processes that need only some of placeviz's modules (the scheduler's, the launcher's and the
+# tasks it forks): placeviz's package is put in sys.modules unexecuted, so that importing them
+# runs none of placeviz/__init__.py (the whole graph API, which builds graphs: Keras, the layers,
+# the optimizers). argv: placeviz's folder, the module whose main runs, its arguments.
 _BOOT = """
 import importlib, importlib.util, sys
 folder, module = sys.argv[1], sys.argv[2]
 spec = importlib.util.spec_from_file_location(
     "placeviz", folder + "/__init__.py", submodule_search_locations=[folder]
 )
-package = sys.modules["placeviz"] = importlib.util.module_from_spec(spec)
-package._pending_init = True
+sys.modules["placeviz"] = importlib.util.module_from_spec(spec)
 importlib.import_module(module).main(sys.argv[3:])
 """
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -65,13 +64,6 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 def lean_command(module: str, *args: str) -> list[str]:
     """The command that runs ``module.main(args)`` in a new process, placeviz unexecuted."""
     return [sys.executable, "-c", _BOOT, str(_PACKAGE), module, *args]
-
-
-def complete_package() -> None:
-    """Run placeviz/__init__.py in a process started by ``lean_command`` (once)."""
-    package = sys.modules["placeviz"]
-    if vars(package).pop("_pending_init", False):
-        package.__spec__.loader.exec_module(package)  # type: ignore[union-attr]
 
 
 def loopback(host: str) -> str:

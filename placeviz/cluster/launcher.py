@@ -4,9 +4,10 @@ A new interpreter takes most of a second to import placeviz and Dask; a fork of 
 imported them takes milliseconds. So the first ``Server`` of a process starts a launcher (its own
 process, placeviz and Dask imported once), and every task is a fork of it, each still a process
 of its own: its own session, stdout (its first line says where it listens) and log, and it can
-die alone. The launcher imports Dask first and placeviz's graph API after, when it has nothing
-to do: a cluster's scheduler, which needs Dask only, is forked (and imports its dashboard) while
-the launcher imports what tasks need.
+die alone. The launcher imports Dask first and what a task runs after (its server, the op
+types, the session; not the Python API that builds graphs), when it has nothing to do: a
+cluster's scheduler, which needs Dask only, is forked (and imports its dashboard) while the
+launcher imports what tasks need.
 
 Each task is a child of the process that made its ``Server``, as a task started by ``subprocess``
 would be: the launcher forks it through an intermediate process that exits at once, while that
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import json
 import os
 import select
@@ -35,7 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
-from placeviz.cluster.coordinator import complete_package, lean_command
+from placeviz.cluster.coordinator import lean_command
 from placeviz.cluster.rendezvous import rendezvous_dir
 from placeviz.errors import UnavailableError
 
@@ -219,9 +221,17 @@ def main(argv: Sequence[str]) -> None:
 
 
 def _import_task() -> bool:
-    complete_package()
-    from placeviz.cluster import process  # noqa: F401
+    """Import what a task runs: its server, every op type a partition may hold, the session
+    that runs them; not the rest of the graph API (Keras, the layers, the optimizers' Python
+    side: a fifth of placeviz's import), which builds graphs, never runs them."""
+    import pkgutil
 
+    from placeviz.cluster import process  # noqa: F401
+    from placeviz.graph import ops
+    from placeviz.runtime import session  # noqa: F401
+
+    for module in pkgutil.iter_modules(ops.__path__):
+        importlib.import_module(f"{ops.__name__}.{module.name}")
     return True
 
 
