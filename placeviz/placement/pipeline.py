@@ -7,8 +7,10 @@ once to each device that reads it). The search cuts the colocation units, in pip
 into contiguous stages for every count of accelerators (``pipeline_seeds.py``), runs a steepest
 descent over unit moves from each (``pipeline_moves.py``) in rounds that keep the better half,
 then kicks the best out of its local optimum and descends again while the work budget lasts
-(and kicks still find better placements now and then); a problem with few enough placements is
-then searched in full, so its answer is its optimum.
+(and kicks still find better placements now and then), keeping a tenth of it for trades of a
+unit of the slowest device for a unit of another, which no one-way move can make where the
+other device has no room; a problem with few enough placements is then searched in full, so
+its answer is its optimum.
 The budget counts node loads computed, never seconds, so a placement is the same on any machine
 and under any load.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 
-from placeviz.placement.pipeline_moves import Loads, Network, descend, kick, score
+from placeviz.placement.pipeline_moves import Loads, Network, descend, kick, polish, score
 from placeviz.placement.pipeline_seeds import pipeline_order, seeds
 from placeviz.placement.problem import InfeasibleScheduleError, Problem, Work
 from placeviz.units import duration
@@ -27,6 +29,7 @@ FIRST_ROUND = 10_000  # node loads each starting placement's descent gets before
 WANDER = 0.01  # a kicked placement this much slower than the current one is still walked from
 RETURN_AFTER = 50  # kicks without a better placement before the walk goes back to the best
 EXHAUSTIVE = 20_000  # placements of a problem small enough to search them all
+POLISH_SHARE = 0.1  # of the budget, kept for trading units between the best placement's devices
 STALE_KICKS = 300  # kicks in a row that lower no slowest stage: a small graph's search is over
 
 
@@ -82,7 +85,8 @@ def _assign(problem: Problem, members: list[list[int]], unit_device: list[int]) 
 def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, int]:
     """(device per node, its largest load, steps taken)."""
     problem = net.problem
-    budget = work.left
+    budget, whole = work.left, work
+    work = whole.part(budget * (1 - POLISH_SHARE))
     order = pipeline_order(net)
     alive = [Loads(net, start) for start in seeds(net, order)]
     if not alive:
@@ -115,9 +119,10 @@ def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, i
             best = trial
         elif stale % RETURN_AFTER == 0:
             current = best
-    placed = _exhaustive(net, best.device, max(best.load), work)
+    polish(best, whole)
+    placed = _exhaustive(net, best.device, max(best.load), whole)
     device = _assign(problem, net.members, _in_stage_order(net, order, placed))
-    return device, max(loads(problem, device)), budget - work.left
+    return device, max(loads(problem, device)), budget - whole.left
 
 
 def _exhaustive(net: Network, found: list[int], value: float, work: Work) -> list[int]:

@@ -249,6 +249,54 @@ def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> b
     return False
 
 
+def exchange(state: Loads, work: Work) -> bool:
+    """The best trade of a unit of the slowest device for a unit of another device, applied if it
+    improves ``score``; False if none does or the budget ran out. A descent moves units one way
+    only, so it cannot trade a unit for a smaller one where the other device has no room (memory,
+    or load) for the first alone."""
+    net, device, load, used = state.net, state.device, state.load, state.used
+    limit = net.limit
+    current = score(load)
+    slowest = state.slowest()
+    best: tuple[tuple[float, float], int, int] | None = None
+    for u in [u for u, d in enumerate(device) if d == slowest]:
+        work.spend(len(device))  # the trades considered walk every unit
+        if work.done():
+            return False
+        mine = net.times[u]
+        for v, there in enumerate(device):
+            theirs = net.times[v]
+            if there == slowest or math.isinf(mine[there]) or math.isinf(theirs[slowest]):
+                continue
+            # The most either side can shed is both units' edges: past the slowest, not priced.
+            shed = net.edges[u] + net.edges[v]
+            if load[slowest] - mine[slowest] + theirs[slowest] - shed >= current[0]:
+                continue
+            if load[there] - theirs[there] + mine[there] - shed >= current[0]:
+                continue
+            size = net.memory[u] - net.memory[v]
+            if used[there] + size > limit[there] or used[slowest] - size > limit[slowest]:
+                continue
+            state.move((u,), there, work)
+            found = score(state.price((v,), slowest, work)[0])
+            state.move((u,), slowest, work)
+            if _improves(found, current) and (best is None or found < best[0]):
+                best = (found, u, v)
+    if best is None:
+        return False
+    _, u, v = best
+    there = device[v]
+    state.move((u,), there, work)
+    state.move((v,), slowest, work)
+    return True
+
+
+def polish(state: Loads, work: Work) -> None:
+    """Descents with trades between them, until neither improves or the budget runs out."""
+    while descend(state, work) and exchange(state, work):
+        pass
+
+
 SHIFT_MOST = 32  # units a kick moves across a stage boundary at most
 
 
