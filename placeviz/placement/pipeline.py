@@ -4,9 +4,9 @@ stage sets the pace.
 A device's load is the time of its nodes plus, for each (source node, other device) pair that an
 edge crosses, the largest such edge time, counted on both devices (the source sends its output
 once to each device that reads it). The search cuts the colocation units, in pipeline order,
-into contiguous stages for every count of accelerators (``pipeline_seeds.py``), runs a steepest
-descent over unit moves from each (``pipeline_moves.py``) in rounds that keep the better half,
-then kicks the best out of its local optimum and descends again while the work budget lasts
+into contiguous stages for every count of accelerators, and into more runs than devices where
+little crosses the cuts (``pipeline_seeds.py``), runs a steepest descent over unit moves from
+each (``pipeline_moves.py``) in rounds that keep the better half, then kicks the best out of its local optimum and descends again while the work budget lasts
 (and kicks still find better placements now and then), keeping a tenth of it for trades of a
 unit of the slowest device for a unit of another, which no one-way move can make where the
 other device has no room; a problem with few enough placements is then searched in full, so

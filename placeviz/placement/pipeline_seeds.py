@@ -1,6 +1,8 @@
 """Where the throughput search starts: the units cut, in pipeline order, into contiguous stages
 on the first g accelerators for every g, some balanced by compute alone, some by compute and the
-transfers each stage would send and receive.
+transfers each stage would send and receive; and cut into more runs than accelerators where the
+least crosses the cuts, the runs dealt to the devices (a device may hold several), since an
+exact solver's best placements of layered graphs give a device runs far apart.
 
 Pipeline order is the order data flows through the graph: a unit goes at the depth of its
 first node that reads something, and a unit of sources only (weights, inputs not colocated with
@@ -10,10 +12,14 @@ their reader) just before its first reader, so that a cut between stages crosses
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from placeviz.placement.pipeline_moves import Loads, Network
 
 BISECTION_STEPS = 24  # at most: the bisection stops once the limit is known to a ten-thousandth
+# Cheap cuts: (runs per accelerator, plus one; the largest run's share of an accelerator's even
+# share of the compute). More runs than devices let the cuts fall where little crosses them.
+CHEAP_CUTS = ((1, 1.0), (2, 0.75))
 
 
 def pipeline_order(net: Network) -> list[int]:
@@ -126,7 +132,112 @@ def seeds(net: Network, order: list[int]) -> list[list[int]]:
         low = fastest / len(every)
         tried.append(_balanced(net, order, every, low, min(known, default=2 * slowest + 1)))
         found.extend(seed for seed in tried if seed is not None and seed not in found)
+    crossing = _cut_costs(net, order)
+    for per_device, share in CHEAP_CUTS:
+        runs = _cheap_runs(net, order, crossing, accelerators, per_device, share)
+        seed = None if runs is None else _dealt(net, runs, accelerators + cpus)
+        if seed is not None and seed not in found:
+            found.append(seed)
     return found
+
+
+def _cut_costs(net: Network, order: list[int]) -> list[float]:
+    """Per position k in ``order``, what a cut before its k-th unit sends: every value whose
+    unit and some reader's lie on either side of it, its largest edge to that side."""
+    where = [0] * len(order)
+    for k, unit in enumerate(order):
+        where[unit] = k
+    change = [0.0] * (len(order) + 2)
+    for i, reads in enumerate(net.reads):
+        made = where[net.unit_of[i]]
+        later = sorted(((where[r], cost) for r, cost in reads if where[r] > made), reverse=True)
+        earlier = sorted((where[r], cost) for r, cost in reads if where[r] < made)
+        # Readers from the furthest away towards the maker: a cut between a reader and the next
+        # nearer one pays the largest edge to the readers beyond it.
+        for readers, toward in ((later, made), (earlier, made)):
+            largest = 0.0
+            for (at, cost), (nearer, _) in zip(readers, [*readers[1:], (toward, 0.0)]):
+                largest = max(largest, cost)
+                low, high = sorted((at, nearer))
+                if low < high:
+                    change[low + 1] += largest
+                    change[high + 1] -= largest
+    costs, running = [], 0.0
+    for k in range(len(order) + 1):
+        running += change[k]
+        costs.append(running)
+    return costs
+
+
+def _cheap_runs(
+    net: Network,
+    order: list[int],
+    crossing: list[float],
+    accelerators: list[int],
+    per_device: int,
+    share: float,
+) -> list[list[int]] | None:
+    """``order`` cut into at most ``per_device`` runs per accelerator and one more, each at most
+    ``share`` of an accelerator's even share of the compute, where the least crosses the cuts;
+    None where no such cut exists. A dynamic program over run counts; each count's best start
+    for every end is a sliding minimum."""
+    n = len(order)
+    prefix = [0.0]
+    for unit in order:
+        cost = net.times[unit][accelerators[0]]
+        prefix.append(prefix[-1] + (0.0 if math.isinf(cost) else cost))
+    cap = share * prefix[-1] / len(accelerators)
+    most = per_device * len(accelerators) + 1
+    best = [0.0] + [math.inf] * n  # order[:j] in c runs: the least crossing its cuts
+    starts: list[list[int]] = []  # per count, per end: where its last run starts
+    found = (math.inf, 0)  # (crossing, count) of the best cut of the whole order
+    for count in range(1, most + 1):
+        entry = [best[i] + (crossing[i] if i else 0.0) for i in range(n)]
+        now, start = [math.inf] * (n + 1), [0] * (n + 1)
+        window: deque[int] = deque()  # candidate starts in [low, j), cheapest first
+        low = 0
+        for j in range(1, n + 1):
+            while window and entry[window[-1]] >= entry[j - 1]:
+                window.pop()
+            window.append(j - 1)
+            while prefix[j] - prefix[low] > cap and low < j:
+                low += 1
+            while window and window[0] < low:
+                window.popleft()
+            if window:
+                start[j], now[j] = window[0], entry[window[0]]
+        starts.append(start)
+        best = now
+        found = min(found, (best[n], count))
+    if found[0] == math.inf:
+        return None
+    runs, j = [], n
+    for start in reversed(starts[: found[1]]):
+        runs.append(order[start[j] : j])
+        j = start[j]
+    return runs[::-1]
+
+
+def _dealt(net: Network, runs: list[list[int]], devices: list[int]) -> list[int] | None:
+    """The runs, the most compute first, each onto the device it leaves least loaded among
+    those with room (the descent then trims what the cuts did not balance)."""
+    device = [-1] * len(net.members)
+    load = [0.0] * len(net.limit)
+    used = [0.0] * len(net.limit)
+    for run in sorted(runs, key=lambda run: -sum(min(net.times[u]) for u in run)):
+        options = []
+        for d in devices:
+            compute = sum(net.times[u][d] for u in run)
+            size = sum(net.memory[u] for u in run)
+            if not math.isinf(compute) and used[d] + size <= net.limit[d]:
+                options.append((load[d] + compute, d, size))
+        if not options:
+            return None
+        total, d, size = min(options)
+        load[d], used[d] = total, used[d] + size
+        for u in run:
+            device[u] = d
+    return device
 
 
 def _balanced(
