@@ -6,11 +6,11 @@ edge crosses, the largest such edge time, counted on both devices (the source se
 once to each device that reads it). The search cuts the colocation units, in pipeline order,
 into contiguous stages for every count of accelerators, and into more runs than devices where
 little crosses the cuts (``pipeline_seeds.py``), runs a steepest descent over unit moves from
-each (``pipeline_moves.py``) in rounds that keep the better half, then kicks the best out of its local optimum and descends again while the work budget lasts
-(and kicks still find better placements now and then), keeping a tenth of it for trades of a
-unit of the slowest device for a unit of another, which no one-way move can make where the
-other device has no room; a problem with few enough placements is then searched in full, so
-its answer is its optimum.
+each (``pipeline_moves.py``) in rounds that keep the better half, then kicks the best out of
+its local optimum and descends again while the work budget lasts (and kicks still find better
+placements now and then), keeping a tenth of it for trades of a unit of the slowest device for
+a unit of another, which no one-way move can make where the other device has no room; a
+problem with few enough placements is then searched in full, so its answer is its optimum.
 The budget counts node loads computed, never seconds, so a placement is the same on any machine
 and under any load.
 """
