@@ -4,7 +4,6 @@ order sends, and the cuts of least crossing within a compute cap), and its trade
 from __future__ import annotations
 
 import itertools
-import math
 
 import networkx as nx
 import pytest
@@ -100,7 +99,6 @@ def test_the_cheap_cuts_are_the_least_crossing_within_the_cap(
     assert allowed(cuts)
     least = min(sum(crossing[k] for k in split) for split in splits)
     assert sum(crossing[k] for k in cuts) == pytest.approx(least)
-    assert not math.isinf(least)
 
 
 def test_a_trade_evens_devices_no_one_way_move_can() -> None:

@@ -154,9 +154,9 @@ def _cut_costs(net: Network, order: list[int]) -> list[float]:
         earlier = sorted((where[r], cost) for r, cost in reads if where[r] < made)
         # Readers from the furthest away towards the maker: a cut between a reader and the next
         # nearer one pays the largest edge to the readers beyond it.
-        for readers, toward in ((later, made), (earlier, made)):
+        for readers in (later, earlier):
             largest = 0.0
-            for (at, cost), (nearer, _) in zip(readers, [*readers[1:], (toward, 0.0)]):
+            for (at, cost), (nearer, _) in zip(readers, [*readers[1:], (made, 0.0)]):
                 largest = max(largest, cost)
                 low, high = sorted((at, nearer))
                 if low < high:
