@@ -136,6 +136,23 @@ class Loads:
             nodes = touched[units[0]]
         else:
             nodes = sorted({i for u in units for i in touched[u]})
+        load, shares = self._repriced(nodes, work)
+        for u, d in zip(units, was):
+            device[u] = d
+        return load, nodes, shares
+
+    def price_trade(self, u: int, v: int, work: Work) -> list[float]:
+        """The loads after units ``u`` and ``v`` trade devices (the placement itself
+        unchanged)."""
+        device = self.device
+        here, there = device[u], device[v]
+        device[u], device[v] = there, here
+        load, _ = self._repriced(sorted({*self.net.touched[u], *self.net.touched[v]}), work)
+        device[u], device[v] = here, there
+        return load
+
+    def _repriced(self, nodes: list[int], work: Work) -> tuple[list[float], list[Share]]:
+        """The loads with ``nodes``' shares recomputed for the placement as it now stands."""
         load = list(self.load)
         shares = []
         for i in nodes:
@@ -145,10 +162,8 @@ class Loads:
             for d, amount in share:
                 load[d] += amount
             shares.append(share)
-        for u, d in zip(units, was):
-            device[u] = d
         work.spend(len(nodes))
-        return load, nodes, shares
+        return load, shares
 
     def apply(
         self,
@@ -277,9 +292,7 @@ def exchange(state: Loads, work: Work) -> bool:
             size = net.memory[u] - net.memory[v]
             if used[there] + size > limit[there] or used[slowest] - size > limit[slowest]:
                 continue
-            state.move((u,), there, work)
-            found = score(state.price((v,), slowest, work)[0])
-            state.move((u,), slowest, work)
+            found = score(state.price_trade(u, v, work))
             if _improves(found, current) and (best is None or found < best[0]):
                 best = (found, u, v)
     if best is None:
