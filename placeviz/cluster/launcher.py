@@ -24,6 +24,7 @@ import ctypes
 import importlib
 import json
 import os
+import pkgutil
 import select
 import signal
 import socket
@@ -225,8 +226,6 @@ def _import_task() -> bool:
     that runs them; not the rest of the graph API (Keras, the layers, the optimizers' Python
     side: 0.12 s of placeviz's 0.5 s import, measured here), which builds graphs, never runs
     them."""
-    import pkgutil
-
     from distributed.versions import get_versions
 
     from placeviz.cluster import process  # noqa: F401

@@ -86,7 +86,7 @@ def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, i
     """(device per node, its largest load, steps taken)."""
     problem = net.problem
     budget, whole = work.left, work
-    work = whole.part(budget * (1 - POLISH_SHARE))
+    work = whole.part(budget * (1 - POLISH_SHARE))  # the search's; the rest is the polish's
     order = pipeline_order(net)
     alive = [Loads(net, start) for start in seeds(net, order)]
     if not alive:
