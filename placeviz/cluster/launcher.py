@@ -226,6 +226,7 @@ def _import_task() -> bool:
     that runs them; not the rest of the graph API (Keras, the layers, the optimizers' Python
     side: 0.12 s of placeviz's 0.5 s import, measured here), which builds graphs, never runs
     them."""
+    import dask.config
     from distributed.versions import get_versions
 
     from placeviz.cluster import process  # noqa: F401
@@ -234,6 +235,11 @@ def _import_task() -> bool:
 
     for module in pkgutil.iter_modules(ops.__path__):
         importlib.import_module(f"{ops.__name__}.{module.name}")
+    # What every task imports as it starts, once here rather than in each: its worker's HTTP
+    # routes (/metrics imports prometheus_client: 70 ms a task, measured) and threadpoolctl.
+    for route in dask.config.get("distributed.worker.http.routes"):
+        importlib.import_module(route)
+    import threadpoolctl  # noqa: F401
     # A Dask worker tells its scheduler the versions of a dozen packages, read from their
     # metadata on disk (~25 ms) and cached: read once here, every task forks with them.
     get_versions()
