@@ -240,6 +240,7 @@ def _import_task() -> bool:
     for route in dask.config.get("distributed.worker.http.routes"):
         importlib.import_module(route)
     import threadpoolctl  # noqa: F401
+
     # A Dask worker tells its scheduler the versions of a dozen packages, read from their
     # metadata on disk (~25 ms) and cached: read once here, every task forks with them.
     get_versions()
