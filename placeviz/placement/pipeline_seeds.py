@@ -1,8 +1,9 @@
 """Where the throughput search starts: the units cut, in pipeline order, into contiguous stages
 on the first g accelerators for every g, some balanced by compute alone, some by compute and the
-transfers each stage would send and receive; and cut into more runs than accelerators where the
-least crosses the cuts, the runs dealt to the devices (a device may hold several), since an
-exact solver's best placements of layered graphs give a device runs far apart.
+transfers each stage would send and receive; and cut into more runs than accelerators (every
+count up to three per accelerator, under several caps on a run's compute) where the least
+crosses the cuts, the runs dealt to the devices (a device may hold several), since an exact
+solver's best placements of layered graphs give a device runs far apart.
 
 Pipeline order is the order data flows through the graph: a unit goes at the depth of its
 first node that reads something, and a unit of sources only (weights, inputs not colocated with
@@ -17,9 +18,12 @@ from collections import deque
 from placeviz.placement.pipeline_moves import Loads, Network
 
 BISECTION_STEPS = 24  # at most: the bisection stops once the limit is known to a ten-thousandth
-# Cheap cuts: (runs per accelerator, plus one; the largest run's share of an accelerator's even
-# share of the compute). More runs than devices let the cuts fall where little crosses them.
-CHEAP_CUTS = ((1, 1.0), (2, 0.75))
+# Cheap cuts: the largest run's share of an accelerator's even share of the compute, and the
+# runs per accelerator at most (plus one). Every count of runs above the accelerators' is a seed
+# of its own: which count's cuts descend best is seen only by descending (a seed's loads before
+# the descent do not tell).
+CHEAP_SHARES = (0.6, 0.75, 0.9, 1.0, 1.1)
+CHEAP_RUNS_PER_DEVICE = 3
 
 
 def pipeline_order(net: Network) -> list[int]:
@@ -133,11 +137,13 @@ def seeds(net: Network, order: list[int]) -> list[list[int]]:
         tried.append(_balanced(net, order, every, low, min(known, default=2 * slowest + 1)))
         found.extend(seed for seed in tried if seed is not None and seed not in found)
     crossing = _cut_costs(net, order)
-    for per_device, share in CHEAP_CUTS:
-        runs = _cheap_runs(net, order, crossing, accelerators, per_device, share)
-        seed = None if runs is None else _dealt(net, runs, accelerators + cpus)
-        if seed is not None and seed not in found:
-            found.append(seed)
+    most = CHEAP_RUNS_PER_DEVICE * len(accelerators) + 1
+    for share in CHEAP_SHARES:
+        cuts = _cheap_runs(net, order, crossing, accelerators, most, share)
+        for count, runs in cuts.items():
+            seed = _dealt(net, runs, accelerators + cpus) if count > len(accelerators) else None
+            if seed is not None and seed not in found:
+                found.append(seed)
     return found
 
 
@@ -174,23 +180,22 @@ def _cheap_runs(
     order: list[int],
     crossing: list[float],
     accelerators: list[int],
-    per_device: int,
+    most: int,
     share: float,
-) -> list[list[int]] | None:
-    """``order`` cut into at most ``per_device`` runs per accelerator and one more, each at most
-    ``share`` of an accelerator's even share of the compute, where the least crosses the cuts;
-    None where no such cut exists. A dynamic program over run counts; each count's best start
-    for every end is a sliding minimum."""
+) -> dict[int, list[list[int]]]:
+    """``order`` cut into each count of runs up to ``most``, each run at most ``share`` of an
+    accelerator's even share of the compute, where the least crosses the cuts (counts with no
+    such cut left out). A dynamic program over run counts; each count's best start for every
+    end is a sliding minimum."""
     n = len(order)
     prefix = [0.0]
     for unit in order:
         cost = net.times[unit][accelerators[0]]
         prefix.append(prefix[-1] + (0.0 if math.isinf(cost) else cost))
     cap = share * prefix[-1] / len(accelerators)
-    most = per_device * len(accelerators) + 1
     best = [0.0] + [math.inf] * n  # order[:j] in c runs: the least crossing its cuts
     starts: list[list[int]] = []  # per count, per end: where its last run starts
-    found = (math.inf, 0)  # (crossing, count) of the best cut of the whole order
+    found: dict[int, list[list[int]]] = {}
     for count in range(1, most + 1):
         entry = [best[i] + (crossing[i] if i else 0.0) for i in range(n)]
         now, start = [math.inf] * (n + 1), [0] * (n + 1)
@@ -208,14 +213,13 @@ def _cheap_runs(
                 start[j], now[j] = window[0], entry[window[0]]
         starts.append(start)
         best = now
-        found = min(found, (best[n], count))
-    if found[0] == math.inf:
-        return None
-    runs, j = [], n
-    for start in reversed(starts[: found[1]]):
-        runs.append(order[start[j] : j])
-        j = start[j]
-    return runs[::-1]
+        if best[n] < math.inf:
+            runs, j = [], n
+            for last in reversed(starts):
+                runs.append(order[last[j] : j])
+                j = last[j]
+            found[count] = runs[::-1]
+    return found
 
 
 def _dealt(net: Network, runs: list[list[int]], devices: list[int]) -> list[int] | None:
@@ -225,10 +229,11 @@ def _dealt(net: Network, runs: list[list[int]], devices: list[int]) -> list[int]
     load = [0.0] * len(net.limit)
     used = [0.0] * len(net.limit)
     for run in sorted(runs, key=lambda run: -sum(min(net.times[u]) for u in run)):
+        computes = [sum(times) for times in zip(*(net.times[u] for u in run))]  # per device
+        size = sum(net.memory[u] for u in run)
         options = []
         for d in devices:
-            compute = sum(net.times[u][d] for u in run)
-            size = sum(net.memory[u] for u in run)
+            compute = computes[d]
             if not math.isinf(compute) and used[d] + size <= net.limit[d]:
                 options.append((load[d] + compute, d, size))
         if not options:
