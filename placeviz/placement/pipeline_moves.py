@@ -112,9 +112,12 @@ class Loads:
         device = self.device
         here = device[self.net.unit_of[i]]
         own = self.net.problem.times[i][here]
+        reads = self.net.reads[i]
+        if not reads:  # read in its own unit only
+            return ((here, own),)
         sent: list[tuple[int, float]] = []
         seen = 1 << here
-        for reader, cost in self.net.reads[i]:  # largest edge first: the first per device counts
+        for reader, cost in reads:  # largest edge first: the first per device counts
             there = device[reader]
             if not seen >> there & 1:
                 seen |= 1 << there
@@ -245,7 +248,10 @@ def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> b
                     continue
                 if used[to] + size > limit[to]:
                     continue
-                found = score(state.price(units, to, work)[0])
+                after = state.price(units, to, work)[0]
+                if max(after) > ceiling:  # no better: spared the sum of squares
+                    continue
+                found = score(after)
                 if _improves(found, current):
                     improving.append((found, units, to))
         if not improving:

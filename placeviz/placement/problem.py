@@ -31,9 +31,10 @@ class Work:
         return part
 
     def spend(self, steps: int) -> None:
-        self.left -= steps
-        if self._of is not None:
-            self._of.spend(steps)
+        work: Work | None = self
+        while work is not None:
+            work.left -= steps
+            work = work._of
 
     def done(self) -> bool:
         return self.left <= 0 or (
