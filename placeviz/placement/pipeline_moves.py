@@ -10,6 +10,7 @@ nodes that feed them, nothing else, so a move is priced by recomputing those alo
 from __future__ import annotations
 
 import math
+import operator
 import random
 from dataclasses import dataclass
 
@@ -83,7 +84,7 @@ class Network:
 def score(load: list[float]) -> tuple[float, float]:
     """The slowest stage first; among equals, the more even loads (a step towards lowering
     the slowest stage when several tie)."""
-    return max(load), sum(x * x for x in load)
+    return max(load), sum(map(operator.mul, load, load))
 
 
 class Loads:
@@ -238,7 +239,7 @@ def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> b
             if len(units) == 1:
                 times, shed, size = net.times[units[0]], net.edges[units[0]], net.memory[units[0]]
             else:
-                times = [sum(net.times[u][d] for u in units) for d in range(len(load))]
+                times = [sum(column) for column in zip(*(net.times[u] for u in units))]
                 shed = sum(net.edges[u] for u in units)
                 size = sum(net.memory[u] for u in units)
             for to in range(len(load)):
