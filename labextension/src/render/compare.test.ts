@@ -142,6 +142,17 @@ describe('createComparison', () => {
     expect(texts).toEqual(expect.arrayContaining(['images', 'AddN', 'loss', 'init', 'stem']));
   });
 
+  it('gives both timelines windows of exactly one length when the pad is not a whole ns', () => {
+    setPlotlyLoader(() => Promise.reject(new Error('no plotly in jsdom')));
+    const doc = comparisonDocument();
+    doc.step_ns = [150, 60]; // a pad of 1.5 ns each side
+    const { element } = mount(doc);
+    const windows = [...element.querySelectorAll<HTMLElement>('.placeviz-timing')].map((p) =>
+      p.dataset.window!.split(',').map(Number),
+    );
+    expect(windows.map(([from, to]) => to - from)).toEqual([154, 154]);
+  });
+
   it('shows both timelines on one window, 0 to the longer step from each step start, and zooms them together', async () => {
     const { plotly, calls } = fakePlotly();
     setPlotlyLoader(() => Promise.resolve(plotly));

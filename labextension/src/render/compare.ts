@@ -53,12 +53,14 @@ function alignTimelines(
   stepNs: readonly [number, number],
 ): () => void {
   const timelines: TimelineWindow[] = inspectors.map((inspector) => inspector.timeline);
-  // Where each side's shown run starts: the run picked in it (the last, to begin with).
+  // Where each side's shown run starts: the run picked in it (the last, to begin with), to the
+  // whole ns, as the pad and span are, so that both windows have exactly one length.
   const start = (side: number): number => {
     const run = inspectors[side].state.get('run');
     const activity = stores[side].activity();
     const span = run === null ? undefined : activity.spans.get(run);
-    return span === undefined ? stepStart(stores[side]) : activity.timeAxis.toShown(span[0]);
+    const at = span === undefined ? stepStart(stores[side]) : activity.timeAxis.toShown(span[0]);
+    return Math.round(at);
   };
   // Each shows its last run: the step compared, on its own clock.
   stores.forEach((store, side) => {
@@ -68,12 +70,12 @@ function alignTimelines(
     }
   });
   const steps = stepNs.filter((s) => Number.isFinite(s) && s > 0);
-  const span = steps.length > 0 ? Math.max(...steps) : null;
+  const span = steps.length > 0 ? Math.round(Math.max(...steps)) : null;
   const common = (side: number): [number, number] | null => {
     if (span === null) {
       return null;
     }
-    const pad = Math.max(span * 0.01, 1);
+    const pad = Math.max(Math.round(span * 0.01), 1);
     return [start(side) - pad, start(side) + span + pad];
   };
   let syncing = false;

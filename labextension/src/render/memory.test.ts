@@ -253,6 +253,8 @@ describe('MemoryPanel', () => {
     }
     const range = mem.xaxis.range as [number, number];
     expect((range[1] - range[0]) * 1e6).toBeLessThan(1000); // the 10 ms gap collapsed
+    // Both panels say so (a page check allows two tick labels past collapsed gaps).
+    expect([memory, timing].map((p) => p.element.dataset.gapsCollapsed)).toEqual(['true', 'true']);
     // GPU:0's series steps at 10 ns and 10 ms + 10 ns; drawn at their display times.
     const axis = store.activity().timeAxis;
     const gpu0 = mem.traces.find((t) => t.name.startsWith('GPU:0') && t.mode === 'lines')!;
@@ -272,9 +274,13 @@ describe('MemoryPanel', () => {
     expect(layouts(plotOf(memory)).xaxis.range).toEqual([40 / 1e6, 90 / 1e6]);
     expect(layouts(plotOf(memory)).xaxis.ticktext).toEqual(layouts(plotOf(timing)).xaxis.ticktext);
 
-    // A picked run: both show its span.
+    // A picked run: both show its span, gaps no longer collapsed.
     state.set({ run: 1 });
     await tick();
+    expect([memory, timing].map((p) => p.element.dataset.gapsCollapsed)).toEqual([
+      'false',
+      'false',
+    ]);
     const picked = layouts(plotOf(memory)).xaxis.range as [number, number];
     expect(picked).toEqual(layouts(plotOf(timing)).xaxis.range);
     expect(picked[0] * 1e6).toBeGreaterThan(axis.toShown(gap) - 10);

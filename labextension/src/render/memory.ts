@@ -496,6 +496,8 @@ export class MemoryPanel extends PlotPanel {
     const right = cardUnit === null ? RIGHT_MARGIN : CARD_AXIS_MARGIN;
     const width = (this.plot.clientWidth || 900) - this.left - right;
     const clock = this.clock();
+    const collapsed = this.timeAxis.windows.length > 1 && run === null;
+    this.element.dataset.gapsCollapsed = String(collapsed);
     const layout = {
       height: this.options.height ?? 220,
       margin: { l: this.left, r: right, t: 8, b: 36 + TICK_STANDOFF_PX },
@@ -516,7 +518,7 @@ export class MemoryPanel extends PlotPanel {
       // timeline's zoom shows anew.
       uirevision: `placeviz:${run ?? 'all'}:${this.zoom?.join(',') ?? ''}`,
       xaxis: {
-        title: { text: axisTitle(clock, this.timeAxis.windows.length > 1 && run === null, width) },
+        title: { text: axisTitle(clock, collapsed, width) },
         gridcolor: theme.grid,
         zeroline: false,
         range: window ? [window[0] / 1e6, window[1] / 1e6] : undefined,

@@ -306,6 +306,7 @@ export class TimingPanel extends PlotPanel {
       laneParts: this.laneParts,
       laneChars: laneChars(this.plot.clientWidth || DEFAULT_PLOT_PX),
     };
+    this.element.dataset.gapsCollapsed = String(frame.collapsed);
     const layout = timingLayout(scene, frame, shapes, notes);
     const traces = bars.traces;
     await this.plotWith(plotly, traces, layout);
