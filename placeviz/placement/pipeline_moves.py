@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from placeviz.placement.problem import Problem, Work
@@ -93,11 +94,10 @@ class Loads:
     def __init__(self, net: Network, device: list[int]) -> None:
         self.net = net
         self.device = list(device)
-        self.shares = [self.share(i) for i in range(len(net.unit_of))]
+        nodes = range(len(net.unit_of))
+        self.shares = [()] * len(nodes)
         self.load = [0.0] * len(net.limit)
-        for share in self.shares:
-            for d, amount in share:
-                self.load[d] += amount
+        self.load, self.shares = self._repriced(nodes, Work(math.inf))
         self.used = [0.0] * len(net.limit)
         for unit, d in enumerate(self.device):
             self.used[d] += net.memory[unit]
@@ -108,23 +108,6 @@ class Loads:
         new.device, new.shares = list(self.device), list(self.shares)
         new.load, new.used = list(self.load), list(self.used)
         return new
-
-    def share(self, i: int) -> Share:
-        device = self.device
-        here = device[self.net.unit_of[i]]
-        own = self.net.problem.times[i][here]
-        reads = self.net.reads[i]
-        if not reads:  # read in its own unit only
-            return ((here, own),)
-        sent: list[tuple[int, float]] = []
-        seen = 1 << here
-        for reader, cost in reads:  # largest edge first: the first per device counts
-            there = device[reader]
-            if not seen >> there & 1:
-                seen |= 1 << there
-                own += cost
-                sent.append((there, cost))
-        return ((here, own), *sent)
 
     def price(
         self, units: tuple[int, ...], to: int, work: Work
@@ -155,17 +138,35 @@ class Loads:
         device[u], device[v] = here, there
         return load
 
-    def _repriced(self, nodes: list[int], work: Work) -> tuple[list[float], list[Share]]:
-        """The loads with ``nodes``' shares recomputed for the placement as it now stands."""
+    def _repriced(self, nodes: Sequence[int], work: Work) -> tuple[list[float], list[Share]]:
+        """The loads with ``nodes``' shares recomputed for the placement as it now stands. A node's
+        share: its compute on its unit's device, plus the largest edge to each other device that
+        reads it, sent (on its device) and received (on the reader's)."""
         load = list(self.load)
         shares = []
+        old, device, net = self.shares, self.device, self.net
+        unit_of, times, reads_of = net.unit_of, net.problem.times, net.reads
         for i in nodes:
-            for d, amount in self.shares[i]:
+            for d, amount in old[i]:
                 load[d] -= amount
-            share = self.share(i)
-            for d, amount in share:
-                load[d] += amount
-            shares.append(share)
+            here = device[unit_of[i]]
+            own = times[i][here]
+            reads = reads_of[i]
+            if not reads:  # read in its own unit only
+                load[here] += own
+                shares.append(((here, own),))
+                continue
+            sent: list[tuple[int, float]] = []
+            seen = 1 << here
+            for reader, cost in reads:  # largest edge first: the first per device counts
+                there = device[reader]
+                if not seen >> there & 1:
+                    seen |= 1 << there
+                    own += cost
+                    sent.append((there, cost))
+                    load[there] += cost
+            load[here] += own
+            shares.append(((here, own), *sent))
         work.spend(len(nodes))
         return load, shares
 
