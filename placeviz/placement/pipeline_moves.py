@@ -95,7 +95,7 @@ class Loads:
         self.net = net
         self.device = list(device)
         nodes = range(len(net.unit_of))
-        self.shares = [()] * len(nodes)
+        self.shares: list[Share] = [()] * len(nodes)  # nothing counted yet
         self.load = [0.0] * len(net.limit)
         self.load, self.shares = self._repriced(nodes, Work(math.inf))
         self.used = [0.0] * len(net.limit)

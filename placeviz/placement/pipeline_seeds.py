@@ -141,7 +141,9 @@ def seeds(net: Network, order: list[int]) -> list[list[int]]:
     for share in CHEAP_SHARES:
         cuts = _cheap_runs(net, order, crossing, accelerators, most, share)
         for count, runs in cuts.items():
-            seed = _dealt(net, runs, accelerators + cpus) if count > len(accelerators) else None
+            if count <= len(accelerators):
+                continue  # no more runs than accelerators: the contiguous seeds' ground
+            seed = _dealt(net, runs, accelerators + cpus)
             if seed is not None and seed not in found:
                 found.append(seed)
     return found
