@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# A plot this narrow (px) may show two short runs far apart with one tick label each: notebook
+# 01's plots at 220 px on a 600 px page, 100-150 px between their margins.
+NARROW_PLOT_PX = 300
+
+
 # Per plot drawn under `root`: its panel's class, whether its axis collapses the idle gaps
 # between runs, its x tick labels, the texts whose box leaves the plot's, and whether the y
 # axis's 0 overlaps an x tick label.
@@ -79,7 +84,8 @@ def plot_problems(plots: list[dict[str, Any]], least_ticks: int = 2) -> list[str
         # Past collapsed idle gaps the ticks are round times a step apart inside the runs, so two
         # short runs far apart on a narrow plot may leave room for one label each
         # (timewindow.ts's axisTicks): two is the least there.
-        least = min(least_ticks, 2) if plot["gapsCollapsed"] else least_ticks
+        narrow = plot["gapsCollapsed"] and plot["width"] < NARROW_PLOT_PX
+        least = min(least_ticks, 2) if narrow else least_ticks
         if len(ticks) < least:
             problems.append(f"{where}: {len(ticks)} tick labels {ticks}")
         if plot["clipped"]:
