@@ -118,11 +118,7 @@ class Loads:
         was = [device[u] for u in units]
         for u in units:
             device[u] = to
-        touched = self.net.touched
-        if len(units) == 1:
-            nodes = touched[units[0]]
-        else:
-            nodes = sorted({i for u in units for i in touched[u]})
+        nodes = self._touched(units)
         load, shares = self._repriced(nodes, work)
         for u, d in zip(units, was):
             device[u] = d
@@ -134,9 +130,16 @@ class Loads:
         device = self.device
         here, there = device[u], device[v]
         device[u], device[v] = there, here
-        load, _ = self._repriced(sorted({*self.net.touched[u], *self.net.touched[v]}), work)
+        load, _ = self._repriced(self._touched((u, v)), work)
         device[u], device[v] = here, there
         return load
+
+    def _touched(self, units: tuple[int, ...]) -> list[int]:
+        """The nodes whose shares moving ``units`` changes, in order."""
+        touched = self.net.touched
+        if len(units) == 1:
+            return touched[units[0]]
+        return sorted({i for u in units for i in touched[u]})
 
     def _repriced(self, nodes: Sequence[int], work: Work) -> tuple[list[float], list[Share]]:
         """The loads with ``nodes``' shares recomputed for the placement as it now stands. A node's
@@ -250,10 +253,7 @@ def descend(state: Loads, work: Work, frozen: frozenset[int] = frozenset()) -> b
                     continue
                 if used[to] + size > limit[to]:
                     continue
-                after = state.price(units, to, work)[0]
-                if max(after) > ceiling:  # no better: spared the sum of squares
-                    continue
-                found = score(after)
+                found = score(state.price(units, to, work)[0])
                 if _improves(found, current):
                     improving.append((found, units, to))
         if not improving:

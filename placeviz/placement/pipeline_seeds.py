@@ -233,14 +233,14 @@ def _dealt(net: Network, runs: list[list[int]], devices: list[int]) -> list[int]
     for run in sorted(runs, key=lambda run: -sum(min(net.times[u]) for u in run)):
         computes = [sum(times) for times in zip(*(net.times[u] for u in run))]  # per device
         size = sum(net.memory[u] for u in run)
-        options = []
-        for d in devices:
-            compute = computes[d]
-            if not math.isinf(compute) and used[d] + size <= net.limit[d]:
-                options.append((load[d] + compute, d, size))
+        options = [
+            (load[d] + computes[d], d)
+            for d in devices
+            if not math.isinf(computes[d]) and used[d] + size <= net.limit[d]
+        ]
         if not options:
             return None
-        total, d, size = min(options)
+        total, d = min(options)
         load[d], used[d] = total, used[d] + size
         for u in run:
             device[u] = d

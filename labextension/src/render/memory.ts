@@ -496,7 +496,7 @@ export class MemoryPanel extends PlotPanel {
     const right = cardUnit === null ? RIGHT_MARGIN : CARD_AXIS_MARGIN;
     const width = (this.plot.clientWidth || 900) - this.left - right;
     const clock = this.clock();
-    const collapsed = this.timeAxis.windows.length > 1 && run === null;
+    const collapsed = this.timeAxis.collapsesGaps(run);
     this.element.dataset.gapsCollapsed = String(collapsed);
     const layout = {
       height: this.options.height ?? 220,

@@ -62,6 +62,11 @@ export class TimeAxis implements AxisMap {
   /** The merged active windows, [start, end] ns, in order. */
   readonly windows: readonly (readonly [number, number])[];
 
+  /** Whether the panels draw this axis with its idle gaps collapsed: several runs, none picked. */
+  collapsesGaps(run: number | null): boolean {
+    return this.windows.length > 1 && run === null;
+  }
+
   /** Display extent [first window's start, last window's end]; null without windows. */
   get extent(): [number, number] | null {
     const n = this.shown.length;

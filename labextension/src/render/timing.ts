@@ -300,7 +300,7 @@ export class TimingPanel extends PlotPanel {
     this.element.dataset.arrows = String(arrows);
     const frame = {
       clock: this.clock(),
-      collapsed: this.axis.windows.length > 1 && this.state.get('run') === null,
+      collapsed: this.axis.collapsesGaps(this.state.get('run')),
       height: this.options.height,
       right: this.right,
       laneParts: this.laneParts,
