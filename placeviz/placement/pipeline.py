@@ -5,14 +5,15 @@ A device's load is the time of its nodes plus, for each (source node, other devi
 edge crosses, the largest such edge time, counted on both devices (the source sends its output
 once to each device that reads it). The search cuts the colocation units, in pipeline order,
 into contiguous stages for every count of accelerators, and into more runs than devices where
-little crosses the cuts (``pipeline_seeds.py``), runs a steepest descent over unit moves from
-each (``pipeline_moves.py``) in rounds that keep the better half, then kicks the best out of
-its local optimum and descends again while the work budget lasts (and kicks still find better
-placements now and then), keeping a tenth of it for trades of a unit of the slowest device for
-a unit of another, which no one-way move can make where the other device has no room; a
-problem with few enough placements is then searched in full, so its answer is its optimum.
-The budget counts node loads computed, never seconds, so a placement is the same on any machine
-and under any load.
+little crosses the cuts (``pipeline_seeds.py``); on a graph with few branches it also takes the
+best chain of stages over its downsets (``pipeline_downsets.py``), no slower than the best of
+those cuts. From each it runs a steepest descent over unit moves (``pipeline_moves.py``) in
+rounds that keep the better half, then kicks the best out of its local optimum and descends
+again while the work budget lasts (and kicks still find better placements now and then),
+keeping a tenth of it for trades of a unit of the slowest device for a unit of another, which
+no one-way move can make where the other device has no room; a problem with few enough
+placements is then searched in full, so its answer is its optimum. The budget counts node
+loads computed, never seconds, so a placement is the same on any machine and under any load.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 
+from placeviz.placement.pipeline_downsets import downset_stages
 from placeviz.placement.pipeline_moves import Loads, Network, descend, kick, polish, score
 from placeviz.placement.pipeline_seeds import pipeline_order, seeds
 from placeviz.placement.problem import InfeasibleScheduleError, Problem, Work
@@ -91,6 +93,9 @@ def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, i
     alive = [Loads(net, start) for start in seeds(net, order)]
     if not alive:
         raise _no_packing(net)
+    staged = downset_stages(net, min(max(state.load) for state in alive), work)
+    if staged is not None and all(staged != state.device for state in alive):
+        alive.append(Loads(net, staged))
     settled = [False] * len(alive)
     share = FIRST_ROUND
     while len(alive) > 1 and not work.done():  # successive halving: the better half goes on
