@@ -7,6 +7,9 @@
 - ``operators``: blocks that fan out into parallel branches and join again (as attention's
   heads), each op reading a weight colocated with it, some ops CPU-only, activations that are
   costly to move at some depths and cheap at others.
+- ``residual``: ResNet's operator graphs in small: blocks of two or three ops whose input also
+  goes round them (sometimes through a projection op) to the add that ends the block, each op
+  reading a weight colocated with it, activations that shrink now and then as the depth grows.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ def generated() -> dict[str, dict]:
         "random/operators-10x3": operators(10, 3, seed=6, gpus=6),
         "random/operators-8x5": operators(8, 5, seed=7, gpus=3),
         "random/operators-12x4": operators(12, 4, seed=8, gpus=6),
+        "random/residual-12": residual(12, seed=9),
+        "random/residual-20": residual(20, seed=10, gpus=6),
     }
 
 
@@ -82,16 +87,7 @@ def operators(blocks: int, width: int, *, seed: int, gpus: int = 4) -> dict:
     nodes: list[dict] = []
     edges: list[dict] = []
 
-    def op(after: list[int], cost: float, gpu: bool = True) -> int:
-        index = len(nodes)
-        nodes.append(_node(index, rng, rng.lognormvariate(-0.5, 0.8), 0.0, index, gpu))
-        weight = len(nodes)
-        nodes.append(_node(weight, rng, 0.0, rng.uniform(0.01, 0.3) * GIB, index))
-        edges.append({"sourceId": weight, "destId": index, "cost": rng.uniform(0.05, 0.3)})
-        for source in after:
-            edges.append({"sourceId": source, "destId": index, "cost": cost})
-        return index
-
+    op = _weighted_ops(rng, nodes, edges)
     head = op([], 1.0)
     for _ in range(blocks):
         cost = rng.choice((0.1, 0.5, 2.0, 6.0))
@@ -101,3 +97,40 @@ def operators(blocks: int, width: int, *, seed: int, gpus: int = 4) -> dict:
         head = op([head], cost)
     total = sum(n["size"] for n in nodes)
     return _problem(nodes, edges, gpus, total / max(1.0, gpus - 2.5))
+
+
+def residual(blocks: int, *, seed: int, gpus: int = 4) -> dict:
+    rng = random.Random(seed)
+    nodes: list[dict] = []
+    edges: list[dict] = []
+    op = _weighted_ops(rng, nodes, edges)
+    head = op([], 1.0)
+    size = rng.choice((2.0, 4.0, 8.0))  # moving a block's output
+    for _ in range(blocks):
+        if rng.random() < 0.25:
+            size = max(0.5, size / 2)
+        main = head
+        for _ in range(rng.randint(2, 3)):
+            main = op([main], size * rng.choice((0.25, 0.5, 1.0)))
+        skip = op([head], size) if rng.random() < 0.3 else head
+        head = op([main, skip], size, time=rng.uniform(0.02, 0.2))
+    total = sum(n["size"] for n in nodes)
+    return _problem(nodes, edges, gpus, total / max(1.0, gpus - 2.5))
+
+
+def _weighted_ops(rng: random.Random, nodes: list[dict], edges: list[dict]):
+    """``op(after, cost, gpu=True, time=None)``: a node reading ``after`` (each edge ``cost``) and
+    a weight colocated with it; its time drawn unless given. Returns the node's index."""
+
+    def op(after: list[int], cost: float, gpu: bool = True, time: float | None = None) -> int:
+        index = len(nodes)
+        drawn = rng.lognormvariate(-0.5, 0.8)
+        nodes.append(_node(index, rng, drawn if time is None else time, 0.0, index, gpu))
+        weight = len(nodes)
+        nodes.append(_node(weight, rng, 0.0, rng.uniform(0.01, 0.3) * GIB, index))
+        edges.append({"sourceId": weight, "destId": index, "cost": rng.uniform(0.05, 0.3)})
+        for source in after:
+            edges.append({"sourceId": source, "destId": index, "cost": cost})
+        return index
+
+    return op
