@@ -19,6 +19,7 @@ from placeviz.contract import EventKind
 from placeviz.devices.context import Device
 from placeviz.errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
 from placeviz.runtime.backends.cuda_runtime import CudaRuntime, restore_defaults
+from placeviz.runtime.denormals import Flushed
 from placeviz.runtime.dry_run import DryPlan
 from placeviz.runtime.plan import Plan
 from placeviz.runtime.plan_codegen import Cancelled, PlanCode, Step, real_deps
@@ -181,7 +182,8 @@ class CompiledPlan:
                     clocks.feeds_ready(self._fed_gpus)
             if self.parallel:
                 return self._run_parallel(feed_values)
-            return self._fn(*feed_values, T=self.ends, B=self.out_bytes)
+            with Flushed():
+                return self._fn(*feed_values, T=self.ends, B=self.out_bytes)
         except KeyboardInterrupt as exc:
             failed = self.interrupted_step = self._failed_step(exc)
             traceback.clear_frames(exc.__traceback__)

@@ -11,6 +11,8 @@ import queue
 import threading
 from collections.abc import Callable
 
+from placeviz.runtime.denormals import flush_in_this_thread
+
 _STOP = object()
 
 
@@ -21,6 +23,7 @@ class _Worker:
         self.thread.start()
 
     def _loop(self) -> None:
+        flush_in_this_thread()  # as TensorFlow's pool threads: denormals are zero
         while True:
             job = self.jobs.get()
             if job is _STOP:

@@ -2571,6 +2571,7 @@ from conformance import (  # noqa: E402, F401
     programs_classify,
     programs_control_flow,
     programs_conv,
+    programs_denormals,
     programs_keras,
     programs_linalg,
     programs_rnn,
