@@ -13,7 +13,9 @@ placeviz's modules are compiled to bytecode first, as an installed copy's are (T
 
 Printed: per configuration the median over rounds of each framework's median step time, the
 median of the per-round placeviz/TF ratios, each cluster's start time (the create_local_cluster
-call), against the targets (ratio <= 1.0, start <= 1 s); then, for placeviz, the overhead per op
+call), against the targets (ratio <= 1.0, start <= 1 s); then TensorFlow's step with each task a
+`tf.distribute.Server` process of its own and the client in another, as placeviz's tasks run (and
+a real cluster), against placeviz's of the same round; then, for placeviz, the overhead per op
 and the bytes that crossed between tasks in one step (Dask's transfer log), by direction.
 
 Run: python benchmarks/bench_cluster.py [--steps 30] [--rounds 3] [--configs 1,2+2,1+8,4+4]
@@ -42,6 +44,7 @@ TF_SCRIPT = Path(__file__).resolve().parent / "tf_cluster_step.py"
 DEFAULT_TF_PYTHON = "/work/tfvenv/bin/python"
 VERSION = f"placeviz from {Path(pv.__file__).parent}"
 STEP_RATIO_TARGET = 1.0
+PROCESSES = "tensorflow, a process per task"
 START_TARGET_SECONDS = 1.0
 
 
@@ -138,11 +141,15 @@ def tf_environment() -> dict[str, str]:
     return env
 
 
-def measure_tensorflow(python: str, config: Config, args: argparse.Namespace) -> Measurement | str:
-    """TF's measurement from a fresh process (its servers end with it), or why there is none."""
+def measure_tensorflow(
+    python: str, config: Config, args: argparse.Namespace, processes: bool = False
+) -> Measurement | str:
+    """TF's measurement from a fresh process (its servers end with it), or why there is none;
+    ``processes``: each task a server process of its own."""
     command = [python, str(TF_SCRIPT), "--workers", str(config.workers)]
     command += ["--ps", str(config.ps), "--steps", str(args.steps), "--warmup", str(args.warmup)]
     command += ["--widths", args.widths, "--batch", str(args.batch)]
+    command += ["--processes"] if processes else []
     try:
         done = subprocess.run(
             command,
@@ -241,6 +248,28 @@ def tabulate(
     return lines
 
 
+def against_processes(
+    configs: list[Config], rounds: list[dict[str, dict[str, Measurement]]]
+) -> list[str]:
+    """placeviz's step against TensorFlow's with a server process per task, round by round."""
+    lines = [
+        "TensorFlow with a tf.distribute.Server process per task (the client in another):",
+        f"{'configuration':<20}{'TF ms/step':<24}{'pv/TF':<22}",
+    ]
+    for config in configs:
+        paired = [
+            (r["placeviz"][config.key], r[PROCESSES][config.key])
+            for r in rounds
+            if config.key in r.get(PROCESSES, {}) and config.key in r["placeviz"]
+        ]
+        if not paired:
+            continue
+        steps = [theirs.step_seconds for _, theirs in paired]
+        ratios = [ours.step_seconds / theirs.step_seconds for ours, theirs in paired]
+        lines.append(f"{config.title:<20}{spread(steps, 1e3, 2):<24}{spread(ratios, 1, 2):<22}")
+    return lines if len(lines) > 2 else []
+
+
 def placeviz_details(
     configs: list[Config], rounds: list[dict[str, dict[str, Measurement]]]
 ) -> list[str]:
@@ -293,14 +322,18 @@ def main() -> None:
     started = time.perf_counter()
     rounds: list[dict[str, dict[str, Measurement]]] = []
     for index in range(args.rounds):
-        one_round: dict[str, dict[str, Measurement]] = {"placeviz": {}, "tensorflow": {}}
-        order = ("placeviz", "tensorflow") if index % 2 == 0 else ("tensorflow", "placeviz")
+        one_round: dict[str, dict[str, Measurement]] = {
+            "placeviz": {},
+            "tensorflow": {},
+            PROCESSES: {},
+        }
+        order = ("placeviz", "tensorflow", PROCESSES)
         for config in configs:
-            for name in order:
+            for name in order if index % 2 == 0 else order[::-1]:
                 if name == "placeviz":
                     one_round[name][config.key] = measure_placeviz(config, args)
-                elif python:
-                    outcome = measure_tensorflow(python, config, args)
+                elif python and (name == "tensorflow" or config.workers):
+                    outcome = measure_tensorflow(python, config, args, name == PROCESSES)
                     if isinstance(outcome, str):
                         print(f"round {index + 1}, {config.title}: {outcome}")
                     else:
@@ -314,6 +347,7 @@ def main() -> None:
         " create_local_cluster call"
     )
     print("\n".join(tabulate(configs, rounds, python is not None)))
+    print("\n".join(against_processes(configs, rounds)))
     print("\n".join(placeviz_details(configs, rounds)))
 
 

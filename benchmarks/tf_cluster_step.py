@@ -2,9 +2,12 @@
 (or in one process), timed the same way; prints one JSON line that bench_cluster.py reads.
 
 Runs only with TensorFlow's python (TF is never a dependency of placeviz); bench_cluster.py starts
-it with `--tf-python`. The cluster's servers live in this process, so they end with it.
+it with `--tf-python`. The cluster's servers live in this process, so they end with it. With
+`--processes` each task is instead a `tf.distribute.Server` in a process of its own, this process
+only the client, as placeviz's tasks are and as a real cluster runs (ended with this process).
 
 Run: /work/tfvenv/bin/python benchmarks/tf_cluster_step.py --workers 2 --ps 2 [--steps 30]
+     [--processes]
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -24,6 +28,43 @@ os.environ["TF_USE_LEGACY_KERAS"] = "1"
 import tensorflow
 from _cluster_graph import RESULT_MARKER, build, inputs, timed_steps
 
+# One task of a cluster, in a process of its own: argv is the cluster spec (JSON), job, index.
+SERVER = """
+import json, sys
+import tensorflow
+tf = tensorflow.compat.v1
+tf.disable_v2_behavior()
+spec, job, index = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+config = tf.ConfigProto(device_count={"GPU": 0})
+server = tf.train.Server(tf.train.ClusterSpec(spec), job_name=job, task_index=index, config=config)
+print("ready", flush=True)
+server.join()
+"""
+
+
+def server_processes(workers: int, ps: int) -> tuple[dict[str, list[str]], list[subprocess.Popen]]:
+    """A `tf.distribute.Server` process per task on loopback, each once it said it is ready."""
+    import portpicker
+
+    spec = {
+        "worker": [f"localhost:{portpicker.pick_unused_port()}" for _ in range(workers)],
+        "ps": [f"localhost:{portpicker.pick_unused_port()}" for _ in range(ps)],
+    }
+    tasks = [
+        subprocess.Popen(
+            [sys.executable, "-c", SERVER, json.dumps(spec), job, str(index)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for job, addresses in spec.items()
+        for index in range(len(addresses))
+    ]
+    for task in tasks:
+        assert task.stdout is not None
+        if task.stdout.readline().strip() != "ready":
+            raise SystemExit(f"a TensorFlow server exited {task.wait()} before it was ready")
+    return spec, tasks
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -33,6 +74,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--widths", default="784,256,256,10")
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--processes", action="store_true", help="a server process per task")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
     tf = tensorflow.compat.v1
@@ -42,7 +84,13 @@ def main() -> None:
     cpu_only = tf.ConfigProto(device_count={"GPU": 0})
 
     target, spec, started = "", None, None
-    if args.workers:
+    tasks: list[subprocess.Popen] = []
+    if args.workers and args.processes:
+        start = time.perf_counter()
+        addresses, tasks = server_processes(args.workers, args.ps)
+        started = time.perf_counter() - start
+        target, spec = f"grpc://{addresses['worker'][0]}", tf.train.ClusterSpec(addresses)
+    elif args.workers:
         start = time.perf_counter()
         workers, _ = tensorflow.test.create_local_cluster(
             args.workers, args.ps, worker_config=cpu_only, ps_config=cpu_only
@@ -62,6 +110,9 @@ def main() -> None:
     }
     print(RESULT_MARKER + json.dumps(result), flush=True)
     sys.stdout.flush()
+    for task in tasks:
+        task.kill()
+        task.wait()
     # The in-process gRPC servers have no stop; leave at once rather than wait on their shutdown.
     os._exit(0)
 
