@@ -8,39 +8,12 @@ import math
 
 import networkx as nx
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from test_placement_search import DEVICES, pipelines
 
 from placeviz.placement import pipeline, scheduling
 from placeviz.placement.pipeline_downsets import DOWNSETS_PER_UNIT, downset_stages
 from placeviz.placement.pipeline_moves import Network
 from placeviz.placement.problem import Work
-
-DEVICES = [
-    {"name": "GPU:0", "type": "GPU", "memory": 2.0},
-    {"name": "GPU:1", "type": "GPU", "memory": 2.0},
-    {"name": "CPU:0", "type": "CPU"},
-]
-
-
-@st.composite
-def dags(draw) -> nx.DiGraph:
-    """Small DAGs with branches, some nodes CPU-only, some colocated with a neighbour."""
-    n = draw(st.integers(1, 7))
-    graph = nx.DiGraph()
-    for i in range(n):
-        times = {"CPU": draw(st.integers(2, 12)) / 2}
-        if draw(st.integers(0, 5)):
-            times["GPU"] = draw(st.integers(1, 8)) / 2
-        graph.add_node(
-            i,
-            time=times,
-            memory=draw(st.integers(0, 2)) / 2,
-            colocation="c" if i and draw(st.integers(0, 5)) == 0 else None,
-        )
-    for j in range(1, n):
-        for i in draw(st.sets(st.integers(0, j - 1), max_size=2)):
-            graph.add_edge(i, j, time=draw(st.integers(0, 8)) / 2)
-    return graph
 
 
 def stage_load(net: Network, stage: set[int], d: int) -> float:
@@ -96,7 +69,7 @@ def best_chain(net: Network) -> float:
 
 
 @settings(max_examples=300, deadline=None)
-@given(dags())
+@given(pipelines())
 def test_the_program_finds_the_best_chain_of_downsets(graph: nx.DiGraph) -> None:
     net = pipeline.network(scheduling._problem(graph, scheduling._devices(DEVICES)))
     least = best_chain(net)
