@@ -98,3 +98,18 @@ def test_a_ceiling_below_every_chain_finds_none() -> None:
     net = pipeline.network(scheduling._problem(graph, scheduling._devices(DEVICES)))
     assert downset_stages(net, 3.0, Work(math.inf)) is not None  # a | b: 3 and 3
     assert downset_stages(net, 2.9, Work(math.inf)) is None
+
+
+def test_a_chain_too_long_for_the_budget_is_not_priced() -> None:
+    """The stages the program would price are counted first: a budget short of them is spent
+    only on the downsets (one each), not lost in a walk that could not finish."""
+    graph = nx.DiGraph()
+    for i in range(60):
+        graph.add_node(i, time={"GPU": 1.0, "CPU": 8.0}, memory=0.0)
+        if i:
+            graph.add_edge(i - 1, i, time=0.5)
+    net = pipeline.network(scheduling._problem(graph, scheduling._devices(DEVICES)))
+    short = Work(1_000)
+    assert downset_stages(net, 60.0, short) is None
+    assert 1_000 - short.left == 60  # the downsets of a chain of 60, beside the empty one
+    assert downset_stages(net, 60.0, Work(100_000)) is not None

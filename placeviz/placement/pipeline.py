@@ -32,6 +32,7 @@ WANDER = 0.01  # a kicked placement this much slower than the current one is sti
 RETURN_AFTER = 50  # kicks without a better placement before the walk goes back to the best
 EXHAUSTIVE = 20_000  # placements of a problem small enough to search them all
 POLISH_SHARE = 0.1  # of the budget, kept for trading units between the best placement's devices
+DOWNSETS_SHARE = 0.25  # of the search's budget, the most the program over downsets may spend
 STALE_KICKS = 300  # kicks in a row that lower no slowest stage: a small graph's search is over
 
 
@@ -93,7 +94,8 @@ def search(net: Network, work: Work, seed: int = 0) -> tuple[list[int], float, i
     alive = [Loads(net, start) for start in seeds(net, order)]
     if not alive:
         raise _no_packing(net)
-    staged = downset_stages(net, min(max(state.load) for state in alive), work)
+    ceiling = min(max(state.load) for state in alive)
+    staged = downset_stages(net, ceiling, work.part(work.left * DOWNSETS_SHARE))
     if staged is not None and all(staged != state.device for state in alive):
         alive.append(Loads(net, staged))
     settled = [False] * len(alive)

@@ -13,6 +13,7 @@ read by two later stages (it is sent twice), which the descent from the chain th
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 
@@ -21,12 +22,13 @@ from placeviz.placement.problem import Work
 
 DOWNSETS_PER_UNIT = 2  # at most, on average: wider graphs have too many for the program
 PLANS_MOST = 64  # combinations of devices used per downset, at most
+WORK_PER_STAGE = 3  # work a stage costs to price, about (2.2-2.8 measured on bench_dnn's graphs)
 
 
 def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None:
     """A device per unit, each device's units the difference of two nested downsets, with no
     stage's load above ``ceiling``; None where the units' graph has a cycle (colocated forward
-    and backward ops), too many downsets, or no such chain, or the budget ran out."""
+    and backward ops), too many downsets or stages to price for ``work``, or no such chain."""
     n = len(net.members)
     classes = _device_classes(net)
     counts = [len(devices) for devices in classes]
@@ -36,8 +38,8 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
     if lattice is None:
         return None
     full = lattice.index.get((1 << n) - 1)
-    if full is None:
-        return None
+    if full is None or WORK_PER_STAGE * _stages_at_most(lattice, ceiling) > work.left:
+        return None  # a cycle; or a long chain, whose stages would cost more than the budget
     # best[x]: per count of devices used from each class, (slowest stage, how it was reached)
     best: list[dict[tuple[int, ...], tuple[float, tuple[int, tuple[int, ...], int] | None]]]
     best = [{} for _ in lattice.sets]
@@ -102,6 +104,16 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
     return device
 
 
+def _stages_at_most(lattice: _Lattice, ceiling: float) -> int:
+    """How many stages the program may price: per downset, the downsets whose compute (each
+    unit at its fastest) is at most ``ceiling`` above its own, its supersets among them."""
+    fastest = sorted(lattice.fastest)
+    return sum(
+        bisect.bisect_right(fastest, own + ceiling) - bisect.bisect_left(fastest, own)
+        for own in lattice.fastest
+    )
+
+
 def _undominated(
     plans: dict[tuple[int, ...], tuple[float, object]],
 ) -> list[tuple[tuple[int, ...], float]]:
@@ -154,21 +166,22 @@ class _Lattice:
         n = len(net.members)
         problem, unit_of = net.problem, net.unit_of
         needs = [0] * n  # per unit, its predecessors' units
+        needed_by: list[set[int]] = [set() for _ in range(n)]
         for i in range(len(problem.nodes)):
             for j, _ in problem.preds[i]:
                 if unit_of[j] != unit_of[i]:
                     needs[unit_of[i]] |= 1 << unit_of[j]
+                    needed_by[unit_of[j]].add(unit_of[i])
         times = [[net.times[u][devices[0]] for devices in classes] for u in range(n)]
         lattice = cls()
         lattice.compute.append([0.0] * len(classes))
         lattice.blocked.append([0] * len(classes))
+        ready = [[u for u in range(n) if not needs[u]]]  # per downset, the units it may take next
         x = 0
         while x < len(lattice.sets):
             below = lattice.sets[x]
             kids = []
-            for unit in range(n):
-                if below >> unit & 1 or needs[unit] & ~below:
-                    continue
+            for unit in ready[x]:
                 upto = below | 1 << unit
                 y = lattice.index.get(upto)
                 if y is None:
@@ -176,6 +189,8 @@ class _Lattice:
                         return None
                     work.spend(1)
                     y = lattice._add(net, x, unit, upto, times[unit])
+                    freed = sorted(v for v in needed_by[unit] if not needs[v] & ~upto)
+                    ready.append([u for u in ready[x] if u != unit] + freed)
                 kids.append(y)
             lattice.children.append(kids)
             x += 1
