@@ -25,14 +25,18 @@ PLANS_MOST = 64  # combinations of devices used per downset, at most
 WORK_PER_STAGE = 3  # work a stage costs to price, about (2.2-2.8 measured on bench_dnn's graphs)
 
 
+# Per downset: per count of devices used from each class, the slowest stage of the best chain
+# that reaches it, and the step there (the downset before, the counts there, the device class).
+Plans = dict[tuple[int, ...], tuple[float, tuple[int, tuple[int, ...], int] | None]]
+
+
 def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None:
     """A device per unit, each device's units the difference of two nested downsets, with no
     stage's load above ``ceiling``; None where the units' graph has a cycle (colocated forward
     and backward ops), too many downsets or stages to price for ``work``, or no such chain."""
     n = len(net.members)
     classes = _device_classes(net)
-    counts = [len(devices) for devices in classes]
-    if math.prod(count + 1 for count in counts) > PLANS_MOST:
+    if math.prod(len(devices) + 1 for devices in classes) > PLANS_MOST:
         return None
     lattice = _Lattice.of(net, classes, DOWNSETS_PER_UNIT * n + 1, work)
     if lattice is None:
@@ -40,14 +44,24 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
     full = lattice.index.get((1 << n) - 1)
     if full is None or WORK_PER_STAGE * _stages_at_most(lattice, ceiling) > work.left:
         return None  # a cycle; or a long chain, whose stages would cost more than the budget
-    # best[x]: per count of devices used from each class, (slowest stage, how it was reached)
-    best: list[dict[tuple[int, ...], tuple[float, tuple[int, tuple[int, ...], int] | None]]]
-    best = [{} for _ in lattice.sets]
+    best = _best_chains(net, lattice, classes, ceiling, work)
+    if best is None or not best[full]:
+        return None
+    return _placement(lattice, classes, best, full, n)
+
+
+def _best_chains(
+    net: Network, lattice: _Lattice, classes: list[list[int]], ceiling: float, work: Work
+) -> list[Plans] | None:
+    """Every downset's plans, each downset's stages priced up from it once its own plans are
+    final (its subsets come first); None if the budget ran out."""
+    counts = [len(devices) for devices in classes]
+    best: list[Plans] = [{} for _ in lattice.sets]
     best[0][(0,) * len(classes)] = (0.0, None)
     seen = [-1] * len(lattice.sets)
     devices_in_all = sum(counts)
-    left_after = lattice.fastest[full]  # compute after a downset, each unit at its fastest
-    for x in range(len(lattice.sets)):  # every downset after its subsets
+    total = lattice.fastest[-1]  # the whole graph's (the last downset) on its fastest classes
+    for x in range(len(lattice.sets)):
         plans = _undominated(best[x])
         if not plans:
             continue
@@ -70,7 +84,7 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
             transfer = _transfers(net, below, lattice.sets[y], frontier, lattice.sends[y])
             size = lattice.memory[y] - lattice.memory[x]
             # devices the rest needs at least, were each as loaded as the ceiling allows
-            rest = (left_after - lattice.fastest[y]) / ceiling if ceiling > 0 else 0.0
+            rest = (total - lattice.fastest[y]) / ceiling if ceiling > 0 else 0.0
             reached = best[y]
             for c, devices in enumerate(classes):
                 if lattice.blocked[y][c] != blocked_x[c]:
@@ -86,10 +100,16 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
                     known = reached.get(more)
                     if known is None or value < known[0]:
                         reached[more] = (value, (x, used, c))
-    if not best[full]:
-        return None
+    return best
+
+
+def _placement(
+    lattice: _Lattice, classes: list[list[int]], best: list[Plans], full: int, units: int
+) -> list[int]:
+    """The best chain's stages, walked back from the whole graph, each on the next device of
+    its class."""
     used = min(best[full], key=lambda plan: best[full][plan][0])
-    device = [-1] * n
+    device = [-1] * units
     taken = [0] * len(classes)
     y = full
     while (step := best[y][used][1]) is not None:
@@ -97,7 +117,7 @@ def downset_stages(net: Network, ceiling: float, work: Work) -> list[int] | None
         stage = lattice.sets[y] & ~lattice.sets[x]
         d = classes[c][taken[c]]
         taken[c] += 1
-        for unit in range(n):
+        for unit in range(len(device)):
             if stage >> unit & 1:
                 device[unit] = d
         y = x
@@ -114,9 +134,7 @@ def _stages_at_most(lattice: _Lattice, ceiling: float) -> int:
     )
 
 
-def _undominated(
-    plans: dict[tuple[int, ...], tuple[float, object]],
-) -> list[tuple[tuple[int, ...], float]]:
+def _undominated(plans: Plans) -> list[tuple[tuple[int, ...], float]]:
     """The plans no other beats with no more devices of any class and no slower stage."""
     kept: list[tuple[tuple[int, ...], float]] = []
     for used, (slowest, _) in sorted(plans.items(), key=lambda plan: (plan[1][0], sum(plan[0]))):
