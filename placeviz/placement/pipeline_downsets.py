@@ -143,14 +143,12 @@ def _undominated(plans: Plans) -> list[tuple[tuple[int, ...], float]]:
     return kept
 
 
-def _transfers(
-    net: Network, below: int, upto: int, frontier: list[tuple[int, float]], sends: float
-) -> float:
+def _transfers(net: Network, below: int, upto: int, frontier: list[int], sends: float) -> float:
     """What the stage ``upto`` minus ``below`` receives from ``below``'s frontier nodes and
     sends past ``upto``: ``sends`` (the frontier of ``upto``) less what ``below``'s nodes send
     past it."""
     received = 0.0
-    for node, _ in frontier:
+    for node in frontier:
         into = past = 0.0
         for reader, cost in net.reads[node]:  # largest first
             if upto >> reader & 1:
@@ -165,8 +163,8 @@ def _transfers(
 
 class _Lattice:
     """The downsets of the units' graph, each after its subsets (as bit sets of units), with
-    what a stage between two of them needs: compute per device class, memory, and the frontier
-    (nodes with readers outside, and the largest such edge of each)."""
+    what a stage between two of them needs: compute per device class, memory, the frontier
+    (nodes with readers outside) and what it sends past itself."""
 
     def __init__(self) -> None:
         self.sets: list[int] = [0]
@@ -176,8 +174,8 @@ class _Lattice:
         self.blocked: list[list[int]] = []  # units that cannot run on each class
         self.fastest: list[float] = [0.0]  # each unit on its fastest class
         self.memory: list[float] = [0.0]
-        self.frontier: list[list[tuple[int, float]]] = [[]]
-        self.sends: list[float] = [0.0]
+        self.frontier: list[list[int]] = [[]]  # nodes read outside the downset
+        self.sends: list[float] = [0.0]  # their largest edges outside, summed
 
     @classmethod
     def of(cls, net: Network, classes: list[list[int]], most: int, work: Work) -> _Lattice | None:
@@ -224,13 +222,14 @@ class _Lattice:
         self.blocked.append([was + math.isinf(t) for was, t in zip(self.blocked[x], times)])
         self.fastest.append(self.fastest[x] + min(times))
         self.memory.append(self.memory[x] + net.memory[unit])
-        frontier = []
-        for node in itertools.chain((node for node, _ in self.frontier[x]), net.members[unit]):
+        frontier, sends = [], 0.0
+        for node in itertools.chain(self.frontier[x], net.members[unit]):
             past = next((cost for reader, cost in net.reads[node] if not upto >> reader & 1), 0.0)
             if past:
-                frontier.append((node, past))
+                frontier.append(node)
+                sends += past
         self.frontier.append(frontier)
-        self.sends.append(sum(cost for _, cost in frontier))
+        self.sends.append(sends)
         return y
 
 
