@@ -46,16 +46,20 @@ def _libm() -> ctypes.CDLL | None:
 _LIBM = _libm()
 
 
-def _flushing(modes: _Modes) -> _Modes:
-    return _Modes(modes.control_word, 0, modes.mxcsr | _FLUSH_BITS)
+def _flush() -> _Modes:
+    """Sets this thread's flags; its modes before."""
+    assert _LIBM is not None
+    before = _Modes()
+    _LIBM.fegetmode(ctypes.byref(before))
+    flushing = _Modes(before.control_word, 0, before.mxcsr | _FLUSH_BITS)
+    _LIBM.fesetmode(ctypes.byref(flushing))
+    return before
 
 
 def flush_in_this_thread() -> None:
     """For a thread of placeviz's own that runs kernels and nothing else (a stream worker)."""
     if _LIBM is not None:
-        modes = _Modes()
-        _LIBM.fegetmode(ctypes.byref(modes))
-        _LIBM.fesetmode(ctypes.byref(_flushing(modes)))
+        _flush()
 
 
 class Flushed:
@@ -65,9 +69,7 @@ class Flushed:
 
     def __enter__(self) -> None:
         if _LIBM is not None:
-            self._saved = _Modes()
-            _LIBM.fegetmode(ctypes.byref(self._saved))
-            _LIBM.fesetmode(ctypes.byref(_flushing(self._saved)))
+            self._saved = _flush()
 
     def __exit__(
         self,
