@@ -4,7 +4,7 @@
 Runs only with TensorFlow's python (TF is never a dependency of placeviz); bench_cluster.py starts
 it with `--tf-python`. The cluster's servers live in this process, so they end with it. With
 `--processes` each task is instead a `tf.distribute.Server` in a process of its own, this process
-only the client, as placeviz's tasks are and as a real cluster runs (ended with this process).
+only the client, as placeviz's tasks are and as a real cluster runs (they end with this process).
 
 Run: /work/tfvenv/bin/python benchmarks/tf_cluster_step.py --workers 2 --ps 2 [--steps 30]
      [--processes]
@@ -29,8 +29,10 @@ import tensorflow
 from _cluster_graph import RESULT_MARKER, build, inputs, timed_steps
 
 # One task of a cluster, in a process of its own: argv is the cluster spec (JSON), job, index.
+# It ends when its stdin closes: when the client ends, however it ends (TF servers have no stop).
 SERVER = """
-import json, sys
+import json, os, sys, threading
+threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
 import tensorflow
 tf = tensorflow.compat.v1
 tf.disable_v2_behavior()
@@ -43,7 +45,8 @@ server.join()
 
 
 def server_processes(workers: int, ps: int) -> tuple[dict[str, list[str]], list[subprocess.Popen]]:
-    """A `tf.distribute.Server` process per task on loopback, each once it said it is ready."""
+    """A `tf.distribute.Server` process per task on loopback, each once it said it is ready;
+    each ends with this process."""
     import portpicker
 
     spec = {
@@ -53,6 +56,7 @@ def server_processes(workers: int, ps: int) -> tuple[dict[str, list[str]], list[
     tasks = [
         subprocess.Popen(
             [sys.executable, "-c", SERVER, json.dumps(spec), job, str(index)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -84,10 +88,10 @@ def main() -> None:
     cpu_only = tf.ConfigProto(device_count={"GPU": 0})
 
     target, spec, started = "", None, None
-    tasks: list[subprocess.Popen] = []
+    servers: list[subprocess.Popen] = []  # should this process end early, their stdin closes
     if args.workers and args.processes:
         start = time.perf_counter()
-        addresses, tasks = server_processes(args.workers, args.ps)
+        addresses, servers = server_processes(args.workers, args.ps)
         started = time.perf_counter() - start
         target, spec = f"grpc://{addresses['worker'][0]}", tf.train.ClusterSpec(addresses)
     elif args.workers:
@@ -110,9 +114,9 @@ def main() -> None:
     }
     print(RESULT_MARKER + json.dumps(result), flush=True)
     sys.stdout.flush()
-    for task in tasks:
-        task.kill()
-        task.wait()
+    for server in servers:
+        server.kill()
+        server.wait()
     # The in-process gRPC servers have no stop; leave at once rather than wait on their shutdown.
     os._exit(0)
 
