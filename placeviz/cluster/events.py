@@ -45,23 +45,15 @@ _TRANSFER, _WAIT = int(EventKind.TRANSFER), int(EventKind.WAIT)
 _CLOCK = int(TimingSource.CLOCK)
 
 
+# The columns a task's rows fill (frame and iteration keep their defaults: a task runs no while
+# loops in its plan), and those rows' fields in the order ``_rows`` writes them.
+_FILLED = tuple(n for n in COLUMN_NAMES if n != "run" and n not in COLUMN_DEFAULTS)
+_ROW = ("kind", "t0", "t1", "node", "device", "peer", "bytes", "source")
+
+
 def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]:
-    # A task runs no while loops in its plan: frame and iteration keep their defaults.
-    rows: dict[str, list[int]] = {
-        name: [] for name in COLUMN_NAMES if name != "run" and name not in COLUMN_DEFAULTS
-    }
-
-    def add(kind: int, t0: int, t1: int, node: int, device: int, peer: int, size: int, src: int):
-        rows["kind"].append(kind)
-        rows["t0"].append(t0)
-        rows["t1"].append(t1)
-        rows["node"].append(node)
-        rows["device"].append(device)
-        rows["stream"].append(device)
-        rows["bytes"].append(size)
-        rows["source"].append(src)
-        rows["peer"].append(peer)
-
+    """Each task's rows in turn: its ops' events as it sent them (one array per column, shifted
+    onto the client's clock and devices), then its sends and its stages' waits."""
     tasks = {info.address: info for info, _ in remote.reports}
     arrived = {  # (receiving task, tensor name) -> when it arrived, on the client's clock
         (info.name, name): when + info.clock_offset_ns
@@ -69,44 +61,68 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
         for _sender, names, when in report["received"]
         for name in names
     }
-    transfers, heads = remote.program.transfers, remote.program.heads
+    parts: list[dict[str, np.ndarray]] = []
     for task, report in remote.reports:
         offset = task.clock_offset_ns
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
         events = dict(zip(REPORTED_COLUMNS, report["events"]))
-        for name in ("t0", "t1"):
-            rows[name].extend((events[name] + offset).tolist())
-        for name in ("device", "peer"):  # -1 (no peer) stays -1: ``here`` ends with it
-            rows[name].extend(here[events[name]].tolist())
-        rows["stream"].extend(here[events["device"]].tolist())
-        for name in ("kind", "node", "bytes", "source"):
-            rows[name].extend(events[name].tolist())
-        for address, names, sizes, t0, _t1 in report["sent"]:
-            receiver = tasks[address].name
-            for name, size in zip(names, sizes):
-                tensor, src, dst = transfers[name, receiver]
-                began = t0 + offset
-                add(
-                    _TRANSFER,
-                    began,
-                    max(began, arrived[receiver, name]),
-                    tensor.op.id,
-                    device_ids[dst.name],
-                    device_ids[src.name],
-                    size,
-                    _CLOCK,
-                )
-        for first, began, until in report["waits"]:
-            if until <= began:
-                continue
-            head = heads[first]
-            peer, last = -1, -1
-            for sender, names, when in report["received"]:  # the last arrival the stage awaited
-                awaited = [n for n in names if n in head.receives]
-                if when <= until and when >= last and (awaited or sender in head.signalled_by):
-                    last = when
-                    # a control token carries no device; sent with tensors, the tensor's
-                    peer = device_ids[transfers[awaited[-1], task.name][1].name] if awaited else -1
-            device = device_ids[head.device.name]
-            add(_WAIT, began + offset, until + offset, head.op.id, device, peer, 0, _CLOCK)
-    return {name: np.asarray(values, dtype=DTYPES[name]) for name, values in rows.items()}
+        parts.append(
+            {
+                "kind": events["kind"],
+                "t0": events["t0"] + offset,
+                "t1": events["t1"] + offset,
+                "node": events["node"],
+                "device": here[events["device"]],  # -1 (no peer) stays -1: ``here`` ends with it
+                "stream": here[events["device"]],
+                "peer": here[events["peer"]],
+                "bytes": events["bytes"],
+                "source": events["source"],
+            }
+        )
+        rows = _rows(task, report, tasks, arrived, remote.program, device_ids)
+        if rows:
+            table = np.array(rows, np.int64).T
+            parts.append({**dict(zip(_ROW, table)), "stream": table[_ROW.index("device")]})
+    return {
+        name: np.concatenate([part[name] for part in parts]).astype(DTYPES[name], copy=False)
+        if parts
+        else np.zeros(0, DTYPES[name])
+        for name in _FILLED
+    }
+
+
+def _rows(
+    task: TaskInfo,
+    report: dict[str, Any],
+    tasks: dict[str, TaskInfo],
+    arrived: dict[tuple[str, str], int],
+    program: RunProgram,
+    device_ids: dict[str, int],
+) -> list[tuple[int, ...]]:
+    """The task's sends (a TRANSFER from its start to the tensor's arrival) and its stages'
+    waits, as rows of ``_ROW``'s fields."""
+    rows = []
+    offset = task.clock_offset_ns
+    transfers, heads = program.transfers, program.heads
+    for address, names, sizes, t0, _t1 in report["sent"]:
+        receiver = tasks[address].name
+        for name, size in zip(names, sizes):
+            tensor, src, dst = transfers[name, receiver]
+            began = t0 + offset
+            end = max(began, arrived[receiver, name])
+            to, source = device_ids[dst.name], device_ids[src.name]
+            rows.append((_TRANSFER, began, end, tensor.op.id, to, source, size, _CLOCK))
+    for first, began, until in report["waits"]:
+        if until <= began:
+            continue
+        head = heads[first]
+        peer, last = -1, -1
+        for sender, names, when in report["received"]:  # the last arrival the stage awaited
+            awaited = [n for n in names if n in head.receives]
+            if when <= until and when >= last and (awaited or sender in head.signalled_by):
+                last = when
+                # a control token carries no device; sent with tensors, the tensor's
+                peer = device_ids[transfers[awaited[-1], task.name][1].name] if awaited else -1
+        device = device_ids[head.device.name]
+        rows.append((_WAIT, began + offset, until + offset, head.op.id, device, peer, 0, _CLOCK))
+    return rows
