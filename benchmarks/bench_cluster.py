@@ -15,8 +15,11 @@ Printed: per configuration the median over rounds of each framework's median ste
 median of the per-round placeviz/TF ratios, each cluster's start time (the create_local_cluster
 call), against the targets (ratio <= 1.0, start <= 1 s); then TensorFlow's step with each task a
 `tf.distribute.Server` process of its own and the client in another, as placeviz's tasks run (and
-a real cluster), against placeviz's of the same round; then, for placeviz, the overhead per op
-and the bytes that crossed between tasks in one step (Dask's transfer log), by direction.
+a real cluster), against placeviz's of the same round; then the same step's messages replayed
+between bare Dask servers (benchmarks/_dask_floor.py: no kernels, events or placeviz), alone and
+with each stage busy for as long as its kernels ran, against TensorFlow's step of the same round:
+the floor Dask's comms set; then, for placeviz, the overhead per op and the bytes that crossed
+between tasks in one step (Dask's transfer log), by direction.
 
 Run: python benchmarks/bench_cluster.py [--steps 30] [--rounds 3] [--configs 1,2+2,1+8,4+4]
      [--tf-python /work/tfvenv/bin/python] [--widths 784,256,256,10] [--batch 64]
@@ -36,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _cluster_graph import RESULT_MARKER, build, inputs, timed_steps
+from _dask_floor import floor_spec
+from _dask_floor import measure as floor_step
 
 import placeviz as pv
 from placeviz.contract import EventKind
@@ -76,6 +81,9 @@ class Measurement:
     ops: int
     version: str
     moved: dict[str, int] | None = None
+    # the same step's messages between bare Dask servers (_dask_floor.py): alone, and with each
+    # stage busy for as long as its kernels ran in placeviz's step
+    floor_seconds: tuple[float, float] | None = None
 
 
 def crossed(trace: pv.Trace) -> dict[str, int]:
@@ -115,11 +123,16 @@ def measure_placeviz(config: Config, args: argparse.Namespace) -> Measurement:
             sess.run(init)
             times = timed_steps(sess, train, {x: data, y: labels}, args.steps, args.warmup)
             moved = crossed(sess.trace(runs=1))
+            spec = floor_spec(sess, train)
     finally:
         for server in itertools.chain(workers, ps):
             server.stop()
     ops = len(graph.get_operations())
-    return Measurement(statistics.median(times), started, ops, VERSION, moved)
+    floor = (
+        floor_step(spec, args.steps, args.warmup, with_kernels=False),
+        floor_step(spec, args.steps, args.warmup, with_kernels=True),
+    )
+    return Measurement(statistics.median(times), started, ops, VERSION, moved, floor)
 
 
 def compile_placeviz() -> str:
@@ -270,6 +283,35 @@ def against_processes(
     return lines if len(lines) > 2 else []
 
 
+def against_dask(
+    configs: list[Config], rounds: list[dict[str, dict[str, Measurement]]]
+) -> list[str]:
+    """What Dask's comms alone cost the same step, and that plus the kernels' time: what
+    placeviz's step could be at best on Dask, against TensorFlow's of the same round."""
+    lines = [
+        "The same step's messages between bare Dask servers (benchmarks/_dask_floor.py): alone,",
+        "and with each stage busy for as long as its kernels ran in placeviz's step:",
+        f"{'configuration':<20}{'messages ms/step':<24}{'+ kernels ms/step':<24}"
+        f"{'(+ kernels)/TF':<22}",
+    ]
+    for config in configs:
+        floors = [
+            (r["placeviz"][config.key].floor_seconds, r.get("tensorflow", {}).get(config.key))
+            for r in rounds
+            if config.key in r.get("placeviz", {}) and r["placeviz"][config.key].floor_seconds
+        ]
+        if not floors:
+            continue
+        alone = [floor[0] for floor, _ in floors if floor]
+        kernels = [floor[1] for floor, _ in floors if floor]
+        ratios = [floor[1] / tf.step_seconds for floor, tf in floors if floor and tf]
+        lines.append(
+            f"{config.title:<20}{spread(alone, 1e3, 2):<24}{spread(kernels, 1e3, 2):<24}"
+            f"{spread(ratios, 1, 2):<22}"
+        )
+    return lines if len(lines) > 3 else []
+
+
 def placeviz_details(
     configs: list[Config], rounds: list[dict[str, dict[str, Measurement]]]
 ) -> list[str]:
@@ -348,6 +390,7 @@ def main() -> None:
     )
     print("\n".join(tabulate(configs, rounds, python is not None)))
     print("\n".join(against_processes(configs, rounds)))
+    print("\n".join(against_dask(configs, rounds)))
     print("\n".join(placeviz_details(configs, rounds)))
 
 

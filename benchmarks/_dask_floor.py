@@ -1,0 +1,236 @@
+"""The floor Dask's comms set under a placeviz cluster step: the step's own messages, replayed
+between bare Dask servers, with no kernels, no events and no placeviz (bench_cluster.py's
+"Dask alone" column).
+
+``floor_spec`` reads a session's program for a run (``placeviz/cluster/program.py``): each task's
+stages in order, what each waits for and what it sends where, with each tensor's bytes, and what
+the client feeds each task. ``python benchmarks/_dask_floor.py SPEC.json STEPS WARMUP`` starts a
+Dask ``Server`` process per task that replays its stages each step (it waits in a mailbox for
+what the other tasks send, then sends zero-filled buffers of the same sizes straight to them, as
+placeviz's tasks send tensors) and answers the client, which sends every task its step message
+(the fed bytes to the tasks that read them) and times the steps, as placeviz's master does. It
+prints one line: RESULT_MARKER and the median step in seconds, as JSON.
+
+Whatever a placeviz step costs beyond this is placeviz's (kernels, events, bookkeeping); this much
+is Dask's TCP comms, serialization and event loops, in as many processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULT_MARKER = "DASK-FLOOR "
+
+
+def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
+    """The messages of ``session``'s run of ``fetch`` (run at least once): per task its stages,
+    with tasks named by index and each sent tensor's bytes; the bytes fed to each task."""
+    master = session._remote
+    programs = [
+        (plan, program)
+        for plan, _key, program in master._programs.values()
+        if any(f is fetch for f in plan.fetches)
+    ]
+    plan, program = programs[-1]
+    ran = _op_times(session)
+    fed = {t.name: _nbytes(t) for t in plan.feeds}
+    sizes = {tensor.name: _nbytes(tensor) for tensor, _src, _dst in program.transfers.values()}
+    index = {address: i for i, (address, _stages, _feeds) in enumerate(program.messages)}
+    tasks = []
+    for _address, stages, feeds in program.messages:
+        tasks.append(
+            {
+                "feed_bytes": [fed[name] for name in feeds],
+                "stages": [
+                    {
+                        "awaits": [*stage["receives"], *stage["waits"]],
+                        "kernel_ns": sum(ran.get(name, 0) for name in stage["ops"]),
+                        "sends": {
+                            index[to]: {name: sizes[name] for name in names}
+                            for to, names in stage["sends"].items()
+                        },
+                        "signals": {index[to]: tokens for to, tokens in stage["signals"].items()},
+                    }
+                    for stage in stages
+                ],
+            }
+        )
+    return {"tasks": tasks}
+
+
+def _op_times(session: Any) -> dict[str, int]:
+    """How long each op ran in the session's last run, by name (its kernels' time)."""
+    from placeviz.contract import EventKind
+
+    columns = session.last_run_events()
+    ops = session.graph.get_operations()
+    ran = columns["kind"] == EventKind.OP
+    times: dict[str, int] = collections.defaultdict(int)
+    for node, t0, t1 in zip(columns["node"][ran], columns["t0"][ran], columns["t1"][ran]):
+        times[ops[node].name] += int(t1 - t0)
+    return times
+
+
+def _nbytes(tensor: Any) -> int:
+    elements = tensor.shape.num_elements()
+    if elements is None:
+        raise ValueError(f"{tensor.name} has no static shape: its bytes are not known")
+    return elements * tensor.dtype.np.itemsize
+
+
+def measure(
+    spec: dict[str, Any], steps: int, warmup: int, with_kernels: bool, timeout: float = 300
+) -> float:
+    """The median step of ``spec``'s messages on bare Dask servers, from a fresh process
+    (``with_kernels``: each stage also busy for as long as its kernels ran in placeviz)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+        json.dump(spec, file)
+    with_spec = Path(file.name)
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, str(with_spec), str(steps), str(warmup), str(with_kernels)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    finally:
+        with_spec.unlink(missing_ok=True)
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT_MARKER))
+    return float(json.loads(line[len(RESULT_MARKER) :]))
+
+
+# -- the replay: a server per task, and the client ------------------------------------------------
+def _serve(spec: dict[str, Any], me: int, with_kernels: bool) -> None:
+    """Task ``me``: listen on a free loopback port, say it, then replay its stages each step
+    (``with_kernels``: each stage busy for as long as its kernels ran in placeviz)."""
+    from distributed.core import ConnectionPool, Server
+    from distributed.protocol import ToPickle
+
+    stages = spec["tasks"][me]["stages"]
+    buffers: dict[str, np.ndarray] = {}  # each sent tensor's bytes, made once (a variable's)
+    for stage in stages:
+        for names in stage["sends"].values():
+            for name, size in names.items():
+                buffers[name] = np.zeros(size, np.uint8)
+
+    async def main() -> None:
+        pool = ConnectionPool()
+        await pool.start()
+        addresses: list[str] = []
+        boxes: dict[str, dict[str, Any]] = collections.defaultdict(dict)
+        waiting: dict[str, tuple[list[str], asyncio.Future[None]]] = {}
+
+        def tensors(step: str, values: dict[str, Any], tokens: list[str]) -> None:
+            box = boxes[step]
+            box.update(values)
+            box.update(dict.fromkeys(tokens))
+            wait = waiting.get(step)
+            if wait is not None and all(name in box for name in wait[0]):
+                del waiting[step]
+                wait[1].set_result(None)
+
+        async def send(to: int, step: str, names: dict[str, int], tokens: list[str]) -> None:
+            values = {name: buffers[name] for name in names}
+            await pool(addresses[to]).tensors(
+                step=step, values=ToPickle(values) if values else values, tokens=tokens, reply=False
+            )
+
+        async def step(step: str, feeds: Any = None, peers: list[str] | None = None) -> str:
+            if peers is not None:
+                addresses[:] = peers
+            sends = []
+            for stage in stages:
+                box = boxes[step]
+                if not all(name in box for name in stage["awaits"]):
+                    arrived = asyncio.get_running_loop().create_future()
+                    waiting[step] = (stage["awaits"], arrived)
+                    await arrived
+                for name in stage["awaits"]:
+                    box.pop(name)
+                if with_kernels:  # the CPU the stage's kernels took in placeviz's run
+                    until = time.perf_counter_ns() + stage["kernel_ns"]
+                    while time.perf_counter_ns() < until:
+                        pass
+                for to in {*stage["sends"], *stage["signals"]}:
+                    names = stage["sends"].get(to, {})
+                    tokens = stage["signals"].get(to, [])
+                    sends.append(asyncio.ensure_future(send(int(to), step, names, tokens)))
+                if sends:
+                    await asyncio.sleep(0)
+            await asyncio.gather(*sends)
+            boxes.pop(step, None)
+            return "OK"
+
+        server = Server({"step": step, "tensors": tensors})
+        await server.listen("tcp://127.0.0.1:0")
+        print(server.address, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup: int) -> float:
+    from distributed.core import ConnectionPool
+    from distributed.protocol import ToPickle
+
+    pool = ConnectionPool()
+    await pool.start()
+    feeds = [
+        {f"feed{i}": np.zeros(size, np.uint8) for i, size in enumerate(task["feed_bytes"])}
+        for task in spec["tasks"]
+    ]
+    times = []
+    for n in range(warmup + steps):
+        began = time.perf_counter()
+        await asyncio.gather(
+            *(
+                pool(address).step(
+                    step=f"s{n}",
+                    feeds=ToPickle(feeds[i]) if feeds[i] else None,
+                    peers=addresses if n == 0 else None,
+                )
+                for i, address in enumerate(addresses)
+            )
+        )
+        times.append(time.perf_counter() - began)
+    return statistics.median(times[warmup:])
+
+
+def main() -> None:
+    path, steps, warmup, with_kernels = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    spec = json.loads(Path(path).read_text())
+    if len(sys.argv) > 5:  # a task's server
+        _serve(spec, int(sys.argv[5]), with_kernels == "True")
+        return
+    servers = [
+        subprocess.Popen(
+            [sys.executable, __file__, path, "0", "0", with_kernels, str(i)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(len(spec["tasks"]))
+    ]
+    try:
+        addresses = [server.stdout.readline().strip() for server in servers]  # type: ignore[union-attr]
+        median = asyncio.run(_client(spec, addresses, steps, warmup))
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait()
+    print(RESULT_MARKER + json.dumps(median))
+
+
+if __name__ == "__main__":
+    main()
