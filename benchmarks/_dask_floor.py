@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,6 @@ def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
         if any(f is fetch for f in plan.fetches)
     ]
     plan, program = programs[-1]
-    ran = _op_times(session)
     fed = {t.name: _nbytes(t) for t in plan.feeds}
     sizes = {tensor.name: _nbytes(tensor) for tensor, _src, _dst in program.transfers.values()}
     index = {address: i for i, (address, _stages, _feeds) in enumerate(program.messages)}
@@ -55,7 +55,7 @@ def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
                 "stages": [
                     {
                         "awaits": [*stage["receives"], *stage["waits"]],
-                        "kernel_ns": sum(ran.get(name, 0) for name in stage["ops"]),
+                        "ops": stage["ops"],
                         "sends": {
                             index[to]: {name: sizes[name] for name in names}
                             for to, names in stage["sends"].items()
@@ -66,10 +66,10 @@ def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
                 ],
             }
         )
-    return {"tasks": tasks}
+    return {"tasks": tasks, "placeviz_kernel_ns": op_times(session)}
 
 
-def _op_times(session: Any) -> dict[str, int]:
+def op_times(session: Any) -> dict[str, int]:
     """How long each op ran in the session's last run, by name (its kernels' time)."""
     from placeviz.contract import EventKind
 
@@ -90,16 +90,25 @@ def _nbytes(tensor: Any) -> int:
 
 
 def measure(
-    spec: dict[str, Any], steps: int, warmup: int, with_kernels: bool, timeout: float = 300
+    spec: dict[str, Any],
+    steps: int,
+    warmup: int,
+    kernel_ns: Mapping[str, int] | None = None,
+    timeout: float = 300,
 ) -> float:
-    """The median step of ``spec``'s messages on bare Dask servers, from a fresh process
-    (``with_kernels``: each stage also busy for as long as its kernels ran in placeviz)."""
+    """The median step of ``spec``'s messages on bare Dask servers, from a fresh process; with
+    ``kernel_ns`` (op name -> ns) each stage is also busy for as long as its ops' kernels take."""
+    for task in spec["tasks"]:
+        for stage in task["stages"]:
+            stage["kernel_ns"] = (
+                sum(kernel_ns.get(op, 0) for op in stage["ops"]) if kernel_ns else 0
+            )
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
         json.dump(spec, file)
     with_spec = Path(file.name)
     try:
         done = subprocess.run(
-            [sys.executable, __file__, str(with_spec), str(steps), str(warmup), str(with_kernels)],
+            [sys.executable, __file__, str(with_spec), str(steps), str(warmup)],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -112,9 +121,8 @@ def measure(
 
 
 # -- the replay: a server per task, and the client ------------------------------------------------
-def _serve(spec: dict[str, Any], me: int, with_kernels: bool) -> None:
-    """Task ``me``: listen on a free loopback port, say it, then replay its stages each step
-    (``with_kernels``: each stage busy for as long as its kernels ran in placeviz)."""
+def _serve(spec: dict[str, Any], me: int) -> None:
+    """Task ``me``: listen on a free loopback port, say it, then replay its stages each step."""
     from distributed.core import ConnectionPool, Server
     from distributed.protocol import ToPickle
 
@@ -159,7 +167,7 @@ def _serve(spec: dict[str, Any], me: int, with_kernels: bool) -> None:
                     await arrived
                 for name in stage["awaits"]:
                     box.pop(name)
-                if with_kernels:  # the CPU the stage's kernels took in placeviz's run
+                if stage["kernel_ns"]:  # busy, as the stage's kernels keep a core
                     until = time.perf_counter_ns() + stage["kernel_ns"]
                     while time.perf_counter_ns() < until:
                         pass
@@ -209,14 +217,14 @@ async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup
 
 
 def main() -> None:
-    path, steps, warmup, with_kernels = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    path, steps, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     spec = json.loads(Path(path).read_text())
-    if len(sys.argv) > 5:  # a task's server
-        _serve(spec, int(sys.argv[5]), with_kernels == "True")
+    if len(sys.argv) > 4:  # a task's server
+        _serve(spec, int(sys.argv[4]))
         return
     servers = [
         subprocess.Popen(
-            [sys.executable, __file__, path, "0", "0", with_kernels, str(i)],
+            [sys.executable, __file__, path, "0", "0", str(i)],
             stdout=subprocess.PIPE,
             text=True,
         )

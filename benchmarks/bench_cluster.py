@@ -17,9 +17,10 @@ call), against the targets (ratio <= 1.0, start <= 1 s); then TensorFlow's step 
 `tf.distribute.Server` process of its own and the client in another, as placeviz's tasks run (and
 a real cluster), against placeviz's of the same round; then the same step's messages replayed
 between bare Dask servers (benchmarks/_dask_floor.py: no kernels, events or placeviz), alone and
-with each stage busy for as long as its kernels ran, against TensorFlow's step of the same round:
-the floor Dask's comms set; then, for placeviz, the overhead per op and the bytes that crossed
-between tasks in one step (Dask's transfer log), by direction.
+with each stage busy for as long as its kernels ran in placeviz's step, or in TensorFlow's traced
+step of the same round, against TensorFlow's step: the floor Dask's comms set; then, for
+placeviz, the overhead per op and the bytes that crossed between tasks in one step (Dask's
+transfer log), by direction.
 
 Run: python benchmarks/bench_cluster.py [--steps 30] [--rounds 3] [--configs 1,2+2,1+8,4+4]
      [--tf-python /work/tfvenv/bin/python] [--widths 784,256,256,10] [--batch 64]
@@ -37,6 +38,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from _cluster_graph import RESULT_MARKER, build, inputs, timed_steps
 from _dask_floor import floor_spec
@@ -81,9 +83,11 @@ class Measurement:
     ops: int
     version: str
     moved: dict[str, int] | None = None
-    # the same step's messages between bare Dask servers (_dask_floor.py): alone, and with each
-    # stage busy for as long as its kernels ran in placeviz's step
-    floor_seconds: tuple[float, float] | None = None
+    kernel_ns: dict[str, int] | None = None  # TF's: each op's kernel time in a traced step
+    # placeviz's: the step's messages (_dask_floor.py), and their replay between bare Dask
+    # servers by kernels' time: none, placeviz's, TF's of the same round
+    floor: dict[str, Any] | None = None
+    floor_seconds: dict[str, float] | None = None
 
 
 def crossed(trace: pv.Trace) -> dict[str, int]:
@@ -128,11 +132,20 @@ def measure_placeviz(config: Config, args: argparse.Namespace) -> Measurement:
         for server in itertools.chain(workers, ps):
             server.stop()
     ops = len(graph.get_operations())
-    floor = (
-        floor_step(spec, args.steps, args.warmup, with_kernels=False),
-        floor_step(spec, args.steps, args.warmup, with_kernels=True),
-    )
-    return Measurement(statistics.median(times), started, ops, VERSION, moved, floor)
+    return Measurement(statistics.median(times), started, ops, VERSION, moved, floor=spec)
+
+
+def measure_floor(placeviz: Measurement, tf: Measurement | None, args: argparse.Namespace) -> None:
+    """placeviz's step messages replayed on bare Dask servers: alone, with each stage busy for
+    as long as placeviz's kernels took, and as long as TensorFlow's took in the same round."""
+    spec = placeviz.floor
+    assert spec is not None
+    kernels = {"none": None, "placeviz": spec["placeviz_kernel_ns"]}
+    if tf is not None and tf.kernel_ns:
+        kernels["tensorflow"] = tf.kernel_ns
+    placeviz.floor_seconds = {
+        name: floor_step(spec, args.steps, args.warmup, times) for name, times in kernels.items()
+    }
 
 
 def compile_placeviz() -> str:
@@ -178,7 +191,11 @@ def measure_tensorflow(
         if line.startswith(RESULT_MARKER):
             result = json.loads(line[len(RESULT_MARKER) :])
             return Measurement(
-                result["step_seconds"], result["start_seconds"], result["ops"], result["version"]
+                result["step_seconds"],
+                result["start_seconds"],
+                result["ops"],
+                result["version"],
+                kernel_ns=result.get("kernel_ns"),
             )
     tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
     return f"TF process exited {done.returncode}: {tail}"
@@ -286,28 +303,35 @@ def against_processes(
 def against_dask(
     configs: list[Config], rounds: list[dict[str, dict[str, Measurement]]]
 ) -> list[str]:
-    """What Dask's comms alone cost the same step, and that plus the kernels' time: what
-    placeviz's step could be at best on Dask, against TensorFlow's of the same round."""
+    """What Dask's comms alone cost the same step, and that plus the kernels' time (placeviz's,
+    TensorFlow's): what a step could take at best on Dask, against TensorFlow's of the round."""
     lines = [
         "The same step's messages between bare Dask servers (benchmarks/_dask_floor.py): alone,",
-        "and with each stage busy for as long as its kernels ran in placeviz's step:",
-        f"{'configuration':<20}{'messages ms/step':<24}{'+ kernels ms/step':<24}"
-        f"{'(+ kernels)/TF':<22}",
+        "and with each stage busy for as long as its kernels ran in placeviz's, or TF's, step:",
+        f"{'configuration':<20}{'messages ms/step':<22}{'+ pv kernels':<22}{'+ TF kernels':<22}"
+        f"{'(+ TF kernels)/TF':<22}",
     ]
     for config in configs:
         floors = [
             (r["placeviz"][config.key].floor_seconds, r.get("tensorflow", {}).get(config.key))
             for r in rounds
-            if config.key in r.get("placeviz", {}) and r["placeviz"][config.key].floor_seconds
+            if r.get("placeviz", {}).get(config.key) and r["placeviz"][config.key].floor_seconds
         ]
         if not floors:
             continue
-        alone = [floor[0] for floor, _ in floors if floor]
-        kernels = [floor[1] for floor, _ in floors if floor]
-        ratios = [floor[1] / tf.step_seconds for floor, tf in floors if floor and tf]
+        columns = [
+            [floor[name] for floor, _ in floors if floor and name in floor]
+            for name in ("none", "placeviz", "tensorflow")
+        ]
+        ratios = [
+            floor["tensorflow"] / tf.step_seconds
+            for floor, tf in floors
+            if floor and tf and "tensorflow" in floor
+        ]
         lines.append(
-            f"{config.title:<20}{spread(alone, 1e3, 2):<24}{spread(kernels, 1e3, 2):<24}"
-            f"{spread(ratios, 1, 2):<22}"
+            f"{config.title:<20}"
+            + "".join(f"{spread(column, 1e3, 2):<22}" for column in columns)
+            + spread(ratios, 1, 2)
         )
     return lines if len(lines) > 3 else []
 
@@ -380,6 +404,9 @@ def main() -> None:
                         print(f"round {index + 1}, {config.title}: {outcome}")
                     else:
                         one_round[name][config.key] = outcome
+            if config.workers:  # after both frameworks: the floor by TF's kernels of this round
+                tf = one_round["tensorflow"].get(config.key)
+                measure_floor(one_round["placeviz"][config.key], tf, args)
         rounds.append(one_round)
         print(f"round {index + 1}/{args.rounds} done at {time.perf_counter() - started:.0f} s")
     versions = {m.version for r in rounds for side in r.values() for m in side.values()}

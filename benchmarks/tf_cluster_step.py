@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 # Read by TensorFlow's import: no GPUs, quiet, and tf_keras behind tf.compat.v1.layers.
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
@@ -70,6 +71,28 @@ def server_processes(workers: int, ps: int) -> tuple[dict[str, list[str]], list[
     return spec, tasks
 
 
+def kernel_times(tf: Any, sess: Any, graph: Any, train: Any, feed: dict, steps: int) -> dict:
+    """How long each op of the graph ran in a traced step, by name (the median over ``steps``
+    steps traced after the timed ones): what TF's kernels take. Its _Send/_Recv and RecvTensor
+    (waits for other tasks) are not ops of the graph and are left out; an op TF fused into
+    another (MatMul, BiasAdd and Relu as one _FusedMatMul) counts under the fused node's name."""
+    names = {op.name for op in graph.get_operations()}
+    ran: dict[str, list[int]] = {}
+    for _ in range(steps):
+        metadata = tf.RunMetadata()
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        sess.run(train, feed, options=options, run_metadata=metadata)
+        step: dict[str, int] = {}
+        for device in metadata.step_stats.dev_stats:
+            for node in device.node_stats:
+                if node.node_name in names:
+                    took = (node.op_end_rel_micros - node.op_start_rel_micros) * 1000
+                    step[node.node_name] = step.get(node.node_name, 0) + took
+        for name, took in step.items():
+            ran.setdefault(name, []).append(took)
+    return {name: int(statistics.median(times)) for name, times in ran.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2, help="0: one process, no cluster")
@@ -106,11 +129,13 @@ def main() -> None:
     with tf.Session(target, graph=graph, config=cpu_only) as sess:
         sess.run(init)
         times = timed_steps(sess, train, {x: data, y: labels}, args.steps, args.warmup)
+        kernels = kernel_times(tf, sess, graph, train, {x: data, y: labels}, args.steps)
     result = {
         "version": f"tensorflow {tensorflow.__version__}",
         "start_seconds": started,
         "step_seconds": statistics.median(times),
         "ops": len(graph.get_operations()),
+        "kernel_ns": kernels,
     }
     print(RESULT_MARKER + json.dumps(result), flush=True)
     sys.stdout.flush()
