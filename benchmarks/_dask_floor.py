@@ -1,18 +1,19 @@
 """The floor Dask's comms set under a placeviz cluster step: the step's own messages, replayed
-between bare Dask servers, with no kernels, no events and no placeviz (bench_cluster.py's
-"Dask alone" column).
+between bare Dask servers, with no events and no placeviz (bench_cluster.py's floor table).
 
 ``floor_spec`` reads a session's program for a run (``placeviz/cluster/program.py``): each task's
-stages in order, what each waits for and what it sends where, with each tensor's bytes, and what
-the client feeds each task. ``python benchmarks/_dask_floor.py SPEC.json STEPS WARMUP`` starts a
-Dask ``Server`` process per task that replays its stages each step (it waits in a mailbox for
-what the other tasks send, then sends zero-filled buffers of the same sizes straight to them, as
-placeviz's tasks send tensors) and answers the client, which sends every task its step message
-(the fed bytes to the tasks that read them) and times the steps, as placeviz's master does. It
-prints one line: RESULT_MARKER and the median step in seconds, as JSON.
+stages in order, what each waits for and what it sends where, with each tensor's bytes, what the
+client feeds each task, and how long each op's kernel took in the session's last run.
+``measure`` replays it in a fresh process: a Dask ``Server`` process per task replays its stages
+each step (it waits in a mailbox for what the other tasks send, then sends zero-filled buffers of
+the same sizes straight to them, as placeviz's tasks send tensors) and answers the client, which
+sends every task its step message (the fed bytes to the tasks that read them) and times the
+steps, as placeviz's master does. Given kernel times (placeviz's, or TensorFlow's from
+tf_cluster_step.py), each stage also keeps its core busy for as long as its ops' kernels took.
 
-Whatever a placeviz step costs beyond this is placeviz's (kernels, events, bookkeeping); this much
-is Dask's TCP comms, serialization and event loops, in as many processes.
+Whatever a placeviz step costs beyond the replay with its own kernels' times is placeviz's
+(events, sessions, the master); the replay alone is Dask's TCP comms, serialization and event
+loops, in as many processes.
 """
 
 from __future__ import annotations
