@@ -1,15 +1,16 @@
 """The floor Dask's comms set under a placeviz cluster step: the step's own messages, replayed
-between bare Dask servers, with no events and no placeviz (bench_cluster.py's floor table).
+between bare Dask servers, with no kernels, sessions or events (bench_cluster.py's floor table).
 
 ``floor_spec`` reads a session's program for a run (``placeviz/cluster/program.py``): each task's
 stages in order, what each waits for and what it sends where, with each tensor's bytes, what the
 client feeds each task, and how long each op's kernel took in the session's last run.
 ``measure`` replays it in a fresh process: a Dask ``Server`` process per task replays its stages
-each step (it waits in a mailbox for what the other tasks send, then sends zero-filled buffers of
-the same sizes straight to them, as placeviz's tasks send tensors) and answers the client, which
-sends every task its step message (the fed bytes to the tasks that read them) and times the
-steps, as placeviz's master does. Given kernel times (placeviz's, or TensorFlow's from
-tf_cluster_step.py), each stage also keeps its core busy for as long as its ops' kernels took.
+each step (it waits in placeviz's ``Mailbox`` for what the other tasks send, then sends
+zero-filled buffers of the same sizes straight to them, as placeviz's tasks send tensors) and
+answers the client, which sends every task its step message (the fed bytes to the tasks that read
+them) and times the steps, as placeviz's master does. Given kernel times (placeviz's, or
+TensorFlow's from tf_cluster_step.py), each stage also keeps its core busy for as long as its
+ops' kernels took.
 
 Whatever a placeviz step costs beyond the replay with its own kernels' times is placeviz's
 (events, sessions, the master); the replay alone is Dask's TCP comms, serialization and event
@@ -99,13 +100,20 @@ def measure(
 ) -> float:
     """The median step of ``spec``'s messages on bare Dask servers, from a fresh process; with
     ``kernel_ns`` (op name -> ns) each stage is also busy for as long as its ops' kernels take."""
-    for task in spec["tasks"]:
-        for stage in task["stages"]:
-            stage["kernel_ns"] = (
-                sum(kernel_ns.get(op, 0) for op in stage["ops"]) if kernel_ns else 0
-            )
+    timed = {
+        "tasks": [
+            {
+                **task,
+                "stages": [
+                    {**stage, "kernel_ns": sum((kernel_ns or {}).get(op, 0) for op in stage["ops"])}
+                    for stage in task["stages"]
+                ],
+            }
+            for task in spec["tasks"]
+        ]
+    }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
-        json.dump(spec, file)
+        json.dump(timed, file)
     with_spec = Path(file.name)
     try:
         done = subprocess.run(
@@ -123,9 +131,11 @@ def measure(
 
 # -- the replay: a server per task, and the client ------------------------------------------------
 def _serve(spec: dict[str, Any], me: int) -> None:
-    """Task ``me``: listen on a free loopback port, say it, then replay its stages each step."""
+    """Task ``me``: listen on a free loopback port, say it, then replay its stages each step
+    (waiting in placeviz's own ``Mailbox``, sending as its tasks do: ``as_frames``)."""
     from distributed.core import ConnectionPool, Server
-    from distributed.protocol import ToPickle
+
+    from placeviz.cluster.steps import Mailbox, as_frames
 
     stages = spec["tasks"][me]["stages"]
     buffers: dict[str, np.ndarray] = {}  # each sent tensor's bytes, made once (a variable's)
@@ -138,22 +148,12 @@ def _serve(spec: dict[str, Any], me: int) -> None:
         pool = ConnectionPool()
         await pool.start()
         addresses: list[str] = []
-        boxes: dict[str, dict[str, Any]] = collections.defaultdict(dict)
-        waiting: dict[str, tuple[list[str], asyncio.Future[None]]] = {}
-
-        def tensors(step: str, values: dict[str, Any], tokens: list[str]) -> None:
-            box = boxes[step]
-            box.update(values)
-            box.update(dict.fromkeys(tokens))
-            wait = waiting.get(step)
-            if wait is not None and all(name in box for name in wait[0]):
-                del waiting[step]
-                wait[1].set_result(None)
+        mailbox = Mailbox()
 
         async def send(to: int, step: str, names: dict[str, int], tokens: list[str]) -> None:
-            values = {name: buffers[name] for name in names}
+            values = as_frames({name: buffers[name] for name in names})
             await pool(addresses[to]).tensors(
-                step=step, values=ToPickle(values) if values else values, tokens=tokens, reply=False
+                step=step, sender=str(me), values=values, tokens=tokens, reply=False
             )
 
         async def step(step: str, feeds: Any = None, peers: list[str] | None = None) -> str:
@@ -161,13 +161,8 @@ def _serve(spec: dict[str, Any], me: int) -> None:
                 addresses[:] = peers
             sends = []
             for stage in stages:
-                box = boxes[step]
-                if not all(name in box for name in stage["awaits"]):
-                    arrived = asyncio.get_running_loop().create_future()
-                    waiting[step] = (stage["awaits"], arrived)
-                    await arrived
-                for name in stage["awaits"]:
-                    box.pop(name)
+                if stage["awaits"]:
+                    await mailbox.take(step, stage["awaits"])
                 if stage["kernel_ns"]:  # busy, as the stage's kernels keep a core
                     until = time.perf_counter_ns() + stage["kernel_ns"]
                     while time.perf_counter_ns() < until:
@@ -179,10 +174,10 @@ def _serve(spec: dict[str, Any], me: int) -> None:
                 if sends:
                     await asyncio.sleep(0)
             await asyncio.gather(*sends)
-            boxes.pop(step, None)
+            mailbox.finish(step)
             return "OK"
 
-        server = Server({"step": step, "tensors": tensors})
+        server = Server({"step": step, "tensors": mailbox.put})
         await server.listen("tcp://127.0.0.1:0")
         print(server.address, flush=True)
         await asyncio.Event().wait()
@@ -192,7 +187,8 @@ def _serve(spec: dict[str, Any], me: int) -> None:
 
 async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup: int) -> float:
     from distributed.core import ConnectionPool
-    from distributed.protocol import ToPickle
+
+    from placeviz.cluster.steps import as_frames
 
     pool = ConnectionPool()
     await pool.start()
@@ -207,7 +203,7 @@ async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup
             *(
                 pool(address).step(
                     step=f"s{n}",
-                    feeds=ToPickle(feeds[i]) if feeds[i] else None,
+                    feeds=as_frames(feeds[i]),
                     peers=addresses if n == 0 else None,
                 )
                 for i, address in enumerate(addresses)
