@@ -66,15 +66,16 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
         offset = task.clock_offset_ns
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
         events = dict(zip(REPORTED_COLUMNS, report["events"]))
+        device = here[events["device"]]
         parts.append(
             {
                 "kind": events["kind"],
                 "t0": events["t0"] + offset,
                 "t1": events["t1"] + offset,
                 "node": events["node"],
-                "device": here[events["device"]],  # -1 (no peer) stays -1: ``here`` ends with it
-                "stream": here[events["device"]],
-                "peer": here[events["peer"]],
+                "device": device,
+                "stream": device,
+                "peer": here[events["peer"]],  # -1 (no peer) stays -1: ``here`` ends with it
                 "bytes": events["bytes"],
                 "source": events["source"],
             }

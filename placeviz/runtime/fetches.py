@@ -57,7 +57,7 @@ def feed_value(tensor: Tensor, value: Any) -> Any:
     """
     target = tensor.dtype.np
 
-    def what() -> str:  # formatted only for an error: a source line costs ~10 us to format
+    def what() -> str:  # formatted only for an error (about 1 us of each feed's 10 us)
         name, dtype = tensor.name, tensor.dtype.name
         return f"Tensor '{name}' of dtype {dtype} (created at {tensor.op.source})"
 
