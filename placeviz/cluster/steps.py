@@ -23,9 +23,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from placeviz.cluster.task import REPORTED_COLUMNS, RUNTIME, TaskRuntime, portable
+from placeviz.cluster.task import RUNTIME, TaskRuntime, portable, reported
+from placeviz.events.recorder import EventBatch
 from placeviz.graph.cancellation import Cancellation
 
 # Steps the master gave up on, remembered so that tensors arriving late for them are dropped.
@@ -160,7 +159,7 @@ class StepServer:
             return {"status": "unknown"}  # a new process at the task's address: ship again
         values: dict[str, Any] = dict(feeds)  # every tensor the step has here, by name
         returned: dict[str, Any] = {}
-        events: list[dict[str, np.ndarray]] = []
+        events: list[EventBatch] = []
         waits: list[list[Any]] = []  # [first op of the stage, waited from, until]
         sends: list[asyncio.Task[list[Any]]] = []
         failed = None
@@ -213,7 +212,7 @@ class StepServer:
         return {
             "status": "OK",
             "values": as_frames(returned),
-            "events": ToPickle(_stacked(events)),
+            "events": ToPickle(reported(events)),
             "devices": self.runtime.device_names(graph),
             "sent": await asyncio.gather(*sends),
             "received": received,
@@ -249,16 +248,6 @@ def as_frames(tensors: dict[str, Any]) -> Any:
     from distributed.protocol import ToPickle
 
     return ToPickle(tensors) if tensors else tensors
-
-
-def _stacked(events: list[dict[str, np.ndarray]]) -> np.ndarray:
-    """The stages' event columns as one array (a row per column of REPORTED_COLUMNS): one
-    frame in the reply."""
-    if not events:
-        return np.zeros((len(REPORTED_COLUMNS), 0), np.int64)
-    return np.stack(
-        [np.concatenate([e[name] for e in events]).astype(np.int64) for name in REPORTED_COLUMNS]
-    )
 
 
 def handled(dask_worker: Any) -> dict[str, int]:

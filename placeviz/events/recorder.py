@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +62,40 @@ class EventBatch:
                 columns[name][at:end] = value if isinstance(value, int) else value[lo:hi]
             at = end
         return columns
+
+    def rows(self, names: Sequence[str], keep: np.ndarray) -> np.ndarray:
+        """Columns ``names`` of the events whose kind ``keep`` marks (a bool per kind), as the
+        rows of one int64 array, built straight from the chunks: a chunk of one kind that is
+        not kept (a run's own event) is skipped whole, and no other column is built."""
+        picked: list[tuple[_Chunk, Any]] = []  # (chunk, slice or index of its kept events)
+        size = 0
+        for chunk, lo, hi in self._parts:
+            kind = chunk.columns["kind"]
+            if isinstance(kind, int):
+                if keep[kind]:
+                    picked.append((chunk, slice(lo, hi)))
+                    size += hi - lo
+                continue
+            kept = keep[np.asarray(kind[lo:hi], np.intp)]
+            if kept.all():
+                picked.append((chunk, slice(lo, hi)))
+                size += hi - lo
+            elif kept.any():
+                where = np.flatnonzero(kept) + lo
+                picked.append((chunk, where))
+                size += len(where)
+        rows = np.empty((len(names), size), np.int64)
+        at = 0
+        for chunk, which in picked:
+            end = at + (which.stop - which.start if isinstance(which, slice) else len(which))
+            for row, name in zip(rows, names):
+                value = chunk.columns.get(name, COLUMN_DEFAULTS.get(name))
+                if isinstance(value, int) or isinstance(which, slice):
+                    row[at:end] = value if isinstance(value, int) else value[which]
+                else:
+                    row[at:end] = np.asarray(value)[which]
+            at = end
+        return rows
 
 
 class _Chunk:

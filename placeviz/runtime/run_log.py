@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
-from placeviz.events.recorder import DTYPES, Recorder
+from placeviz.events.recorder import DTYPES, EventBatch, Recorder
 from placeviz.runtime.executor import CompiledPlan
 from placeviz.runtime.tracing import PlanColumns, record_card_memory, record_run, run_event
 
@@ -108,10 +108,10 @@ class RunLog:
         self._runs.append(record)
         self.recorder.publish(run.since, run.id)
 
-    def last_run_columns(self) -> dict[str, np.ndarray]:
-        """The events of the newest finished run (none: empty columns)."""
+    def last_run_batch(self) -> EventBatch:
+        """The events of the newest finished run (none: an empty batch)."""
         since = self._cursors[-1] if self._cursors else self.recorder.total
-        return self.recorder.batch(since).columns
+        return self.recorder.batch(since)
 
     @property
     def last(self) -> dict[str, Any] | None:

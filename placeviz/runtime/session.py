@@ -19,15 +19,13 @@ import weakref
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from placeviz.devices import context as device_context
 from placeviz.devices.context import Device
 from placeviz.errors import (
     NotFoundError,
 )
 from placeviz.events.memory_use import peak_bytes
-from placeviz.events.recorder import Recorder
+from placeviz.events.recorder import EventBatch, Recorder
 from placeviz.events.trace import Trace
 from placeviz.graph.cancellation import Cancellation
 from placeviz.graph.core import Graph, Operation, Tensor, get_default_graph, session_stack
@@ -212,9 +210,10 @@ class Session:
         """Every event of this session's runs (subscribe to stream them)."""
         return self._log.recorder
 
-    def last_run_events(self) -> dict[str, np.ndarray]:
-        """The event columns of the newest finished run (a cluster task reports them)."""
-        return self._log.last_run_columns()
+    def last_run_events(self) -> EventBatch:
+        """The events of the newest finished run, columns not yet built (a cluster task reports
+        some of them)."""
+        return self._log.last_run_batch()
 
     def run(
         self,
