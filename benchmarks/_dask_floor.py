@@ -135,7 +135,10 @@ def _serve(spec: dict[str, Any], me: int) -> None:
     (waiting in placeviz's own ``Mailbox``, sending as its tasks do: ``as_frames``)."""
     from distributed.core import ConnectionPool, Server
 
+    from placeviz.cluster.process import skip_offload_sizing
     from placeviz.cluster.steps import Mailbox, as_frames
+
+    skip_offload_sizing()  # as placeviz's tasks and master send
 
     stages = spec["tasks"][me]["stages"]
     buffers: dict[str, np.ndarray] = {}  # each sent tensor's bytes, made once (a variable's)
@@ -191,6 +194,7 @@ async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup
     from placeviz.cluster.steps import as_frames
 
     pool = ConnectionPool()
+    pool.allow_offload = False  # as placeviz's master
     await pool.start()
     feeds = [
         {f"feed{i}": np.zeros(size, np.uint8) for i, size in enumerate(task["feed_bytes"])}

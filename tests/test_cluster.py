@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -223,6 +224,49 @@ def test_a_step_is_one_message_to_each_task_and_no_tensor_passes_the_scheduler(c
     assert all(tensors[task] >= 4 for task in involved)
     assert tensors["/job:worker/task:1"] == 0
     assert scheduled == 0 and not any(fetched.values())
+
+
+def test_no_step_message_is_walked_to_choose_a_serializing_thread(
+    cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step's messages carry tensors as pickle-5 frames: neither the master nor a task makes
+    Dask walk them (``sizeof``, tens of us a message) for a thread that would buy nothing."""
+    from distributed.comm import utils
+
+    def count_walks() -> int:
+        """Count, from now on, the messages a task's Dask walks (the counter stays in its
+        process); the count so far. Local, so Dask sends it by value."""
+        from distributed.comm import utils
+
+        walk = utils.safe_sizeof
+        counted = getattr(walk, "counted", None)
+        if counted is None:
+
+            def counting(*args: Any, **kwargs: Any) -> Any:
+                counted[0] += 1
+                return walk(*args, **kwargs)
+
+            counted = [0]
+            counting.counted = counted  # type: ignore[attr-defined]
+            utils.safe_sizeof = counting
+        return counted[0]
+
+    walked: list[object] = []
+    walk = utils.safe_sizeof
+    monkeypatch.setattr(utils, "safe_sizeof", lambda msg, **kw: walked.append(msg) or walk(msg))
+    data, labels = training_data()
+    graph, x, y, _loss, train, init, _ = build_mlp(5, spec_of(cluster))
+    with pv.Session(cluster["worker"][0].target, graph=graph) as sess:
+        sess.run(init)
+        sess.run(train, {x: data, y: labels})
+        client = sess._remote.client
+        walked.clear()
+        tasks = client.run(count_walks)
+        for _ in range(3):
+            sess.run(train, {x: data, y: labels})
+        after = client.run(count_walks)
+    assert after == tasks
+    assert [m for m in walked if "placeviz_step" in str(m)] == []
 
 
 def test_a_closed_session_leaves_nothing_of_its_graph_in_the_tasks(cluster) -> None:

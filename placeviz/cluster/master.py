@@ -74,6 +74,8 @@ class ClusterMaster:
             timeout=CONNECT_TIMEOUT_S,
             security=security(),
         )
+        # The steps' messages, walked for nothing otherwise (process.skip_offload_sizing).
+        self.client.rpc.allow_offload = False
         self.tasks: dict[str, TaskInfo] = {}  # by worker address
         self._discover()
         self._by_name = {info.name: info for info in self.tasks.values()}

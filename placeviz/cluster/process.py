@@ -55,6 +55,18 @@ def _share_cores(cluster: ClusterSpec, host: str) -> None:
     threadpool_limits(max(1, (os.cpu_count() or 1) // max(neighbours, 1)))
 
 
+def skip_offload_sizing() -> None:
+    """Dask walks every message it sends (``sizeof``: 27-51 us for a step's message, its reply or
+    a stage's tensors) to choose whether to serialize it on another thread. A step's tensors go
+    as pickle-5 frames, never copied, so that thread would buy nothing: this process (a task's,
+    placeviz's own) never offloads. The setting (``distributed.comm.offload``) is read when Dask
+    is imported, so it is set where Dask reads it. The master, in the user's process, turns it
+    off for its own connections only (``ConnectionPool.allow_offload``)."""
+    from distributed.comm import utils as comm_utils
+
+    comm_utils.OFFLOAD_THRESHOLD = False
+
+
 async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: int | None) -> None:
     import dask
     from distributed import Worker
@@ -64,13 +76,7 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: i
     # Dask's statistical profiler samples every thread's stack 100 times a second: CPU the
     # host's other tasks need, for a view of Dask tasks a placeviz task does not run.
     dask.config.set({"distributed.worker.profile.enabled": False})
-    # Dask walks every message it sends (``sizeof``: 33 us for a step's three MLP kernels, 120 us
-    # for a step's reply) to choose whether to serialize it on another thread. A task's tensors
-    # go as pickle-5 frames, never copied, so that thread would buy nothing. The setting
-    # (``distributed.comm.offload``) is read when Dask is imported, before this runs.
-    from distributed.comm import utils as comm_utils
-
-    comm_utils.OFFLOAD_THRESHOLD = False
+    skip_offload_sizing()
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
