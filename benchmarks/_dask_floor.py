@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -75,7 +77,7 @@ def op_times(session: Any) -> dict[str, int]:
     """How long each op ran in the session's last run, by name (its kernels' time)."""
     from placeviz.contract import EventKind
 
-    columns = session.last_run_events()
+    columns = session.last_run_events().columns
     ops = session.graph.get_operations()
     ran = columns["kind"] == EventKind.OP
     times: dict[str, int] = collections.defaultdict(int)
@@ -115,17 +117,22 @@ def measure(
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
         json.dump(timed, file)
     with_spec = Path(file.name)
+    command = [sys.executable, __file__, str(with_spec), str(steps), str(warmup)]
+    # A group of its own: a replay past its time goes with its task servers.
+    replay = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
-        done = subprocess.run(
-            [sys.executable, __file__, str(with_spec), str(steps), str(warmup)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=True,
-        )
+        out, err = replay.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(replay.pid, signal.SIGKILL)
+        replay.communicate()
+        raise
     finally:
         with_spec.unlink(missing_ok=True)
-    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT_MARKER))
+    if replay.returncode:
+        raise subprocess.CalledProcessError(replay.returncode, command, out, err)
+    line = next(x for x in reversed(out.splitlines()) if x.startswith(RESULT_MARKER))
     return float(json.loads(line[len(RESULT_MARKER) :]))
 
 
@@ -163,9 +170,11 @@ def _serve(spec: dict[str, Any], me: int) -> None:
             if peers is not None:
                 addresses[:] = peers
             sends = []
+            had: set[str] = set()  # a tensor two stages read arrives once, as in steps.py
             for stage in stages:
-                if stage["awaits"]:
-                    await mailbox.take(step, stage["awaits"])
+                awaits = [name for name in stage["awaits"] if name not in had]
+                if awaits:
+                    had.update(await mailbox.take(step, awaits))
                 if stage["kernel_ns"]:  # busy, as the stage's kernels keep a core
                     until = time.perf_counter_ns() + stage["kernel_ns"]
                     while time.perf_counter_ns() < until:

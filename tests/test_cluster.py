@@ -6,6 +6,7 @@ tests that kill or stop tasks start their own.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -267,6 +268,50 @@ def test_no_step_message_is_walked_to_choose_a_serializing_thread(
         after = client.run(count_walks)
     assert after == tasks
     assert [m for m in walked if "placeviz_step" in str(m)] == []
+
+
+def _benchmark(name: str) -> Any:
+    """A helper module of benchmarks/ (bench_cluster's), imported from its file."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmarks_floor_replays_the_bytes_a_step_moves(cluster) -> None:
+    """bench_cluster's floor (benchmarks/_dask_floor.py) reads a session's program: each
+    variable goes from its ps task to the worker and its gradient back, the worker is fed the
+    batch, each op's kernel time is kept; and its replay on bare Dask servers runs."""
+    floor, graphs = _benchmark("_dask_floor"), _benchmark("_cluster_graph")
+    widths, batch = [12, 6, 3], 4
+    graph, x, y, train, init = graphs.build(pv, widths, batch, spec_of(cluster))
+    data, labels = graphs.inputs(widths, batch)
+    with pv.Session(cluster["worker"][0].target, graph=graph) as sess:
+        sess.run(init)
+        sess.run(train, {x: data, y: labels})
+        spec = floor.floor_spec(sess, train)
+        kernels = {op.name for op in graph.get_operations() if op.type == "ApplyAdam"}
+    sent = [
+        size
+        for task in spec["tasks"]
+        for stage in task["stages"]
+        for names in stage["sends"].values()
+        for size in names.values()
+    ]
+    variables = sum(a * b + b for a, b in itertools.pairwise(widths)) * 4  # float32 bytes
+    # Adam's beta powers, and its hyperparameters: on this cluster the worker's (simulated) GPU
+    # holds them, and two stages of a ps task read them, which the replay must await once.
+    scalars = sum(size for size in sent if size == 4)
+    assert sum(sent) - scalars == 2 * variables
+    assert sorted(b for task in spec["tasks"] for b in task["feed_bytes"]) == sorted(
+        [data.nbytes, labels.nbytes]
+    )
+    assert len(kernels) == 4 and all(spec["placeviz_kernel_ns"][k] > 0 for k in kernels)
+    assert floor.measure(spec, steps=3, warmup=1, timeout=60) > 0
 
 
 def test_a_closed_session_leaves_nothing_of_its_graph_in_the_tasks(cluster) -> None:
