@@ -61,7 +61,9 @@ def step(servers) -> tuple[pv.Trace, pv.Graph, np.ndarray, np.ndarray]:
             work = big
             for _ in range(3):  # tens of ms of the ps task's time
                 work = pv.matmul(work, big)
-            with pv.control_dependencies([work]):
+            # Kept by what reads it: an op whose outputs nothing reads runs as a NoOp (TF's)
+            sink = pv.Variable(np.zeros((512, 512), np.float32), name="sink")
+            with pv.control_dependencies([pv.assign(sink, work)]):
                 sent = pv.identity(w, name="sent")
         with pv.device("/job:worker/task:0"):
             x = pv.placeholder(pv.float32, (8, 64), name="x")

@@ -224,7 +224,7 @@ def test_ops_that_forward_their_input_allocate_nothing_and_keep_its_buffer_alive
     with pv.Session() as session:
         session.run(v.initializer)
         session.run(
-            late,
+            [late, direct],  # fetched: a control edge alone would leave it a NoOp (TF's)
             {x: np.ones((256, 256), np.float32)},
             options=pv.RunOptions(trace_level=pv.RunOptions.FULL_TRACE),
         )

@@ -877,9 +877,9 @@ def test_will_it_fit_a_product_no_laptop_computes(will_it_fit) -> None:
 
 def test_will_it_fit_bert_large_runs_out_on_one_h100_filled_by_activations(will_it_fit) -> None:
     """Section 2: one H100 at batch 64 runs out in the forward pass (a layer past the first
-    few, not at the end); what filled it is activations: attention's three score-sized
-    tensors lead the single tensors, the variables are a few GiB, and it all adds up to the
-    card."""
+    few, not at the end); what filled it is activations: attention's softmax and its dropout,
+    1 GiB a layer each, while the scores are not kept (only an unread gradient would read them,
+    a NoOp as in TensorFlow); the variables are a few GiB, and it all adds up to the card."""
     error = output_text(will_it_fit["one-gpu"])
     layer = int(re.search(r"for 'layer_(\d+)/", error).group(1))
     assert 4 <= layer < 24 and "GPU:0" in error and "limit 85899345920 bytes" in error, error
@@ -890,23 +890,24 @@ def test_will_it_fit_bert_large_runs_out_on_one_h100_filled_by_activations(will_
         )
     }
     assert filled["all"] == pytest.approx(80.0, abs=0.1)
-    for kind in ("BatchMatMulV2", "Softmax", "SelectV2"):  # 1 GiB per layer each
+    for kind in ("Softmax", "SelectV2"):  # 1 GiB per layer each
         assert filled[kind] == pytest.approx(layer + 1, abs=1.0), filled
+    assert filled.get("BatchMatMulV2", 0) < 2, filled
     assert filled["VariableV2"] < 5 and "Reshape" not in filled and "Identity" not in filled
 
 
-def test_will_it_fit_both_models_need_four_gpus_and_eight_halve_the_memory(will_it_fit) -> None:
-    """Section 3: BERT-large and the GPT-2-XL-sized decoder run out on one and two H100s and
-    fit on four and eight; eight GPUs hold about half of what four do, each, and the step
-    takes as long on eight as on four (the layers still run one after another)."""
-    for cell in ("bert-splits", "gpt-splits"):
+def test_will_it_fit_bert_needs_two_gpus_gpt_four_and_eight_halve_the_memory(will_it_fit) -> None:
+    """Section 3: BERT-large runs out on one H100 and fits on two, the GPT-2-XL-sized decoder
+    runs out on one and two and fits on four; eight GPUs hold about half of what four do, each,
+    and the step takes as long on eight as on four (the layers still run one after another)."""
+    for cell, fewest in (("bert-splits", 2), ("gpt-splits", 4)):
         text = output_text(will_it_fit[cell])
         rows = split_rows(text)
         assert set(rows) == {1, 2, 4, 8}, text
-        for gpus in (1, 2):
+        for gpus in (g for g in (1, 2) if g < fewest):
             assert rows[gpus][2].startswith("out of memory at "), text
             assert rows[gpus][1] > 78, text  # the GPU that ran out was full
-        for gpus in (4, 8):
+        for gpus in (g for g in (2, 4, 8) if g >= fewest):
             assert rows[gpus][2] == "fits" and rows[gpus][1] <= 80, text
         assert rows[8][1] == pytest.approx(rows[4][1] / 2, rel=0.15), text
         assert rows[8][3] == pytest.approx(rows[4][3], rel=0.02), text

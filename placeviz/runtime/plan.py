@@ -19,6 +19,7 @@ from typing import Any
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
 from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.ops.control_flow_ops import MERGE_TYPES, SWITCH_TYPES
 from placeviz.graph.ops.state_ops import missing_feed_message
 from placeviz.graph.validate import dependencies, validate
 from placeviz.graph.while_loop import WhileContext
@@ -55,6 +56,8 @@ class Plan:
     transfers: dict[int, list[Transfer]] = field(default_factory=dict)
     # op id of a loop's LoopCond -> the loop, which runs as one step in its place
     frames: dict[int, Frame] = field(default_factory=dict)
+    # ids of ops whose outputs nothing in the run reads (``unread_ops``): they run as a NoOp
+    unread: frozenset[int] = frozenset()
 
     def all_transfers(self) -> list[Transfer]:
         return [t for ts in self.transfers.values() for t in ts]
@@ -123,8 +126,11 @@ def build_plan(
         if reader is not None:
             devices.setdefault(tensor.op.id, devices[reader.id])
     plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches), frames=frames)
+    plan.unread = unread_ops(plan)
     made: set[tuple[int, str]] = set()
     for op in ops:
+        if op.id in plan.unread:
+            continue  # reads nothing, so nothing moves to its device
         for tensor, reader in plan.readers(op):
             dst = devices[reader.id]
             src = devices[tensor.op.id]
@@ -134,6 +140,47 @@ def build_plan(
             made.add(key)
             plan.transfers.setdefault(op.id, []).append(Transfer(tensor, src, dst))
     return plan
+
+
+def unread_ops(plan: Plan) -> frozenset[int]:
+    """The ops of ``plan`` whose outputs nothing in the run reads (no op, no fetch), that are
+    there only because a control edge waits on them: they compute nothing, and a control edge
+    on one waits for what it would have read. TensorFlow's grappler turns such an op into a
+    NoOp (its dependency optimizer), so its kernel never runs: the input gradient of a first
+    layer that ``tf.gradients`` groups with the weights' gradient, say. An op fetched as a
+    target, one with side effects or a reference input, a loop, a constant and a placeholder
+    keep running, as there; so does every op of a plan with a cond (not done here). One pass
+    from the last op: an op turned into a NoOp reads nothing, which may leave its own inputs'
+    makers unread."""
+    if any(op.type in SWITCH_TYPES for op in plan.ops):
+        return frozenset()  # a branch's dead values reach ops through control edges too
+    targets = {f.id for f in plan.fetches if isinstance(f, Operation)}
+    read = {id(f) for f in plan.fetches if isinstance(f, Tensor)}
+    unread: set[int] = set()
+    for op in reversed(plan.ops):
+        if (
+            op.id not in targets
+            and op.id not in plan.frames
+            and _computes_only_outputs(op)
+            and not any(id(t) in read for t in op.outputs)
+        ):
+            unread.add(op.id)
+            continue
+        read.update(id(tensor) for tensor, _reader in plan.readers(op))
+    return frozenset(unread)
+
+
+def _computes_only_outputs(op: Operation) -> bool:
+    """Whether running ``op`` does nothing but make its outputs (TF's ``IsFreeOfSideEffect``,
+    and not one of the ops grappler leaves alone)."""
+    kind = op.op_def
+    return (
+        bool(op.outputs)
+        and not (kind.stateful or kind.control_only or kind.fixed_output or kind.needs_feed)
+        and not (kind.ref_output or kind.waits)
+        and op.type not in MERGE_TYPES
+        and not any(t.dtype.is_ref_dtype for t in op.inputs)
+    )
 
 
 def outermost_loop(op: Operation) -> Any:

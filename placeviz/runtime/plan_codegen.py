@@ -325,6 +325,9 @@ class PlanCode:
             if frame is not None:
                 self._frame_step(plan, op, frame, slots, ready, op_steps, lines, contexts, state)
                 continue
+            if op.id in plan.unread:  # a NoOp: waits for what made its inputs, where it was made
+                op_steps[op.id] = self._unread_waits(plan, op, ready, op_steps)
+                continue
             deps = {ready[(id(t), device.name)] for t in op.inputs if (id(t), device.name) in ready}
             for control in op.control_inputs:
                 deps.update(op_steps.get(control.id, ()))
@@ -380,6 +383,27 @@ class PlanCode:
             lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
         return lines, results, args, constants
+
+    @staticmethod
+    def _unread_waits(
+        plan: Plan,
+        op: Operation,
+        ready: dict[tuple[int, str], int],
+        op_steps: dict[int, tuple[int, ...]],
+    ) -> tuple[int, ...]:
+        """The steps a control edge on an unread op waits for: those that made its inputs (on
+        their own devices: nothing moves to it) and those its control inputs wait for."""
+        deps: set[int] = set()
+        for tensor in op.inputs:
+            if tensor.op.id in plan.unread:
+                deps.update(op_steps[tensor.op.id])
+                continue
+            made = ready.get((id(tensor), plan.devices[tensor.op.id].name))
+            if made is not None:  # a fed value is there from the start
+                deps.add(made)
+        for control in op.control_inputs:
+            deps.update(op_steps.get(control.id, ()))
+        return tuple(sorted(deps))
 
     def _kernel(
         self, op: Operation, device: Device, contexts: dict[str, KernelContext], state: SessionState
