@@ -125,6 +125,7 @@ def zoo_step(name: str) -> Callable[[], pv.Trace]:
 PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     **GOLDEN,
     "training-step": training_step,
+    "training-step-noop": training_step,
     "cluster-training-step": cluster_training_step,
     "cluster-mlp-step": cluster_mlp_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
@@ -208,6 +209,8 @@ ACTIONS: dict[str, Callable[[Any], None]] = {
         "rnn/while/rnn/multi_rnn_cell/cell_1/lstm_cell/MatMul", zoom_out=3, pan_down=180
     ),
     "cond-branch-not-taken": select_op("pick/first"),
+    # The first layer's input gradient: nothing reads it, so it runs as a NoOp (as in TF).
+    "training-step-noop": select_op("gradients/mlp/dense_0/MatMul_grad/MatMul"),
     "cluster-mlp-step": hover_wait("worker/0"),
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'

@@ -289,6 +289,12 @@ RUN = Record(
         Field("error", nullable(string()), required=False),
         Field("fetches", array(string()), required=False),
         Field("dry", BOOLEAN, required=False, comment="shapes only: no kernel ran (absent: false)"),
+        Field(
+            "unread",
+            array(integer()),
+            required=False,
+            comment="nodes run as NoOps: nothing in the run read their outputs (TF's grappler)",
+        ),
     ),
     "One Session.run.",
 )

@@ -75,6 +75,9 @@ def test_a_training_step_skips_the_gradients_nothing_reads_as_tensorflow_did() -
             fetches = [loss, train, *(extra if forced else [])]
             losses[forced] = [sess.run(fetches, feed)[0] for _ in range(3)]
             ran = set(ran_ops(sess, graph))
+            record = sess.trace(runs=1).to_document()["runs"][-1]
+        unread = {graph.get_operations()[n].name for n in record.get("unread", [])}
+        assert unread == (UNREAD - {"gradients/dense/MatMul_grad/MatMul"} if forced else UNREAD)
         if forced:
             assert "gradients/dense/MatMul_grad/MatMul" in ran
         else:

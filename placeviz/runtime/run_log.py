@@ -72,7 +72,9 @@ class RunLog:
         compiled, columns = prepared
         record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         record_card_memory(self.recorder, card_readings, run.id)
-        self._ended(run, t_end, error, list(columns.fetch_names), compiled.dry is not None)
+        self._ended(
+            run, t_end, error, list(columns.fetch_names), compiled.dry is not None, compiled.unread
+        )
 
     def add_run(
         self,
@@ -91,7 +93,13 @@ class RunLog:
         self._ended(run, t1, error, [fetch.name for fetch in fetches])
 
     def _ended(
-        self, run: RunStart, t1: int, error: str | None, fetches: list[str], dry: bool = False
+        self,
+        run: RunStart,
+        t1: int,
+        error: str | None,
+        fetches: list[str],
+        dry: bool = False,
+        unread: tuple[int, ...] = (),
     ) -> None:
         """Keep the run's record and where its events start, and tell the subscribers."""
         self._cursors.append(run.since)
@@ -105,6 +113,8 @@ class RunLog:
         }
         if dry:
             record["dry"] = True
+        if unread:
+            record["unread"] = unread  # the plan's, shared by its runs
         self._runs.append(record)
         self.recorder.publish(run.since, run.id)
 

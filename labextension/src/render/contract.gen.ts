@@ -134,6 +134,7 @@ export interface RunRecord {
   error?: string | null;
   fetches?: string[];
   dry?: boolean; // shapes only: no kernel ran (absent: false)
+  unread?: number[]; // nodes run as NoOps: nothing in the run read their outputs (TF's grappler)
 }
 
 /** The placement document: what the kernel hands the browser. */

@@ -131,6 +131,23 @@ describe('renderDetails', () => {
     expect(text('.placeviz-details-name')).toBe('tower_0/c');
   });
 
+  it('says why an op whose outputs nothing read did not run', () => {
+    const { store, state, details, parent } = setup();
+    const doc = smallDocument();
+    const last = doc.runs.length - 1;
+    doc.runs[last].unread = [0];
+    store.reset();
+    store.applyTables(doc);
+    state.set({ selected: 0 });
+    details.update(EVERYTHING);
+    expect(parent.textContent).toContain(
+      `ran as a NoOp in run ${doc.runs[last].id + 1}: nothing in the run reads its outputs`,
+    );
+    state.set({ selected: 2 });
+    details.update(EVERYTHING);
+    expect(parent.textContent).toContain('has not run');
+  });
+
   it('says when an op has not run', () => {
     const { store, state, details, parent } = setup();
     store.reset();

@@ -93,6 +93,14 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
     const t0 = spans.t0[index];
     const t1 = spans.t1[index];
     if (Number.isNaN(t0)) {
+      const last = store.runs[store.runs.length - 1];
+      if (last?.unread?.includes(index)) {
+        // counted from 1, as the header does
+        const why =
+          `ran as a NoOp in run ${last.id + 1}: nothing in the run reads its outputs, so its ` +
+          'kernel never ran (TensorFlow’s graph optimizer does the same)';
+        return [make('span', 'placeviz-details-muted', why)];
+      }
       return [make('span', 'placeviz-details-muted', 'has not run')];
     }
     const run = store.runs.find((r) => r.id === spans.run[index]);

@@ -167,6 +167,7 @@ function normalizeRun(raw: Loose, position: number): RunRecord {
     error: typeof raw.error === 'string' ? raw.error : null,
     fetches: Array.isArray(raw.fetches) ? raw.fetches.filter((f) => typeof f === 'string') : [],
     dry: raw.dry === true,
+    unread: Array.isArray(raw.unread) ? raw.unread.filter((n) => Number.isInteger(n)) : [],
   };
 }
 
