@@ -19,6 +19,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.contract import EventKind
+from placeviz.events.document import validate
 from placeviz.examples import zoo
 
 STEP_OPS = json.loads((Path(__file__).parent / "conformance" / "step_ops.json").read_text())
@@ -75,7 +76,9 @@ def test_a_training_step_skips_the_gradients_nothing_reads_as_tensorflow_did() -
             fetches = [loss, train, *(extra if forced else [])]
             losses[forced] = [sess.run(fetches, feed)[0] for _ in range(3)]
             ran = set(ran_ops(sess, graph))
-            record = sess.trace(runs=1).to_document()["runs"][-1]
+            document = sess.trace(runs=1).to_document()
+            validate(document)  # the schema's RunRecord.unread
+            record = document["runs"][-1]
         unread = {graph.get_operations()[n].name for n in record.get("unread", [])}
         assert unread == (UNREAD - {"gradients/dense/MatMul_grad/MatMul"} if forced else UNREAD)
         if forced:

@@ -125,7 +125,8 @@ class CompiledPlan:
         self.byte_offsets = code.byte_offsets  # FULL_TRACE: where each step's sizes go
         self.byte_counts = code.byte_counts
         self.not_run = code.not_run  # after a run: steps of ops in branches not taken
-        self.unread = tuple(sorted(plan.unread))  # ops run as NoOps, for each run's record
+        # ops run as NoOps: one list, shared by every run's record (a document's array)
+        self.unread = sorted(plan.unread)
         self.executions = code.executions  # after a run: each op run inside a loop's frame
         self.frame_devices = code.frame_devices  # op id in a loop -> its device's name
         self.loop_memory = code.loop_memory  # buffers made inside loops, where counted

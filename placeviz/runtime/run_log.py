@@ -99,7 +99,7 @@ class RunLog:
         error: str | None,
         fetches: list[str],
         dry: bool = False,
-        unread: tuple[int, ...] = (),
+        unread: Sequence[int] = (),
     ) -> None:
         """Keep the run's record and where its events start, and tell the subscribers."""
         self._cursors.append(run.since)
