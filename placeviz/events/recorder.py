@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 
@@ -58,8 +57,7 @@ class EventBatch:
         for chunk, lo, hi in self._parts:
             end = at + hi - lo
             for name in COLUMN_NAMES:
-                value = chunk.columns.get(name, COLUMN_DEFAULTS.get(name))
-                columns[name][at:end] = value if isinstance(value, int) else value[lo:hi]
+                columns[name][at:end] = chunk.take(name, slice(lo, hi))
             at = end
         return columns
 
@@ -67,34 +65,25 @@ class EventBatch:
         """Columns ``names`` of the events whose kind ``keep`` marks (a bool per kind), as the
         rows of one int64 array, built straight from the chunks: a chunk of one kind that is
         not kept (a run's own event) is skipped whole, and no other column is built."""
-        picked: list[tuple[_Chunk, Any]] = []  # (chunk, slice or index of its kept events)
-        size = 0
+        picked: list[tuple[_Chunk, slice | np.ndarray, int]] = []  # (chunk, its kept, count)
         for chunk, lo, hi in self._parts:
             kind = chunk.columns["kind"]
-            if isinstance(kind, int):
+            if isinstance(kind, int):  # one kind for the chunk (a run's own event)
                 if keep[kind]:
-                    picked.append((chunk, slice(lo, hi)))
-                    size += hi - lo
+                    picked.append((chunk, slice(lo, hi), hi - lo))
                 continue
             kept = keep[np.asarray(kind[lo:hi], np.intp)]
             if kept.all():
-                picked.append((chunk, slice(lo, hi)))
-                size += hi - lo
+                picked.append((chunk, slice(lo, hi), hi - lo))
             elif kept.any():
                 where = np.flatnonzero(kept) + lo
-                picked.append((chunk, where))
-                size += len(where)
-        rows = np.empty((len(names), size), np.int64)
+                picked.append((chunk, where, len(where)))
+        rows = np.empty((len(names), sum(count for _, _, count in picked)), np.int64)
         at = 0
-        for chunk, which in picked:
-            end = at + (which.stop - which.start if isinstance(which, slice) else len(which))
+        for chunk, which, count in picked:
             for row, name in zip(rows, names):
-                value = chunk.columns.get(name, COLUMN_DEFAULTS.get(name))
-                if isinstance(value, int) or isinstance(which, slice):
-                    row[at:end] = value if isinstance(value, int) else value[which]
-                else:
-                    row[at:end] = np.asarray(value)[which]
-            at = end
+                row[at : at + count] = chunk.take(name, which)
+            at += count
         return rows
 
 
@@ -105,6 +94,14 @@ class _Chunk:
         self.start = start  # cursor of its first event
         self.size = size
         self.columns = columns
+
+    def take(self, name: str, which: slice | np.ndarray) -> int | Column:
+        """Column ``name`` at ``which`` (a slice, or an index array) of its events: a single
+        value stays one (NumPy broadcasts it), a default column left out is its default."""
+        value = self.columns.get(name, COLUMN_DEFAULTS.get(name))
+        if isinstance(value, int):
+            return value
+        return value[which] if isinstance(which, slice) else np.asarray(value)[which]
 
 
 class Recorder:
