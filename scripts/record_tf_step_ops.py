@@ -6,7 +6,8 @@ Run with TensorFlow's venv (TensorFlow is never a dependency of placeviz):
     TF_USE_LEGACY_KERAS=1 /work/tfvenv/bin/python scripts/record_tf_step_ops.py
 
 Each model of ``placeviz.examples.zoo`` is built against ``tf.compat.v1`` at its small default
-size, on the CPU (``gpus=0``, no device scopes), and one step of its ``train_op`` is run with
+size, on the CPU (``gpus=0``, no device scopes), as is each of tests/conformance/step_programs.py,
+and one step of its ``train_op`` is run with
 ``FULL_TRACE``: the op names in its step stats are what TensorFlow's executor ran after grappler
 rewrote the graph (a NoOp that grappler made of an op whose outputs nothing read, or an op it
 folded or removed, does not run). tests/test_unread_ops.py checks placeviz against them.
@@ -19,19 +20,34 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "conformance" / "step_ops.json"
 
 
-def _zoo():
-    """placeviz's zoo module from its file (importing placeviz would import more than it)."""
-    spec = importlib.util.spec_from_file_location("zoo", ROOT / "placeviz/examples/zoo.py")
+def _module(name: str, path: Path) -> Any:
+    """A module from its file (importing placeviz would import more than the zoo needs)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["zoo"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _ran(tf: Any, graph: Any, train_op: Any, feed: dict[Any, Any]) -> list[str]:
+    """The ops of ``graph`` that TensorFlow's executor ran in one step of ``train_op``."""
+    with graph.as_default():
+        init = tf.global_variables_initializer()
+    config = tf.ConfigProto(device_count={"GPU": 0})
+    with tf.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        metadata = tf.RunMetadata()
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        sess.run(train_op, feed, options=options, run_metadata=metadata)
+    ran = {n.node_name for d in metadata.step_stats.dev_stats for n in d.node_stats}
+    return sorted(ran & {op.name for op in graph.get_operations()})  # not _SOURCE, Recv...
 
 
 def main() -> None:
@@ -41,23 +57,21 @@ def main() -> None:
 
     tf = tensorflow.compat.v1
     tf.disable_v2_behavior()
-    zoo = _zoo()
+    zoo = _module("zoo", ROOT / "placeviz/examples/zoo.py")
+    steps = _module("step_programs", ROOT / "tests/conformance/step_programs.py")
     recorded = {}
     for name, build in zoo.ZOO.items():
         graph = tf.Graph()
         with graph.as_default():
             model = build(tf, gpus=0, pin=False)
-            init = tf.global_variables_initializer()
-        config = tf.ConfigProto(device_count={"GPU": 0})
-        with tf.Session(graph=graph, config=config) as sess:
-            sess.run(init)
-            metadata = tf.RunMetadata()
-            options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
-            sess.run(model.train_op, model.feed, options=options, run_metadata=metadata)
-        ran = {n.node_name for d in metadata.step_stats.dev_stats for n in d.node_stats}
-        ops = {op.name for op in graph.get_operations()}
-        recorded[name] = sorted(ran & ops)  # without the executor's own (_SOURCE, Recv...)
-        print(f"{name}: {len(recorded[name])} of {len(ops)} ops ran")
+        recorded[name] = _ran(tf, graph, model.train_op, model.feed)
+    for name, program in steps.STEP_PROGRAMS.items():
+        graph = tf.Graph()
+        with graph.as_default():
+            train_op, _loss, feed = program(tf)
+        recorded[name] = _ran(tf, graph, train_op, feed)
+    for name, ran in recorded.items():
+        print(f"{name}: {len(ran)} ops ran")
     facts = {"tensorflow_version": tensorflow.__version__, "ran": recorded}
     OUT.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
 

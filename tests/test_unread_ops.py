@@ -4,9 +4,8 @@
 first layer's input gradient, a constant's) still has a control edge on it; grappler's
 dependency optimizer turns such an op into a NoOp, and TensorFlow's executor never runs its
 kernel. tests/conformance/step_ops.json records which ops TensorFlow 2.21 ran in one training
-step of each zoo model (scripts/record_tf_step_ops.py), and the MLP's facts below come from its
-step stats too (``gradients/dense/MatMul_grad/MatMul_1``, ``.../mul`` and ``.../ExpandDims``
-ran; none of ``UNREAD`` did).
+step of each zoo model and of conformance/step_programs.py's MLP
+(scripts/record_tf_step_ops.py).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conformance.step_programs import mlp
 
 import placeviz as pv
 from placeviz.contract import EventKind
@@ -46,26 +46,12 @@ def ran_ops(sess: pv.Session, graph: pv.Graph) -> list[str]:
     return [ops[int(n)].name for k, n in zip(columns["kind"], columns["node"]) if k == EventKind.OP]
 
 
-def mlp() -> tuple[pv.Graph, pv.Tensor, pv.Tensor, pv.Operation, pv.Tensor]:
+def test_a_training_step_skips_the_gradients_nothing_reads_as_tensorflow_did() -> None:
+    by_tf = set(STEP_OPS["ran"]["mlp"])
+    assert not by_tf & UNREAD and by_tf >= RUN_BY_TF  # what TensorFlow's step ran
     graph = pv.Graph()
     with graph.as_default():
-        pv.set_random_seed(3)
-        x = pv.placeholder(pv.float32, [4, 12])
-        labels = pv.placeholder(pv.float32, [4, 3])
-        hidden = pv.layers.dense(x, 6, activation=pv.nn.relu)
-        logits = pv.layers.dense(hidden, 3)
-        loss = pv.reduce_mean(
-            pv.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
-        )
-        train = pv.train.AdamOptimizer(0.01).minimize(loss)
-    return graph, x, labels, train, loss
-
-
-def test_a_training_step_skips_the_gradients_nothing_reads_as_tensorflow_did() -> None:
-    graph, x, labels, train, loss = mlp()
-    rng = np.random.default_rng(0)
-    feed = {x: rng.random((4, 12), np.float32), labels: np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]}
-    with graph.as_default():
+        train, loss, feed = mlp(pv)
         init = pv.global_variables_initializer()
     losses = {}
     for forced in (False, True):
