@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import placeviz as pv
+from placeviz.graph.ops import training_ops
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 
@@ -80,6 +83,52 @@ def test_adam_uses_tf1_bias_correction_and_beta_powers() -> None:
     names = sorted(v.op.name for v in pv.global_variables())
     assert names == ["beta1_power", "beta2_power", "w", "w/Adam", "w/Adam_1"]
     assert [v.op.name for v in pv.trainable_variables()] == ["w"]
+
+
+def _updates(kind: str) -> tuple[pv.train.Optimizer, Any]:
+    """An optimizer, and its TF1 update in float32 over whole arrays: one step from
+    (var, slots) with gradient g, returning the new (var, slots)."""
+    f = np.float32
+    if kind == "sgd":
+        return pv.train.GradientDescentOptimizer(0.1), lambda w, s, g, t: (w - f(0.1) * g, s)
+    if kind.startswith("momentum"):
+        nesterov = kind.endswith("nesterov")
+
+        def momentum(w: Any, s: Any, g: Any, t: int) -> Any:
+            a = s[0] * f(0.9) + g
+            return w - f(0.05) * ((g + f(0.9) * a) if nesterov else a), [a]
+
+        return pv.train.MomentumOptimizer(0.05, 0.9, use_nesterov=nesterov), momentum
+
+    def adam(w: Any, s: Any, g: Any, t: int) -> Any:
+        m, v = s
+        lr_t = f(0.1) * np.sqrt(f(1) - f(0.999) ** t) / (f(1) - f(0.9) ** t)
+        m = m + (g - m) * (f(1) - f(0.9))
+        v = v + (g * g - v) * (f(1) - f(0.999))
+        return w - lr_t * m / (np.sqrt(v) + f(1e-8)), [m, v]
+
+    return pv.train.AdamOptimizer(0.1), adam
+
+
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "momentum-nesterov", "adam"])
+def test_updates_of_a_variable_many_blocks_long_reach_every_element(kind: str) -> None:
+    """The CPU kernels update a large variable a block at a time (training_ops._BLOCK); every
+    element, the last partial block's too, gets the whole-array update."""
+    size = 2 * training_ops._BLOCK + 3
+    rng = np.random.default_rng(1)
+    start = rng.standard_normal(size).astype(np.float32)
+    w = pv.Variable(start, name="w")
+    g = pv.placeholder(pv.float32, [size])
+    opt, update = _updates(kind)
+    train = opt.apply_gradients([(g, w)])
+    sess = pv.Session()
+    sess.run(pv.global_variables_initializer())
+    value, slots = start, [np.zeros(size, np.float32)] * (2 if kind == "adam" else 1)
+    for t in range(1, 4):
+        grad = rng.standard_normal(size).astype(np.float32)
+        sess.run(train, {g: grad})
+        value, slots = update(value, slots, grad, t)
+        np.testing.assert_allclose(sess.run(w), value, rtol=1e-5, atol=1e-6)
 
 
 def test_slots_and_updates_live_with_their_variable(gpus4: None) -> None:
