@@ -126,6 +126,7 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     **GOLDEN,
     "training-step": training_step,
     "training-step-noop": training_step,
+    "training-step-folded": training_step,
     "cluster-training-step": cluster_training_step,
     "cluster-mlp-step": cluster_mlp_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
@@ -211,6 +212,8 @@ ACTIONS: dict[str, Callable[[Any], None]] = {
     "cond-branch-not-taken": select_op("pick/first"),
     # The first layer's input gradient: nothing reads it, so it runs as a NoOp (as in TF).
     "training-step-noop": select_op("gradients/mlp/dense_0/MatMul_grad/MatMul"),
+    # The loss's gradient seed, a Fill of constants: folded into a constant (as in TF).
+    "training-step-folded": select_op("gradients/grad_ys_0"),
     "cluster-mlp-step": hover_wait("worker/0"),
 }
 PAINTED = '.placeviz-inspector[data-first-paint-ms]:not([data-first-paint-ms=""])'

@@ -295,6 +295,12 @@ RUN = Record(
             required=False,
             comment="nodes run as NoOps: nothing in the run read their outputs (TF's grappler)",
         ),
+        Field(
+            "folded",
+            array(integer()),
+            required=False,
+            comment="nodes folded into constants: computed once from constants (TF's grappler)",
+        ),
     ),
     "One Session.run.",
 )

@@ -36,8 +36,10 @@ def _module(name: str, path: Path) -> Any:
     return module
 
 
-def _ran(tf: Any, graph: Any, train_op: Any, feed: dict[Any, Any]) -> list[str]:
-    """The ops of ``graph`` that TensorFlow's executor ran in one step of ``train_op``."""
+def _ran(tf: Any, graph: Any, train_op: Any, feed: dict[Any, Any]) -> tuple[list[str], list[str]]:
+    """The ops of ``graph`` that TensorFlow's executor ran in one step of ``train_op``, and
+    those of them it ran as a constant (grappler folded them: the step stats' label names the
+    kernel that ran, ``concat_1 = Const()``)."""
     with graph.as_default():
         init = tf.global_variables_initializer()
     config = tf.ConfigProto(device_count={"GPU": 0})
@@ -46,8 +48,17 @@ def _ran(tf: Any, graph: Any, train_op: Any, feed: dict[Any, Any]) -> list[str]:
         metadata = tf.RunMetadata()
         options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
         sess.run(train_op, feed, options=options, run_metadata=metadata)
-    ran = {n.node_name for d in metadata.step_stats.dev_stats for n in d.node_stats}
-    return sorted(ran & {op.name for op in graph.get_operations()})  # not _SOURCE, Recv...
+    types = {op.name: op.type for op in graph.get_operations()}  # not _SOURCE, Recv...
+    ran, folded = set(), set()
+    for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+            if node.node_name not in types:
+                continue
+            ran.add(node.node_name)
+            kernel = node.timeline_label.partition(" = ")[2].partition("(")[0]
+            if kernel == "Const" and types[node.node_name] != "Const":
+                folded.add(node.node_name)
+    return sorted(ran), sorted(folded)
 
 
 def main() -> None:
@@ -59,20 +70,20 @@ def main() -> None:
     tf.disable_v2_behavior()
     zoo = _module("zoo", ROOT / "placeviz/examples/zoo.py")
     steps = _module("step_programs", ROOT / "tests/conformance/step_programs.py")
-    recorded = {}
+    recorded, folded = {}, {}
     for name, build in zoo.ZOO.items():
         graph = tf.Graph()
         with graph.as_default():
             model = build(tf, gpus=0, pin=False)
-        recorded[name] = _ran(tf, graph, model.train_op, model.feed)
+        recorded[name], folded[name] = _ran(tf, graph, model.train_op, model.feed)
     for name, program in steps.STEP_PROGRAMS.items():
         graph = tf.Graph()
         with graph.as_default():
             train_op, _loss, feed = program(tf)
-        recorded[name] = _ran(tf, graph, train_op, feed)
+        recorded[name], folded[name] = _ran(tf, graph, train_op, feed)
     for name, ran in recorded.items():
-        print(f"{name}: {len(ran)} ops ran")
-    facts = {"tensorflow_version": tensorflow.__version__, "ran": recorded}
+        print(f"{name}: {len(ran)} ops ran, {len(folded[name])} of them folded into constants")
+    facts = {"tensorflow_version": tensorflow.__version__, "ran": recorded, "folded": folded}
     OUT.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
 
 

@@ -284,14 +284,14 @@ def test_a_session_dropped_without_close_stops_its_workers() -> None:
 
 def test_an_interrupted_run_is_still_in_the_trace() -> None:
     with pv.device("/cpu:0"):
-        h = pv.constant([1.0], name="x")
+        x = h = pv.placeholder(pv.float32, [1], name="x")  # fed: nothing to fold
         for i in range(50):
             h = sleep(h, 0.02, name=f"step_{i}")
     sess = pv.Session(config=pv.ConfigProto(inter_op_parallelism_threads=1))
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        sess.run(h)
+        sess.run(h, {x: [1.0]})
     timer.join()
     trace = sess.trace()
     assert trace.runs[0]["status"] == "error" and trace.runs[0]["error"] == "KeyboardInterrupt"

@@ -127,6 +127,7 @@ class CompiledPlan:
         self.not_run = code.not_run  # after a run: steps of ops in branches not taken
         # ops run as NoOps: one list, shared by every run's record (a document's array)
         self.unread = sorted(plan.unread)
+        self.folded = sorted(code.folded)  # ops folded into constants: likewise
         self.executions = code.executions  # after a run: each op run inside a loop's frame
         self.frame_devices = code.frame_devices  # op id in a loop -> its device's name
         self.loop_memory = code.loop_memory  # buffers made inside loops, where counted

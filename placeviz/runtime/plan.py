@@ -18,7 +18,7 @@ from typing import Any
 
 from placeviz.devices.context import Device
 from placeviz.errors import InvalidArgumentError
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
 from placeviz.graph.ops.control_flow_ops import MERGE_TYPES, SWITCH_TYPES
 from placeviz.graph.ops.state_ops import missing_feed_message
 from placeviz.graph.validate import dependencies, validate
@@ -58,6 +58,9 @@ class Plan:
     frames: dict[int, Frame] = field(default_factory=dict)
     # ids of ops whose outputs nothing in the run reads (``unread_ops``): they run as a NoOp
     unread: frozenset[int] = frozenset()
+    # ids of ops computed from constants alone (``folded_ops``): their values are taken when
+    # the plan is compiled, as constants' are
+    folded: frozenset[int] = frozenset()
 
     def all_transfers(self) -> list[Transfer]:
         return [t for ts in self.transfers.values() for t in ts]
@@ -127,10 +130,11 @@ def build_plan(
             devices.setdefault(tensor.op.id, devices[reader.id])
     plan = Plan(ops=ops, devices=devices, feeds=list(feeds), fetches=list(fetches), frames=frames)
     plan.unread = unread_ops(plan)
+    plan.folded = folded_ops(plan)
     made: set[tuple[int, str]] = set()
     for op in ops:
-        if op.id in plan.unread:
-            continue  # reads nothing, so nothing moves to its device
+        if op.id in plan.unread or op.id in plan.folded:
+            continue  # reads nothing when the plan runs, so nothing moves to its device
         for tensor, reader in plan.readers(op):
             dst = devices[reader.id]
             src = devices[tensor.op.id]
@@ -168,6 +172,48 @@ def unread_ops(plan: Plan) -> frozenset[int]:
             continue
         read.update(id(tensor) for tensor, _reader in plan.readers(op))
     return frozenset(unread)
+
+
+# TensorFlow's grappler folds no value larger than this (``kMaxConstantSize``).
+MAX_FOLDED_BYTES = 10 * 1024 * 1024
+
+
+def folded_ops(plan: Plan) -> frozenset[int]:
+    """The ops of ``plan`` whose inputs are all constants (or folded), on their own device:
+    TensorFlow's grappler folds each into a constant before the graph runs (its constant
+    folding), so their kernels never run in a step; a training step's shape arithmetic around
+    a loss (Slice, Pack, ConcatV2 of constant shapes) and a mean's gradient scale (Fill, Tile,
+    RealDiv of constants), say. Placement is unchanged: TensorFlow places before it optimizes.
+    Control edges stay: a folded op still waits for its control inputs before its consumers
+    run, as grappler's constant keeps them. As there, an op fetched or made a target keeps
+    running, as does one with side effects or a reference input, one whose value would pass
+    ``MAX_FOLDED_BYTES`` or whose shape is unknown, and every op of a plan with a cond."""
+    if any(op.type in SWITCH_TYPES for op in plan.ops):
+        return frozenset()
+    fed = {id(t) for t in plan.feeds}
+    kept = {f.id if isinstance(f, Operation) else f.op.id for f in plan.fetches}
+    constant: set[int] = set()  # ops whose every output is known before the run
+    folded: set[int] = set()
+    for op in plan.ops:
+        if op.type == "Const":
+            constant.add(op.id)
+            continue
+        if op.id in plan.frames or op.id in plan.unread or op.id in kept:
+            continue
+        device = plan.devices[op.id].name
+        sizes = [tensor_bytes(t) for t in op.outputs]
+        if (
+            op.inputs
+            and _computes_only_outputs(op)
+            and all(
+                t.op.id in constant and id(t) not in fed and plan.devices[t.op.id].name == device
+                for t in op.inputs
+            )
+            and all(size is not None and size <= MAX_FOLDED_BYTES for size in sizes)
+        ):
+            constant.add(op.id)
+            folded.add(op.id)
+    return frozenset(folded)
 
 
 def _computes_only_outputs(op: Operation) -> bool:

@@ -181,6 +181,7 @@ class PlanCode:
         self.check_dynamic_memory = check_dynamic_memory
         self.steps: list[Step] = []
         self.not_run: list[int] = []
+        self.folded: list[int] = []  # ops folded into constants (``_folded``)
         self.executions: list[Execution] = []
         self._frame_outputs: dict[int, list[Tensor]] = {}  # a loop's step -> its results
         self.frame_devices: dict[int, str] = {}  # op id in a loop -> its device's name
@@ -338,12 +339,15 @@ class PlanCode:
                 if dead:
                     dead_of[op.id] = (dead, dead_uses)
                 continue
-            fixed = op.op_def.fixed_output and not dead
+            built = self._kernel(op, device, contexts, state)
+            folded = self._folded(plan, op, built, inputs)
+            fixed = (op.op_def.fixed_output or folded is not None) and not dead
             step = Step(EventKind.OP, op, device, deps=tuple(sorted(deps)), runs_code=not fixed)
             index = self._add_step(step)
             op_steps[op.id] = (index,)
-            built = self._kernel(op, device, contexts, state)
-            if fixed:  # its one value, computed now, is what every run's consumers read
+            if folded is not None:  # computed now from constants: every run reads these values
+                outputs = [self._bind("c", value) for value in folded]
+            elif fixed:  # its one value, computed now, is what every run's consumers read
                 outputs = [self._bind("c", built())]
             elif dead and not op.outputs:
                 outputs = [f"t{op.id}_d"]  # None when it ran, DEAD when it did not
@@ -383,6 +387,29 @@ class PlanCode:
             lines.append(_Line(text, uses, outputs, index))
         results = [self._fetch_expression(f, plan, slots) for f in plan.fetches]
         return lines, results, args, constants
+
+    def _folded(
+        self, plan: Plan, op: Operation, built: Callable[..., Any], inputs: Sequence[str]
+    ) -> tuple[Any, ...] | None:
+        """The values of an op the plan folds (``plan.folded``), computed now from its constant
+        inputs (a dry run's: what its dry kernel makes of them); None for any other op, and
+        where computing it fails or an input
+        was not folded: such an op runs in the step, which raises its error there, as
+        TensorFlow's executor does for what grappler could not fold."""
+        if op.id not in plan.folded:
+            return None
+        if not all(name in self.namespace for name in inputs):  # a constant is bound by name
+            return None
+        try:
+            value = built(*(self.namespace[name] for name in inputs))
+        except Exception:
+            return None
+        self.folded.append(op.id)
+        values = tuple(value) if op.op_def.multi_output else (value,)
+        for array in values:
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False  # as a constant's: a fetch of it gets a copy
+        return values
 
     @staticmethod
     def _unread_waits(
@@ -551,6 +578,7 @@ class PlanCode:
                 tensor is not None
                 and users
                 and op.op_def.ufunc
+                and op.id not in plan.folded
                 and device.backend == "numpy"
                 and tensor.shape.is_fully_defined
                 and tensor.shape.ndims

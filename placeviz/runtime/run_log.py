@@ -72,9 +72,9 @@ class RunLog:
         compiled, columns = prepared
         record_run(self.recorder, compiled, columns, run.id, run.t0, t_end, failed_step, feeds)
         record_card_memory(self.recorder, card_readings, run.id)
-        self._ended(
-            run, t_end, error, list(columns.fetch_names), compiled.dry is not None, compiled.unread
-        )
+        fetches = list(columns.fetch_names)
+        dry = compiled.dry is not None
+        self._ended(run, t_end, error, fetches, dry, compiled.unread, compiled.folded)
 
     def add_run(
         self,
@@ -100,6 +100,7 @@ class RunLog:
         fetches: list[str],
         dry: bool = False,
         unread: Sequence[int] = (),
+        folded: Sequence[int] = (),
     ) -> None:
         """Keep the run's record and where its events start, and tell the subscribers."""
         self._cursors.append(run.since)
@@ -115,6 +116,8 @@ class RunLog:
             record["dry"] = True
         if unread:
             record["unread"] = unread  # the plan's, shared by its runs
+        if folded:
+            record["folded"] = folded
         self._runs.append(record)
         self.recorder.publish(run.since, run.id)
 

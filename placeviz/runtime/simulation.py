@@ -101,6 +101,9 @@ def roofline_seconds(
 
 
 def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int:
+    """A step that runs no code (a constant, an op folded into one) costs a constant's."""
+    if not step.runs_code:
+        return _ns(_HOST_DISPATCH_NS / 1e9)
     profile = step.device.physical.profile
     assert profile is not None
     return _ns(roofline_seconds(step.op, profile, ins, outs))
@@ -211,8 +214,9 @@ def link_bandwidth(dst: Device, src: Device | None) -> float | None:
 
 def _dry_duration(step: Step, dry: DryPlan) -> int:
     """A dry run's step: on a GPU (or a copy touching one) as a real run on a simulated GPU
-    models it, by the card's profile; on the host by the host's. A step that runs no code on
-    the host (a constant, a copy between devices that share its memory) takes no time."""
+    models it, by the card's profile; on the host by the host's. A step that runs no code takes
+    no time on the host (a constant, a copy between devices that share its memory) and a
+    constant's dispatch on a GPU."""
     if step.kind is EventKind.TRANSFER:
         assert step.tensor is not None
         bandwidth = link_bandwidth(step.device, step.peer)
@@ -220,8 +224,8 @@ def _dry_duration(step: Step, dry: DryPlan) -> int:
             return 0
         return transfer_ns(_nbytes(step.tensor, dry.shape(step.tensor)), step.device, step.peer)
     profile = step.device.physical.profile
-    if profile is None and not step.runs_code:
-        return 0
+    if not step.runs_code:  # a constant, or an op folded into one
+        return 0 if profile is None else _ns(_HOST_DISPATCH_NS / 1e9)
     ins = [dry.shape(t) for t in step.op.inputs]
     outs = [dry.shape(t) for t in step.op.outputs]
     return _ns(roofline_seconds(step.op, profile or HOST_PROFILE, ins, outs))

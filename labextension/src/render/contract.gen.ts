@@ -135,6 +135,7 @@ export interface RunRecord {
   fetches?: string[];
   dry?: boolean; // shapes only: no kernel ran (absent: false)
   unread?: number[]; // nodes run as NoOps: nothing in the run read their outputs (TF's grappler)
+  folded?: number[]; // nodes folded into constants: computed once from constants (TF's grappler)
 }
 
 /** The placement document: what the kernel hands the browser. */

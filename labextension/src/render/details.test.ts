@@ -148,6 +148,19 @@ describe('renderDetails', () => {
     expect(parent.textContent).toContain('has not run');
   });
 
+  it('says that an op folded into a constant was computed once', () => {
+    const doc = smallDocument();
+    doc.runs[doc.runs.length - 1].folded = [0];
+    const store = PlacementStore.fromDocument(doc);
+    const state = new ViewState();
+    const parent = document.body.appendChild(document.createElement('div'));
+    renderDetails(parent, store, state);
+    state.set({ selected: 0 });
+    expect(parent.textContent).toContain('folded into a constant');
+    state.set({ selected: 1 });
+    expect(parent.textContent).not.toContain('folded into a constant');
+  });
+
   it('says when an op has not run', () => {
     const { store, state, details, parent } = setup();
     store.reset();

@@ -119,7 +119,14 @@ export function renderDetails(parent: HTMLElement, store: PlacementStore, state:
     const text = `${formatNs(t1 - t0)}, starting ${formatNs(t0 - start)} ${where}${
       spans.failed[index] ? ' (failed)' : ''
     }`;
-    return [track, make('div', 'placeviz-details-muted', text)];
+    const shown = [track, make('div', 'placeviz-details-muted', text)];
+    if (run?.folded?.includes(index)) {
+      const why =
+        'folded into a constant: its inputs are all constants, so its value was computed once, ' +
+        'when the run was prepared (TensorFlow’s graph optimizer does the same)';
+      shown.push(make('div', 'placeviz-details-muted', why));
+    }
+    return shown;
   };
 
   /** An op's executions in its while loop, one line per iteration (counted from 1). */

@@ -168,6 +168,7 @@ function normalizeRun(raw: Loose, position: number): RunRecord {
     fetches: Array.isArray(raw.fetches) ? raw.fetches.filter((f) => typeof f === 'string') : [],
     dry: raw.dry === true,
     unread: Array.isArray(raw.unread) ? raw.unread.filter((n) => Number.isInteger(n)) : [],
+    folded: Array.isArray(raw.folded) ? raw.folded.filter((n) => Number.isInteger(n)) : [],
   };
 }
 

@@ -32,13 +32,18 @@ export function matchOps(store: PlacementStore, text: string): Uint8Array | null
   return matches;
 }
 
-/** The id of the first op whose name, else type, else device matches `text`; null if none. */
+/**
+ * The id of the op named exactly `text`, else the first whose name, else type, else device
+ * matches it; null if none. (`grad_ys_0` finds that op, not `grad_ys_0/Const` made before it.)
+ */
 export function findOp(store: PlacementStore, text: string): number | null {
   const needle = text.trim().toLowerCase();
   if (needle === '') {
     return null;
   }
-  const byName = store.nodes.find((n) => n.name.toLowerCase().includes(needle));
+  const byName =
+    store.nodes.find((n) => n.name.toLowerCase() === needle) ??
+    store.nodes.find((n) => n.name.toLowerCase().includes(needle));
   const byType = byName ?? store.nodes.find((n) => n.type.toLowerCase().includes(needle));
   const found =
     byType ??
