@@ -10,7 +10,8 @@ size, on the CPU (``gpus=0``, no device scopes), as is each of tests/conformance
 and one step of its ``train_op`` is run with
 ``FULL_TRACE``: the op names in its step stats are what TensorFlow's executor ran after grappler
 rewrote the graph (a NoOp that grappler made of an op whose outputs nothing read, or an op it
-folded or removed, does not run). tests/test_unread_ops.py checks placeviz against them.
+removed, does not run), and those whose kernel there was ``Const`` are the ones it folded into
+constants. tests/test_unread_ops.py and tests/test_folded_ops.py check placeviz against them.
 """
 
 from __future__ import annotations

@@ -156,8 +156,8 @@ def unread_ops(plan: Plan) -> frozenset[int]:
     keep running, as there; so does every op of a plan with a cond (not done here). One pass
     from the last op: an op turned into a NoOp reads nothing, which may leave its own inputs'
     makers unread."""
-    if any(op.type in SWITCH_TYPES for op in plan.ops):
-        return frozenset()  # a branch's dead values reach ops through control edges too
+    if _holds_cond(plan):
+        return frozenset()
     targets = {f.id for f in plan.fetches if isinstance(f, Operation)}
     read = {id(f) for f in plan.fetches if isinstance(f, Tensor)}
     unread: set[int] = set()
@@ -188,7 +188,7 @@ def folded_ops(plan: Plan) -> frozenset[int]:
     run, as grappler's constant keeps them. As there, an op fetched or made a target keeps
     running, as does one with side effects or a reference input, one whose value would pass
     ``MAX_FOLDED_BYTES`` or whose shape is unknown, and every op of a plan with a cond."""
-    if any(op.type in SWITCH_TYPES for op in plan.ops):
+    if _holds_cond(plan):
         return frozenset()
     fed = {id(t) for t in plan.feeds}
     kept = {f.id if isinstance(f, Operation) else f.op.id for f in plan.fetches}
@@ -214,6 +214,12 @@ def folded_ops(plan: Plan) -> frozenset[int]:
             constant.add(op.id)
             folded.add(op.id)
     return frozenset(folded)
+
+
+def _holds_cond(plan: Plan) -> bool:
+    """Whether a Switch is among the plan's ops: a branch's dead values reach ops through
+    control edges too, which neither rewrite above follows."""
+    return any(op.type in SWITCH_TYPES for op in plan.ops)
 
 
 def _computes_only_outputs(op: Operation) -> bool:

@@ -103,7 +103,7 @@ def roofline_seconds(
 def _op_duration(step: Step, ins: Sequence[Shape], outs: Sequence[Shape]) -> int:
     """A step that runs no code (a constant, an op folded into one) costs a constant's."""
     if not step.runs_code:
-        return _ns(_HOST_DISPATCH_NS / 1e9)
+        return _HOST_DISPATCH_NS
     profile = step.device.physical.profile
     assert profile is not None
     return _ns(roofline_seconds(step.op, profile, ins, outs))
@@ -225,7 +225,7 @@ def _dry_duration(step: Step, dry: DryPlan) -> int:
         return transfer_ns(_nbytes(step.tensor, dry.shape(step.tensor)), step.device, step.peer)
     profile = step.device.physical.profile
     if not step.runs_code:  # a constant, or an op folded into one
-        return 0 if profile is None else _ns(_HOST_DISPATCH_NS / 1e9)
+        return 0 if profile is None else _HOST_DISPATCH_NS
     ins = [dry.shape(t) for t in step.op.inputs]
     outs = [dry.shape(t) for t in step.op.outputs]
     return _ns(roofline_seconds(step.op, profile or HOST_PROFILE, ins, outs))
