@@ -6,6 +6,7 @@ tests that kill or stop tasks start their own.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -469,6 +470,41 @@ def test_an_error_in_a_task_reaches_the_client_named_and_typed(cluster) -> None:
             sess.run(never + 1.0)
         assert sess.last_run["status"] == "error"
         assert sess.run(pv.constant(2.0) * 2) == 4.0  # still usable
+
+
+def test_a_run_inside_a_running_event_loop_works_and_hands_the_loop_back(cluster) -> None:
+    """A Jupyter cell runs inside the kernel's event loop: a step runs on a loop of its own in
+    the cell's thread, and the kernel's loop is the running one again after."""
+    with pv.device("/job:ps/task:1"):
+        a = pv.constant([1.0, 2.0])
+    with pv.device("/job:worker/task:0"):
+        b = a * 3.0
+
+    async def cell() -> tuple[list[float], bool]:
+        outer = asyncio.get_running_loop()
+        with pv.Session(cluster["worker"][0].target) as sess:
+            values = [sess.run(b).tolist() for _ in range(3)]
+        return values[-1], asyncio.get_running_loop() is outer
+
+    assert asyncio.run(cell()) == ([3.0, 6.0], True)
+
+
+def test_an_interrupted_run_ends_on_its_tasks_and_leaves_the_session_usable(cluster) -> None:
+    """Ctrl-C while a step waits in a task (a dequeue from an empty queue) ends the step there
+    too: the dequeue does not stay behind to take what the next run puts in the queue."""
+    with pv.device("/job:ps/task:0"):
+        queue = pv.FIFOQueue(5, pv.float32, shapes=[[]], shared_name="interrupted")
+        put = queue.enqueue(5.0)
+        take = queue.dequeue()
+        size = queue.size()
+    with pv.Session(cluster["worker"][0].target) as sess:
+        interrupt = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+        interrupt.start()
+        with pytest.raises(KeyboardInterrupt):
+            sess.run(take)
+        sess.run(put)
+        assert sess.run(size) == 1
+        assert sess.run(take) == 5.0
 
 
 def test_every_task_listens_on_loopback_only(cluster) -> None:

@@ -3,9 +3,10 @@
 A Dask client in the user's process. It learns each task's devices and clock through the
 scheduler, then talks to the tasks directly over Dask's comms: it ships each task the ops of the
 graph (once per op) and each run's program (once per plan, ``program.py``), and a step is one
-``placeviz_step`` message to each task the plan needs. Tensors between tasks go from task to task
-(``steps.py``); only fetched tensors come back to the client. A task that dies fails the runs
-that need it with ``UnavailableError`` at once; one restarted at its address is met again.
+``placeviz_step`` message to each task the plan needs, sent from the calling thread's own loop
+(``step_loop.py``). Tensors between tasks go from task to task (``steps.py``); only fetched
+tensors come back to the client. A task that dies fails the runs that need it with
+``UnavailableError`` at once; one restarted at its address is met again.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from placeviz.cluster.graph_def import export_ops
 from placeviz.cluster.partition import partition_plan
 from placeviz.cluster.program import RunProgram, build_programs
 from placeviz.cluster.security import scheme, security
+from placeviz.cluster.step_loop import StepLoops
 from placeviz.cluster.steps import as_frames
 from placeviz.devices.context import Device, PhysicalDevice
 from placeviz.devices.profiles import get_profile
@@ -74,8 +76,9 @@ class ClusterMaster:
             timeout=CONNECT_TIMEOUT_S,
             security=security(),
         )
-        # The steps' messages, walked for nothing otherwise (process.skip_offload_sizing).
+        # Messages walked for nothing otherwise (process.skip_offload_sizing).
         self.client.rpc.allow_offload = False
+        self._step_loops = StepLoops(self.client.connection_args, CONNECT_TIMEOUT_S)
         self.tasks: dict[str, TaskInfo] = {}  # by worker address
         self._discover()
         self._by_name = {info.name: info for info in self.tasks.values()}
@@ -130,7 +133,7 @@ class ClusterMaster:
             best: tuple[int, int] | None = None
             for _ in range(CLOCK_READINGS):
                 sent = time.perf_counter_ns()
-                theirs = await self._call(address, "placeviz_clock")
+                theirs = await _call(self.client.rpc, address, "placeviz_clock")
                 back = time.perf_counter_ns()
                 if best is None or back - sent < best[0]:
                     best = (back - sent, (sent + back) // 2 - theirs)
@@ -145,20 +148,16 @@ class ClusterMaster:
         """Steps still running end (a kernel of them that waits for another run, with
         CancelledError, as TF's ``Session::Close`` cancels them), tasks drop this session's
         graph and programs (their variables stay), then the client goes."""
+        rpc = self.client.rpc
         for step, addresses in list(self._in_flight.items()):
             with contextlib.suppress(Exception):
-                self.client.sync(self._tell, addresses, "placeviz_abort", step=step)
+                self.client.sync(_tell, rpc, addresses, "placeviz_abort", step=step)
         shipped = sorted(self._shipped)
         if shipped:
             with contextlib.suppress(Exception):  # a task that is gone has nothing to drop
-                self.client.sync(self._tell, shipped, "placeviz_forget", graph=self._graph_key)
+                self.client.sync(_tell, rpc, shipped, "placeviz_forget", graph=self._graph_key)
+        self._step_loops.close()
         self.client.close()
-
-    async def _tell(self, addresses: Sequence[str], handler: str, **message: Any) -> None:
-        """The same message to every task at ``addresses``; one that is gone is left out."""
-        await asyncio.gather(
-            *(self._call(a, handler, **message) for a in addresses), return_exceptions=True
-        )
 
     def reset(self) -> None:
         """Every task forgets its variables and the graphs clients shipped to it."""
@@ -174,7 +173,8 @@ class ClusterMaster:
                 continue
             records = export_ops(graph.operations_from(start, count), device_of)
             installed = self.client.sync(
-                self._call,
+                _call,
+                self.client.rpc,
                 address,
                 "placeviz_install",
                 graph=self._graph_key,
@@ -185,9 +185,6 @@ class ClusterMaster:
             # What the task says it holds: a task that had not seen ops up to ``start`` took
             # none, and the next run ships from where it stands.
             self._shipped[address] = installed
-
-    async def _call(self, address: str, handler: str, **message: Any) -> Any:
-        return await getattr(self.client.rpc(address), handler)(**message)
 
     def _require_alive(self, names: set[str]) -> None:
         """Fail when a task the run needs is gone; meet again a task restarted at its address
@@ -247,7 +244,9 @@ class ClusterMaster:
         for attempt in (1, 2):
             self._ship(graph, device_of, set(program.programs))
             try:
-                replies = self.client.sync(self._step, key, program, feeds, full_trace)
+                replies = self._step_loops.run(
+                    lambda rpc: self._step(rpc, key, program, feeds, full_trace)
+                )
             except _Restarted as restarted:
                 # A task the step needs lost what this master sent it: a new process at its
                 # address, or a connection to one that ended. Meet it again, once.
@@ -290,10 +289,11 @@ class ClusterMaster:
         return key, program
 
     async def _step(
-        self, key: str, program: RunProgram, feeds: dict[str, Any], full_trace: bool
+        self, rpc: Any, key: str, program: RunProgram, feeds: dict[str, Any], full_trace: bool
     ) -> dict[str, dict[str, Any]]:
-        """Send each task its step message; wait for every reply. A task that fails ends the
-        step on the others (they stop waiting for what it would have sent)."""
+        """Send each task its step message over ``rpc`` (a connection pool); wait for every
+        reply. A task that fails ends the step on the others (they stop waiting for what it
+        would have sent), as does an interrupted run (its coroutine cancelled)."""
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
         calls = {}
@@ -307,16 +307,19 @@ class ClusterMaster:
             }
             if address not in installed:
                 message["stages"] = stages
-            calls[address] = asyncio.ensure_future(self._call(address, "placeviz_step", **message))
+            calls[address] = asyncio.ensure_future(_call(rpc, address, "placeviz_step", **message))
         by_call = {future: address for address, future in calls.items()}
         self._in_flight[step] = list(calls)
         try:
-            return await self._replies(step, by_call, installed)
+            return await self._replies(rpc, step, by_call, installed)
+        except asyncio.CancelledError:
+            await _tell(rpc, list(calls), "placeviz_abort", step=step)
+            raise
         finally:
             self._in_flight.pop(step, None)
 
     async def _replies(
-        self, step: str, by_call: dict[Any, str], installed: set[str]
+        self, rpc: Any, step: str, by_call: dict[Any, str], installed: set[str]
     ) -> dict[str, dict[str, Any]]:
         """Each task's reply to ``step``'s message; the first failure ends it on the others."""
         pending = set(by_call)
@@ -336,12 +339,24 @@ class ClusterMaster:
                     replies[address] = future.result()
                     installed.add(address)
             if (failure is not None or restarted) and pending:
-                await self._tell([by_call[f] for f in pending], "placeviz_abort", step=step)
+                await _tell(rpc, [by_call[f] for f in pending], "placeviz_abort", step=step)
         if restarted and failure is None:
             raise _Restarted(restarted)
         if failure is not None:
             raise failure
         return replies
+
+
+async def _call(rpc: Any, address: str, handler: str, **message: Any) -> Any:
+    """``handler`` of the task at ``address``, over ``rpc`` (a Dask connection pool)."""
+    return await getattr(rpc(address), handler)(**message)
+
+
+async def _tell(rpc: Any, addresses: Sequence[str], handler: str, **message: Any) -> None:
+    """The same message to every task at ``addresses``; one that is gone is left out."""
+    await asyncio.gather(
+        *(_call(rpc, a, handler, **message) for a in addresses), return_exceptions=True
+    )
 
 
 class _Restarted(Exception):

@@ -2,8 +2,8 @@
 acts (a queue's dequeue, an accumulator's take) waits through ``wait``, so that closing the
 session, or a cluster master ending a step, wakes it with ``CancelledError``.
 
-The cancellation a kernel sees is its thread's: the session (or a cluster task's step) enters it
-around the run.
+The cancellations a kernel sees are its thread's: the session enters its own around the run,
+and a cluster task's step enters one around the session's run of the step's ops.
 """
 
 from __future__ import annotations
@@ -56,17 +56,19 @@ _current = threading.local()  # per thread: the cancellations entered, innermost
 
 def wait(condition: threading.Condition, op: Operation) -> None:
     """``condition.wait()`` (the caller holds it) that a cancellation of this thread's run
-    ends with TF's ``CancelledError``."""
-    stack = getattr(_current, "stack", None)
-    cancellation = stack[-1] if stack else None
-    if cancellation is None:
+    ends with TF's ``CancelledError``: any of those entered, a cluster task's step as well as
+    the session inside it that runs the step's ops."""
+    entered = getattr(_current, "stack", None)
+    if not entered:
         condition.wait()
         return
-    cancellation._enter(condition)
+    for cancellation in entered:
+        cancellation._enter(condition)
     try:
-        if not cancellation.cancelled:
+        if not any(c.cancelled for c in entered):
             condition.wait()
     finally:
-        cancellation._leave(condition)
-    if cancellation.cancelled:
+        for cancellation in entered:
+            cancellation._leave(condition)
+    if any(c.cancelled for c in entered):
         raise CancelledError("Step was cancelled by an explicit call to `Session::Close()`.", op=op)
