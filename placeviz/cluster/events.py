@@ -46,14 +46,15 @@ _CLOCK = int(TimingSource.CLOCK)
 
 
 # The columns a task's rows fill (frame and iteration keep their defaults: a task runs no while
-# loops in its plan), and those rows' fields in the order ``_rows`` writes them.
+# loops in its plan); its rows are int64 tables, a row per column of REPORTED_COLUMNS.
 _FILLED = tuple(n for n in COLUMN_NAMES if n != "run" and n not in COLUMN_DEFAULTS)
-_ROW = ("kind", "t0", "t1", "node", "device", "peer", "bytes", "source")
+_T0, _T1, _DEVICE, _PEER = (REPORTED_COLUMNS.index(n) for n in ("t0", "t1", "device", "peer"))
 
 
 def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]:
-    """Each task's rows in turn: its ops' events as it sent them (one array per column, shifted
-    onto the client's clock and devices), then its sends and its stages' waits."""
+    """Each task's rows in turn: its ops' events as it sent them (shifted onto the client's
+    clock and devices), then its sends and its stages' waits; one table for all, cut into
+    columns at the end."""
     tasks = {info.address: info for info, _ in remote.reports}
     arrived = {  # (receiving task, tensor name) -> when it arrived, on the client's clock
         (info.name, name): when + info.clock_offset_ns
@@ -61,35 +62,25 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
         for _sender, names, when in report["received"]
         for name in names
     }
-    parts: list[dict[str, np.ndarray]] = []
+    tables: list[np.ndarray] = []
     for task, report in remote.reports:
-        offset = task.clock_offset_ns
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
-        events = dict(zip(REPORTED_COLUMNS, report["events"]))
-        device = here[events["device"]]
-        parts.append(
-            {
-                "kind": events["kind"],
-                "t0": events["t0"] + offset,
-                "t1": events["t1"] + offset,
-                "node": events["node"],
-                "device": device,
-                "stream": device,
-                "peer": here[events["peer"]],  # -1 (no peer) stays -1: ``here`` ends with it
-                "bytes": events["bytes"],
-                "source": events["source"],
-            }
-        )
+        events = np.array(report["events"], np.int64)  # a copy: it came in a read-only frame
+        events[_T0] += task.clock_offset_ns
+        events[_T1] += task.clock_offset_ns
+        events[_DEVICE] = here[events[_DEVICE]]
+        events[_PEER] = here[events[_PEER]]  # -1 (no peer) stays -1: ``here`` ends with it
+        tables.append(events)
         rows = _rows(task, report, tasks, arrived, remote.program, device_ids)
         if rows:
-            table = np.array(rows, np.int64).T
-            parts.append({**dict(zip(_ROW, table)), "stream": table[_ROW.index("device")]})
-    return {
-        name: np.concatenate([part[name] for part in parts]).astype(DTYPES[name], copy=False)
-        if parts
-        else np.zeros(0, DTYPES[name])
-        for name in _FILLED
-    }
+            tables.append(np.array(rows, np.int64).T)
+    if tables:
+        table = np.concatenate(tables, axis=1)
+    else:
+        table = np.zeros((len(REPORTED_COLUMNS), 0), np.int64)
+    columns = dict(zip(REPORTED_COLUMNS, table))
+    columns["stream"] = columns["device"]
+    return {name: columns[name].astype(DTYPES[name]) for name in _FILLED}
 
 
 def _rows(
@@ -101,7 +92,7 @@ def _rows(
     device_ids: dict[str, int],
 ) -> list[tuple[int, ...]]:
     """The task's sends (a TRANSFER from its start to the tensor's arrival) and its stages'
-    waits, as rows of ``_ROW``'s fields."""
+    waits, as rows of REPORTED_COLUMNS' fields."""
     rows = []
     offset = task.clock_offset_ns
     transfers, heads = program.transfers, program.heads
