@@ -65,6 +65,41 @@ def cluster_training_step() -> pv.Trace:
         pv.config.reset_devices()
 
 
+def cluster_failed_step() -> pv.Trace:
+    """cluster_training_step's step, with a fetch on ps 0 that fails once the forward pass
+    reaches it (the logits reshaped into rows of 7): the failed run keeps what every task ran
+    until then."""
+    pv.reset_default_graph()
+    pv.config.reset_devices()
+    pv.config.simulate_gpus(2)
+    cluster = local_cluster(2, 2)
+    try:
+        worker = "/job:worker/task:0"
+        with pv.device(pv.train.replica_device_setter(cluster=cluster.spec, worker_device=worker)):
+            x = pv.placeholder(pv.float32, [None, 64], name="x")
+            y = pv.placeholder(pv.float32, [None, 10], name="y")
+            h = x
+            with pv.name_scope("mlp"):
+                for i in range(3):
+                    units, activation = (10, None) if i == 2 else (128, pv.nn.relu)
+                    h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
+            loss = pv.reduce_mean(pv.square(h - y), name="loss")
+            train = pv.train.AdamOptimizer(0.01).minimize(loss)
+        with pv.device("/job:ps/task:0"):
+            rows_of_7 = pv.reshape(h, [-1, 7], name="rows_of_7")  # 320 values: fails
+        feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+        with pv.Session(cluster.target) as sess:
+            sess.run(pv.global_variables_initializer())
+            try:
+                sess.run([train, rows_of_7], feed)
+            except pv.errors.InvalidArgumentError:
+                return sess.trace(runs=1)
+            raise AssertionError("rows_of_7 should have failed")
+    finally:
+        stop_local_clusters()
+        pv.config.reset_devices()
+
+
 def cluster_mlp_step() -> pv.Trace:
     """bench_cluster.py's MLP Adam step (784-256-256-10, batch 64) on 2 ps and 2 CPU-only
     workers, its second step: variables round robin on the ps tasks, the rest on worker 0."""
@@ -129,6 +164,7 @@ PROGRAMS: dict[str, Callable[[], pv.Trace | dict[str, Any]]] = {
     "training-step-folded": training_step,
     "cluster-training-step": cluster_training_step,
     "cluster-mlp-step": cluster_mlp_step,
+    "cluster-failed-step": cluster_failed_step,
     **{f"zoo-{name}": zoo_step(name) for name in ZOO_SIZES},
     # Control flow (issue 26): a 2-layer LSTM LM under dynamic_rnn over 50 steps, a layer per
     # GPU; a cond whose last run took its false branch.

@@ -502,9 +502,31 @@ def test_an_interrupted_run_ends_on_its_tasks_and_leaves_the_session_usable(clus
         interrupt.start()
         with pytest.raises(KeyboardInterrupt):
             sess.run(take)
+        interrupted = sess.last_run
         sess.run(put)
         assert sess.run(size) == 1
         assert sess.run(take) == 5.0
+    assert interrupted["status"] == "error" and interrupted["error"] == "KeyboardInterrupt"
+
+
+def test_a_failed_run_keeps_in_its_trace_what_every_task_ran_before_it_failed(cluster) -> None:
+    with pv.device("/job:worker/task:1"):
+        x = pv.placeholder(pv.float32, [None])
+        tripled = x * 3.0
+    with pv.device("/job:ps/task:0"):
+        wrong = pv.reshape(tripled, [3])  # 2 values: fails when it runs, on ps 0
+    with pv.Session(cluster["worker"][0].target) as sess:
+        with pytest.raises(pv.errors.InvalidArgumentError, match="Reshape"):
+            sess.run(wrong, {x: [1.0, 2.0]})
+        trace = sess.trace()
+        assert sess.last_run["status"] == "error"
+        assert sess.run(tripled, {x: [1.0]}).tolist() == [3.0]  # still usable
+    events = trace.events
+    names = {node["id"]: node["name"] for node in trace.to_document()["nodes"]}
+    ran = {names[n] for n in events["node"][events["kind"] == int(EventKind.OP)]}
+    moved = {names[n] for n in events["node"][events["kind"] == int(EventKind.TRANSFER)]}
+    assert tripled.op.name in ran  # worker 1's op, before ps 0 failed
+    assert tripled.op.name in moved  # and its tensor, sent to ps 0
 
 
 def test_every_task_listens_on_loopback_only(cluster) -> None:

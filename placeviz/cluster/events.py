@@ -91,17 +91,21 @@ def _rows(
     program: RunProgram,
     device_ids: dict[str, int],
 ) -> list[tuple[int, ...]]:
-    """The task's sends (a TRANSFER from its start to the tensor's arrival) and its stages'
-    waits, as rows of REPORTED_COLUMNS' fields."""
+    """The task's sends (a TRANSFER from its start to the tensor's arrival, or to its bytes'
+    writing if its receiver never took it) and its stages' waits, as rows of REPORTED_COLUMNS'
+    fields."""
     rows = []
     offset = task.clock_offset_ns
     transfers, heads = program.transfers, program.heads
-    for address, names, sizes, t0, _t1 in report["sent"]:
+    for address, names, sizes, t0, written in report["sent"]:
+        if address not in tasks:  # a receiver that did not report (a failed step's): unknown
+            continue
         receiver = tasks[address].name
         for name, size in zip(names, sizes):
             tensor, src, dst = transfers[name, receiver]
             began = t0 + offset
-            end = max(began, arrived[receiver, name])
+            # not taken by a receiver whose step had ended (failed, aborted): until written
+            end = max(began, arrived.get((receiver, name), written + offset))
             to, source = device_ids[dst.name], device_ids[src.name]
             rows.append((_TRANSFER, began, end, tensor.op.id, to, source, size, _CLOCK))
     for first, began, until in report["waits"]:

@@ -35,7 +35,7 @@ from placeviz.devices.spec import DeviceSpec
 from placeviz.errors import UnavailableError
 from placeviz.graph.core import Graph, Operation, Tensor
 from placeviz.runtime.plan import Plan
-from placeviz.runtime.remote import RemoteResult
+from placeviz.runtime.remote import RemoteResult, RemoteRunFailed
 
 CONNECT_TIMEOUT_S = 10.0
 CLOCK_READINGS = 8  # round trips to each task when its clock offset is measured
@@ -223,7 +223,13 @@ class ClusterMaster:
         """Run ``plan``: one message to each task it needs; ``device_of(op)`` names the device
         the master assigned to any op; with ``full_trace`` the tasks also record memory; the
         events come back with ``device_ids``' numbers."""
-        remote = self._run(plan, feed_values, graph, device_of, full_trace)
+        try:
+            remote = self._run(plan, feed_values, graph, device_of, full_trace)
+        except _StepFailed as failed:
+            # The error the first failing task raised, with what every task ran until then.
+            reports = [(self.tasks[address], reply) for address, reply in failed.replies.items()]
+            ran = RemoteRun({}, reports, failed.program)
+            raise RemoteRunFailed(failed.error, run_columns(ran, device_ids)) from None
         return RemoteResult(remote.values, run_columns(remote, device_ids))
 
     def process_of(self, device: Device) -> tuple[int, str]:
@@ -247,6 +253,9 @@ class ClusterMaster:
                 replies = self._step_loops.run(
                     lambda rpc: self._step(rpc, key, program, feeds, full_trace)
                 )
+            except _StepFailed as failed:
+                failed.program = program
+                raise
             except _Restarted as restarted:
                 # A task the step needs lost what this master sent it: a new process at its
                 # address, or a connection to one that ended. Meet it again, once.
@@ -335,15 +344,16 @@ class ClusterMaster:
                     restarted.add(address)
                 elif error is not None:
                     failure = failure or error
-                else:
-                    replies[address] = future.result()
+                else:  # its report, also of a step it failed or that was aborted there
+                    reply = replies[address] = future.result()
                     installed.add(address)
+                    failure = failure or reply.get("error")
             if (failure is not None or restarted) and pending:
                 await _tell(rpc, [by_call[f] for f in pending], "placeviz_abort", step=step)
         if restarted and failure is None:
             raise _Restarted(restarted)
         if failure is not None:
-            raise failure
+            raise _StepFailed(failure, replies)
         return replies
 
 
@@ -357,6 +367,16 @@ async def _tell(rpc: Any, addresses: Sequence[str], handler: str, **message: Any
     await asyncio.gather(
         *(_call(rpc, a, handler, **message) for a in addresses), return_exceptions=True
     )
+
+
+class _StepFailed(Exception):
+    """A task's error ended the step: the error, and every report that came back."""
+
+    def __init__(self, error: BaseException, replies: dict[str, dict[str, Any]]) -> None:
+        super().__init__(error)
+        self.error = error
+        self.replies = replies
+        self.program: RunProgram | None = None  # the run's, added on the way out
 
 
 class _Restarted(Exception):

@@ -5,7 +5,8 @@ program, see ``program.py``). The task runs its stages in order; before a stage 
 ``Mailbox`` for what other tasks send it with ``placeviz_tensors``, over Dask's comms (NumPy
 buffers travel as frames), never through the scheduler or the client. The reply carries the
 values the client fetched and what the task saw: its ops' events, the tensors it sent (bytes,
-when), those it received, and how long each stage waited for them.
+when), those it received, and how long each stage waited for them; a step that failed or was
+aborted replies with what it saw until then, and the error.
 
 Everything happens on the worker's event loop: a stage's ops run there too, between the
 messages, so no thread hands a tensor to another. A stage holding an op that may wait for
@@ -23,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from placeviz.cluster.task import RUNTIME, TaskRuntime, portable, reported
+from placeviz.cluster.task import RUNTIME, StageFailed, TaskRuntime, portable, reported
 from placeviz.events.recorder import EventBatch
 from placeviz.graph.cancellation import Cancellation
 
@@ -162,7 +163,7 @@ class StepServer:
         events: list[EventBatch] = []
         waits: list[list[Any]] = []  # [first op of the stage, waited from, until]
         sends: list[asyncio.Task[list[Any]]] = []
-        failed = None
+        status, failed = "OK", None
         try:
             for stage in known:
                 missing = [*(n for n in stage["receives"] if n not in values), *stage["waits"]]
@@ -199,25 +200,38 @@ class StepServer:
                 if sends:
                     await asyncio.sleep(0)  # the sends begin before the next stage runs
         except StepAborted:
-            return {"status": "aborted"}
+            status = "aborted"
+        except StageFailed as stage_failed:
+            events.append(stage_failed.events)
+            status, failed = "error", portable(stage_failed.error)
         except Exception as error:
-            failed = portable(error)
+            status, failed = "error", portable(error)
         finally:
             received = self.mailbox.finish(step)
             self._cancellations.pop(step, None)
-        if failed is not None:
-            raise failed  # outside the handler: no chain back to this process's frames
+        if status == "OK":
+            outcomes = await asyncio.gather(*sends, return_exceptions=True)
+            lost = next((o for o in outcomes if isinstance(o, Exception)), None)
+            if lost is not None:  # a tensor that did not leave: the step fails here
+                status, failed = "error", portable(lost)
+        else:  # ended early: what had been sent by then, not waiting for the rest
+            ended = [t for t in sends if t.done() and not t.cancelled()]
+            outcomes = [t.result() for t in ended if t.exception() is None]
         from distributed.protocol import ToPickle
 
-        return {
-            "status": "OK",
-            "values": as_frames(returned),
+        # Whatever the outcome, the report: the client's trace keeps what ran before a failure.
+        report = {
+            "status": status,
+            "values": as_frames(returned if status == "OK" else {}),
             "events": ToPickle(reported(events)),
             "devices": self.runtime.device_names(graph),
-            "sent": await asyncio.gather(*sends),
+            "sent": [o for o in outcomes if not isinstance(o, BaseException)],
             "received": received,
             "waits": waits,
         }
+        if failed is not None:
+            report["error"] = ToPickle(failed)  # no chain back to this process's frames
+        return report
 
     def _run_cancellable(self, cancel: Cancellation, run: tuple[Any, ...]) -> Any:
         with cancel:

@@ -160,10 +160,13 @@ class TaskRuntime:
             found = shipped.stages[(id(session), *stage)] = (run, done)
         run, done = found
         session._done_ops = done
-        if full_trace:
-            made = run(*values, options=RunOptions(trace_level=RunOptions.FULL_TRACE))
-        else:
-            made = run(*values)
+        try:
+            if full_trace:
+                made = run(*values, options=RunOptions(trace_level=RunOptions.FULL_TRACE))
+            else:
+                made = run(*values)
+        except Exception as error:
+            raise StageFailed(error, session.last_run_events()) from None
         return dict(zip(fetches, made)), session.last_run_events()
 
     def device_names(self, key: str) -> list[str]:
@@ -187,6 +190,16 @@ class TaskRuntime:
     def reset(self) -> None:
         with self._lock:
             self.state.clear()
+
+
+class StageFailed(Exception):
+    """A stage whose run failed: the error, and the events its ops recorded before it did (the
+    session keeps a failed run's events, so the step's report keeps them too)."""
+
+    def __init__(self, error: Exception, events: EventBatch) -> None:
+        super().__init__(error)
+        self.error = error
+        self.events = events
 
 
 def _same_task(op: Operation, here: Any) -> bool:

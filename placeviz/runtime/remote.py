@@ -30,6 +30,16 @@ class RemoteResult:
     columns: Mapping[str, np.ndarray]
 
 
+class RemoteRunFailed(Exception):
+    """A remote run that failed: the error to raise, and the events its processes recorded
+    until it did (the recorder's columns, as ``RemoteResult``'s), so the trace keeps them."""
+
+    def __init__(self, error: BaseException, columns: Mapping[str, np.ndarray]) -> None:
+        super().__init__(error)
+        self.error = error
+        self.columns = columns
+
+
 class RemoteRunner(Protocol):
     """The devices behind a target, and runs of plans on them."""
 

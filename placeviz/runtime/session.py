@@ -43,7 +43,7 @@ from placeviz.runtime.fetches import feed_value, flatten_fetches, resolve, value
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
 from placeviz.runtime.plan_cache import PlanCache
-from placeviz.runtime.remote import RemoteRunner, open_runner
+from placeviz.runtime.remote import RemoteRunFailed, RemoteRunner, open_runner
 from placeviz.runtime.run_log import Prepared, RunLog, clock
 from placeviz.runtime.state import SessionState, host_copy
 from placeviz.runtime.what_if import WhatIf
@@ -382,8 +382,14 @@ class Session:
                     full_trace,
                     self._device_ids,
                 )
+        except RemoteRunFailed as failed:
+            self._log.add_run(t0, clock(), str(failed.error), plan.fetches, failed.columns)
+            raise failed.error from None
         except Exception as error:
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
+            raise
+        except KeyboardInterrupt:
+            self._log.add_run(t0, clock(), "KeyboardInterrupt", plan.fetches, {})
             raise
         columns = remote.columns
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
