@@ -489,6 +489,31 @@ def test_a_run_inside_a_running_event_loop_works_and_hands_the_loop_back(cluster
     assert asyncio.run(cell()) == ([3.0, 6.0], True)
 
 
+def test_threads_that_ran_steps_and_ended_leave_no_connections_behind(cluster) -> None:
+    """Each thread runs its steps on a loop and connections of its own; those of threads that
+    ended close when another thread starts its own, not only when the session closes."""
+    import psutil
+
+    ps1 = cluster["ps"][1]
+    port = int(ps1.target.rsplit(":", 1)[1])
+    with pv.device("/job:ps/task:1"):
+        x = pv.placeholder(pv.float32, [])
+        doubled = x * 2.0
+
+    def to_ps1() -> int:
+        found = [c for c in psutil.Process().net_connections(kind="tcp") if c.raddr]
+        return sum(1 for c in found if c.raddr.port == port and c.status == "ESTABLISHED")
+
+    with pv.Session(cluster["worker"][0].target) as sess:
+        assert sess.run(doubled, {x: 1.0}) == 2.0
+        before = to_ps1()
+        for value in range(6):
+            thread = threading.Thread(target=sess.run, args=(doubled, {x: float(value)}))
+            thread.start()
+            thread.join()
+        assert to_ps1() <= before + 1  # the last thread's, until a next one starts
+
+
 def test_an_interrupted_run_ends_on_its_tasks_and_leaves_the_session_usable(cluster) -> None:
     """Ctrl-C while a step waits in a task (a dequeue from an empty queue) ends the step there
     too: the dequeue does not stay behind to take what the next run puts in the queue."""

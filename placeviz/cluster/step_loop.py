@@ -32,7 +32,7 @@ class StepLoops:
         self._connection_args = connection_args
         self._timeout = timeout
         self._mine = threading.local()
-        self._made: list[tuple[asyncio.AbstractEventLoop, Any]] = []
+        self._made: list[tuple[threading.Thread, asyncio.AbstractEventLoop, Any]] = []
         self._lock = threading.Lock()
 
     def run(self, step: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
@@ -50,9 +50,13 @@ class StepLoops:
 
     def close(self) -> None:
         """Each thread's connections close (a loop still running a step is left to end it)."""
+        self._close(lambda thread: True)
+
+    def _close(self, which: Callable[[threading.Thread], bool]) -> None:
         with self._lock:
-            made, self._made = self._made, []
-        for loop, pool in made:
+            closing = [made for made in self._made if which(made[0])]
+            self._made = [made for made in self._made if made not in closing]
+        for _thread, loop, pool in closing:
             if loop.is_running():
                 continue
             with _standing_in(loop), contextlib.suppress(Exception):
@@ -64,6 +68,9 @@ class StepLoops:
         if found is None or found[0].is_closed():
             from distributed.core import ConnectionPool
 
+            # Threads that ran steps and have ended keep their connections open until here,
+            # not until the session closes.
+            self._close(lambda thread: not thread.is_alive())
             loop = asyncio.new_event_loop()
             # The steps' messages are pickle-5 frames, never worth walking to decide on a
             # serializing thread (process.skip_offload_sizing).
@@ -76,7 +83,7 @@ class StepLoops:
                 loop.run_until_complete(pool.start())
             found = self._mine.made = (loop, pool)
             with self._lock:
-                self._made.append(found)
+                self._made.append((threading.current_thread(), loop, pool))
         return found
 
 
