@@ -32,28 +32,32 @@ from placeviz.examples import documents, will_it_fit, zoo
 from placeviz.examples.documents import GOLDEN, training_step
 
 
+def cluster_mlp(spec: pv.train.ClusterSpec) -> tuple[Any, Any, dict[Any, np.ndarray]]:
+    """An MLP Adam step with its variables round robin on the ps tasks, its math on worker 0's
+    first (simulated) GPU: its logits, its train op and a feed."""
+    worker = "/job:worker/task:0"  # its ops go to the task's first GPU by default
+    with pv.device(pv.train.replica_device_setter(cluster=spec, worker_device=worker)):
+        x = pv.placeholder(pv.float32, [None, 64], name="x")
+        y = pv.placeholder(pv.float32, [None, 10], name="y")
+        h = x
+        with pv.name_scope("mlp"):
+            for i in range(3):
+                units, activation = (10, None) if i == 2 else (128, pv.nn.relu)
+                h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
+        loss = pv.reduce_mean(pv.square(h - y), name="loss")
+        step = pv.train.get_or_create_global_step()
+        train = pv.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
+    return h, train, {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+
+
 def cluster_training_step() -> pv.Trace:
-    """An MLP Adam step with its variables round robin on 2 ps tasks, its math on worker 0's
-    first (simulated) GPU, each task its own process."""
+    """cluster_mlp's step on 2 ps and 2 worker tasks, each its own process."""
     pv.reset_default_graph()
     pv.config.reset_devices()
     pv.config.simulate_gpus(2)
     cluster = local_cluster(2, 2)  # ps tasks without GPUs, as the magic's
     try:
-        spec = cluster.spec
-        worker = "/job:worker/task:0"  # its ops go to the task's first GPU by default
-        with pv.device(pv.train.replica_device_setter(cluster=spec, worker_device=worker)):
-            x = pv.placeholder(pv.float32, [None, 64], name="x")
-            y = pv.placeholder(pv.float32, [None, 10], name="y")
-            h = x
-            with pv.name_scope("mlp"):
-                for i in range(3):
-                    units, activation = (10, None) if i == 2 else (128, pv.nn.relu)
-                    h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
-            loss = pv.reduce_mean(pv.square(h - y), name="loss")
-            step = pv.train.get_or_create_global_step()
-            train = pv.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
-        feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+        _, train, feed = cluster_mlp(cluster.spec)
         with pv.Session(cluster.target) as sess:
             sess.run(pv.global_variables_initializer())
             sess.trace_level = pv.RunOptions.FULL_TRACE
@@ -74,20 +78,9 @@ def cluster_failed_step() -> pv.Trace:
     pv.config.simulate_gpus(2)
     cluster = local_cluster(2, 2)
     try:
-        worker = "/job:worker/task:0"
-        with pv.device(pv.train.replica_device_setter(cluster=cluster.spec, worker_device=worker)):
-            x = pv.placeholder(pv.float32, [None, 64], name="x")
-            y = pv.placeholder(pv.float32, [None, 10], name="y")
-            h = x
-            with pv.name_scope("mlp"):
-                for i in range(3):
-                    units, activation = (10, None) if i == 2 else (128, pv.nn.relu)
-                    h = pv.layers.dense(h, units, activation=activation, name=f"dense_{i}")
-            loss = pv.reduce_mean(pv.square(h - y), name="loss")
-            train = pv.train.AdamOptimizer(0.01).minimize(loss)
+        logits, train, feed = cluster_mlp(cluster.spec)
         with pv.device("/job:ps/task:0"):
-            rows_of_7 = pv.reshape(h, [-1, 7], name="rows_of_7")  # 320 values: fails
-        feed = {x: np.ones((32, 64), np.float32), y: np.zeros((32, 10), np.float32)}
+            rows_of_7 = pv.reshape(logits, [-1, 7], name="rows_of_7")  # 320 values: fails
         with pv.Session(cluster.target) as sess:
             sess.run(pv.global_variables_initializer())
             try:
