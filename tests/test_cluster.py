@@ -527,11 +527,15 @@ def test_an_interrupted_run_ends_on_its_tasks_and_leaves_the_session_usable(clus
         interrupt.start()
         with pytest.raises(KeyboardInterrupt):
             sess.run(take)
-        interrupted = sess.last_run
+        interrupted, trace = sess.last_run, sess.trace()
         sess.run(put)
         assert sess.run(size) == 1
         assert sess.run(take) == 5.0
     assert interrupted["status"] == "error" and interrupted["error"] == "KeyboardInterrupt"
+    # what ps 0 ran until then: the dequeue that waited, in the interrupted run's trace
+    names = {node["id"]: node["name"] for node in trace.to_document()["nodes"]}
+    ran = {names[n] for n in trace.events["node"][trace.events["kind"] == int(EventKind.OP)]}
+    assert take.op.name in ran
 
 
 def test_a_failed_run_keeps_in_its_trace_what_every_task_ran_before_it_failed(cluster) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +40,7 @@ from placeviz.runtime.remote import RemoteResult, RemoteRunFailed
 
 CONNECT_TIMEOUT_S = 10.0
 CLOCK_READINGS = 8  # round trips to each task when its clock offset is measured
+ABORTED_REPLIES_S = 1.0  # how long an interrupted run waits for its tasks' reports
 _run_ids = itertools.count()
 
 
@@ -102,6 +104,7 @@ class ClusterMaster:
         self._programs: dict[tuple[int, bool], tuple[Plan, str, RunProgram]] = {}
         self._installed: dict[str, set[str]] = {}  # program key -> tasks that hold it
         self._in_flight: dict[str, list[str]] = {}  # steps under way -> their tasks
+        self._interrupted = threading.local()  # what an interrupted step's tasks reported
 
     @property
     def dashboard(self) -> str:
@@ -256,6 +259,14 @@ class ClusterMaster:
             except _StepFailed as failed:
                 failed.program = program
                 raise
+            except KeyboardInterrupt as interrupted:
+                replies = getattr(self._interrupted, "replies", None)
+                self._interrupted.replies = None
+                if not replies:
+                    raise
+                failed = _StepFailed(interrupted, replies)
+                failed.program = program
+                raise failed from None
             except _Restarted as restarted:
                 # A task the step needs lost what this master sent it: a new process at its
                 # address, or a connection to one that ended. Meet it again, once.
@@ -322,7 +333,16 @@ class ClusterMaster:
         try:
             return await self._replies(rpc, step, by_call, installed)
         except asyncio.CancelledError:
-            await _tell(rpc, list(calls), "placeviz_abort", step=step)
+            # Interrupted: the tasks end the step, and report what they ran until then.
+            pending = [future for future in by_call if not future.done()]
+            await _tell(rpc, [by_call[f] for f in pending], "placeviz_abort", step=step)
+            if pending:
+                await asyncio.wait(pending, timeout=ABORTED_REPLIES_S)
+            self._interrupted.replies = {
+                by_call[f]: f.result()
+                for f in by_call
+                if f.done() and not f.cancelled() and f.exception() is None
+            }
             raise
         finally:
             self._in_flight.pop(step, None)

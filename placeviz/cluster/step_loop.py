@@ -37,14 +37,18 @@ class StepLoops:
 
     def run(self, step: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
         """``step(pool)`` to its end on this thread's loop. Interrupted (KeyboardInterrupt), the
-        step's coroutines are cancelled before the error leaves, so none is left half-way to
-        resume in the next run."""
+        step's coroutine is cancelled and left to end (it may tell others first), then any
+        coroutine still pending, before the error leaves: none is left half-way to resume in
+        the next run."""
         loop, pool = self._loop()
         with _standing_in(loop):
             task = loop.create_task(step(pool))
             try:
                 return loop.run_until_complete(task)
             except BaseException:
+                if not task.done():
+                    task.cancel()
+                    loop.run_until_complete(asyncio.wait([task]))
                 _cancel_all(loop)
                 raise
 

@@ -383,7 +383,8 @@ class Session:
                     self._device_ids,
                 )
         except RemoteRunFailed as failed:
-            self._log.add_run(t0, clock(), str(failed.error), plan.fetches, failed.columns)
+            error = str(failed.error) or type(failed.error).__name__  # KeyboardInterrupt: ''
+            self._log.add_run(t0, clock(), error, plan.fetches, failed.columns)
             raise failed.error from None
         except Exception as error:
             self._log.add_run(t0, clock(), str(error), plan.fetches, {})
