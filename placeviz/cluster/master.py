@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -104,7 +104,6 @@ class ClusterMaster:
         self._programs: dict[tuple[int, bool], tuple[Plan, str, RunProgram]] = {}
         self._installed: dict[str, set[str]] = {}  # program key -> tasks that hold it
         self._in_flight: dict[str, list[str]] = {}  # steps under way -> their tasks
-        self._interrupted = threading.local()  # what an interrupted step's tasks reported
 
     @property
     def dashboard(self) -> str:
@@ -226,14 +225,11 @@ class ClusterMaster:
         """Run ``plan``: one message to each task it needs; ``device_of(op)`` names the device
         the master assigned to any op; with ``full_trace`` the tasks also record memory; the
         events come back with ``device_ids``' numbers."""
-        try:
-            remote = self._run(plan, feed_values, graph, device_of, full_trace)
-        except _StepFailed as failed:
-            # The error the first failing task raised, with what every task ran until then.
-            reports = [(self.tasks[address], reply) for address, reply in failed.replies.items()]
-            ran = RemoteRun({}, reports, failed.program)
-            raise RemoteRunFailed(failed.error, run_columns(ran, device_ids)) from None
-        return RemoteResult(remote.values, run_columns(remote, device_ids))
+        remote, error = self._run(plan, feed_values, graph, device_of, full_trace)
+        columns = run_columns(remote, device_ids)
+        if error is not None:  # with what every task ran until then
+            raise RemoteRunFailed(error, columns) from None
+        return RemoteResult(remote.values, columns)
 
     def process_of(self, device: Device) -> tuple[int, str]:
         task = self.task_of(device)
@@ -246,27 +242,32 @@ class ClusterMaster:
         graph: Graph,
         device_of: Callable[[Operation], str],
         full_trace: bool,
-    ) -> RemoteRun:
+    ) -> tuple[RemoteRun, BaseException | None]:
+        """The run and the error that ended it (a task's, or an interrupt), if one did: its
+        tasks' reports, also of a step they failed or that was aborted there."""
         prepared = self._prepared(plan, full_trace)
         key, program = prepared
         feeds = {t.name: v for t, v in zip(plan.feeds, feed_values)}
+        error: BaseException | None = None
         for attempt in (1, 2):
             self._ship(graph, device_of, set(program.programs))
+            replies: dict[str, dict[str, Any]] = {}  # by task address, as they come back
             try:
-                replies = self._step_loops.run(
-                    lambda rpc: self._step(rpc, key, program, feeds, full_trace)
+                step = functools.partial(
+                    self._step,
+                    key=key,
+                    program=program,
+                    feeds=feeds,
+                    full_trace=full_trace,
+                    replies=replies,
                 )
+                self._step_loops.run(step)
             except _StepFailed as failed:
-                failed.program = program
-                raise
+                error = failed.error
             except KeyboardInterrupt as interrupted:
-                replies = getattr(self._interrupted, "replies", None)
-                self._interrupted.replies = None
                 if not replies:
                     raise
-                failed = _StepFailed(interrupted, replies)
-                failed.program = program
-                raise failed from None
+                error = interrupted
             except _Restarted as restarted:
                 # A task the step needs lost what this master sent it: a new process at its
                 # address, or a connection to one that ended. Meet it again, once.
@@ -277,12 +278,14 @@ class ClusterMaster:
                     ) from None
                 continue
             break
+        reports = [(self.tasks[address], reply) for address, reply in replies.items()]
+        if error is not None:
+            return RemoteRun({}, reports, program), error
         values = {}
         for reply in replies.values():
             values.update(reply["values"])
         fetched = {id(t): values[t.name] for t in plan.fetches if isinstance(t, Tensor)}
-        reports = [(self.tasks[address], reply) for address, reply in replies.items()]
-        return RemoteRun(fetched, reports, program)
+        return RemoteRun(fetched, reports, program), None
 
     def _prepared(self, plan: Plan, full_trace: bool) -> tuple[str, RunProgram]:
         """The run's programs, built once per plan: the session hands the same plan object for
@@ -309,11 +312,17 @@ class ClusterMaster:
         return key, program
 
     async def _step(
-        self, rpc: Any, key: str, program: RunProgram, feeds: dict[str, Any], full_trace: bool
-    ) -> dict[str, dict[str, Any]]:
-        """Send each task its step message over ``rpc`` (a connection pool); wait for every
-        reply. A task that fails ends the step on the others (they stop waiting for what it
-        would have sent), as does an interrupted run (its coroutine cancelled)."""
+        self,
+        rpc: Any,
+        key: str,
+        program: RunProgram,
+        feeds: dict[str, Any],
+        full_trace: bool,
+        replies: dict[str, dict[str, Any]],
+    ) -> None:
+        """Send each task its step message over ``rpc`` (a connection pool); put every reply in
+        ``replies``. A task that fails ends the step on the others (they stop waiting for what
+        it would have sent), as does an interrupted run (its coroutine cancelled)."""
         step = f"{key}-{next(_run_ids)}"
         installed = self._installed[key]
         calls = {}
@@ -331,28 +340,31 @@ class ClusterMaster:
         by_call = {future: address for address, future in calls.items()}
         self._in_flight[step] = list(calls)
         try:
-            return await self._replies(rpc, step, by_call, installed)
+            await self._replies(rpc, step, by_call, installed, replies)
         except asyncio.CancelledError:
             # Interrupted: the tasks end the step, and report what they ran until then.
             pending = [future for future in by_call if not future.done()]
             await _tell(rpc, [by_call[f] for f in pending], "placeviz_abort", step=step)
             if pending:
                 await asyncio.wait(pending, timeout=ABORTED_REPLIES_S)
-            self._interrupted.replies = {
-                by_call[f]: f.result()
-                for f in by_call
-                if f.done() and not f.cancelled() and f.exception() is None
-            }
+            for future in pending:
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    replies[by_call[future]] = future.result()
             raise
         finally:
             self._in_flight.pop(step, None)
 
     async def _replies(
-        self, rpc: Any, step: str, by_call: dict[Any, str], installed: set[str]
-    ) -> dict[str, dict[str, Any]]:
-        """Each task's reply to ``step``'s message; the first failure ends it on the others."""
+        self,
+        rpc: Any,
+        step: str,
+        by_call: dict[Any, str],
+        installed: set[str],
+        replies: dict[str, dict[str, Any]],
+    ) -> None:
+        """Each task's reply to ``step``'s message, into ``replies``; the first failure ends
+        the step on the others."""
         pending = set(by_call)
-        replies: dict[str, dict[str, Any]] = {}
         failure: BaseException | None = None
         restarted: set[str] = set()
         while pending:
@@ -373,8 +385,7 @@ class ClusterMaster:
         if restarted and failure is None:
             raise _Restarted(restarted)
         if failure is not None:
-            raise _StepFailed(failure, replies)
-        return replies
+            raise _StepFailed(failure)
 
 
 async def _call(rpc: Any, address: str, handler: str, **message: Any) -> Any:
@@ -390,13 +401,11 @@ async def _tell(rpc: Any, addresses: Sequence[str], handler: str, **message: Any
 
 
 class _StepFailed(Exception):
-    """A task's error ended the step: the error, and every report that came back."""
+    """A task's error (or a lost connection's) ended the step."""
 
-    def __init__(self, error: BaseException, replies: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, error: BaseException) -> None:
         super().__init__(error)
         self.error = error
-        self.replies = replies
-        self.program: RunProgram | None = None  # the run's, added on the way out
 
 
 class _Restarted(Exception):

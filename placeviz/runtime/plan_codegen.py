@@ -393,9 +393,8 @@ class PlanCode:
     ) -> tuple[Any, ...] | None:
         """The values of an op the plan folds (``plan.folded``), computed now from its constant
         inputs (a dry run's: what its dry kernel makes of them); None for any other op, and
-        where computing it fails or an input
-        was not folded: such an op runs in the step, which raises its error there, as
-        TensorFlow's executor does for what grappler could not fold."""
+        where computing it fails or an input was not folded: such an op runs in the step, which
+        raises its error there, as TensorFlow's executor does for what grappler could not fold."""
         if op.id not in plan.folded:
             return None
         if not all(name in self.namespace for name in inputs):  # a constant is bound by name

@@ -73,6 +73,11 @@ default_target: contextvars.ContextVar[str] = contextvars.ContextVar(
 )
 
 
+def _named(error: BaseException) -> str:
+    """A run's error as its record shows it (an interrupt's words are empty: its type's name)."""
+    return str(error) or type(error).__name__
+
+
 class Session:
     """A TensorFlow 1 session: ``with pv.Session(config=...) as sess: sess.run(fetches)``.
 
@@ -383,14 +388,10 @@ class Session:
                     self._device_ids,
                 )
         except RemoteRunFailed as failed:
-            error = str(failed.error) or type(failed.error).__name__  # KeyboardInterrupt: ''
-            self._log.add_run(t0, clock(), error, plan.fetches, failed.columns)
+            self._log.add_run(t0, clock(), _named(failed.error), plan.fetches, failed.columns)
             raise failed.error from None
-        except Exception as error:
-            self._log.add_run(t0, clock(), str(error), plan.fetches, {})
-            raise
-        except KeyboardInterrupt:
-            self._log.add_run(t0, clock(), "KeyboardInterrupt", plan.fetches, {})
+        except (Exception, KeyboardInterrupt) as error:
+            self._log.add_run(t0, clock(), _named(error), plan.fetches, {})
             raise
         columns = remote.columns
         self._log.add_run(t0, clock(), None, plan.fetches, columns)
