@@ -91,7 +91,9 @@ def _blocks(xp: Any, updated: Sequence[Any], grad: Any) -> Iterator[list[Any]]:
         yield [*updated, grad, xp.empty_like(updated[0]), xp.empty_like(updated[0])]
         return
     flat = [a.reshape(-1) for a in updated]
-    flat.append(np.broadcast_to(grad, updated[0].shape).reshape(-1))
+    if grad.shape != updated[0].shape:  # np.broadcast_to costs ~5 us, as much as a pass
+        grad = np.broadcast_to(grad, updated[0].shape)
+    flat.append(grad.reshape(-1))
     size = flat[0].size
     first, second = _scratch_arrays(flat[0].dtype)
     for start in range(0, size, _BLOCK):
