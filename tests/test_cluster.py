@@ -170,6 +170,43 @@ def test_training_on_the_cluster_gives_the_numbers_of_one_process(cluster) -> No
     assert losses["cluster"][-1] < losses["cluster"][0]
 
 
+def test_a_cluster_step_runs_the_ops_a_step_in_one_process_runs(cluster) -> None:
+    """A softmax loss's shape arithmetic and its gradient's constants are folded, and the
+    labels' gradient, which nothing reads, is a NoOp, on the cluster as in one process (and in
+    TensorFlow: tests/conformance/step_ops.json): none runs in a stage of its own to hand its
+    value to a later one."""
+    rng = np.random.default_rng(1)
+    data = rng.random((16, 8), dtype=np.float32)
+    labels = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 16)]
+    ran = {}
+    for where in ("local", "cluster"):
+        spec = spec_of(cluster) if where == "cluster" else None
+        graph = pv.Graph()
+        with graph.as_default():
+            pv.set_random_seed(5)
+            on_cpu = "/job:worker/task:0/cpu:0"  # where one process runs them: a CPU's clock
+            setter = pv.train.replica_device_setter(cluster=spec, worker_device=on_cpu)
+            with pv.device(setter if spec else None):
+                x = pv.placeholder(pv.float32, [16, 8])
+                y = pv.placeholder(pv.float32, [16, 3])
+                logits = pv.layers.dense(pv.layers.dense(x, 6, activation=pv.nn.relu), 3)
+                loss = pv.reduce_mean(
+                    pv.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits)
+                )
+                train = pv.train.AdamOptimizer(0.01).minimize(loss)
+                init = pv.global_variables_initializer()
+        with pv.Session(cluster["worker"][0].target if spec else "", graph=graph) as sess:
+            sess.run(init)
+            sess.run(train, {x: data, y: labels})
+            columns = sess.last_run_events().columns
+        ops = graph.get_operations()
+        # a kernel that ran took time; a folded op's and a constant's events take none
+        computed = (columns["kind"] == EventKind.OP) & (columns["t1"] > columns["t0"])
+        ran[where] = {ops[n].name for n in columns["node"][computed]}
+    assert "gradients/Mean_grad/Tile" not in ran["local"]  # folded
+    assert ran["cluster"] == ran["local"]
+
+
 @pytest.mark.parametrize(("ps", "workers"), [(1, 8), (4, 4)])
 def test_bigger_clusters_train_to_the_numbers_of_one_process(ps: int, workers: int) -> None:
     """1 ps + 8 workers and 4 ps + 4 workers on this machine: the MLP's steps from worker 0 give

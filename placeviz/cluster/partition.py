@@ -1,7 +1,8 @@
 """A plan cut into partitions: the ops one task runs between two waits for other tasks.
 
 An op's stage is the largest of its inputs' stages, plus one where an input (data or control)
-comes from another task; a partition is the ops of one task and one stage. A partition waits
+comes from another task; a constant, or an op folded into one, goes where it is first read
+(``_sink_constants``); a partition is the ops of one task and one stage. A partition waits
 only for partitions of lower stages, or of its own task and stage, so the partitions form a DAG
 and each runs as one Dask task on its task's worker. A variable is not a value that moves: a
 later partition of its task that updates it by reference takes the variable again.
@@ -32,8 +33,6 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
     """The plan's partitions in an order where each comes after those it needs."""
     fed = {id(t) for t in plan.feeds}
     stage: dict[int, int] = {}
-    parts: dict[tuple[str, int], Partition] = {}
-    where: dict[int, Partition] = {}  # op id -> its partition
     for op in plan.ops:
         task = task_of(op)
         level = 0
@@ -41,6 +40,11 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
         for other in (*producers, *(c for c in op.control_inputs if c.id in stage)):
             level = max(level, stage[other.id] + (task_of(other) != task))
         stage[op.id] = level
+    _sink_constants(plan, stage, task_of)
+    parts: dict[tuple[str, int], Partition] = {}
+    where: dict[int, Partition] = {}  # op id -> its partition
+    for op in plan.ops:
+        task, level = task_of(op), stage[op.id]
         part = parts.get((task, level))
         if part is None:
             part = parts[(task, level)] = Partition(task, level)
@@ -77,3 +81,28 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
             if op.id not in consumed:
                 part.targets.append(op)
     return ordered
+
+
+def _sink_constants(plan: Plan, stage: dict[int, int], task_of: Callable[[Operation], str]) -> None:
+    """Constants, the ops the plan folds into constants (``plan.folded``) and those it runs as
+    NoOps (``plan.unread``) move to the stage of their first reader when every reader is on
+    their task. A stage's plan then folds
+    them as one process's plan does, rather than an earlier stage running them each step to
+    hand their values on (a loss's shape arithmetic: 41 ops of worker 0's first stage in the
+    2 + 2 MLP step). TensorFlow folds them there too: its partitions have no stages. Moving an
+    op to a later stage of its task keeps it after its inputs; the earliest reader keeps it
+    before every reader."""
+    fetched = {f.id if isinstance(f, Operation) else f.op.id for f in plan.fetches}
+    readers: dict[int, list[Operation]] = {}
+    for op in plan.ops:
+        for producer in {*(t.op for t in op.inputs), *op.control_inputs}:
+            readers.setdefault(producer.id, []).append(op)
+    for op in reversed(plan.ops):  # readers first: a folded op's constants follow it
+        if op.id in fetched or not (
+            op.type == "Const" or op.id in plan.folded or op.id in plan.unread
+        ):
+            continue
+        read_by = readers.get(op.id, [])
+        task = task_of(op)
+        if read_by and all(task_of(reader) == task for reader in read_by):
+            stage[op.id] = min(stage[reader.id] for reader in read_by)
