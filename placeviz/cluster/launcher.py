@@ -253,9 +253,10 @@ def _fork(
     """The pids of processes that each run one of ``runs``' functions (which never return),
     forked through one intermediate process, once that process exited. ``batch``: the fds the
     request brought; each process keeps only its own of them (``runs``' fd), so that each pipe
-    ends with its process. One intermediate for all: a fork of this process (Dask and placeviz
-    imported) costs ~15 ms here, and 9 tasks through an intermediate each took 18 forks."""
-    gc.freeze()  # the forks' collections leave what this process made alone: fewer pages copied
+    ends with its process. One intermediate for all: 9 tasks through an intermediate each took
+    18 forks of this process (Dask and placeviz imported), about 300 ms here; now 10 forks,
+    120-220 ms."""
+    gc.freeze()  # the forks' collections then leave this process's objects (and pages) alone
     read, write = os.pipe()
     middle = os.fork()
     if middle == 0:

@@ -1,11 +1,12 @@
 """A plan cut into partitions: the ops one task runs between two waits for other tasks.
 
 An op's stage is the largest of its inputs' stages, plus one where an input (data or control)
-comes from another task; a constant, or an op folded into one, goes where it is first read
-(``_sink_constants``); a partition is the ops of one task and one stage. A partition waits
-only for partitions of lower stages, or of its own task and stage, so the partitions form a DAG
-and each runs as one Dask task on its task's worker. A variable is not a value that moves: a
-later partition of its task that updates it by reference takes the variable again.
+comes from another task; a constant, an op folded into one or one run as a NoOp goes where it
+is first read (``_sink_constants``); a partition is the ops of one task and one stage. A
+partition waits only for partitions of lower stages, or of its own task and stage, so the
+partitions form a DAG and each runs as one Dask task on its task's worker. A variable is not a
+value that moves: a later partition of its task that updates it by reference takes the
+variable again.
 """
 
 from __future__ import annotations
@@ -86,12 +87,11 @@ def partition_plan(plan: Plan, task_of: Callable[[Operation], str]) -> list[Part
 def _sink_constants(plan: Plan, stage: dict[int, int], task_of: Callable[[Operation], str]) -> None:
     """Constants, the ops the plan folds into constants (``plan.folded``) and those it runs as
     NoOps (``plan.unread``) move to the stage of their first reader when every reader is on
-    their task. A stage's plan then folds
-    them as one process's plan does, rather than an earlier stage running them each step to
-    hand their values on (a loss's shape arithmetic: 41 ops of worker 0's first stage in the
-    2 + 2 MLP step). TensorFlow folds them there too: its partitions have no stages. Moving an
-    op to a later stage of its task keeps it after its inputs; the earliest reader keeps it
-    before every reader."""
+    their task. A stage's plan then folds them as one process's plan does, rather than an
+    earlier stage running them each step to hand their values on (a loss's shape arithmetic:
+    worker 0's first stage in the 2 + 2 MLP step held 41 ops, now 15). TensorFlow folds them
+    too: its partitions have no stages. Moving an op to a later stage of its task keeps it
+    after its inputs; the earliest reader keeps it before every reader."""
     fetched = {f.id if isinstance(f, Operation) else f.op.id for f in plan.fetches}
     readers: dict[int, list[Operation]] = {}
     for op in plan.ops:
