@@ -65,6 +65,7 @@ def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
                             for to, names in stage["sends"].items()
                         },
                         "signals": {index[to]: tokens for to, tokens in stage["signals"].items()},
+                        "to": [index[to] for to in stage["to"]],
                     }
                     for stage in stages
                 ],
@@ -179,9 +180,9 @@ def _serve(spec: dict[str, Any], me: int) -> None:
                     until = time.perf_counter_ns() + stage["kernel_ns"]
                     while time.perf_counter_ns() < until:
                         pass
-                for to in {*stage["sends"], *stage["signals"]}:
-                    names = stage["sends"].get(to, {})
-                    tokens = stage["signals"].get(to, [])
+                for to in stage["to"]:
+                    names = stage["sends"].get(str(to), {})
+                    tokens = stage["signals"].get(str(to), [])
                     sends.append(asyncio.ensure_future(send(int(to), step, names, tokens)))
                 if sends:
                     await asyncio.sleep(0)

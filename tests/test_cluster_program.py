@@ -1,10 +1,12 @@
 """A run's programs per task (placeviz/cluster/program.py), without processes: control tokens a
-stage would wait for although another of its dependencies already implies them are not sent."""
+stage would wait for although another of its dependencies already implies them are not sent, and
+the order a stage's messages leave in."""
 
 from __future__ import annotations
 
+import placeviz as pv
 from placeviz.cluster.partition import Partition
-from placeviz.cluster.program import _implied_waits
+from placeviz.cluster.program import _implied_waits, _send_order
 
 
 def chain(*waits: set[int]) -> list[Partition]:
@@ -29,3 +31,18 @@ def test_a_task_running_its_stages_in_order_implies_what_its_earlier_stage_waite
     other = Partition("y", 1, waits_for={0})
     second = Partition("x", 2, waits_for={0, 1})
     assert _implied_waits([first, other, second], {}) == [set(), set(), {0}]
+
+
+def test_a_stage_sends_first_to_the_task_it_sends_most_bytes_then_to_those_only_signalled() -> None:
+    graph = pv.Graph()
+    with graph.as_default():
+        small = pv.placeholder(pv.float32, [4], name="small")
+        big = pv.placeholder(pv.float32, [1000], name="big")
+        unknown = pv.placeholder(pv.float32, None, name="unknown")
+    tensors = {t.name: t for t in (small, big, unknown)}
+    stage = {
+        "sends": {"a": [small.name], "u": [unknown.name], "b": [big.name, small.name]},
+        "signals": {"c": ["^t#0"], "b": ["^t#0"]},
+    }
+    # b gets 4,016 bytes, a 16; a tensor of unknown size counts as none; c gets only a token
+    assert _send_order(stage, tensors) == ["b", "a", "u", "c"]

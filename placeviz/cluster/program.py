@@ -20,7 +20,7 @@ import numpy as np
 
 from placeviz.cluster.partition import Partition
 from placeviz.devices.context import Device
-from placeviz.graph.core import Operation, Tensor
+from placeviz.graph.core import Operation, Tensor, tensor_bytes
 
 REPLICATED_CONSTANT_ELEMENTS = 16  # TF's ReplicateConstantsPass's kMaxSize
 
@@ -87,6 +87,7 @@ def build_programs(
             "fetches": [t.name for t in part.outputs],
             "targets": [op.name for op in part.targets],
             "sends": {},  # task address -> tensor names
+            "to": [],  # the addresses of sends and signals, in the order they go (``_send_order``)
             "waits": [],  # tokens of other tasks' stages
             "signals": {},  # task address -> tokens
             "returns": [t.name for t in part.outputs if id(t) in wanted],
@@ -118,7 +119,25 @@ def build_programs(
             head, device_of(head), frozenset(stage["receives"]), signalled_by
         )
         programs.setdefault(address, []).append(stage)
+    by_name = {tensor.name: tensor for tensor, _src, _dst in transfers.values()}
+    for stage in stages.values():
+        stage["to"] = _send_order(stage, by_name)
     return RunProgram(programs, transfers, heads)
+
+
+def _send_order(stage: dict[str, Any], tensors: dict[str, Tensor]) -> list[str]:
+    """Where a stage's outputs go, in the order its messages leave: the task sent the most
+    bytes first (as a rule the one with the most to do with them: the update of the largest
+    variable), then those sent fewer, then those sent only control tokens. Fixed here, the order
+    is the same in every step and every process; a task iterating a set of addresses sent in an
+    order that changed with each process's string hashing. (Measured side by side against that,
+    the MLP step on 2 + 2 and 4 + 4 tasks took as long.)"""
+    sent = {
+        address: sum(tensor_bytes(tensors[name]) or 0 for name in names)
+        for address, names in stage["sends"].items()
+    }
+    ordered = sorted(sent, key=lambda address: -sent[address])  # stable: ties keep their order
+    return ordered + [address for address in stage["signals"] if address not in sent]
 
 
 def _replicated_constants(

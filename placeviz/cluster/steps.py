@@ -193,7 +193,7 @@ class StepServer:
                 events.append(ran)
                 for name in stage["returns"]:
                     returned[name] = made[name]
-                for address in {*stage["sends"], *stage["signals"]}:
+                for address in stage["to"]:
                     sent = {n: made[n] for n in stage["sends"].get(address, ())}
                     tokens = stage["signals"].get(address, [])
                     sends.append(asyncio.ensure_future(self._send(address, step, sent, tokens)))
