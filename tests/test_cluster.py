@@ -265,6 +265,19 @@ def test_a_step_is_one_message_to_each_task_and_no_tensor_passes_the_scheduler(c
     assert scheduled == 0 and not any(fetched.values())
 
 
+def test_the_tasks_and_their_scheduler_check_their_event_loops_each_second(cluster) -> None:
+    """Dask's servers check their event loop every 20 ms by default: 50 wake-ups a second in
+    every process of the cluster, idle or not (``coordinator.check_loop_each_second``)."""
+    with pv.Session(cluster["worker"][0].target) as sess:
+        client = sess._remote.client
+        tasks = client.run(lambda dask_worker: dask_worker.periodic_callbacks["tick"].callback_time)
+        scheduler = client.run_on_scheduler(
+            lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time
+        )
+    assert len(tasks) == 4 and set(tasks.values()) == {1000}
+    assert scheduler == 1000
+
+
 def test_no_step_message_is_walked_to_choose_a_serializing_thread(
     cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

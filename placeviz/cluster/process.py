@@ -9,7 +9,7 @@ import os
 import signal
 
 from placeviz.cluster.cluster_spec import ClusterSpec
-from placeviz.cluster.coordinator import scheduler_for, task_host_port
+from placeviz.cluster.coordinator import check_loop_each_second, scheduler_for, task_host_port
 from placeviz.cluster.steps import StepServer
 from placeviz.cluster.task import serving, task_name
 from placeviz.devices import context as device_context
@@ -76,6 +76,7 @@ async def _work(scheduler: str, host: str, port: int, name: str, parent_pidfd: i
     # Dask's statistical profiler samples every thread's stack 100 times a second: CPU the
     # host's other tasks need, for a view of Dask tasks a placeviz task does not run.
     dask.config.set({"distributed.worker.profile.enabled": False})
+    check_loop_each_second()
     skip_offload_sizing()
 
     stop = asyncio.Event()
