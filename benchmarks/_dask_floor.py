@@ -65,7 +65,6 @@ def floor_spec(session: Any, fetch: Any) -> dict[str, Any]:
                             for to, names in stage["sends"].items()
                         },
                         "signals": {index[to]: tokens for to, tokens in stage["signals"].items()},
-                        "to": [index[to] for to in stage["to"]],
                     }
                     for stage in stages
                 ],
@@ -144,6 +143,7 @@ def _serve(spec: dict[str, Any], me: int) -> None:
     from distributed.core import ConnectionPool, Server
 
     from placeviz.cluster.process import skip_offload_sizing
+    from placeviz.cluster.program import destinations
     from placeviz.cluster.steps import Mailbox, as_frames
 
     skip_offload_sizing()  # as placeviz's tasks and master send
@@ -180,9 +180,9 @@ def _serve(spec: dict[str, Any], me: int) -> None:
                     until = time.perf_counter_ns() + stage["kernel_ns"]
                     while time.perf_counter_ns() < until:
                         pass
-                for to in stage["to"]:
-                    names = stage["sends"].get(str(to), {})
-                    tokens = stage["signals"].get(str(to), [])
+                for to in destinations(stage):  # json made the task indices strings
+                    names = stage["sends"].get(to, {})
+                    tokens = stage["signals"].get(to, [])
                     sends.append(asyncio.ensure_future(send(int(to), step, names, tokens)))
                 if sends:
                     await asyncio.sleep(0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import placeviz as pv
 from placeviz.cluster.partition import Partition
-from placeviz.cluster.program import _implied_waits, _send_order
+from placeviz.cluster.program import _implied_waits, _largest_first, destinations
 
 
 def chain(*waits: set[int]) -> list[Partition]:
@@ -40,9 +40,7 @@ def test_a_stage_sends_first_to_the_task_it_sends_most_bytes_then_to_those_only_
         big = pv.placeholder(pv.float32, [1000], name="big")
         unknown = pv.placeholder(pv.float32, None, name="unknown")
     tensors = {t.name: t for t in (small, big, unknown)}
-    stage = {
-        "sends": {"a": [small.name], "u": [unknown.name], "b": [big.name, small.name]},
-        "signals": {"c": ["^t#0"], "b": ["^t#0"]},
-    }
+    sends = {"a": [small.name], "u": [unknown.name], "b": [big.name, small.name]}
+    stage = {"sends": _largest_first(sends, tensors), "signals": {"c": ["^t#0"], "b": ["^t#0"]}}
     # b gets 4,016 bytes, a 16; a tensor of unknown size counts as none; c gets only a token
-    assert _send_order(stage, tensors) == ["b", "a", "u", "c"]
+    assert destinations(stage) == ["b", "a", "u", "c"]

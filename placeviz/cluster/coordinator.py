@@ -218,14 +218,10 @@ def release(cluster: ClusterSpec) -> None:
 
 def check_loop_each_second() -> None:
     """Dask's servers check every 20 ms that their event loop still answers (its ``tick``): 50
-    wake-ups a second in each of a cluster's processes, busy or idle. The idle tasks and the
-    scheduler of a 4 + 4 cluster spent 0.55 ms of CPU per MLP step on it, measured here, on the
-    cores the step's tasks need. Switched between 20 ms and 1 s in one running cluster (blocks
-    of 100 steps, alternating), the step went from 5.71 to 5.24 ms on 1 + 8 tasks (faster in
-    23 of 30 blocks) and from 9.11 to 8.92 ms on 4 + 4 (25 of 40); 2 + 2, with one idle task,
-    did not change. Checked each second, a loop blocked past Dask's limit
-    (``distributed.admin.tick.limit``, 3 s) is still reported. Set before the server is made
-    (it reads the interval then), in each process a cluster runs: the tasks and the scheduler."""
+    wake-ups a second in every process of a cluster, idle or not, on the cores the step's tasks
+    need (0.55 ms of CPU per MLP step from a 4 + 4 cluster's idle tasks and scheduler, measured
+    here). Each second still reports a loop blocked past Dask's limit (3 s). Called before the
+    server is made, which reads the interval, in the tasks and the scheduler."""
     import dask
 
     dask.config.set({"distributed.admin.tick.interval": "1s"})

@@ -4,9 +4,9 @@ An op's stage is the largest of its inputs' stages, plus one where an input (dat
 comes from another task; a constant, an op folded into one or one run as a NoOp goes where it
 is first read (``_sink_constants``); a partition is the ops of one task and one stage. A
 partition waits only for partitions of lower stages, or of its own task and stage, so the
-partitions form a DAG and each runs as one Dask task on its task's worker. A variable is not a
-value that moves: a later partition of its task that updates it by reference takes the
-variable again.
+partitions form a DAG, and a task running its partitions in stage order never waits on one that
+waits on it (``program.py``). A variable is not a value that moves: a later partition of its
+task that updates it by reference takes the variable again.
 """
 
 from __future__ import annotations

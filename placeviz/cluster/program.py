@@ -86,8 +86,7 @@ def build_programs(
             "receives": [],  # sent by other tasks
             "fetches": [t.name for t in part.outputs],
             "targets": [op.name for op in part.targets],
-            "sends": {},  # task address -> tensor names
-            "to": [],  # the addresses of sends and signals, in the order they go (``_send_order``)
+            "sends": {},  # task address -> tensor names, most bytes first (``_largest_first``)
             "waits": [],  # tokens of other tasks' stages
             "signals": {},  # task address -> tokens
             "returns": [t.name for t in part.outputs if id(t) in wanted],
@@ -121,23 +120,24 @@ def build_programs(
         programs.setdefault(address, []).append(stage)
     by_name = {tensor.name: tensor for tensor, _src, _dst in transfers.values()}
     for stage in stages.values():
-        stage["to"] = _send_order(stage, by_name)
+        stage["sends"] = _largest_first(stage["sends"], by_name)
     return RunProgram(programs, transfers, heads)
 
 
-def _send_order(stage: dict[str, Any], tensors: dict[str, Tensor]) -> list[str]:
-    """Where a stage's outputs go, in the order its messages leave: the task sent the most
-    bytes first (as a rule the one with the most to do with them: the update of the largest
-    variable), then those sent fewer, then those sent only control tokens. Fixed here, the order
-    is the same in every step and every process; a task iterating a set of addresses sent in an
-    order that changed with each process's string hashing. (Measured side by side against that,
-    the MLP step on 2 + 2 and 4 + 4 tasks took as long.)"""
-    sent = {
-        address: sum(tensor_bytes(tensors[name]) or 0 for name in names)
-        for address, names in stage["sends"].items()
-    }
-    ordered = sorted(sent, key=lambda address: -sent[address])  # stable: ties keep their order
-    return ordered + [address for address in stage["signals"] if address not in sent]
+def destinations(stage: dict[str, Any]) -> list[str]:
+    """The tasks a stage's messages go to, in the order they leave: those sent tensors, most
+    bytes first, then those sent only control tokens. The same in every step and process (a
+    set of addresses was iterated in an order that changed with each process's string hashing;
+    measured side by side, the fixed order made the MLP step neither faster nor slower)."""
+    return list(dict.fromkeys([*stage["sends"], *stage["signals"]]))
+
+
+def _largest_first(sends: dict[str, list[str]], tensors: dict[str, Tensor]) -> dict[str, list[str]]:
+    """``sends`` (task address -> tensor names) with the task sent the most bytes first: as a
+    rule the one with the most to do with them (the update of the largest variable). A tensor of
+    unknown size counts as none; ties keep their order."""
+    size = {a: sum(tensor_bytes(tensors[n]) or 0 for n in names) for a, names in sends.items()}
+    return {address: sends[address] for address in sorted(sends, key=lambda a: -size[a])}
 
 
 def _replicated_constants(

@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from placeviz.cluster.program import destinations
 from placeviz.cluster.task import RUNTIME, StageFailed, TaskRuntime, portable, reported
 from placeviz.events.recorder import EventBatch
 from placeviz.graph.cancellation import Cancellation
@@ -193,7 +194,7 @@ class StepServer:
                 events.append(ran)
                 for name in stage["returns"]:
                     returned[name] = made[name]
-                for address in stage["to"]:
+                for address in destinations(stage):
                     sent = {n: made[n] for n in stage["sends"].get(address, ())}
                     tokens = stage["signals"].get(address, [])
                     sends.append(asyncio.ensure_future(self._send(address, step, sent, tokens)))
