@@ -13,8 +13,9 @@ TensorFlow's from tf_cluster_step.py), each stage also keeps its core busy for a
 ops' kernels took.
 
 Whatever a placeviz step costs beyond the replay with its own kernels' times is placeviz's
-(events, sessions, the master); the replay alone is Dask's TCP comms, serialization and event
-loops, in as many processes.
+(events, sessions, the master); the replay alone is the cluster's comms (Dask's rpc and
+serialization over the comm placeviz's cluster uses, ``security.scheme``) and event loops, in as
+many processes.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def _serve(spec: dict[str, Any], me: int) -> None:
 
     from placeviz.cluster.process import skip_offload_sizing
     from placeviz.cluster.program import destinations
+    from placeviz.cluster.security import scheme
     from placeviz.cluster.steps import Mailbox, as_frames
 
     skip_offload_sizing()  # as placeviz's tasks and master send
@@ -191,7 +193,7 @@ def _serve(spec: dict[str, Any], me: int) -> None:
             return "OK"
 
         server = Server({"step": step, "tensors": mailbox.put})
-        await server.listen("tcp://127.0.0.1:0")
+        await server.listen(f"{scheme()}://127.0.0.1:0")
         print(server.address, flush=True)
         await asyncio.Event().wait()
 

@@ -24,6 +24,7 @@ import pytest
 from processes import listening
 
 import placeviz as pv
+from placeviz.cluster.security import PLAIN_SCHEME
 from placeviz.cluster.server import free_port
 from placeviz.contract import EventKind
 from placeviz.events.chrome import chrome_trace
@@ -709,7 +710,8 @@ def test_placeviz_server_runs_a_task_in_the_foreground_until_interrupted() -> No
     )
     try:
         line = task.stdout.readline()  # type: ignore[union-attr]
-        assert f"placeviz task /job:worker/task:0 listening on tcp://127.0.0.1:{port}" in line
+        address = f"{PLAIN_SCHEME}://127.0.0.1:{port}"
+        assert f"placeviz task /job:worker/task:0 listening on {address}" in line
         with pv.Session(f"grpc://localhost:{port}") as sess:
             assert sess.run(pv.constant(3.0) * 2) == 6.0
             assert sess.trace().devices[0]["pid"] == task.pid

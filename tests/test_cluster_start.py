@@ -17,6 +17,7 @@ import pytest
 from processes import listening
 
 import placeviz as pv
+from placeviz.cluster.security import PLAIN_SCHEME
 from placeviz.cluster.server import start_servers
 
 pytest.importorskip("distributed")
@@ -142,7 +143,7 @@ def test_tasks_on_two_loopback_addresses_run_a_step_together(
     """ps on 127.0.0.2, the worker on localhost (127.0.0.1), as on two hosts."""
     if tls:
         monkeypatch.setenv("PLACEVIZ_CLUSTER_TLS", "1")
-    scheme = "tls" if tls else "tcp"
+    scheme = "tls" if tls else PLAIN_SCHEME
     ps_port, worker_port = free_port("127.0.0.2"), free_port("127.0.0.1")
     spec = {"ps": [f"127.0.0.2:{ps_port}"], "worker": [f"localhost:{worker_port}"]}
     ps = pv.train.Server(spec, "ps", 0, start=False)

@@ -25,7 +25,7 @@ from placeviz.events.recorder import DTYPES
 @dataclass
 class TaskInfo:
     name: str  # '/job:ps/task:0'
-    address: str  # the Dask worker's, 'tcp://127.0.0.1:2222'
+    address: str  # the Dask worker's, 'tcp+asyncio://127.0.0.1:2222'
     pid: int
     clock_offset_ns: int  # add to the task's clock to get the client's
     devices: list[Device] = field(default_factory=list)

@@ -45,7 +45,7 @@ _run_ids = itertools.count()
 
 
 def target_address(target: str) -> str:
-    """'grpc://localhost:2222' -> 'tcp://127.0.0.1:2222' ('tls://' when TLS is on)."""
+    """'grpc://localhost:2222' -> 'tcp+asyncio://127.0.0.1:2222' ('tls://' when TLS is on)."""
     given, _, rest = target.partition("://")
     if not rest or given not in ("grpc", "tcp", "tls"):
         raise ValueError(f"Session target {target!r} must look like grpc://host:port")

@@ -62,7 +62,7 @@ class Server:
             task_index if task_index is not None else _only_task(self.cluster_spec, self.job_name)
         )
         if protocol not in (None, "grpc"):
-            raise ValueError(f"placeviz servers speak 'grpc' (Dask's TCP), not {protocol!r}")
+            raise ValueError(f"placeviz servers speak 'grpc' (Dask over TCP), not {protocol!r}")
         self.config = config or ConfigProto()
         self._address = str(self.cluster_spec.task_address(self.job_name, self.task_index))
         self._process: TaskProcess | None = None
@@ -220,7 +220,7 @@ def _fork_tasks(launcher: Launcher, pending: Sequence[Server]) -> None:
             f"Could not start {server.task} on {server._address}: {tail or 'no output'}"
         )
     for server, process, stdout, line in zip(pending, processes, stdouts, lines):
-        # 'placeviz task /job:ps/task:0 listening on tcp://127.0.0.1:2222 (pid 123)'
+        # 'placeviz task /job:ps/task:0 listening on tcp+asyncio://127.0.0.1:2222 (pid 123)'
         server._address = line.split(" listening on ")[1].split(" ")[0].split("://")[-1]
         server._process = process
         server._pid = process.pid
