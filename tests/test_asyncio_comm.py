@@ -4,6 +4,7 @@ between real sockets on loopback, and its framing fed in arbitrary pieces."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,41 @@ def test_the_framing_reassembles_messages_however_the_bytes_are_split(
         return [[bytes(f) for f in await connection.next_message()] for _ in messages]
 
     assert run(read_all()) == messages
+
+
+def _tcp_pair() -> tuple[socket.socket, socket.socket]:
+    """Two connected TCP sockets on loopback (``socketpair`` makes Unix ones)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        ours = socket.create_connection(server.getsockname())
+        theirs, _ = server.accept()
+    return ours, theirs
+
+
+@pytest.mark.skipif(not asyncio_comm._LOW_WATER, reason="SO_RCVLOWAT with epoll: Linux")
+def test_the_socket_wakes_its_reader_only_once_the_rest_of_a_long_frame_has_come() -> None:
+    """While a long frame arrives, the receiving socket's low-water mark is what is left of it
+    (so the event loop wakes once, not for every 64 KiB the kernel copied; bytes already
+    queued wait for the rest); after it, 1."""
+    frame = bytes(range(256)) * 4000  # 1,024,000 bytes
+    sent_first = 100_000
+
+    async def main() -> tuple[list[int], list[bytes]]:
+        loop = asyncio.get_running_loop()
+        ours, theirs = _tcp_pair()
+        _transport, connection = await loop.create_connection(asyncio_comm._Connection, sock=ours)
+        stream = pack_frames_prelude([b"head", frame]) + b"head" + frame
+        theirs.sendall(stream[: len(stream) - len(frame) + sent_first])
+        while connection._own is None:  # its first bytes came with the prelude
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the rest of what was sent is queued on the socket
+        low_water = ours.getsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT)
+        marks = [len(frame) - connection._own_filled - low_water]
+        theirs.sendall(stream[len(stream) - len(frame) + sent_first :])
+        frames = await connection.next_message()
+        marks.append(ours.getsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT))
+        theirs.close()
+        return marks, [bytes(f) for f in frames]
+
+    marks, frames = run(main())
+    assert frames == [b"head", frame]
+    assert marks == [0, 1]  # the rest of the frame; then 1 again
