@@ -29,11 +29,10 @@ import dask
 from dask.utils import parse_bytes
 from distributed.comm.addressing import parse_host_port, unparse_host_port
 from distributed.comm.core import BaseListener, Comm, CommClosedError, Connector
-from distributed.comm.registry import Backend
-from distributed.comm.tcp import set_tcp_timeout
+from distributed.comm.tcp import BaseTCPBackend, RequireEncryptionMixin, set_tcp_timeout
 from distributed.comm.utils import ensure_concrete_host, from_frames, to_frames
 from distributed.protocol.utils import host_array, pack_frames_prelude
-from distributed.utils import ensure_ip, ensure_memoryview, get_ip
+from distributed.utils import ensure_memoryview
 from tornado.netutil import bind_sockets
 
 from placeviz.cluster.security import PLAIN_SCHEME
@@ -139,7 +138,6 @@ class _Connection(asyncio.BufferedProtocol):
                     return
                 self._lengths = struct.unpack_from(f"{count}Q", staging, self._start + _COUNT.size)
                 self._start += prelude
-                self._frames = []
                 continue
             if len(self._frames) == len(self._lengths):
                 self._deliver(self._frames)
@@ -196,7 +194,7 @@ class _Connection(asyncio.BufferedProtocol):
     # -- sending -------------------------------------------------------------------------
     async def send(self, frames: list[Any]) -> int:
         """Hand ``frames`` to the transport as one message: the prelude and runs of short
-        frames joined, each long frame as it is (no copy); wait only while more than
+        frames joined, each long frame as it is (not joined); wait only while more than
         ``_WRITE_HIGH`` bytes are still unsent."""
         transport = self.transport
         if self.closed or transport is None or transport.is_closing():
@@ -213,15 +211,13 @@ class _Connection(asyncio.BufferedProtocol):
             short = []
         if short:
             pieces.append(b"".join(short))
-        written = 0
         for piece in pieces:
             transport.write(piece)
-            written += memoryview(piece).nbytes
         if self._draining is not None:
             await self._draining
             if self.closed:
                 raise CommClosedError("the connection closed while sending")
-        return written
+        return sum(map(len, pieces))  # bytes, or memoryviews of single bytes
 
 
 class AsyncioComm(Comm):
@@ -302,16 +298,11 @@ def _address_of(sock_name: Any) -> str:
     return _PREFIX + unparse_host_port(*sock_name[:2])
 
 
-def _refuse_plain_text(address: str, connection_args: dict[str, Any]) -> None:
-    if connection_args.get("require_encryption"):
-        raise RuntimeError(
-            f"encryption required by Dask configuration, refusing {_PREFIX}{address}"
-        )
+class AsyncioConnector(Connector, RequireEncryptionMixin):
+    prefix, encrypted = _PREFIX, False  # what Dask's encryption check reads
 
-
-class AsyncioConnector(Connector):
     async def connect(self, address: str, deserialize: bool = True, **connection_args: Any) -> Comm:
-        _refuse_plain_text(address, connection_args)
+        self._check_encryption(address, connection_args)
         host, port = parse_host_port(address)
         loop = asyncio.get_running_loop()
         try:
@@ -322,11 +313,11 @@ class AsyncioConnector(Connector):
         return AsyncioComm(connection, local, _PREFIX + address, deserialize)
 
 
-class AsyncioListener(BaseListener):
+class AsyncioListener(BaseListener, RequireEncryptionMixin):
     """Accepts connections on one port (every address family of its host), hands each to
     Dask's handshake and then to ``comm_handler``."""
 
-    prefix = _PREFIX  # Dask's worker names its address with it
+    prefix, encrypted = _PREFIX, False  # Dask's worker names its address with the prefix
 
     def __init__(
         self,
@@ -339,7 +330,7 @@ class AsyncioListener(BaseListener):
         **connection_args: Any,
     ) -> None:
         super().__init__()
-        _refuse_plain_text(address, connection_args)
+        self._check_encryption(address, connection_args)
         self.ip, self.port = parse_host_port(address, default_port)
         self.comm_handler = comm_handler
         self.deserialize = deserialize
@@ -404,27 +395,8 @@ class AsyncioListener(BaseListener):
         return _PREFIX + unparse_host_port(ensure_concrete_host(host, self.default_host), port)
 
 
-class AsyncioBackend(Backend):
-    """What Dask's comm registry asks of a backend: its connector, listeners, addresses."""
+class AsyncioBackend(BaseTCPBackend):
+    """What Dask's comm registry asks of a backend; addresses are handled as Dask's TCP's."""
 
-    def get_connector(self) -> Connector:
-        return AsyncioConnector()
-
-    def get_listener(
-        self, loc: str, handle_comm: Any, deserialize: bool, **connection_args: Any
-    ) -> AsyncioListener:
-        return AsyncioListener(loc, handle_comm, deserialize, **connection_args)
-
-    def get_address_host(self, loc: str) -> str:
-        return parse_host_port(loc)[0]
-
-    def get_address_host_port(self, loc: str) -> tuple[str, int]:
-        return parse_host_port(loc)
-
-    def resolve_address(self, loc: str) -> str:
-        host, port = parse_host_port(loc)
-        return unparse_host_port(ensure_ip(host), port)
-
-    def get_local_address_for(self, loc: str) -> str:
-        host, _port = parse_host_port(loc)
-        return unparse_host_port(get_ip(ensure_ip(host)), None)
+    _connector_class = AsyncioConnector
+    _listener_class = AsyncioListener
