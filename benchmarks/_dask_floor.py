@@ -143,10 +143,11 @@ def _serve(spec: dict[str, Any], me: int) -> None:
     (waiting in placeviz's own ``Mailbox``, sending as its tasks do: ``as_frames``)."""
     from distributed.core import ConnectionPool, Server
 
+    from placeviz.cluster.frames import as_frames, tensors_of
     from placeviz.cluster.process import skip_offload_sizing
     from placeviz.cluster.program import destinations
     from placeviz.cluster.security import scheme
-    from placeviz.cluster.steps import Mailbox, as_frames
+    from placeviz.cluster.steps import Mailbox
 
     skip_offload_sizing()  # as placeviz's tasks and master send
 
@@ -192,7 +193,10 @@ def _serve(spec: dict[str, Any], me: int) -> None:
             mailbox.finish(step)
             return "OK"
 
-        server = Server({"step": step, "tensors": mailbox.put})
+        def tensors(step: str, sender: str, values: Any, tokens: list[str]) -> None:
+            mailbox.put(step, sender, tensors_of(values), tokens)
+
+        server = Server({"step": step, "tensors": tensors})
         await server.listen(f"{scheme()}://127.0.0.1:0")
         print(server.address, flush=True)
         await asyncio.Event().wait()
@@ -203,7 +207,7 @@ def _serve(spec: dict[str, Any], me: int) -> None:
 async def _client(spec: dict[str, Any], addresses: list[str], steps: int, warmup: int) -> float:
     from distributed.core import ConnectionPool
 
-    from placeviz.cluster.steps import as_frames
+    from placeviz.cluster.frames import as_frames
 
     pool = ConnectionPool()
     pool.allow_offload = False  # as placeviz's master

@@ -22,8 +22,8 @@ from distributed.core import Server, rpc
 from distributed.protocol.utils import pack_frames_prelude
 
 from placeviz.cluster import asyncio_comm
+from placeviz.cluster.frames import pickled
 from placeviz.cluster.security import PLAIN_SCHEME, scheme
-from placeviz.cluster.steps import pickled
 
 ROOT = Path(__file__).resolve().parents[1]
 

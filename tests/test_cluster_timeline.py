@@ -18,6 +18,7 @@ import pytest
 
 import placeviz as pv
 from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
+from placeviz.cluster.frames import array_parts
 from placeviz.cluster.program import RunProgram, StageHead
 from placeviz.cluster.task import REPORTED_COLUMNS
 from placeviz.contract import EventKind
@@ -204,7 +205,7 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
     offset = 1_000_000  # the worker's clock is 1 ms behind the client's
     reply = {
         "devices": [devices[worker].name],
-        "events": np.zeros((len(REPORTED_COLUMNS), 0), np.int64),
+        "events": array_parts(np.zeros((len(REPORTED_COLUMNS), 0), np.int64)),  # as a task sends
         "sent": [],
         "received": [[ps1, ["b:0"], 150], [ps0, ["a:0"], 180], [ps1, ["c:0"], 190], [ps1, [], 400]],
         "waits": [["first", 100, 200], ["second", 300, 420], ["third", 500, 500]],

@@ -24,12 +24,12 @@ from placeviz.cluster import task as task_functions
 from placeviz.cluster.cluster_spec import ClusterSpec
 from placeviz.cluster.coordinator import identity, task_host_port
 from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
+from placeviz.cluster.frames import as_frames, tensors_of
 from placeviz.cluster.graph_def import export_ops
 from placeviz.cluster.partition import partition_plan
 from placeviz.cluster.program import RunProgram, build_programs
 from placeviz.cluster.security import scheme, security
 from placeviz.cluster.step_loop import StepLoops
-from placeviz.cluster.steps import as_frames
 from placeviz.devices.context import Device, PhysicalDevice
 from placeviz.devices.profiles import get_profile
 from placeviz.devices.spec import DeviceSpec
@@ -283,7 +283,7 @@ class ClusterMaster:
             return RemoteRun({}, reports, program), error
         values = {}
         for reply in replies.values():
-            values.update(reply["values"])
+            values.update(tensors_of(reply["values"]))
         fetched = {id(t): values[t.name] for t in plan.fetches if isinstance(t, Tensor)}
         return RemoteRun(fetched, reports, program), None
 

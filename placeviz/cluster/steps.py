@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from placeviz.cluster.frames import array_parts, as_frames, pickled, tensors_of
 from placeviz.cluster.program import destinations
 from placeviz.cluster.task import RUNTIME, StageFailed, TaskRuntime, portable, reported
 from placeviz.events.recorder import EventBatch
@@ -118,9 +119,9 @@ class StepServer:
         self.handled["ops"] += 1
         return self.runtime.install(graph, records, start, seed)
 
-    def tensors(self, step: str, sender: str, values: dict[str, Any], tokens: list[str]) -> None:
+    def tensors(self, step: str, sender: str, values: Any, tokens: list[str]) -> None:
         self.handled["tensors"] += 1
-        self.mailbox.put(step, sender, values, tokens)
+        self.mailbox.put(step, sender, tensors_of(values), tokens)
 
     def clock(self) -> int:
         """This task's clock, which its events are stamped with (the master learns its offset)."""
@@ -147,7 +148,7 @@ class StepServer:
         graph: str,
         program: str,
         step: str,
-        feeds: dict[str, Any],
+        feeds: Any,
         full_trace: bool,
         stages: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
@@ -160,7 +161,7 @@ class StepServer:
         if known is None or not self.runtime.knows(graph):
             self.mailbox.abort(step)
             return {"status": "unknown"}  # a new process at the task's address: ship again
-        values: dict[str, Any] = dict(feeds)  # every tensor the step has here, by name
+        values = tensors_of(feeds)  # every tensor the step has here, by name
         returned: dict[str, Any] = {}
         events: list[EventBatch] = []
         waits: list[list[Any]] = []  # [first op of the stage, waited from, until]
@@ -231,7 +232,7 @@ class StepServer:
         report = {
             "status": status,
             "values": as_frames(returned if status == "OK" else {}),
-            "events": pickled(reported(events)),
+            "events": pickled(array_parts(reported(events))),
             "devices": self.runtime.device_names(graph),
             "sent": [o for o in outcomes if not isinstance(o, BaseException)],
             "received": received,
@@ -260,27 +261,6 @@ class StepServer:
         )
         sizes = [int(getattr(value, "nbytes", 0)) for value in values.values()]
         return [address, list(values), sizes, began, time.perf_counter_ns()]
-
-
-def as_frames(tensors: dict[str, Any]) -> Any:
-    """Tensors for a message, as one pickled object (``pickled``): Dask's per-object
-    serialization costs ~50 us at each end (a dict of three kernels: ~110 us in all, ~200 us
-    as one ``Serialize``, ~260 us as one per tensor). An empty dict goes as it is."""
-    return pickled(tensors) if tensors else tensors
-
-
-def pickled(value: Any) -> Any:
-    """``value`` pickled now by Dask's pickle (protocol 5: each array's buffer a frame of its
-    own, never copied), handed to Dask as already pickled (``Pickled``). Given ``ToPickle``,
-    Dask would pickle it the same way and then try to compress each frame, through a metered
-    call per frame, compression off or not: a message of three tensors took 69 us to write and
-    28 us to read that way, 26 and 15 us this way."""
-    from distributed.protocol import pickle
-    from distributed.protocol.serialize import Pickled
-
-    frames: list[memoryview] = []
-    head = pickle.dumps(value, buffer_callback=lambda buffer: frames.append(buffer.raw()))
-    return Pickled({"pickled-obj": head}, frames)
 
 
 def handled(dask_worker: Any) -> dict[str, int]:

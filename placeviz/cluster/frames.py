@@ -1,0 +1,70 @@
+"""How values travel in a cluster's messages: pickled before Dask sees them, each array's buffer
+a frame of its own.
+
+Dask's message protocol carries them as already pickled (``Pickled``), so its own serialization
+and its compression checks are skipped, and the receiving side reads them with ``pickle.loads``
+over the frames as they arrived (never copied again).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+
+
+def as_frames(tensors: dict[str, Any]) -> Any:
+    """Tensors for a message, as one pickled object (``pickled``) that ``tensors_of`` reads:
+    each a name and its ``array_parts``. Dask's per-object serialization costs ~50 us at each
+    end (a dict of three kernels: ~110 us in all, ~200 us as one ``Serialize``, ~260 us as one
+    per tensor); pickling the arrays themselves ~25 us for three biases, their parts ~11 us.
+    No tensors go as an empty list."""
+    if not tensors:
+        return []
+    return pickled([(name, *array_parts(value)) for name, value in tensors.items()])
+
+
+def tensors_of(message: Any) -> dict[str, Any]:
+    """The tensors ``as_frames`` packed, by name."""
+    return {name: from_parts(*parts) for name, *parts in message}
+
+
+def array_parts(value: Any) -> tuple[Any, Any, Any]:
+    """A C-contiguous numeric array as its dtype, shape and buffer (pickled, the buffer is a
+    frame of its own and the rest a few bytes: pickle reduces an array to a call of NumPy's
+    with its dtype pickled as an object); anything else as (None, None, itself)."""
+    if type(value) is np.ndarray and value.dtype.kind in _PLAIN_KINDS and value.flags.c_contiguous:
+        return value.dtype.str, value.shape, pickle.PickleBuffer(value)
+    return None, None, value
+
+
+def from_parts(dtype: str | None, shape: Any, value: Any) -> Any:
+    """The value ``array_parts`` took apart: an array over the received buffer (writable when
+    the frame is), or the value itself."""
+    return value if dtype is None else np.frombuffer(value, dtype).reshape(shape)
+
+
+_PLAIN_KINDS = frozenset("biufc")
+
+
+def pickled(value: Any) -> Any:
+    """``value`` pickled now (protocol 5: each buffer a frame of its own, never copied), handed
+    to Dask as already pickled (``Pickled``). Given ``ToPickle``, Dask would pickle it the same
+    way and then try to compress each frame, through a metered call per frame, compression off
+    or not: a message of three tensors took 69 us to write and 28 us to read that way, 26 and
+    15 us this way. Python's pickle first (Dask's wrapper looks for the value's module, ~5 us);
+    what it cannot pickle, or what names ``__main__``, goes to Dask's (cloudpickle)."""
+    from distributed.protocol.serialize import Pickled
+
+    frames: list[memoryview] = []
+    try:
+        head = pickle.dumps(value, 5, buffer_callback=lambda buffer: frames.append(buffer.raw()))
+    except Exception:
+        head = b"__main__"
+    if b"__main__" in head:
+        from distributed.protocol import pickle as dask_pickle
+
+        frames.clear()
+        head = dask_pickle.dumps(value, buffer_callback=lambda buffer: frames.append(buffer.raw()))
+    return Pickled({"pickled-obj": head}, frames)
