@@ -148,6 +148,43 @@ def test_the_worker_waits_for_the_variable_between_the_step_and_its_arrival(step
     assert ev["device"][y[0]] == worker_cpu and ev["t0"][y[0]] >= ev["t1"][wait]
 
 
+def test_a_tasks_ops_before_and_after_a_wait_are_reported_once_each(servers) -> None:
+    """The worker runs a stage, waits for the ps task, then runs another: the trace has every
+    op of both, once, in order around the wait."""
+    workers, _ = servers
+    graph = pv.Graph()
+    with graph.as_default():
+        with pv.device("/job:ps/task:0"):
+            big = pv.Variable(np.eye(512, dtype=np.float32), name="big")
+            work = big
+            for _ in range(3):  # tens of ms of the ps task's time: the worker waits
+                work = pv.matmul(work, big)
+            sent = pv.reduce_sum(work, name="sent")
+        with pv.device("/job:worker/task:0"):
+            x = pv.placeholder(pv.float32, (4,), name="x")
+            before = pv.square(pv.exp(x, name="exp"), name="before")
+            after = pv.add(before, sent, name="after")
+        init = pv.global_variables_initializer()
+    with pv.Session(workers[0].target, graph=graph) as sess:
+        sess.run(init)
+        sess.run(after, {x: np.zeros(4, np.float32)})
+        got = sess.run(after, {x: np.ones(4, np.float32)})
+        trace = sess.trace()
+    np.testing.assert_allclose(got, np.exp(2.0) + 512, rtol=1e-5)  # big^4 is the identity
+    ev = trace.events
+    run = last_run(trace)
+    names = [d["name"] for d in trace.devices]
+    worker_cpu = names.index("/job:worker/replica:0/task:0/device:CPU:0")
+    ops = run & (ev["kind"] == OP) & (ev["device"] == worker_cpu)
+    ran = [trace.node_name(int(n)) for n in ev["node"][ops]]
+    assert sorted(ran) == sorted(set(ran)) and {"exp", "before", "after"} <= set(ran)
+    wait = np.flatnonzero(run & (ev["kind"] == WAIT) & (ev["device"] == worker_cpu))
+    assert wait.size == 1
+    t0 = dict(zip(ran, ev["t0"][ops]))
+    t1 = dict(zip(ran, ev["t1"][ops]))
+    assert t1["before"] <= ev["t0"][wait[0]] < ev["t1"][wait[0]] <= t0["after"]
+
+
 def test_the_chrome_export_has_the_tasks_transfers_and_waits(step) -> None:
     trace, _, weights, _ = step
     events = chrome_trace(trace)["traceEvents"]
