@@ -1,6 +1,6 @@
 """Tensors through a cluster message (``placeviz.cluster.frames``) and Dask's protocol: every
-value comes back equal, with its dtype and shape, and a numeric array's bytes travel as a
-frame of their own, outside the pickle."""
+value comes back equal, with its dtype (byte order too) and shape, and a numeric array's bytes
+travel as a frame of their own, outside the pickle."""
 
 from __future__ import annotations
 

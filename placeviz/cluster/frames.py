@@ -31,12 +31,14 @@ def tensors_of(message: Any) -> dict[str, Any]:
 
 
 def array_parts(value: Any) -> tuple[Any, Any, Any]:
-    """A C-contiguous numeric array as its dtype, shape and buffer (pickled, the buffer is a
-    frame of its own and the rest a few bytes: pickle reduces an array to a call of NumPy's
-    with its dtype pickled as an object); anything else as (None, None, itself)."""
-    if type(value) is np.ndarray and value.dtype.kind in _PLAIN_KINDS and value.flags.c_contiguous:
-        return value.dtype.str, value.shape, pickle.PickleBuffer(value)
-    return None, None, value
+    """A numeric array as its dtype, shape and buffer (pickled, the buffer is a frame of its
+    own and the rest a few bytes: pickle reduces an array to a call of NumPy's with its dtype
+    pickled as an object), copied first if it is not C-ordered (pickle copies those too, and
+    loses their byte order); anything else as (None, None, itself)."""
+    if type(value) is not np.ndarray or value.dtype.kind not in _PLAIN_KINDS:
+        return None, None, value
+    contiguous = value if value.flags.c_contiguous else value.copy(order="C")
+    return value.dtype.str, value.shape, pickle.PickleBuffer(contiguous)
 
 
 def from_parts(dtype: str | None, shape: Any, value: Any) -> Any:
