@@ -4,6 +4,8 @@ travel as a frame of their own, outside the pickle."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,7 +31,8 @@ _numeric = hnp.arrays(
     hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
 )
 _other = st.one_of(
-    _numeric.map(lambda a: a.T if a.ndim > 1 else a[::-1] if a.ndim else a),  # not C order
+    # not C-ordered (some are): copied on the way
+    _numeric.map(lambda a: a.T if a.ndim > 1 else a[::-1] if a.ndim else a),
     st.lists(st.binary(max_size=4), max_size=4).map(lambda b: np.array(b, dtype=object)),
     st.lists(st.text(max_size=3), min_size=1, max_size=3).map(np.array),  # '<U'
     st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -79,3 +82,18 @@ def test_what_pythons_pickle_cannot_take_goes_to_dasks() -> None:
 
     value = _through_dask(pickled({"f": made_here, "e": Local("x")}))
     assert value["f"](1) == 2 and isinstance(value["e"], Local)
+
+
+def test_what_names_main_goes_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook's function pickles by reference to ``__main__``, which a task process does
+    not have: it goes to Dask's pickle, by value."""
+    main = sys.modules["__main__"]
+
+    def notebook_function(x: int) -> int:
+        return x * 3
+
+    notebook_function.__module__, notebook_function.__qualname__ = "__main__", "notebook_function"
+    monkeypatch.setattr(main, "notebook_function", notebook_function, raising=False)
+    message = pickled(notebook_function)
+    monkeypatch.delattr(main, "notebook_function")  # as in a task's process
+    assert _through_dask(message)(2) == 6

@@ -66,7 +66,7 @@ def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]
     tables: list[np.ndarray] = []
     for task, report in remote.reports:
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
-        events = np.array(from_parts(*report["events"]), np.int64)  # a copy: its frame is read-only
+        events = np.array(from_parts(*report["events"]), np.int64)  # a copy, shifted below
         events[_T0] += task.clock_offset_ns
         events[_T1] += task.clock_offset_ns
         events[_DEVICE] = here[events[_DEVICE]]

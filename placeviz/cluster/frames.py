@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+_PLAIN_KINDS = frozenset("biufc")  # bool, ints, floats, complex: such an array is its bytes
+
 
 def as_frames(tensors: dict[str, Any]) -> Any:
     """Tensors for a message, as one pickled object (``pickled``) that ``tensors_of`` reads:
@@ -47,9 +49,6 @@ def from_parts(dtype: str | None, shape: Any, value: Any) -> Any:
     return value if dtype is None else np.frombuffer(value, dtype).reshape(shape)
 
 
-_PLAIN_KINDS = frozenset("biufc")
-
-
 def pickled(value: Any) -> Any:
     """``value`` pickled now (protocol 5: each buffer a frame of its own, never copied), handed
     to Dask as already pickled (``Pickled``). Given ``ToPickle``, Dask would pickle it the same
@@ -60,13 +59,18 @@ def pickled(value: Any) -> Any:
     from distributed.protocol.serialize import Pickled
 
     frames: list[memoryview] = []
+
+    def keep(buffer: pickle.PickleBuffer) -> None:
+        frames.append(buffer.raw())
+
     try:
-        head = pickle.dumps(value, 5, buffer_callback=lambda buffer: frames.append(buffer.raw()))
+        head = pickle.dumps(value, 5, buffer_callback=keep)
+        needs_cloudpickle = b"__main__" in head
     except Exception:
-        head = b"__main__"
-    if b"__main__" in head:
+        needs_cloudpickle = True
+    if needs_cloudpickle:
         from distributed.protocol import pickle as dask_pickle
 
         frames.clear()
-        head = dask_pickle.dumps(value, buffer_callback=lambda buffer: frames.append(buffer.raw()))
+        head = dask_pickle.dumps(value, buffer_callback=keep)
     return Pickled({"pickled-obj": head}, frames)
