@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import placeviz as pv
-from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
+from placeviz.cluster.events import RemoteRun, TaskInfo, remote_events
 from placeviz.cluster.frames import array_parts
 from placeviz.cluster.program import RunProgram, StageHead
 from placeviz.cluster.task import REPORTED_COLUMNS
@@ -213,7 +213,8 @@ def cpu_of(task: str) -> Device:
 
 
 def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() -> None:
-    """run_columns on replies written by hand: which arrival ended each wait, on whose clock."""
+    """A run's events from replies written by hand: how many, which arrival ended each wait,
+    on whose clock."""
     graph = pv.Graph()
     with graph.as_default():
         a, b, c = pv.constant(1.0, name="a"), pv.constant(2.0, name="b"), pv.constant(3.0, name="c")
@@ -239,6 +240,7 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
         "third": StageHead(third.op, devices[worker], frozenset({"c:0"}), frozenset()),
     }
     program = RunProgram({}, transfers, heads)
+    names = list(device_ids)
     offset = 1_000_000  # the worker's clock is 1 ms behind the client's
     reply = {
         "devices": [devices[worker].name],
@@ -247,10 +249,44 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
         "received": [[ps1, ["b:0"], 150], [ps0, ["a:0"], 180], [ps1, ["c:0"], 190], [ps1, [], 400]],
         "waits": [["first", 100, 200], ["second", 300, 420], ["third", 500, 500]],
     }
-    info = TaskInfo(worker, "tcp://worker", 1, offset)
-    columns = run_columns(RemoteRun({}, [(info, reply)], program), device_ids)
+    ps1_reply = {  # two ops; b and c to the worker, and a tensor to ps 0, which did not report
+        "devices": [devices[ps1].name],
+        "events": array_parts(
+            np.array(
+                [
+                    [OP, OP],
+                    [10, 20],
+                    [15, 25],
+                    [b.op.id, c.op.id],
+                    [0, 0],
+                    [-1, -1],
+                    [4, 4],
+                    [0, 0],
+                ],
+                np.int64,
+            )
+        ),
+        "sent": [
+            ["tcp://worker", ["b:0", "c:0"], [4, 4], 120, 125],
+            ["tcp://ps0", ["x:0"], [4], 120, 126],
+        ],
+        "received": [],
+        "waits": [],
+        "values": [],  # what the client fetched: not kept for the events
+    }
+    reports = [
+        (TaskInfo(ps1, "tcp://ps1", 2, 0), ps1_reply),
+        (TaskInfo(worker, "tcp://worker", 1, offset), reply),
+    ]
+    events = remote_events(RemoteRun({}, reports, program), device_ids)
+    device_ids["/job:ps/task:9/device:CPU:0"] = 9  # numbered later: the events are made as before
+    columns = events.columns
+    # counted before they are made: ps 1's ops and sends to the worker, the worker's lasting waits
+    assert events.count == len(columns["kind"]) == 2 + 2 + 2
+    sent = columns["kind"] == TRANSFER
+    assert columns["t1"][sent].tolist() == [150 + offset, 190 + offset]  # arrival, client's clock
+    assert {names[d] for d in columns["device"][sent]} == {devices[worker].name}
     waits = columns["kind"] == WAIT
-    names = list(device_ids)
     assert columns["t0"][waits].tolist() == [100 + offset, 300 + offset]
     assert columns["t1"][waits].tolist() == [200 + offset, 420 + offset]
     assert [graph._ops[n].name for n in columns["node"][waits]] == ["first", "second"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,7 +50,10 @@ def test_rows_are_the_kept_events_of_the_columns(
 ) -> None:
     recorder = Recorder()
     for size, columns in recorded:
-        recorder.extend(size, columns)
+        if data.draw(st.booleans()):
+            recorder.extend(size, columns)
+        else:  # built when read, as a cluster step's
+            recorder.extend_later(size, lambda columns=columns: columns)
     since = data.draw(st.integers(0, recorder.total))
     until = data.draw(st.integers(since, recorder.total))
     keep = np.zeros(max(KINDS) + 1, bool)
@@ -84,3 +88,33 @@ def test_rows_of_a_traced_run_are_its_op_and_memory_events() -> None:
     kept = keep[columns["kind"]]
     np.testing.assert_array_equal(rows[1], columns["node"][kept])
     assert int(EventKind.RUN) in columns["kind"].tolist()  # recorded, but not a row
+
+
+def test_events_recorded_for_later_are_built_once_when_read_and_never_if_dropped_unread() -> None:
+    built: list[int] = []
+
+    def step(n: int) -> Any:
+        def build() -> dict[str, Any]:
+            built.append(n)
+            return {
+                **dict.fromkeys(COLUMN_NAMES, 0),
+                "kind": [int(EventKind.OP)] * 3,
+                "t0": n,
+                "node": [0, 1, 2],
+            }
+
+        return build
+
+    recorder = Recorder(max_events=6)
+    for n in range(4):
+        recorder.extend_later(3, step(n))
+        recorder.publish(recorder.total - 3)  # rolls the oldest over past 6 events
+    assert len(recorder) == 6 and built == []  # steps 0 and 1 dropped, never built
+    batch = recorder.batch()
+    assert batch.columns["t0"].tolist() == [2, 2, 2, 3, 3, 3]
+    assert recorder.batch(recorder.total - 3).columns["node"].tolist() == [0, 1, 2]
+    assert built == [2, 3]  # each once, though read twice
+
+    recorder.extend_later(2, step(4))  # promised 2, makes 3
+    with pytest.raises(RuntimeError, match="2 promised"):
+        len(recorder.batch(recorder.total - 2).columns)

@@ -10,6 +10,7 @@ client's node and device ids.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from placeviz.cluster.task import REPORTED_COLUMNS
 from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
 from placeviz.devices.context import Device
 from placeviz.events.recorder import DTYPES
+from placeviz.runtime.remote import RemoteEvents
 
 
 @dataclass
@@ -52,7 +54,36 @@ _FILLED = tuple(n for n in COLUMN_NAMES if n != "run" and n not in COLUMN_DEFAUL
 _T0, _T1, _DEVICE, _PEER = (REPORTED_COLUMNS.index(n) for n in ("t0", "t1", "device", "peer"))
 
 
-def run_columns(remote: RemoteRun, device_ids: dict[str, int]) -> dict[str, Any]:
+_READ = ("events", "devices", "sent", "received", "waits")  # of a report, by run_columns
+
+
+def remote_events(remote: RemoteRun, device_ids: Mapping[str, int]) -> RemoteEvents:
+    """The run's events, counted now and made into columns (``run_columns``) when read."""
+    tasks = {info.address for info, _ in remote.reports}
+    count = 0
+    for _, report in remote.reports:
+        count += from_parts(*report["events"]).shape[1]
+        count += sum(len(names) for _, names, *_ in _sends(report, tasks))
+        count += sum(1 for _ in _waits(report))
+    ids = dict(device_ids)  # as they are now: the session may number more devices later
+    # Only what the columns are made of: fetched values stay out of the recorder's chunk,
+    # which may be held, unread, for thousands of steps.
+    reports = [(info, {key: report[key] for key in _READ}) for info, report in remote.reports]
+    return RemoteEvents(count, lambda: run_columns(RemoteRun({}, reports, remote.program), ids))
+
+
+def _sends(report: dict[str, Any], tasks: Container[str]) -> Iterator[list[Any]]:
+    """The task's sends to tasks that reported (what a receiver that did not, a failed step's,
+    took is unknown): [to, names, sizes, when it began, when its bytes were written]."""
+    return (sent for sent in report["sent"] if sent[0] in tasks)
+
+
+def _waits(report: dict[str, Any]) -> Iterator[list[Any]]:
+    """The task's stages' waits that lasted: [first op of the stage, from, until]."""
+    return (wait for wait in report["waits"] if wait[2] > wait[1])
+
+
+def run_columns(remote: RemoteRun, device_ids: Mapping[str, int]) -> dict[str, Any]:
     """Each task's rows in turn: its ops' events as it sent them (shifted onto the client's
     clock and devices), then its sends and its stages' waits; one table for all, cut into
     columns at the end."""
@@ -90,7 +121,7 @@ def _rows(
     tasks: dict[str, TaskInfo],
     arrived: dict[tuple[str, str], int],
     program: RunProgram,
-    device_ids: dict[str, int],
+    device_ids: Mapping[str, int],
 ) -> list[tuple[int, ...]]:
     """The task's sends (a TRANSFER from its start to the tensor's arrival, or to its bytes'
     writing if its receiver never took it) and its stages' waits, as rows of REPORTED_COLUMNS'
@@ -98,9 +129,7 @@ def _rows(
     rows = []
     offset = task.clock_offset_ns
     transfers, heads = program.transfers, program.heads
-    for address, names, sizes, t0, written in report["sent"]:
-        if address not in tasks:  # a receiver that did not report (a failed step's): unknown
-            continue
+    for address, names, sizes, t0, written in _sends(report, tasks):
         receiver = tasks[address].name
         for name, size in zip(names, sizes):
             tensor, src, dst = transfers[name, receiver]
@@ -109,9 +138,7 @@ def _rows(
             end = max(began, arrived.get((receiver, name), written + offset))
             to, source = device_ids[dst.name], device_ids[src.name]
             rows.append((_TRANSFER, began, end, tensor.op.id, to, source, size, _CLOCK))
-    for first, began, until in report["waits"]:
-        if until <= began:
-            continue
+    for first, began, until in _waits(report):
         head = heads[first]
         peer, last = -1, -1
         for sender, names, when in report["received"]:  # the last arrival the stage awaited

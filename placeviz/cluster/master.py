@@ -23,7 +23,7 @@ from typing import Any
 from placeviz.cluster import task as task_functions
 from placeviz.cluster.cluster_spec import ClusterSpec
 from placeviz.cluster.coordinator import identity, task_host_port
-from placeviz.cluster.events import RemoteRun, TaskInfo, run_columns
+from placeviz.cluster.events import RemoteRun, TaskInfo, remote_events
 from placeviz.cluster.frames import as_frames, tensors_of
 from placeviz.cluster.graph_def import export_ops
 from placeviz.cluster.partition import partition_plan
@@ -226,10 +226,10 @@ class ClusterMaster:
         the master assigned to any op; with ``full_trace`` the tasks also record memory; the
         events come back with ``device_ids``' numbers."""
         remote, error = self._run(plan, feed_values, graph, device_of, full_trace)
-        columns = run_columns(remote, device_ids)
+        events = remote_events(remote, device_ids)
         if error is not None:  # with what every task ran until then
-            raise RemoteRunFailed(error, columns) from None
-        return RemoteResult(remote.values, columns)
+            raise RemoteRunFailed(error, events) from None
+        return RemoteResult(remote.values, events)
 
     def process_of(self, device: Device) -> tuple[int, str]:
         task = self.task_of(device)

@@ -4,6 +4,8 @@ A run's events arrive as one chunk of columns: plan-invariant columns (which op 
 on which device) are shared with the plan rather than copied, and a column that is one value for
 the whole chunk (the run id) is stored as that value. Recording a run therefore costs a few
 pointer stores whatever its size; reading (``batch``) concatenates chunks into NumPy columns.
+A chunk may also be its count and how to build it (a cluster step's, from its tasks' reports),
+built when first read.
 Subscribers are called with each new batch (the inspector streams from them). Past
 ``max_events`` the oldest chunks roll over, so a training loop cannot fill memory.
 """
@@ -88,12 +90,30 @@ class EventBatch:
 
 
 class _Chunk:
-    __slots__ = ("columns", "size", "start")
+    __slots__ = ("_build", "_columns", "size", "start")
 
-    def __init__(self, start: int, size: int, columns: dict[str, Column]) -> None:
+    def __init__(
+        self,
+        start: int,
+        size: int,
+        columns: dict[str, Column] | None,
+        build: Callable[[], dict[str, Column]] | None = None,
+    ) -> None:
         self.start = start  # cursor of its first event
         self.size = size
-        self.columns = columns
+        self._columns = columns
+        self._build = build  # when ``columns`` is None: makes them, once, on first read
+
+    @property
+    def columns(self) -> dict[str, Column]:
+        if self._columns is None:
+            assert self._build is not None
+            columns = self._build()
+            kind = columns["kind"]
+            if not isinstance(kind, int) and len(kind) != self.size:
+                raise RuntimeError(f"Events built later: {self.size} promised, not as many made")
+            self._columns, self._build = columns, None
+        return self._columns
 
     def take(self, name: str, which: slice | np.ndarray) -> int | Column:
         """Column ``name`` at ``which`` (a slice, or an index array) of its events: a single
@@ -126,6 +146,13 @@ class Recorder:
         A column with a contract default (a loop's frame and iteration) may be left out."""
         if size:
             self._add(_Chunk(self._total, size, columns))
+
+    def extend_later(self, size: int, build: Callable[[], dict[str, Column]]) -> None:
+        """``size`` events whose columns ``build`` makes when they are first read: a step whose
+        events nobody reads (they roll over unread) never pays for them. ``build`` must make
+        exactly ``size`` events."""
+        if size:
+            self._add(_Chunk(self._total, size, None, build))
 
     def _add(self, chunk: _Chunk) -> None:
         self._chunks.append(chunk)

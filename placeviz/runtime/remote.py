@@ -8,6 +8,7 @@ what serves a target: the layers stay one way.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,23 +22,40 @@ from placeviz.graph.core import Graph, Operation
 from placeviz.runtime.plan import Plan
 
 
+class RemoteEvents:
+    """A remote run's events: how many, and the recorder's columns (on this process's clock
+    and device ids), made when first read: a step's reports cost the client only their count
+    until a trace or a view reads them."""
+
+    def __init__(self, count: int, build: Callable[[], dict[str, np.ndarray]]) -> None:
+        self.count = count
+        self._build = build
+
+    @functools.cached_property
+    def columns(self) -> dict[str, np.ndarray]:
+        return self._build()
+
+    @staticmethod
+    def none() -> RemoteEvents:
+        return RemoteEvents(0, dict)
+
+
 @dataclass
 class RemoteResult:
-    """A remote run: the values fetched (by ``id`` of their tensor) and its events (the
-    recorder's columns, on this process's clock and device ids)."""
+    """A remote run: the values fetched (by ``id`` of their tensor) and its events."""
 
     values: dict[int, Any]
-    columns: Mapping[str, np.ndarray]
+    events: RemoteEvents
 
 
 class RemoteRunFailed(Exception):
     """A remote run that failed: the error to raise, and the events its processes recorded
-    until it did (the recorder's columns, as ``RemoteResult``'s), so the trace keeps them."""
+    until it did, so the trace keeps them."""
 
-    def __init__(self, error: BaseException, columns: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, error: BaseException, events: RemoteEvents) -> None:
         super().__init__(error)
         self.error = error
-        self.columns = columns
+        self.events = events
 
 
 class RemoteRunner(Protocol):

@@ -18,6 +18,7 @@ import numpy as np
 from placeviz.contract import COLUMN_DEFAULTS, COLUMN_NAMES, EventKind, TimingSource
 from placeviz.events.recorder import DTYPES, EventBatch, Recorder
 from placeviz.runtime.executor import CompiledPlan
+from placeviz.runtime.remote import RemoteEvents
 from placeviz.runtime.tracing import PlanColumns, record_card_memory, record_run, run_event
 
 _MAX_RUNS_KEPT = 100_000
@@ -82,13 +83,12 @@ class RunLog:
         t1: int,
         error: str | None,
         fetches: Sequence[Any],
-        columns: dict[str, np.ndarray],
+        events: RemoteEvents,
     ) -> None:
-        """A run executed elsewhere (a cluster's tasks), its events given as columns."""
+        """A run executed elsewhere (a cluster's tasks), its events built when first read."""
         run = RunStart(self._started, self.recorder.total, t0)
         self._started += 1
-        size = len(columns.get("kind", ()))
-        self.recorder.extend(size, {**columns, "run": run.id})
+        self.recorder.extend_later(events.count, lambda: {**events.columns, "run": run.id})
         run_event(self.recorder, t0, t1, run.id, int(TimingSource.CLOCK))
         self._ended(run, t1, error, [fetch.name for fetch in fetches])
 

@@ -43,7 +43,7 @@ from placeviz.runtime.fetches import feed_value, flatten_fetches, resolve, value
 from placeviz.runtime.host_memory import keep_freed_host_memory
 from placeviz.runtime.placement_state import PlacementState
 from placeviz.runtime.plan_cache import PlanCache
-from placeviz.runtime.remote import RemoteRunFailed, RemoteRunner, open_runner
+from placeviz.runtime.remote import RemoteEvents, RemoteRunFailed, RemoteRunner, open_runner
 from placeviz.runtime.run_log import Prepared, RunLog, clock
 from placeviz.runtime.state import SessionState, host_copy
 from placeviz.runtime.what_if import WhatIf
@@ -388,17 +388,17 @@ class Session:
                     self._device_ids,
                 )
         except RemoteRunFailed as failed:
-            self._log.add_run(t0, clock(), _named(failed.error), plan.fetches, failed.columns)
+            self._log.add_run(t0, clock(), _named(failed.error), plan.fetches, failed.events)
             raise failed.error from None
         except (Exception, KeyboardInterrupt) as error:
-            self._log.add_run(t0, clock(), _named(error), plan.fetches, {})
+            self._log.add_run(t0, clock(), _named(error), plan.fetches, RemoteEvents.none())
             raise
-        columns = remote.columns
-        self._log.add_run(t0, clock(), None, plan.fetches, columns)
-        peaks = self._plans.peak_bytes
-        for device, peak in peak_bytes(columns).items():
-            name = self._devices[device].name
-            peaks[name] = max(peaks.get(name, 0), peak)
+        self._log.add_run(t0, clock(), None, plan.fetches, remote.events)
+        if full_trace:  # only a fully traced run records memory, so only its events are read
+            peaks = self._plans.peak_bytes
+            for device, peak in peak_bytes(remote.events.columns).items():
+                name = self._devices[device].name
+                peaks[name] = max(peaks.get(name, 0), peak)
         fed = dict(zip(map(id, feeds), values))
         return [
             host_copy(fed[id(f)] if id(f) in fed else remote.values[id(f)])
