@@ -11,6 +11,8 @@ which arrival ended a wait (a tensor's sender, or a control token's -1).
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 
 import numpy as np
@@ -272,13 +274,19 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
         ],
         "received": [],
         "waits": [],
-        "values": [],  # what the client fetched: not kept for the events
     }
+    fetched = np.ones(1000)  # a fetched value, in its task's reply and in the run
+    ps1_reply["values"] = fetched
     reports = [
         (TaskInfo(ps1, "tcp://ps1", 2, 0), ps1_reply),
         (TaskInfo(worker, "tcp://worker", 1, offset), reply),
     ]
-    events = remote_events(RemoteRun({}, reports, program), device_ids)
+    run = RemoteRun({id(fetched): fetched}, reports, program)
+    events = remote_events(run, device_ids)
+    held = weakref.ref(fetched)
+    del fetched, run, reports, ps1_reply
+    gc.collect()
+    assert held() is None  # the events, which may stay unread for long, keep no fetched value
     device_ids["/job:ps/task:9/device:CPU:0"] = 9  # numbered later: the events are made as before
     columns = events.columns
     # counted before they are made: ps 1's ops and sends to the worker, the worker's lasting waits

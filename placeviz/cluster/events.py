@@ -69,7 +69,8 @@ def remote_events(remote: RemoteRun, device_ids: Mapping[str, int]) -> RemoteEve
     # Only what the columns are made of: fetched values stay out of the recorder's chunk,
     # which may be held, unread, for thousands of steps.
     reports = [(info, {key: report[key] for key in _READ}) for info, report in remote.reports]
-    return RemoteEvents(count, lambda: run_columns(RemoteRun({}, reports, remote.program), ids))
+    kept = RemoteRun({}, reports, remote.program)
+    return RemoteEvents(count, lambda: run_columns(kept, ids))
 
 
 def _sends(report: dict[str, Any], tasks: Container[str]) -> Iterator[list[Any]]:
