@@ -316,3 +316,27 @@ def test_the_plotly_timeline_has_the_workers_wait_on_its_row(step) -> None:
     waits = ev["kind"] == WAIT
     assert np.allclose(sorted(waiting.x), sorted((ev["t1"][waits] - ev["t0"][waits]) / 1e6))
     assert "/job:ps/task:0/CPU:0 waiting" not in rows  # the ps task waited for nothing
+
+
+def test_unread_steps_events_hold_few_objects_for_the_garbage_collector() -> None:
+    """A step's events wait, unread, for as long as the recorder keeps them (thousands of
+    steps): as the reports' own lists, each full collection would walk dozens a step."""
+    info = TaskInfo("/job:worker/task:0", "tcp://worker", 1, 0)
+
+    def step_reply() -> dict:  # as a task's reply arrives: new lists each step
+        return {
+            "devices": ["/job:worker/replica:0/task:0/device:CPU:0"],
+            "events": array_parts(np.zeros((len(REPORTED_COLUMNS), 5), np.int64)),
+            "sent": [["tcp://gone", ["a:0", "b:0"], [4, 4], 1, 2]],  # to a task that did not report
+            "received": [["tcp://x", ["c:0"], 3], ["tcp://y", ["d:0"], 4]],
+            "waits": [["first", 1, 5], ["second", 6, 9]],
+            "values": [],
+        }
+
+    program = RunProgram({}, {}, {})
+    gc.collect()
+    before = len(gc.get_objects())
+    steps = [remote_events(RemoteRun({}, [(info, step_reply())], program), {}) for _ in range(200)]
+    gc.collect()
+    assert [events.count for events in steps[:1]] == [5 + 2]  # its ops and its lasting waits
+    assert (len(gc.get_objects()) - before) / len(steps) < 12

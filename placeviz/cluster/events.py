@@ -10,6 +10,7 @@ client's node and device ids.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,23 +55,34 @@ _FILLED = tuple(n for n in COLUMN_NAMES if n != "run" and n not in COLUMN_DEFAUL
 _T0, _T1, _DEVICE, _PEER = (REPORTED_COLUMNS.index(n) for n in ("t0", "t1", "device", "peer"))
 
 
-_READ = ("events", "devices", "sent", "received", "waits")  # of a report, by run_columns
+_KEPT = ("devices", "sent", "received", "waits")  # of a report, read by run_columns
 
 
 def remote_events(remote: RemoteRun, device_ids: Mapping[str, int]) -> RemoteEvents:
-    """The run's events, counted now and made into columns (``run_columns``) when read."""
+    """The run's events, counted now and made into columns (``run_columns``) when read.
+
+    Until then the step's reports wait as one pickled bytes object: what the columns are made
+    of and no more (no fetched value), and nothing the garbage collector walks (as lists, the
+    reports of thousands of unread steps would make every full collection take ~100 ms longer).
+    ``device_ids`` is the session's, which only ever numbers new devices.
+    """
     tasks = {info.address for info, _ in remote.reports}
     count = 0
+    kept = []
     for _, report in remote.reports:
-        count += from_parts(*report["events"]).shape[1]
+        events = from_parts(*report["events"])
+        count += events.shape[1]
         count += sum(len(names) for _, names, *_ in _sends(report, tasks))
         count += sum(1 for _ in _waits(report))
-    ids = dict(device_ids)  # as they are now: the session may number more devices later
-    # Only what the columns are made of: fetched values stay out of the recorder's chunk,
-    # which may be held, unread, for thousands of steps.
-    reports = [(info, {key: report[key] for key in _READ}) for info, report in remote.reports]
-    kept = RemoteRun({}, reports, remote.program)
-    return RemoteEvents(count, lambda: run_columns(kept, ids))
+        kept.append({"events": events, **{key: report[key] for key in _KEPT}})
+    packed = pickle.dumps(kept, pickle.HIGHEST_PROTOCOL)
+    infos, program = [info for info, _ in remote.reports], remote.program
+
+    def build() -> dict[str, Any]:
+        reports = list(zip(infos, pickle.loads(packed)))
+        return run_columns(RemoteRun({}, reports, program), device_ids)
+
+    return RemoteEvents(count, build)
 
 
 def _sends(report: dict[str, Any], tasks: Container[str]) -> Iterator[list[Any]]:
@@ -87,7 +99,7 @@ def _waits(report: dict[str, Any]) -> Iterator[list[Any]]:
 def run_columns(remote: RemoteRun, device_ids: Mapping[str, int]) -> dict[str, Any]:
     """Each task's rows in turn: its ops' events as it sent them (shifted onto the client's
     clock and devices), then its sends and its stages' waits; one table for all, cut into
-    columns at the end."""
+    columns at the end. The reports as ``remote_events`` keeps them: their events an array."""
     tasks = {info.address: info for info, _ in remote.reports}
     arrived = {  # (receiving task, tensor name) -> when it arrived, on the client's clock
         (info.name, name): when + info.clock_offset_ns
@@ -98,7 +110,7 @@ def run_columns(remote: RemoteRun, device_ids: Mapping[str, int]) -> dict[str, A
     tables: list[np.ndarray] = []
     for task, report in remote.reports:
         here = np.array([device_ids[name] for name in report["devices"]] + [-1])
-        events = np.array(from_parts(*report["events"]), np.int64)  # a copy, shifted below
+        events = np.array(report["events"], np.int64)  # a copy, shifted below
         events[_T0] += task.clock_offset_ns
         events[_T1] += task.clock_offset_ns
         events[_DEVICE] = here[events[_DEVICE]]
