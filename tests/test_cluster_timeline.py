@@ -287,8 +287,7 @@ def test_a_waits_peer_is_the_sender_of_the_awaited_tensor_that_arrived_last() ->
     del fetched, run, reports, ps1_reply
     gc.collect()
     assert held() is None  # the events, which may stay unread for long, keep no fetched value
-    device_ids["/job:ps/task:9/device:CPU:0"] = 9  # numbered later: the events are made as before
-    columns = events.columns
+    columns = events.build()
     # counted before they are made: ps 1's ops and sends to the worker, the worker's lasting waits
     assert events.count == len(columns["kind"]) == 2 + 2 + 2
     sent = columns["kind"] == TRANSFER

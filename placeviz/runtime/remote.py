@@ -8,7 +8,6 @@ what serves a target: the layers stay one way.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,18 +21,15 @@ from placeviz.graph.core import Graph, Operation
 from placeviz.runtime.plan import Plan
 
 
+@dataclass(frozen=True)
 class RemoteEvents:
-    """A remote run's events: how many, and the recorder's columns (on this process's clock
-    and device ids), made when first read: a step's reports cost the client only their count
-    until a trace or a view reads them."""
+    """A remote run's events: how many, and how to make them the recorder's columns (on this
+    process's clock and device ids). The recorder makes them when they are first read
+    (``Recorder.extend_later``), so a step's reports cost the client only their count until a
+    trace or a view reads them."""
 
-    def __init__(self, count: int, build: Callable[[], dict[str, np.ndarray]]) -> None:
-        self.count = count
-        self._build = build
-
-    @functools.cached_property
-    def columns(self) -> dict[str, np.ndarray]:
-        return self._build()
+    count: int
+    build: Callable[[], dict[str, np.ndarray]]
 
     @staticmethod
     def none() -> RemoteEvents:

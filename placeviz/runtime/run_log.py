@@ -88,7 +88,7 @@ class RunLog:
         """A run executed elsewhere (a cluster's tasks), its events built when first read."""
         run = RunStart(self._started, self.recorder.total, t0)
         self._started += 1
-        self.recorder.extend_later(events.count, lambda: {**events.columns, "run": run.id})
+        self.recorder.extend_later(events.count, lambda: {**events.build(), "run": run.id})
         run_event(self.recorder, t0, t1, run.id, int(TimingSource.CLOCK))
         self._ended(run, t1, error, [fetch.name for fetch in fetches])
 

@@ -396,7 +396,7 @@ class Session:
         self._log.add_run(t0, clock(), None, plan.fetches, remote.events)
         if full_trace:  # only a fully traced run records memory, so only its events are read
             peaks = self._plans.peak_bytes
-            for device, peak in peak_bytes(remote.events.columns).items():
+            for device, peak in peak_bytes(self._log.last_run_batch().columns).items():
                 name = self._devices[device].name
                 peaks[name] = max(peaks.get(name, 0), peak)
         fed = dict(zip(map(id, feeds), values))
